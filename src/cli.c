@@ -1,0 +1,431 @@
+/* cli.c - option tables and validation for every subcommand. */
+#include "cli.h"
+
+#include <string.h>
+#include "error.h"
+
+void
+kt_db_config_clear (KtDbConfig *db)
+{
+  if (db->password != NULL)
+    memset (db->password, 0, strlen (db->password));
+  g_clear_pointer (&db->host, g_free);
+  g_clear_pointer (&db->user, g_free);
+  g_clear_pointer (&db->password, g_free);
+  g_clear_pointer (&db->database, g_free);
+  g_clear_pointer (&db->socket, g_free);
+  db->port = 0;
+}
+
+void
+kt_config_free (KtConfig *config)
+{
+  if (config == NULL)
+    return;
+  g_free (config->command);
+  g_free (config->brokers);
+  g_free (config->topic);
+  g_free (config->job);
+  kt_db_config_clear (&config->db);
+  g_strfreev (config->kafka_properties);
+  g_free (config);
+}
+
+static gboolean
+all_chars_in (const char *s, const char *extra, gsize max_len)
+{
+  gsize n = 0;
+
+  if (s == NULL || *s == '\0')
+    return FALSE;
+  for (const char *p = s; *p != '\0'; p++, n++)
+    if (!g_ascii_isalnum (*p) && *p != '_' && (extra == NULL || strchr (extra, *p) == NULL))
+      return FALSE;
+  return n <= max_len;
+}
+
+gboolean
+kt_is_identifier (const char *name)
+{
+  return all_chars_in (name, NULL, 64);
+}
+
+gboolean
+kt_db_uri_parse (const char *uri, KtDbConfig *db, GError **error)
+{
+  g_autoptr(GUri) parsed = NULL;
+  g_autoptr(GError) local = NULL;
+  const char *path, *query;
+
+  memset (db, 0, sizeof *db);
+  /* GLib's message would quote the URI, password included: use our own. */
+  parsed = g_uri_parse (uri, G_URI_FLAGS_HAS_PASSWORD, &local);
+  if (parsed == NULL || g_strcmp0 (g_uri_get_scheme (parsed), "mysql") != 0)
+    {
+      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
+                           "--db: expected mysql://USER[:PASSWORD]@HOST[:PORT]/DATABASE");
+      return FALSE;
+    }
+  if (g_uri_get_user (parsed) == NULL || *g_uri_get_user (parsed) == '\0')
+    {
+      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
+                           "--db: no user name (mysql://USER@HOST/DATABASE)");
+      return FALSE;
+    }
+  path = g_uri_get_path (parsed);
+  if (path == NULL || path[0] != '/' || path[1] == '\0')
+    {
+      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
+                           "--db: no database name (mysql://USER@HOST/DATABASE)");
+      return FALSE;
+    }
+  if (!kt_is_identifier (path + 1))
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "--db: database name '%s' is not a plain identifier "
+                   "([A-Za-z0-9_], at most 64 characters)", path + 1);
+      return FALSE;
+    }
+
+  db->user = g_strdup (g_uri_get_user (parsed));
+  db->password = g_strdup (g_uri_get_password (parsed));
+  if (db->password == NULL && g_getenv ("MYSQL_PWD") != NULL)
+    db->password = g_strdup (g_getenv ("MYSQL_PWD"));
+  db->database = g_strdup (path + 1);
+  if (g_uri_get_host (parsed) != NULL && *g_uri_get_host (parsed) != '\0')
+    db->host = g_strdup (g_uri_get_host (parsed));
+  db->port = g_uri_get_port (parsed) > 0 ? (guint) g_uri_get_port (parsed) : 0;
+
+  query = g_uri_get_query (parsed);
+  if (query != NULL)
+    {
+      g_autoptr(GHashTable) params = g_uri_parse_params (query, -1, "&",
+                                                         G_URI_PARAMS_NONE, NULL);
+      GHashTableIter iter;
+      gpointer key, value;
+
+      if (params == NULL)
+        {
+          g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
+                               "--db: the query part is not key=value&...");
+          kt_db_config_clear (db);
+          return FALSE;
+        }
+      g_hash_table_iter_init (&iter, params);
+      while (g_hash_table_iter_next (&iter, &key, &value))
+        {
+          if (g_str_equal (key, "socket") && *(const char *) value == '/')
+            db->socket = g_strdup (value);
+          else
+            {
+              g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                           g_str_equal (key, "socket")
+                             ? "--db: socket must be an absolute path"
+                             : "--db: unknown parameter '%s' (known: socket)",
+                           (const char *) key);
+              kt_db_config_clear (db);
+              return FALSE;
+            }
+        }
+    }
+  if (db->host == NULL && db->socket == NULL)
+    {
+      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
+                           "--db: no host (mysql://USER@HOST/DATABASE, or ?socket=/path)");
+      kt_db_config_clear (db);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+void
+kt_scrub_argv (int argc, char **argv)
+{
+  for (int i = 1; i < argc; i++)
+    {
+      char *uri = strstr (argv[i], "mysql://");
+      char *at, *colon;
+
+      if (uri == NULL)
+        continue;
+      uri += strlen ("mysql://");
+      at = strchr (uri, '@');
+      colon = strchr (uri, ':');
+      if (at != NULL && colon != NULL && colon < at)
+        memset (colon + 1, 'x', (size_t) (at - colon - 1));
+    }
+}
+
+/* Option values as GOption fills them, before validation. */
+typedef struct
+{
+  char    *brokers, *topic, *job, *db, *mode, *start, *on_data_loss;
+  double   interval, startup_timeout;
+  gint64   max_per_partition, max_batch_bytes;
+  gboolean exit_when_idle, verbose, quiet;
+  char   **properties;
+} RawOptions;
+
+static void
+raw_options_clear (RawOptions *raw)
+{
+  g_free (raw->brokers);
+  g_free (raw->topic);
+  g_free (raw->job);
+  g_free (raw->db);
+  g_free (raw->mode);
+  g_free (raw->start);
+  g_free (raw->on_data_loss);
+  g_strfreev (raw->properties);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (RawOptions, raw_options_clear)
+
+#define COMMON_ENTRIES(raw)                                                      \
+  { "verbose", 'v', 0, G_OPTION_ARG_NONE, &(raw).verbose,                        \
+    "Log per-partition detail and librdkafka's own messages", NULL },           \
+  { "quiet", 'q', 0, G_OPTION_ARG_NONE, &(raw).quiet,                            \
+    "Log only warnings and errors", NULL }
+
+#define DB_ENTRY(raw)                                                            \
+  { "db", 0, 0, G_OPTION_ARG_STRING, &(raw).db,                                  \
+    "MySQL database: mysql://USER[:PASSWORD]@HOST[:PORT]/DATABASE or "           \
+    "...?socket=/path; prefer MYSQL_PWD for the password", "URI" }
+
+#define KAFKA_ENTRIES(raw)                                                       \
+  { "brokers", 'b', 0, G_OPTION_ARG_STRING, &(raw).brokers,                      \
+    "Kafka bootstrap servers, host:port[,host:port...]", "LIST" },               \
+  { "topic", 't', 0, G_OPTION_ARG_STRING, &(raw).topic,                          \
+    "Topic to read", "NAME" },                                                   \
+  { "job", 'j', 0, G_OPTION_ARG_STRING, &(raw).job,                              \
+    "Job name under which offsets are stored (default: the topic)", "NAME" },    \
+  { "kafka-property", 'X', 0, G_OPTION_ARG_STRING_ARRAY, &(raw).properties,    \
+    "librdkafka property, passed as is (repeatable), e.g. -X security.protocol=SSL", \
+    "KEY=VALUE" }
+
+static gboolean
+parse_enum (const char *flag, const char *value, const char *const *names,
+            int *out, GError **error)
+{
+  g_autofree char *choices = NULL;
+
+  for (int i = 0; names[i] != NULL; i++)
+    if (g_strcmp0 (value, names[i]) == 0)
+      {
+        *out = i;
+        return TRUE;
+      }
+  choices = g_strjoinv ("|", (char **) names);
+  g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "%s: expected %s, got '%s'",
+               flag, choices, value);
+  return FALSE;
+}
+
+static gboolean
+validate_kafka (KtConfig *config, RawOptions *raw, GError **error)
+{
+  if (raw->brokers == NULL || *raw->brokers == '\0')
+    {
+      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE, "--brokers is required");
+      return FALSE;
+    }
+  if (raw->topic == NULL)
+    {
+      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE, "--topic is required");
+      return FALSE;
+    }
+  /* Kafka's own rule for topic names. */
+  if (!all_chars_in (raw->topic, ".-", 249))
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "--topic: '%s' is not a valid topic name ([A-Za-z0-9._-], "
+                   "at most 249 characters)", raw->topic);
+      return FALSE;
+    }
+  if (raw->job != NULL && !all_chars_in (raw->job, ".-", 64))
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "--job: '%s' is not a valid job name ([A-Za-z0-9._-], "
+                   "at most 64 characters)", raw->job);
+      return FALSE;
+    }
+  for (char **p = raw->properties; p != NULL && *p != NULL; p++)
+    if (strchr (*p, '=') == NULL || **p == '=')
+      {
+        /* Not quoted back: it may be a secret given the wrong way. */
+        g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
+                             "-X: expected KEY=VALUE");
+        return FALSE;
+      }
+
+  config->brokers = g_steal_pointer (&raw->brokers);
+  config->topic = g_steal_pointer (&raw->topic);
+  config->job = raw->job != NULL ? g_steal_pointer (&raw->job) : g_strdup (config->topic);
+  config->kafka_properties = g_steal_pointer (&raw->properties);
+  return TRUE;
+}
+
+static gboolean
+validate_db (KtConfig *config, RawOptions *raw, GError **error)
+{
+  if (raw->db == NULL)
+    {
+      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE, "--db is required");
+      return FALSE;
+    }
+  return kt_db_uri_parse (raw->db, &config->db, error);
+}
+
+static gboolean
+validate_run (KtConfig *config, RawOptions *raw, GError **error)
+{
+  static const char *const modes[] = { "transactional", "idempotent", NULL };
+  static const char *const starts[] = { "earliest", "latest", NULL };
+  static const char *const losses[] = { "fail", "skip", NULL };
+  int v;
+
+  if (raw->mode != NULL)
+    {
+      if (!parse_enum ("--mode", raw->mode, modes, &v, error))
+        return FALSE;
+      config->mode = (KtMode) v;
+    }
+  if (raw->start != NULL)
+    {
+      if (!parse_enum ("--start", raw->start, starts, &v, error))
+        return FALSE;
+      config->start = (KtStart) v;
+    }
+  if (raw->on_data_loss != NULL)
+    {
+      if (!parse_enum ("--on-data-loss", raw->on_data_loss, losses, &v, error))
+        return FALSE;
+      config->on_data_loss = (KtOnDataLoss) v;
+    }
+  if (!(raw->interval >= 0 && raw->interval <= 86400))
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "--interval: %g is not between 0 and 86400 seconds", raw->interval);
+      return FALSE;
+    }
+  if (raw->max_per_partition < 1)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "--max-per-partition: must be at least 1, got %" G_GINT64_FORMAT,
+                   raw->max_per_partition);
+      return FALSE;
+    }
+  if (raw->max_batch_bytes < 1024)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "--max-batch-bytes: must be at least 1024, got %" G_GINT64_FORMAT,
+                   raw->max_batch_bytes);
+      return FALSE;
+    }
+  if (!(raw->startup_timeout > 0 && raw->startup_timeout <= 3600))
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "--startup-timeout: %g is not between 0 and 3600 seconds",
+                   raw->startup_timeout);
+      return FALSE;
+    }
+  config->interval = raw->interval;
+  config->max_per_partition = raw->max_per_partition;
+  config->max_batch_bytes = raw->max_batch_bytes;
+  config->startup_timeout = raw->startup_timeout;
+  config->exit_when_idle = raw->exit_when_idle;
+  return TRUE;
+}
+
+KtConfig *
+kt_config_parse (const char *command, int argc, char **argv, GError **error)
+{
+  g_autoptr(KtConfig) config = g_new0 (KtConfig, 1);
+  g_autoptr(GOptionContext) context = NULL;
+  g_autoptr(GError) local = NULL;
+  g_auto(RawOptions) raw = {
+    .interval = 5,
+    .startup_timeout = 20,
+    .max_per_partition = 100000,
+    .max_batch_bytes = 64 * 1024 * 1024,
+  };
+  GOptionEntry run_entries[] = {
+    KAFKA_ENTRIES (raw),
+    DB_ENTRY (raw),
+    { "mode", 'm', 0, G_OPTION_ARG_STRING, &raw.mode,
+      "transactional (default): counts and offsets in one transaction", "MODE" },
+    { "interval", 'i', 0, G_OPTION_ARG_DOUBLE, &raw.interval,
+      "Seconds from one batch start to the next (default 5; 0: back to back)", "SECONDS" },
+    { "max-per-partition", 'n', 0, G_OPTION_ARG_INT64, &raw.max_per_partition,
+      "At most this many offsets per partition per batch (default 100000)", "N" },
+    { "max-batch-bytes", 0, 0, G_OPTION_ARG_INT64, &raw.max_batch_bytes,
+      "Stop reading a batch after this many bytes of values (default 64 MiB)", "BYTES" },
+    { "exit-when-idle", 0, 0, G_OPTION_ARG_NONE, &raw.exit_when_idle,
+      "Exit 0 after the first batch that finds nothing new (backfills, tests)", NULL },
+    { "start", 0, 0, G_OPTION_ARG_STRING, &raw.start,
+      "Where a partition with no stored offset starts: earliest (default) or latest", "WHERE" },
+    { "on-data-loss", 0, 0, G_OPTION_ARG_STRING, &raw.on_data_loss,
+      "When retention removed offsets not yet read: fail (default, exit 4) or skip "
+      "(continue from the log start, with a warning naming the lost range)", "WHAT" },
+    { "startup-timeout", 0, 0, G_OPTION_ARG_DOUBLE, &raw.startup_timeout,
+      "Seconds to wait for Kafka and MySQL at start-up (default 20)", "SECONDS" },
+    COMMON_ENTRIES (raw),
+    G_OPTION_ENTRY_NULL
+  };
+  GOptionEntry init_db_entries[] = {
+    DB_ENTRY (raw),
+    COMMON_ENTRIES (raw),
+    G_OPTION_ENTRY_NULL
+  };
+  const GOptionEntry *entries;
+  const char *summary;
+
+  if (g_str_equal (command, "run"))
+    {
+      entries = run_entries;
+      summary = "Reads log lines from a Kafka topic in micro-batches and keeps exact\n"
+                "per-minute ERROR counts in MySQL (table error_log), exactly once:\n"
+                "each batch's counts and offsets commit in one transaction.\n\n"
+                "Exit status: 0 stopped by SIGTERM/SIGINT or idle with --exit-when-idle,\n"
+                "1 internal error, 2 usage or configuration error, 3 Kafka or MySQL\n"
+                "refused us (unreachable at start-up, access denied, unknown topic or\n"
+                "database), 4 data lost to retention (see --on-data-loss).";
+    }
+  else if (g_str_equal (command, "init-db"))
+    {
+      entries = init_db_entries;
+      summary = "Creates ktally's tables (sql/schema.sql) in the database if absent.";
+    }
+  else
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "unknown command '%s'", command);
+      return NULL;
+    }
+
+  context = g_option_context_new (NULL);
+  g_option_context_set_summary (context, summary);
+  g_option_context_add_main_entries (context, entries, NULL);
+  if (!g_option_context_parse (context, &argc, &argv, &local))
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "%s", local->message);
+      return NULL;
+    }
+  if (argc > 1)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "unexpected argument '%s'", argv[1]);
+      return NULL;
+    }
+
+  config->command = g_strdup (command);
+  config->verbose = raw.verbose;
+  config->quiet = raw.quiet;
+  if (g_str_equal (command, "run"))
+    {
+      if (!validate_kafka (config, &raw, error) || !validate_db (config, &raw, error)
+          || !validate_run (config, &raw, error))
+        return NULL;
+    }
+  else if (!validate_db (config, &raw, error))
+    return NULL;
+
+  return g_steal_pointer (&config);
+}

@@ -1,0 +1,64 @@
+/* cli.h - command lines -> a validated KtConfig.
+ *
+ * Every subcommand has its own option table. Everything is parsed and
+ * checked here, up front, with errors that name the flag; the modules get
+ * the struct, never argv. */
+#pragma once
+#include <glib.h>
+#include "plan.h"
+#include "sink.h"
+
+typedef enum
+{
+  KT_MODE_TRANSACTIONAL,
+  KT_MODE_IDEMPOTENT,
+} KtMode;
+
+typedef enum
+{
+  KT_START_EARLIEST,
+  KT_START_LATEST,
+} KtStart;
+
+typedef struct
+{
+  char        *command;         /* "run", "init-db" */
+  char        *brokers;
+  char        *topic;
+  char        *job;             /* default: the topic */
+  KtDbConfig   db;
+  KtMode       mode;
+  double       interval;        /* seconds between batch starts; 0 = back to back */
+  gint64       max_per_partition;
+  gint64       max_batch_bytes;
+  gboolean     exit_when_idle;
+  KtStart      start;
+  KtOnDataLoss on_data_loss;
+  double       startup_timeout; /* seconds */
+  char       **kafka_properties;  /* -X key=value, in order */
+  gboolean     verbose;
+  gboolean     quiet;
+} KtConfig;
+
+/* Parses `ktally COMMAND ARGS...` (@argv[0] is the command name). --help
+ * prints and exits 0 (GLib's behaviour). Fails with KT_ERROR_USAGE and one
+ * line naming the flag; the message never contains a password. */
+KtConfig *kt_config_parse (const char *command, int argc, char **argv,
+                           GError **error);
+void      kt_config_free  (KtConfig *config);  /* NULL is fine */
+
+/* Parses mysql://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?socket=PATH] into
+ * @db (which the caller clears with kt_db_config_clear()). A missing
+ * password is taken from MYSQL_PWD. */
+gboolean  kt_db_uri_parse (const char *uri, KtDbConfig *db, GError **error);
+void      kt_db_config_clear (KtDbConfig *db);
+
+/* [A-Za-z0-9_]{1,64}: the only table and database names ktally accepts.
+ * Anything else is refused, never quoted through. */
+gboolean  kt_is_identifier (const char *name);
+
+/* Overwrites, in place, the password of any mysql:// URI among @argv, so
+ * that it does not show in ps(1). Call before parsing (on a copy). */
+void      kt_scrub_argv (int argc, char **argv);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (KtConfig, kt_config_free)

@@ -1,0 +1,145 @@
+/* main.c - `ktally COMMAND [OPTIONS]`: picks the subcommand, sets up
+ * logging and signals, reports the one error, maps it to the exit code. */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "error.h"
+#include "run.h"
+
+static volatile int stop_requested = 0;
+
+static void
+on_signal (int signum)
+{
+  (void) signum;
+  stop_requested = 1;
+}
+
+static gboolean log_verbose = FALSE;
+static gboolean log_quiet = FALSE;
+
+/* One line per record on stderr: time, level, message. stdout stays for
+ * command output. */
+static GLogWriterOutput
+log_writer (GLogLevelFlags level, const GLogField *fields, gsize n_fields,
+            gpointer user_data)
+{
+  const char *message = NULL, *tag;
+  g_autoptr(GDateTime) now = NULL;
+  g_autofree char *stamp = NULL;
+
+  (void) user_data;
+  if ((level & G_LOG_LEVEL_DEBUG) && !log_verbose)
+    return G_LOG_WRITER_HANDLED;
+  if ((level & (G_LOG_LEVEL_MESSAGE | G_LOG_LEVEL_INFO)) && log_quiet)
+    return G_LOG_WRITER_HANDLED;
+  if ((level & G_LOG_LEVEL_INFO) && !log_verbose)
+    return G_LOG_WRITER_HANDLED;
+
+  for (gsize i = 0; i < n_fields; i++)
+    if (g_strcmp0 (fields[i].key, "MESSAGE") == 0)
+      message = fields[i].value;
+
+  if (level & (G_LOG_LEVEL_ERROR | G_LOG_LEVEL_CRITICAL))
+    tag = "BUG";
+  else if (level & G_LOG_LEVEL_WARNING)
+    tag = "warning";
+  else if (level & G_LOG_LEVEL_DEBUG)
+    tag = "debug";
+  else
+    tag = "info";
+
+  now = g_date_time_new_now_local ();
+  stamp = g_date_time_format (now, "%Y-%m-%d %H:%M:%S");
+  fprintf (stderr, "%s.%03d ktally %s: %s\n", stamp,
+           g_date_time_get_microsecond (now) / 1000, tag,
+           message != NULL ? message : "");
+  fflush (stderr);
+  return G_LOG_WRITER_HANDLED;
+}
+
+static void
+usage (FILE *out)
+{
+  fputs ("Usage: ktally COMMAND [OPTIONS]\n"
+         "\n"
+         "Exact per-minute ERROR counts from Kafka into MySQL, exactly once.\n"
+         "\n"
+         "Commands:\n"
+         "  run       read the topic in micro-batches, forever (or until idle)\n"
+         "  init-db   create ktally's tables in a database\n"
+         "\n"
+         "'ktally COMMAND --help' explains each command's options.\n",
+         out);
+}
+
+static int
+fail (const char *command, const GError *error)
+{
+  int code = kt_error_exit_code (error);
+
+  if (code == KT_EXIT_USAGE)
+    fprintf (stderr, "ktally: %s (try 'ktally %s --help')\n", error->message,
+             command);
+  else
+    fprintf (stderr, "ktally: %s\n", error->message);
+  return code;
+}
+
+int
+main (int argc, char **argv)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(KtConfig) config = NULL;
+  g_auto(GStrv) args = NULL;
+  g_autofree char *prgname = NULL;
+  struct sigaction sa;
+  const char *command;
+  gboolean ok;
+
+  g_log_set_writer_func (log_writer, NULL, NULL);
+
+  if (argc < 2 || g_str_equal (argv[1], "--help") || g_str_equal (argv[1], "-h"))
+    {
+      usage (argc < 2 ? stderr : stdout);
+      return argc < 2 ? KT_EXIT_USAGE : KT_EXIT_OK;
+    }
+  if (g_str_equal (argv[1], "--version"))
+    {
+      printf ("ktally %s\n", PACKAGE_VERSION);
+      return KT_EXIT_OK;
+    }
+  command = argv[1];
+
+  /* Parse a copy, then blank any password in the real argv: ps(1) and
+   * /proc/PID/cmdline show the real one. */
+  args = g_strdupv (argv + 1);
+  kt_scrub_argv (argc, argv);
+
+  prgname = g_strdup_printf ("ktally %s", command);
+  g_set_prgname (prgname);
+  config = kt_config_parse (command, argc - 1, args, &error);
+  if (config == NULL)
+    return fail (command, error);
+  log_verbose = config->verbose;
+  log_quiet = config->quiet;
+
+  memset (&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigemptyset (&sa.sa_mask);
+  sigaction (SIGTERM, &sa, NULL);
+  sigaction (SIGINT, &sa, NULL);
+  signal (SIGPIPE, SIG_IGN);
+
+  if (g_str_equal (command, "run"))
+    ok = kt_run (config, &stop_requested, &error);
+  else
+    ok = kt_init_db (config, &error);
+
+  if (!ok)
+    return fail (command, error);
+  return KT_EXIT_OK;
+}

@@ -1,0 +1,55 @@
+/* parse.h - the parse stage: log line -> minute + level.
+ *
+ * A line is `YYYY-MM-DD HH:MM:SS LEVEL[ message]` from its first byte.
+ * Only LEVEL exactly "ERROR" counts. Anything that does not match, or names
+ * a date or time that does not exist, is malformed: counted, never fatal.
+ * The parser never sees Kafka or MySQL. */
+#pragma once
+#include <glib.h>
+#include "reduce.h"
+
+typedef struct _KtParser KtParser;
+
+typedef enum
+{
+  KT_LINE_OTHER,      /* a well-formed line of another level */
+  KT_LINE_ERROR,      /* a well-formed ERROR line: *minute is set */
+  KT_LINE_MALFORMED,  /* does not parse, or no such date/time */
+} KtLineKind;
+
+/* What one or more values held. Lines = errors + others + malformed. */
+typedef struct
+{
+  guint64 lines;
+  guint64 errors;
+  guint64 malformed;
+} KtParseCounts;
+
+/* Compiles the pattern once, with JIT where the CPU allows it. Fails only
+ * if pcre2 itself does (out of memory, a broken build). */
+KtParser  *kt_parser_new   (GError **error);
+void       kt_parser_free  (KtParser *self);  /* NULL is fine */
+
+/* Classifies one line of @len bytes (no '\n'; a trailing '\r' is part of
+ * it here). Bytes after the level are opaque: NUL, invalid UTF-8, any
+ * length. Not thread-safe: one parser per thread (it owns match data). */
+KtLineKind kt_parser_line  (KtParser *self, const char *line, gsize len,
+                            gint64 *minute);
+
+/* Splits @value on '\n' (one trailing '\r' per line is stripped; empty lines,
+ * including the one after a final '\n', are not lines), counts ERROR lines
+ * into @reducer and adds to @counts. NULL or empty values hold no lines.
+ * Returns the number of malformed lines and, if @first_bad is not NULL and
+ * there was one, points it (and @first_bad_len) at the first inside @value. */
+guint64    kt_parser_value (KtParser *self, const char *value, gsize len,
+                            KtReducer *reducer, KtParseCounts *counts,
+                            const char **first_bad, gsize *first_bad_len);
+
+/* Minutes since 1970-01-01 00:00 for a valid civil date and time; the
+ * inverse of kt_minute_format(). */
+gint64     kt_minute_from_civil (int year, int month, int day, int hour, int min);
+
+/* Writes "YYYY-MM-DD HH:MM:00" (20 bytes with the NUL) into @buf. */
+void       kt_minute_format (gint64 minute, char buf[static 20]);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (KtParser, kt_parser_free)

@@ -1,0 +1,17 @@
+/* run.h - the batch scheduler: `ktally run` as a long-lived service.
+ *
+ * Every --interval seconds: plan a batch from the offsets stored in MySQL
+ * and Kafka's watermarks, read it, parse and reduce it, commit it. */
+#pragma once
+#include <glib.h>
+#include "cli.h"
+
+/* Runs until *@stop is set (returns TRUE: the batch in flight was either
+ * committed whole or abandoned whole), until idle with --exit-when-idle
+ * (TRUE), or until a failure that retrying cannot cure (FALSE; the error's
+ * code gives the exit status). Transient failures are logged and retried
+ * with exponential backoff, capped at 30 s. */
+gboolean kt_run (const KtConfig *config, const volatile int *stop, GError **error);
+
+/* `ktally init-db`: applies sql/schema.sql. */
+gboolean kt_init_db (const KtConfig *config, GError **error);

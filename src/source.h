@@ -1,0 +1,58 @@
+/* source.h - the Kafka source: reads exactly a planned set of ranges.
+ *
+ * Plain librdkafka client code: partitions are assigned at the planned
+ * offsets (no consumer group offsets, no auto-commit), read up to each
+ * range's end, and unassigned again. Metadata and watermarks are asked on a
+ * second handle, so those requests never queue behind a waiting Fetch. */
+#pragma once
+#include <glib.h>
+#include "plan.h"
+
+typedef struct _KtSource KtSource;
+
+typedef struct
+{
+  const char         *brokers;
+  const char         *topic;
+  const char         *client_id;     /* shown to the brokers; the job name */
+  const char *const  *properties;    /* "key=value" for rd_kafka_conf_set, or NULL */
+  gint64              max_batch_bytes;  /* stop a read after this many value bytes */
+} KtSourceConfig;
+
+/* Called for each record of a range, in offset order per partition. A NULL
+ * @value is a tombstone. */
+typedef void (*KtRecordFunc) (gint32 partition, gint64 offset,
+                              const char *value, gsize len, gpointer user_data);
+
+/* Creates both handles. Fails with KT_ERROR_USAGE when a property is
+ * refused by librdkafka (its message names the key). Contacts nobody. */
+KtSource *kt_source_new  (const KtSourceConfig *config, GError **error);
+void      kt_source_free (KtSource *self);  /* NULL is fine */
+
+/* The topic's partition ids, ascending, into @partitions (gint32). Unknown
+ * topic: KT_ERROR_FATAL; no broker answered within @timeout_ms:
+ * KT_ERROR_TRANSIENT. */
+gboolean  kt_source_partitions (KtSource *self, GArray *partitions,
+                                int timeout_ms, GError **error);
+
+/* Log start and high watermark of each partition in @states (fills ->low
+ * and ->high), asked of the leaders. Failure is KT_ERROR_TRANSIENT. */
+gboolean  kt_source_watermarks (KtSource *self, KtPartitionState *states,
+                                guint n_states, int timeout_ms, GError **error);
+
+/* Reads every range of @ranges from read_from up to until, calling @func per
+ * record. Gaps in the offsets are fine: a partition is done once a record at
+ * until - 1 or later, or its end at until or later, is seen. If the byte cap
+ * stops the read early, a range's until is lowered to just past the last
+ * record read (so the caller commits exactly what was read). Fails with
+ * KT_ERROR_CANCELLED once *@stop is set, KT_ERROR_TRANSIENT when no record
+ * arrives for @stall_ms, KT_ERROR_DATA_LOSS when an offset vanished to
+ * retention while being read. @ranges is modified only on success. */
+gboolean  kt_source_read (KtSource *self, GArray *ranges, KtRecordFunc func,
+                          gpointer user_data, const volatile int *stop,
+                          int stall_ms, GError **error);
+
+/* Value bytes handed to @func by the last kt_source_read(). */
+gint64    kt_source_last_bytes (KtSource *self);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (KtSource, kt_source_free)
