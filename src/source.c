@@ -9,6 +9,8 @@
 #include "autocleanups.h"
 #include "error.h"
 
+static void stream_free (gpointer data);
+
 struct _KtSource
 {
   char             *topic;
@@ -16,6 +18,7 @@ struct _KtSource
   rd_kafka_queue_t *queue;  /* rk's consumer queue */
   rd_kafka_t       *meta;   /* metadata and watermarks, never blocked by a Fetch */
   rd_kafka_topic_t *meta_topic;
+  GHashTable       *streams;  /* partition -> Stream, assigned partitions */
   gint64            max_batch_bytes;
   gint64            last_bytes;
 };
@@ -129,6 +132,8 @@ kt_source_new (const KtSourceConfig *config, GError **error)
   char errstr[512];
 
   self->topic = g_strdup (config->topic);
+  self->streams = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL,
+                                         stream_free);
   self->max_batch_bytes = config->max_batch_bytes > 0 ? config->max_batch_bytes
                                                       : G_MAXINT64;
   conf = make_conf (config, error);
@@ -176,6 +181,7 @@ kt_source_free (KtSource *self)
 {
   if (self == NULL)
     return;
+  g_clear_pointer (&self->streams, g_hash_table_unref);
   g_clear_pointer (&self->queue, rd_kafka_queue_destroy);
   if (self->rk != NULL)
     {
@@ -267,26 +273,257 @@ kt_source_watermarks (KtSource *self, KtPartitionState *states, guint n_states,
   return TRUE;
 }
 
-/* Per-range reading state. */
+/* One partition as the source sees it, kept from batch to batch: once a
+ * partition is assigned it stays assigned, and librdkafka keeps fetching
+ * ahead while the previous batch commits. Records pulled past a range's end
+ * wait in `carry` for the next batch, so consecutive batches cost no
+ * re-assignment and no re-fetch (Spark's cached Kafka consumer does the
+ * same). Invariant: every offset below `handed` was handed to the callback
+ * (or is a gap), `carry` holds the pulled records in [handed, pulled), in
+ * order, and librdkafka delivers from `pulled` on. */
 typedef struct
 {
   gint32   partition;
-  gint64   read_from;
-  gint64   until;
-  gint64   next;  /* just past the last record handed over */
+  gint64   handed;
+  gint64   pulled;
+  GQueue   carry;        /* rd_kafka_message_t *, owned */
+  gint64   carry_bytes;
+  /* The range of the batch being read, if any. */
+  gboolean active;
   gboolean done;
-} Progress;
+  gint64   until;
+} Stream;
 
 static void
-pause_partition (KtSource *self, gint32 partition)
+stream_drop_carry (Stream *st)
 {
-  g_autoptr(rd_kafka_topic_partition_list_t) one =
-    rd_kafka_topic_partition_list_new (1);
+  rd_kafka_message_t *m;
 
-  /* Stops the fetcher from pulling records past the range's end while the
-   * other partitions finish. */
-  rd_kafka_topic_partition_list_add (one, self->topic, partition);
-  rd_kafka_pause_partitions (self->rk, one);
+  while ((m = g_queue_pop_head (&st->carry)) != NULL)
+    rd_kafka_message_destroy (m);
+  st->carry_bytes = 0;
+}
+
+static void
+stream_free (gpointer data)
+{
+  Stream *st = data;
+  stream_drop_carry (st);
+  g_free (st);
+}
+
+/* Batch-wide reading state. */
+typedef struct
+{
+  KtSource     *self;
+  KtRecordFunc  func;
+  gpointer      user_data;
+  guint         remaining;  /* active streams not done */
+  gint64        bytes;      /* handed over plus carried */
+  gint64        handed_bytes;
+  gint64        last_progress;
+} Reading;
+
+static void
+hand_over (Reading *rd, Stream *st, const rd_kafka_message_t *m)
+{
+  rd->func (m->partition, m->offset, m->payload, m->len, rd->user_data);
+  rd->handed_bytes += (gint64) m->len;
+  rd->bytes += (gint64) m->len;
+  st->handed = m->offset + 1;
+  rd->last_progress = g_get_monotonic_time ();
+}
+
+/* A range is done once nothing below `until` is left to hand over: a record
+ * at until - 1 was handed, or the stream has moved past until (later
+ * records, or the end of the log) with nothing below it carried. */
+static void
+check_done (Reading *rd, Stream *st)
+{
+  rd_kafka_message_t *head;
+
+  if (!st->active || st->done)
+    return;
+  head = g_queue_peek_head (&st->carry);
+  if (st->handed >= st->until
+      || (head != NULL && head->offset >= st->until)
+      || (head == NULL && st->pulled >= st->until))
+    {
+      st->done = TRUE;
+      rd->remaining--;
+    }
+}
+
+/* Hands over the carried records of an active range that fall inside it. */
+static void
+drain_carry (Reading *rd, Stream *st)
+{
+  rd_kafka_message_t *m;
+
+  while (!st->done && (m = g_queue_peek_head (&st->carry)) != NULL
+         && m->offset < st->until)
+    {
+      g_queue_pop_head (&st->carry);
+      st->carry_bytes -= (gint64) m->len;
+      rd->bytes -= (gint64) m->len;
+      hand_over (rd, st, m);
+      rd_kafka_message_destroy (m);
+      check_done (rd, st);
+    }
+  check_done (rd, st);
+}
+
+/* Takes one record or event from librdkafka. Returns FALSE with @error on
+ * an offset that vanished under us. */
+static gboolean
+take (Reading *rd, rd_kafka_message_t *m, GError **error)
+{
+  KtSource *self = rd->self;
+  Stream *st = g_hash_table_lookup (self->streams, GINT_TO_POINTER (m->partition));
+
+  if (st == NULL)
+    ;  /* not a partition we assigned: drop */
+  else if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF)
+    {
+      /* Everything below the log's end has been delivered: offsets between
+       * the last record and it are gaps. */
+      st->pulled = MAX (st->pulled, m->offset);
+      check_done (rd, st);
+    }
+  else if (m->err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET
+           || m->err == RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT,
+                   "%s/%d: offset %" G_GINT64_FORMAT " vanished while being "
+                   "read (retention?); the batch will be planned again",
+                   self->topic, st->partition, st->pulled);
+      /* Where the fetcher stands is unknown now: start this one afresh. */
+      st->handed = st->pulled = -1;
+      rd_kafka_message_destroy (m);
+      return FALSE;
+    }
+  else if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR)
+    /* Broker down, leader moved, ...: librdkafka retries by itself; the
+     * stall timer decides when to give up on the batch. */
+    g_debug ("%s/%d: %s", self->topic, m->partition, rd_kafka_message_errstr (m));
+  else if (m->offset >= st->pulled)  /* anything older was pulled already */
+    {
+      st->pulled = m->offset + 1;
+      if (st->active && !st->done && m->offset < st->until
+          && g_queue_is_empty (&st->carry))
+        hand_over (rd, st, m);
+      else
+        {
+          /* Past the range, or a partition this batch does not read. */
+          g_queue_push_tail (&st->carry, m);
+          st->carry_bytes += (gint64) m->len;
+          rd->bytes += (gint64) m->len;
+          m = NULL;
+        }
+      check_done (rd, st);
+    }
+
+  if (m != NULL)
+    rd_kafka_message_destroy (m);
+  return TRUE;
+}
+
+/* Makes librdkafka deliver every active stream from where its range starts:
+ * new partitions join the assignment, streams that are elsewhere (after a
+ * fence, a failed batch, a skipped data loss) seek. */
+static gboolean
+position_streams (KtSource *self, GArray *ranges, GError **error)
+{
+  g_autoptr(rd_kafka_topic_partition_list_t) seek = rd_kafka_topic_partition_list_new (4);
+  gboolean reassign = FALSE;
+  rd_kafka_resp_err_t err;
+
+  for (guint i = 0; i < ranges->len; i++)
+    {
+      const KtRange *r = &g_array_index (ranges, KtRange, i);
+      Stream *st = g_hash_table_lookup (self->streams, GINT_TO_POINTER (r->partition));
+
+      if (st == NULL)
+        {
+          st = g_new0 (Stream, 1);
+          st->partition = r->partition;
+          st->handed = st->pulled = r->read_from;
+          g_queue_init (&st->carry);
+          g_hash_table_insert (self->streams, GINT_TO_POINTER (r->partition), st);
+          reassign = TRUE;
+        }
+      else if (st->handed != r->read_from)
+        {
+          g_debug ("%s/%d: seeking from %" G_GINT64_FORMAT " to %" G_GINT64_FORMAT,
+                   self->topic, r->partition, st->handed, r->read_from);
+          stream_drop_carry (st);
+          st->handed = st->pulled = r->read_from;
+          rd_kafka_topic_partition_list_add (seek, self->topic, r->partition)->offset =
+            r->read_from;
+        }
+    }
+
+  if (reassign)
+    {
+      /* assign() replaces the whole assignment: the streams already there
+       * go on from where librdkafka stood (their carry stays valid). */
+      g_autoptr(rd_kafka_topic_partition_list_t) all =
+        rd_kafka_topic_partition_list_new ((int) g_hash_table_size (self->streams));
+      g_autoptr(rd_kafka_topic_t) rkt = rd_kafka_topic_new (self->rk, self->topic, NULL);
+      g_autoptr(KtKafkaMetadata) md = NULL;
+      GHashTableIter iter;
+      gpointer value;
+
+      /* Without the topic's metadata on this handle, assign() would wait
+       * for the next periodic refresh (about a second). */
+      err = rkt == NULL ? rd_kafka_last_error ()
+                        : rd_kafka_metadata (self->rk, 0, rkt, &md, 10000);
+      if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
+        {
+          g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT,
+                       "cannot get metadata for topic '%s': %s", self->topic,
+                       rd_kafka_err2str (err));
+          g_hash_table_remove_all (self->streams);
+          return FALSE;
+        }
+      g_hash_table_iter_init (&iter, self->streams);
+      while (g_hash_table_iter_next (&iter, NULL, &value))
+        {
+          Stream *st = value;
+          rd_kafka_topic_partition_list_add (all, self->topic, st->partition)->offset =
+            st->pulled;
+        }
+      err = rd_kafka_assign (self->rk, all);
+      if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
+        {
+          g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT,
+                       "cannot assign partitions of '%s': %s", self->topic,
+                       rd_kafka_err2str (err));
+          g_hash_table_remove_all (self->streams);
+          return FALSE;
+        }
+    }
+  else if (seek->cnt > 0)
+    {
+      rd_kafka_error_t *e = rd_kafka_seek_partitions (self->rk, seek, 10000);
+
+      if (e == NULL)
+        for (int i = 0; i < seek->cnt && e == NULL; i++)
+          if (seek->elems[i].err != RD_KAFKA_RESP_ERR_NO_ERROR)
+            e = rd_kafka_error_new (seek->elems[i].err, "%s",
+                                    rd_kafka_err2str (seek->elems[i].err));
+      if (e != NULL)
+        {
+          g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT,
+                       "cannot seek in '%s': %s", self->topic, rd_kafka_error_string (e));
+          rd_kafka_error_destroy (e);
+          /* Start afresh next time: forget every stream. */
+          rd_kafka_assign (self->rk, NULL);
+          g_hash_table_remove_all (self->streams);
+          return FALSE;
+        }
+    }
+  return TRUE;
 }
 
 gboolean
@@ -294,55 +531,36 @@ kt_source_read (KtSource *self, GArray *ranges, KtRecordFunc func,
                 gpointer user_data, const volatile int *stop, int stall_ms,
                 GError **error)
 {
-  g_autoptr(rd_kafka_topic_partition_list_t) list = NULL;
-  g_autoptr(GHashTable) by_partition = NULL;  /* partition -> Progress */
-  g_autofree Progress *progress = NULL;
+  Reading rd = { self, func, user_data, 0, 0, 0, g_get_monotonic_time () };
   rd_kafka_message_t *msgs[1024];
-  guint remaining = 0;
-  gint64 bytes = 0, last_progress;
   gboolean capped = FALSE, ok = TRUE;
-  rd_kafka_resp_err_t err;
+  GHashTableIter iter;
+  gpointer value;
 
   self->last_bytes = 0;
-  if (ranges->len == 0)
-    return TRUE;
+  if (!position_streams (self, ranges, error))
+    return FALSE;
 
-  progress = g_new0 (Progress, ranges->len);
-  by_partition = g_hash_table_new (g_direct_hash, g_direct_equal);
-  list = rd_kafka_topic_partition_list_new ((int) ranges->len);
+  /* Carried records count against the byte cap like fresh ones. */
+  g_hash_table_iter_init (&iter, self->streams);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    rd.bytes += ((Stream *) value)->carry_bytes;
+
   for (guint i = 0; i < ranges->len; i++)
     {
       const KtRange *r = &g_array_index (ranges, KtRange, i);
-      Progress *p = &progress[i];
+      Stream *st = g_hash_table_lookup (self->streams, GINT_TO_POINTER (r->partition));
 
-      p->partition = r->partition;
-      p->read_from = p->next = r->read_from;
-      p->until = r->until;
-      p->done = r->read_from >= r->until;
-      g_hash_table_insert (by_partition, GINT_TO_POINTER (r->partition), p);
-      if (!p->done)
-        {
-          rd_kafka_topic_partition_list_add (list, self->topic, r->partition)->offset =
-            r->read_from;
-          remaining++;
-        }
+      st->active = TRUE;
+      st->done = FALSE;
+      st->until = r->until;
+      rd.remaining++;
     }
-  if (remaining == 0)
-    return TRUE;
+  for (guint i = 0; i < ranges->len; i++)
+    drain_carry (&rd, g_hash_table_lookup (self->streams,
+                                           GINT_TO_POINTER (g_array_index (ranges, KtRange, i).partition)));
 
-  err = rd_kafka_assign (self->rk, list);
-  if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
-    {
-      g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT,
-                   "cannot assign partitions of '%s': %s", self->topic,
-                   rd_kafka_err2str (err));
-      return FALSE;
-    }
-  /* A pause from the previous batch survives assign(). */
-  rd_kafka_resume_partitions (self->rk, list);
-
-  last_progress = g_get_monotonic_time ();
-  while (remaining > 0 && ok)
+  while (rd.remaining > 0 && ok && !capped)
     {
       ssize_t n;
 
@@ -353,7 +571,6 @@ kt_source_read (KtSource *self, GArray *ranges, KtRecordFunc func,
           ok = FALSE;
           break;
         }
-
       /* A short wait: consume_batch returns early only when the array is
        * full, so a long timeout would be paid at the end of every batch. */
       n = rd_kafka_consume_batch_queue (self->queue, 10, msgs, G_N_ELEMENTS (msgs));
@@ -365,84 +582,39 @@ kt_source_read (KtSource *self, GArray *ranges, KtRecordFunc func,
           ok = FALSE;
           break;
         }
-
       for (ssize_t i = 0; i < n; i++)
         {
-          rd_kafka_message_t *m = msgs[i];
-          Progress *p = g_hash_table_lookup (by_partition,
-                                             GINT_TO_POINTER (m->partition));
-          gboolean was_done = p == NULL || p->done;
-
-          if (p == NULL || p->done || capped || !ok)
-            ;  /* not ours, past the end, or after the cap: drop */
-          else if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF)
-            {
-              /* The end of the log: enough if it is at or past until (the
-               * offsets before it were gaps). */
-              if (m->offset >= p->until)
-                p->done = TRUE;
-            }
-          else if (m->err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET
-                   || m->err == RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE)
-            {
-              g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT,
-                           "%s/%d: offset %" G_GINT64_FORMAT " vanished while "
-                           "being read (retention?); the batch will be planned again",
-                           self->topic, p->partition, p->next);
-              ok = FALSE;
-            }
-          else if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR)
-            /* Broker down, leader moved, ...: librdkafka retries by itself;
-             * the stall timer below decides when to give up on the batch. */
-            g_debug ("%s/%d: %s", self->topic, m->partition, rd_kafka_message_errstr (m));
-          else if (m->offset >= p->next)
-            {
-              if (m->offset < p->until)
-                {
-                  func (m->partition, m->offset, m->payload, m->len, user_data);
-                  bytes += (gint64) m->len;
-                  p->next = m->offset + 1;
-                  last_progress = g_get_monotonic_time ();
-                  if (bytes >= self->max_batch_bytes)
-                    capped = TRUE;
-                }
-              if (m->offset >= p->until - 1)
-                p->done = TRUE;
-            }
-
-          if (!was_done && p->done)
-            {
-              remaining--;
-              pause_partition (self, p->partition);
-            }
-          rd_kafka_message_destroy (m);
+          /* After a failure the rest of the array is still ours to free. */
+          if (!ok)
+            rd_kafka_message_destroy (msgs[i]);
+          else
+            ok = take (&rd, msgs[i], error);
         }
-
-      if (capped)
-        break;
-      if (ok && (g_get_monotonic_time () - last_progress) / 1000 > stall_ms)
+      capped = rd.bytes >= self->max_batch_bytes;
+      if (ok && (g_get_monotonic_time () - rd.last_progress) / 1000 > stall_ms)
         {
           g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT,
                        "no record arrived from %u partition(s) of '%s' for %d s",
-                       remaining, self->topic, stall_ms / 1000);
+                       rd.remaining, self->topic, stall_ms / 1000);
           ok = FALSE;
         }
     }
 
-  /* Unassigning drops whatever was pre-fetched past the ranges: the next
-   * batch starts again exactly where the sink says. */
-  rd_kafka_assign (self->rk, NULL);
-  self->last_bytes = bytes;
-  if (!ok)
-    return FALSE;
-
+  self->last_bytes = rd.handed_bytes;
   for (guint i = 0; i < ranges->len; i++)
     {
       KtRange *r = &g_array_index (ranges, KtRange, i);
-      if (!progress[i].done)  /* the byte cap stopped us here */
-        r->until = progress[i].next;
+      Stream *st = g_hash_table_lookup (self->streams, GINT_TO_POINTER (r->partition));
+
+      if (st == NULL)
+        continue;
+      if (ok && st->done)
+        st->handed = MAX (st->handed, r->until);  /* the rest were gaps */
+      else if (ok)
+        r->until = st->handed;  /* the byte cap stopped us here */
+      st->active = FALSE;
     }
-  return TRUE;
+  return ok;
 }
 
 gint64

@@ -1,9 +1,12 @@
 /* source.h - the Kafka source: reads exactly a planned set of ranges.
  *
  * Plain librdkafka client code: partitions are assigned at the planned
- * offsets (no consumer group offsets, no auto-commit), read up to each
- * range's end, and unassigned again. Metadata and watermarks are asked on a
- * second handle, so those requests never queue behind a waiting Fetch. */
+ * offsets (no consumer group offsets, no auto-commit) and read up to each
+ * range's end. They stay assigned between batches, so the next batch's
+ * records are already fetched; a range that does not start where the
+ * previous one ended (a fence, a failed batch) seeks. Metadata and
+ * watermarks are asked on a second handle, so those requests never queue
+ * behind a waiting Fetch. */
 #pragma once
 #include <glib.h>
 #include "plan.h"

@@ -1,0 +1,96 @@
+# tests/integration/lib.sh - shared helpers for the integration tests.
+#
+# Each test sources this file. It loads the connection settings that
+# `scripts/services start` wrote, and fails (never skips) when a service is
+# missing: a skipped integration test would turn CI green untested.
+set -euo pipefail
+
+: "${KT_SRC:?KT_SRC must point at the source tree (meson sets it)}"
+: "${KT_BUILD:?KT_BUILD must point at the build tree (meson sets it)}"
+env_file=${KT_SERVICES_ENV:-$KT_BUILD/services/env}
+[[ -r $env_file ]] || { echo "FAIL: no services env at $env_file: run scripts/services start" >&2; exit 1; }
+# shellcheck disable=SC1090
+source "$env_file"
+
+KTALLY=$KT_BUILD/src/ktally
+KT_GEN=$KT_BUILD/tests/support/kt-gen
+KT_BROKER=$KT_BUILD/tests/support/kt-mock-broker
+TEST_NAME=$(basename "$0" .sh)
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/kt-$TEST_NAME.XXXXXX")
+# A unique suffix: topics live as long as the broker, databases as long as
+# the datadir, so reruns must not collide with what an earlier run left.
+RUN_ID=$(date +%s)$$
+trap 'kt_cleanup' EXIT
+
+KT_CHILDREN=()
+kt_cleanup() {
+  local pid
+  for pid in "${KT_CHILDREN[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$WORK"
+}
+
+fail() { echo "FAIL: $TEST_NAME: $*" >&2; exit 1; }
+note() { echo "# $*"; }
+
+kt_sql() {  # kt_sql DB SQL...: runs SQL, tab-separated output without headers
+  local db=$1; shift
+  mariadb -h "$KT_MYSQL_HOST" -P "$KT_MYSQL_PORT" -u "$KT_MYSQL_USER" \
+    -p"$KT_MYSQL_PASSWORD" -N -B "$db" -e "$*"
+}
+
+kt_new_db() {  # kt_new_db NAME: a fresh, empty database; prints its URI
+  local db=${1}_$RUN_ID
+  kt_sql mysql "DROP DATABASE IF EXISTS $db; CREATE DATABASE $db"
+  echo "$KT_DB_URI_BASE/$db"
+}
+
+kt_db_name() { echo "${1##*/}"; }  # the database of a URI
+
+kt_new_topic() {  # kt_new_topic NAME PARTITIONS: prints the topic name
+  local topic=$1_$RUN_ID
+  "$KT_BROKER" ctl --control "$KT_BROKER_CTL" create "$topic" "$2" >/dev/null \
+    || fail "cannot create topic $topic"
+  echo "$topic"
+}
+
+kt_ctl() { "$KT_BROKER" ctl --control "$KT_BROKER_CTL" "$@"; }
+
+kt_gen() {  # kt_gen TOPIC ARGS...: produces with kt-gen; prints its summary
+  local topic=$1; shift
+  "$KT_GEN" --brokers "$KT_BROKERS" --topic "$topic" "$@"
+}
+
+kt_sum_truths() {  # kt_sum_truths FILE...: adds per-minute truths together
+  cat "$@" | awk -F'\t' '{ n[$1] += $2 } END { for (m in n) printf "%s\t%d\n", m, n[m] }' | sort
+}
+
+kt_check_counts() {  # kt_check_counts DB TRUTH [TABLE]: error_log == truth, exactly
+  local db=$1 truth=$2 table=${3:-error_log}
+  kt_sql "$db" "SELECT log_time, log_count FROM $table ORDER BY log_time" > "$WORK/got.tsv"
+  if ! diff -q "$WORK/got.tsv" "$truth" > /dev/null; then
+    diff "$WORK/got.tsv" "$truth" | head -20 >&2
+    fail "$table in $db differs from the truth ($(wc -l < "$WORK/got.tsv") vs $(wc -l < "$truth") minutes)"
+  fi
+}
+
+kt_offset_sum() {  # kt_offset_sum DB JOB: sum of the stored offsets of a job
+  kt_sql "$1" "SELECT COALESCE(SUM(\`offset\`), 0) FROM kafka_offset WHERE job = '$2'"
+}
+
+kt_wait_for() {  # kt_wait_for SECONDS COMMAND...: until COMMAND succeeds
+  local deadline=$((SECONDS + $1)); shift
+  until "$@"; do
+    ((SECONDS < deadline)) || return 1
+    sleep 0.1
+  done
+}
+
+kt_rand() {  # kt_rand N: a number in [0, N) from the test's seeded RANDOM
+  echo $((RANDOM % $1))
+}
+
+# Seeded and reproducible: a failing run prints the seed to rerun it with.
+KT_SEED=${KT_SEED:-$(( $(date +%s) % 100000 ))}
+RANDOM=$KT_SEED
+note "$TEST_NAME: seed $KT_SEED (rerun with KT_SEED=$KT_SEED)"
