@@ -28,6 +28,9 @@ kt_config_free (KtConfig *config)
   g_free (config->job);
   kt_db_config_clear (&config->db);
   g_strfreev (config->kafka_properties);
+  g_free (config->table);
+  g_clear_pointer (&config->replay_from, g_array_unref);
+  g_clear_pointer (&config->replay_until, g_array_unref);
   g_free (config);
 }
 
@@ -138,31 +141,83 @@ kt_db_uri_parse (const char *uri, KtDbConfig *db, GError **error)
   return TRUE;
 }
 
+/* Overwrites the password of every mysql://USER:PASSWORD@ in @s. */
+static void
+scrub_string (char *s)
+{
+  char *uri = s;
+
+  while ((uri = strstr (uri, "mysql://")) != NULL)
+    {
+      char *at, *colon, *slash;
+
+      uri += strlen ("mysql://");
+      at = strchr (uri, '@');
+      colon = strchr (uri, ':');
+      slash = strchr (uri, '/');
+      if (at != NULL && colon != NULL && colon < at && (slash == NULL || slash > at))
+        memset (colon + 1, 'x', (size_t) (at - colon - 1));
+    }
+}
+
 void
 kt_scrub_argv (int argc, char **argv)
 {
   for (int i = 1; i < argc; i++)
-    {
-      char *uri = strstr (argv[i], "mysql://");
-      char *at, *colon;
+    scrub_string (argv[i]);
+}
 
-      if (uri == NULL)
-        continue;
-      uri += strlen ("mysql://");
-      at = strchr (uri, '@');
-      colon = strchr (uri, ':');
-      if (at != NULL && colon != NULL && colon < at)
-        memset (colon + 1, 'x', (size_t) (at - colon - 1));
+static gint
+compare_partition_offsets (gconstpointer a, gconstpointer b)
+{
+  const KtPartitionOffset *x = a, *y = b;
+  return (x->partition > y->partition) - (x->partition < y->partition);
+}
+
+gboolean
+kt_partition_offsets_parse (const char *flag, const char *text, GArray *out,
+                            GError **error)
+{
+  g_auto(GStrv) items = g_strsplit (text, ",", -1);
+
+  for (char **item = items; *item != NULL; item++)
+    {
+      g_auto(GStrv) pair = g_strsplit (*item, ":", 3);
+      guint64 partition, offset;
+      KtPartitionOffset po;
+
+      if (g_strv_length (pair) != 2
+          || !g_ascii_string_to_unsigned (pair[0], 10, 0, G_MAXINT32, &partition, NULL)
+          || !g_ascii_string_to_unsigned (pair[1], 10, 0, G_MAXINT64, &offset, NULL))
+        {
+          g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                       "%s: expected PARTITION:OFFSET[,...], got '%s'", flag, *item);
+          return FALSE;
+        }
+      po.partition = (gint32) partition;
+      po.offset = (gint64) offset;
+      for (guint i = 0; i < out->len; i++)
+        if (g_array_index (out, KtPartitionOffset, i).partition == po.partition)
+          {
+            g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                         "%s: partition %d given twice", flag, po.partition);
+            return FALSE;
+          }
+      g_array_append_val (out, po);
     }
+  g_array_sort (out, compare_partition_offsets);
+  return TRUE;
 }
 
 /* Option values as GOption fills them, before validation. */
 typedef struct
 {
-  char    *brokers, *topic, *job, *db, *mode, *start, *on_data_loss;
+  char    *brokers, *topic, *job, *db, *mode, *start, *on_data_loss, *offsets;
+  char    *table, *from, *until;
   double   interval, startup_timeout;
   gint64   max_per_partition, max_batch_bytes;
-  gboolean exit_when_idle, verbose, quiet;
+  gboolean exit_when_idle, json, verbose, quiet;
+  gboolean job_given;  /* --job was on the command line */
   char   **properties;
 } RawOptions;
 
@@ -176,6 +231,10 @@ raw_options_clear (RawOptions *raw)
   g_free (raw->mode);
   g_free (raw->start);
   g_free (raw->on_data_loss);
+  g_free (raw->offsets);
+  g_free (raw->table);
+  g_free (raw->from);
+  g_free (raw->until);
   g_strfreev (raw->properties);
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (RawOptions, raw_options_clear)
@@ -259,6 +318,13 @@ validate_kafka (KtConfig *config, RawOptions *raw, GError **error)
 
   config->brokers = g_steal_pointer (&raw->brokers);
   config->topic = g_steal_pointer (&raw->topic);
+  if (raw->job == NULL && strlen (config->topic) > 64)
+    {
+      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
+                           "--job: the topic name is longer than 64 characters, "
+                           "so it cannot be the job name: give --job");
+      return FALSE;
+    }
   config->job = raw->job != NULL ? g_steal_pointer (&raw->job) : g_strdup (config->topic);
   config->kafka_properties = g_steal_pointer (&raw->properties);
   return TRUE;
@@ -276,11 +342,82 @@ validate_db (KtConfig *config, RawOptions *raw, GError **error)
 }
 
 static gboolean
+validate_table (KtConfig *config, RawOptions *raw, const char *fallback,
+                GError **error)
+{
+  if (raw->table != NULL && !kt_is_identifier (raw->table))
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "--table: '%s' is not a plain identifier ([A-Za-z0-9_], "
+                   "at most 64 characters)", raw->table);
+      return FALSE;
+    }
+  config->table_explicit = raw->table != NULL;
+  config->table = raw->table != NULL ? g_steal_pointer (&raw->table) : g_strdup (fallback);
+  return TRUE;
+}
+
+static gboolean
+validate_replay (KtConfig *config, RawOptions *raw, GError **error)
+{
+  if (raw->from == NULL || raw->until == NULL)
+    {
+      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
+                           raw->from == NULL ? "--from is required" : "--until is required");
+      return FALSE;
+    }
+  config->replay_from = g_array_new (FALSE, FALSE, sizeof (KtPartitionOffset));
+  config->replay_until = g_array_new (FALSE, FALSE, sizeof (KtPartitionOffset));
+  if (!kt_partition_offsets_parse ("--from", raw->from, config->replay_from, error)
+      || !kt_partition_offsets_parse ("--until", raw->until, config->replay_until, error))
+    return FALSE;
+  for (guint i = 0; i < MAX (config->replay_from->len, config->replay_until->len); i++)
+    {
+      const KtPartitionOffset *f = i < config->replay_from->len
+        ? &g_array_index (config->replay_from, KtPartitionOffset, i) : NULL;
+      const KtPartitionOffset *u = i < config->replay_until->len
+        ? &g_array_index (config->replay_until, KtPartitionOffset, i) : NULL;
+
+      if (f == NULL || u == NULL || f->partition != u->partition)
+        {
+          g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                       "--from and --until must name the same partitions "
+                       "(partition %d is in only one)",
+                       f == NULL ? u->partition
+                       : u == NULL ? f->partition : MIN (f->partition, u->partition));
+          return FALSE;
+        }
+      if (f->offset > u->offset)
+        {
+          g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                       "partition %d: --from %" G_GINT64_FORMAT " is after --until %"
+                       G_GINT64_FORMAT, f->partition, f->offset, u->offset);
+          return FALSE;
+        }
+    }
+  if (!validate_table (config, raw, "error_log_replay", error))
+    return FALSE;
+  if (!raw->job_given)
+    {
+      /* Derived from the table and the range: rerunning the same replay
+       * resumes it (or finds it finished); another range is another job. */
+      g_autofree char *key = g_strdup_printf ("%s|%s", raw->from, raw->until);
+      g_autofree char *digest = g_compute_checksum_for_string (G_CHECKSUM_SHA1, key, -1);
+      g_free (config->job);
+      config->job = g_strdup_printf ("replay.%.40s.%.12s", config->table, digest);
+    }
+  config->interval = 0;
+  config->exit_when_idle = TRUE;
+  return TRUE;
+}
+
+static gboolean
 validate_run (KtConfig *config, RawOptions *raw, GError **error)
 {
   static const char *const modes[] = { "transactional", "idempotent", NULL };
   static const char *const starts[] = { "earliest", "latest", NULL };
   static const char *const losses[] = { "fail", "skip", NULL };
+  static const char *const stores[] = { "mysql", "kafka", NULL };
   int v;
 
   if (raw->mode != NULL)
@@ -300,6 +437,19 @@ validate_run (KtConfig *config, RawOptions *raw, GError **error)
       if (!parse_enum ("--on-data-loss", raw->on_data_loss, losses, &v, error))
         return FALSE;
       config->on_data_loss = (KtOnDataLoss) v;
+    }
+  if (raw->offsets != NULL)
+    {
+      if (!parse_enum ("--offsets", raw->offsets, stores, &v, error))
+        return FALSE;
+      config->offsets = (KtOffsetStore) v;
+      if (config->offsets == KT_OFFSETS_KAFKA && config->mode != KT_MODE_IDEMPOTENT)
+        {
+          /* Kafka's offsets cannot join a MySQL transaction. */
+          g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
+                               "--offsets kafka needs --mode idempotent");
+          return FALSE;
+        }
     }
   if (!(raw->interval >= 0 && raw->interval <= 86400))
     {
@@ -336,8 +486,8 @@ validate_run (KtConfig *config, RawOptions *raw, GError **error)
   return TRUE;
 }
 
-KtConfig *
-kt_config_parse (const char *command, int argc, char **argv, GError **error)
+static KtConfig *
+parse_command (const char *command, int argc, char **argv, GError **error)
 {
   g_autoptr(KtConfig) config = g_new0 (KtConfig, 1);
   g_autoptr(GOptionContext) context = NULL;
@@ -352,7 +502,11 @@ kt_config_parse (const char *command, int argc, char **argv, GError **error)
     KAFKA_ENTRIES (raw),
     DB_ENTRY (raw),
     { "mode", 'm', 0, G_OPTION_ARG_STRING, &raw.mode,
-      "transactional (default): counts and offsets in one transaction", "MODE" },
+      "transactional (default): counts and offsets in one transaction; "
+      "idempotent: per-chunk counts overwritten whole, offsets stored after", "MODE" },
+    { "offsets", 0, 0, G_OPTION_ARG_STRING, &raw.offsets,
+      "Where idempotent mode keeps offsets: mysql (default, kafka_offset) or "
+      "kafka (the consumer group ktally-JOB)", "WHERE" },
     { "interval", 'i', 0, G_OPTION_ARG_DOUBLE, &raw.interval,
       "Seconds from one batch start to the next (default 5; 0: back to back)", "SECONDS" },
     { "max-per-partition", 'n', 0, G_OPTION_ARG_INT64, &raw.max_per_partition,
@@ -371,8 +525,37 @@ kt_config_parse (const char *command, int argc, char **argv, GError **error)
     COMMON_ENTRIES (raw),
     G_OPTION_ENTRY_NULL
   };
+  GOptionEntry replay_entries[] = {
+    KAFKA_ENTRIES (raw),
+    DB_ENTRY (raw),
+    { "from", 0, 0, G_OPTION_ARG_STRING, &raw.from,
+      "First offset of each partition to replay (inclusive)", "P:OFF[,P:OFF...]" },
+    { "until", 0, 0, G_OPTION_ARG_STRING, &raw.until,
+      "End offset of each partition (exclusive)", "P:OFF[,P:OFF...]" },
+    { "table", 0, 0, G_OPTION_ARG_STRING, &raw.table,
+      "Table the counts are added to (default error_log_replay; created like "
+      "error_log if absent)", "NAME" },
+    { "max-per-partition", 'n', 0, G_OPTION_ARG_INT64, &raw.max_per_partition,
+      "At most this many offsets per partition per batch (default 100000)", "N" },
+    { "startup-timeout", 0, 0, G_OPTION_ARG_DOUBLE, &raw.startup_timeout,
+      "Seconds to wait for Kafka and MySQL at start-up (default 20)", "SECONDS" },
+    COMMON_ENTRIES (raw),
+    G_OPTION_ENTRY_NULL
+  };
+  GOptionEntry status_entries[] = {
+    KAFKA_ENTRIES (raw),
+    DB_ENTRY (raw),
+    { "json", 0, 0, G_OPTION_ARG_NONE, &raw.json,
+      "Print one JSON document instead of a table", NULL },
+    { "startup-timeout", 0, 0, G_OPTION_ARG_DOUBLE, &raw.startup_timeout,
+      "Seconds to wait for Kafka and MySQL (default 20)", "SECONDS" },
+    COMMON_ENTRIES (raw),
+    G_OPTION_ENTRY_NULL
+  };
   GOptionEntry init_db_entries[] = {
     DB_ENTRY (raw),
+    { "mode", 'm', 0, G_OPTION_ARG_STRING, &raw.mode,
+      "Which tables: transactional (default) or idempotent", "MODE" },
     COMMON_ENTRIES (raw),
     G_OPTION_ENTRY_NULL
   };
@@ -389,6 +572,20 @@ kt_config_parse (const char *command, int argc, char **argv, GError **error)
                 "1 internal error, 2 usage or configuration error, 3 Kafka or MySQL\n"
                 "refused us (unreachable at start-up, access denied, unknown topic or\n"
                 "database), 4 data lost to retention (see --on-data-loss).";
+    }
+  else if (g_str_equal (command, "replay"))
+    {
+      entries = replay_entries;
+      summary = "Reads exactly [--from, --until) of the listed partitions and adds their\n"
+                "per-minute ERROR counts to --table, exactly once: a replay keeps its own\n"
+                "offsets (job replay.TABLE.HASH), so rerunning it resumes it or, once\n"
+                "finished, changes nothing. The live job's offsets are never touched.";
+    }
+  else if (g_str_equal (command, "status"))
+    {
+      entries = status_entries;
+      summary = "Shows, per partition, the job's stored offset, the log start, the high\n"
+                "watermark, the lag, and whether data was lost to retention.";
     }
   else if (g_str_equal (command, "init-db"))
     {
@@ -418,14 +615,45 @@ kt_config_parse (const char *command, int argc, char **argv, GError **error)
   config->command = g_strdup (command);
   config->verbose = raw.verbose;
   config->quiet = raw.quiet;
-  if (g_str_equal (command, "run"))
+  config->json = raw.json;
+  raw.job_given = raw.job != NULL;
+  if (g_str_equal (command, "init-db"))
     {
-      if (!validate_kafka (config, &raw, error) || !validate_db (config, &raw, error)
-          || !validate_run (config, &raw, error))
+      static const char *const modes[] = { "transactional", "idempotent", NULL };
+      int v = 0;
+
+      if (!validate_db (config, &raw, error)
+          || (raw.mode != NULL && !parse_enum ("--mode", raw.mode, modes, &v, error)))
+        return NULL;
+      config->mode = (KtMode) v;
+      return g_steal_pointer (&config);
+    }
+  if (!validate_kafka (config, &raw, error) || !validate_db (config, &raw, error)
+      || !validate_run (config, &raw, error))
+    return NULL;
+  if (g_str_equal (command, "replay"))
+    {
+      if (!validate_replay (config, &raw, error))
         return NULL;
     }
-  else if (!validate_db (config, &raw, error))
+  else if (!validate_table (config, &raw, "error_log", error))
     return NULL;
 
   return g_steal_pointer (&config);
+}
+
+KtConfig *
+kt_config_parse (const char *command, int argc, char **argv, GError **error)
+{
+  g_autoptr(GError) local = NULL;
+  KtConfig *config = parse_command (command, argc, argv, &local);
+
+  /* GLib quotes a bad argument back, and the argument may be a URI with a
+   * password in it: no message leaves here with one. */
+  if (config == NULL)
+    {
+      scrub_string (local->message);
+      g_propagate_error (error, g_steal_pointer (&local));
+    }
+  return config;
 }

@@ -20,9 +20,22 @@ typedef enum
   KT_START_LATEST,
 } KtStart;
 
+typedef enum
+{
+  KT_OFFSETS_MYSQL,  /* kafka_offset (default) */
+  KT_OFFSETS_KAFKA,  /* the consumer group's committed offsets (idempotent only) */
+} KtOffsetStore;
+
+/* One partition:offset pair of --from / --until. */
 typedef struct
 {
-  char        *command;         /* "run", "init-db" */
+  gint32 partition;
+  gint64 offset;
+} KtPartitionOffset;
+
+typedef struct
+{
+  char        *command;         /* "run", "replay", "status", "init-db" */
   char        *brokers;
   char        *topic;
   char        *job;             /* default: the topic */
@@ -36,6 +49,12 @@ typedef struct
   KtOnDataLoss on_data_loss;
   double       startup_timeout; /* seconds */
   char       **kafka_properties;  /* -X key=value, in order */
+  KtOffsetStore offsets;
+  char        *table;           /* the counts table: error_log, or replay's */
+  GArray      *replay_from;     /* KtPartitionOffset, replay only, by partition */
+  GArray      *replay_until;    /* same partitions, same order */
+  gboolean     table_explicit;  /* --table was given */
+  gboolean     json;            /* status --json */
   gboolean     verbose;
   gboolean     quiet;
 } KtConfig;
@@ -56,6 +75,11 @@ void      kt_db_config_clear (KtDbConfig *db);
 /* [A-Za-z0-9_]{1,64}: the only table and database names ktally accepts.
  * Anything else is refused, never quoted through. */
 gboolean  kt_is_identifier (const char *name);
+
+/* Parses "P:OFF[,P:OFF...]" for @flag into @out (KtPartitionOffset,
+ * sorted by partition). A partition given twice is an error. */
+gboolean  kt_partition_offsets_parse (const char *flag, const char *text,
+                                      GArray *out, GError **error);
 
 /* Overwrites, in place, the password of any mysql:// URI among @argv, so
  * that it does not show in ps(1). Call before parsing (on a copy). */

@@ -70,6 +70,8 @@ usage (FILE *out)
          "\n"
          "Commands:\n"
          "  run       read the topic in micro-batches, forever (or until idle)\n"
+         "  replay    count a fixed offset range into a table of its own, once\n"
+         "  status    show where every partition stands: offsets, lag, data loss\n"
          "  init-db   create ktally's tables in a database\n"
          "\n"
          "'ktally COMMAND --help' explains each command's options.\n",
@@ -134,8 +136,10 @@ main (int argc, char **argv)
   sigaction (SIGINT, &sa, NULL);
   signal (SIGPIPE, SIG_IGN);
 
-  if (g_str_equal (command, "run"))
+  if (g_str_equal (command, "run") || g_str_equal (command, "replay"))
     ok = kt_run (config, &stop_requested, &error);
+  else if (g_str_equal (command, "status"))
+    ok = kt_status (config, &error);
   else
     ok = kt_init_db (config, &error);
 

@@ -67,3 +67,34 @@ kt_plan_span (const GArray *ranges)
     }
   return span;
 }
+
+void
+kt_plan_reread_chunk (KtRange *range, gint64 open_start, gint64 open_until,
+                      gint64 low)
+{
+  if (range->read_from != range->from)
+    return;  /* a skipped data loss: reading starts at the log start */
+  if (open_start >= 0 && open_start >= low)
+    range->read_from = open_start;  /* rewrite the open chunk from its start */
+  else if (open_start >= 0)
+    /* Its head is gone: keep the row, start a new chunk where it ends
+     * (past `from` when the output landed but the offsets did not). */
+    range->read_from = MAX (range->from, open_until);
+  /* else: nothing of this chunk was ever written (a first batch, --start
+   * latest): it starts at from. */
+
+  if (range->read_from > range->until)
+    range->until = range->read_from;
+}
+
+void
+kt_plan_chunks (const KtRange *range, gint64 chunk_size, GArray *bounds)
+{
+  for (gint64 start = range->read_from; start < range->until;)
+    {
+      gint64 next = MIN (range->until, start - start % chunk_size + chunk_size);
+      g_array_append_val (bounds, start);
+      g_array_append_val (bounds, next);
+      start = next;
+    }
+}

@@ -7,7 +7,9 @@
  * writer never needs special cases here. */
 #include "run.h"
 
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include "error.h"
 #include "parse.h"
 #include "reduce.h"
@@ -20,6 +22,9 @@
 #define STALL_MS           30000
 #define SAMPLE_EVERY_US    (60 * G_USEC_PER_SEC)
 #define SAMPLE_BYTES       120
+/* Idempotent mode's chunk: the unit that is rewritten whole. Smaller means
+ * less to re-read at the tip each batch, more rows in error_log_chunk. */
+#define CHUNK_OFFSETS      10000
 
 typedef struct
 {
@@ -29,19 +34,52 @@ typedef struct
   KtSink    *sink;
   KtParser  *parser;
   KtReducer *reducer;
-  GArray    *partitions;  /* gint32, ascending */
+  gboolean   idempotent;
+  gboolean   replay;
+  GArray    *partitions;  /* gint32, ascending (replay: the listed ones) */
+  GHashTable *chunks;     /* idempotent: ChunkKey -> KtReducer, per batch */
   gint64     metadata_at; /* monotonic time of the last partition list */
   guint64    batch_no;
   /* Set when a COMMIT's answer was lost: the next batch reads the offsets
    * back and says whether it landed. */
   GArray    *unknown_commit;
   gint64     last_sample_at;
+  /* Totals over the whole run, for replay's progress and summary. */
+  gint64     started;
+  guint64    total_records;
+  KtParseCounts total;
 } Runner;
+
+/* Idempotent mode: counts are kept per (partition, chunk start). */
+typedef struct
+{
+  gint32 partition;
+  gint64 start;
+} ChunkKey;
+
+static guint
+chunk_key_hash (gconstpointer p)
+{
+  const ChunkKey *k = p;
+  return g_int64_hash (&k->start) * 31u + (guint) k->partition;
+}
+
+static gboolean
+chunk_key_equal (gconstpointer a, gconstpointer b)
+{
+  const ChunkKey *x = a, *y = b;
+  return x->partition == y->partition && x->start == y->start;
+}
 
 /* What one batch read. */
 typedef struct
 {
   Runner        *runner;
+  const GArray  *ranges;
+  /* Idempotent: the chunk the last record went to (records come in runs). */
+  gint32         chunk_partition;
+  gint64         chunk_start, chunk_end;
+  KtReducer     *chunk_counts;
   KtParseCounts  counts;
   guint64        records;
   gboolean       have_sample;
@@ -65,16 +103,51 @@ nap (const volatile int *stop, double seconds)
     }
 }
 
+/* Points @b at the chunk of @partition that holds @offset: the chunk of
+ * this batch's range that starts at or below it. */
+static void
+find_chunk (BatchReading *b, gint32 partition, gint64 offset)
+{
+  ChunkKey key = { partition, offset - offset % CHUNK_OFFSETS };
+  KtReducer *counts;
+
+  for (guint i = 0; i < b->ranges->len; i++)
+    {
+      const KtRange *r = &g_array_index (b->ranges, KtRange, i);
+      /* The first chunk of a range may start off the grid (see plan.h). */
+      if (r->partition == partition && r->read_from > key.start)
+        key.start = r->read_from;
+    }
+  counts = g_hash_table_lookup (b->runner->chunks, &key);
+  if (counts == NULL)
+    {
+      counts = kt_reducer_new ();
+      g_hash_table_insert (b->runner->chunks, g_memdup2 (&key, sizeof key), counts);
+    }
+  b->chunk_partition = partition;
+  b->chunk_start = key.start;
+  b->chunk_end = offset - offset % CHUNK_OFFSETS + CHUNK_OFFSETS;
+  b->chunk_counts = counts;
+}
+
 static void
 on_record (gint32 partition, gint64 offset, const char *value, gsize len,
            gpointer user_data)
 {
   BatchReading *b = user_data;
+  KtReducer *counts = b->runner->reducer;
   const char *bad = NULL;
   gsize bad_len = 0;
 
   b->records++;
-  if (kt_parser_value (b->runner->parser, value, len, b->runner->reducer,
+  if (b->runner->idempotent)
+    {
+      if (partition != b->chunk_partition || offset < b->chunk_start
+          || offset >= b->chunk_end)
+        find_chunk (b, partition, offset);
+      counts = b->chunk_counts;
+    }
+  if (kt_parser_value (b->runner->parser, value, len, counts,
                        &b->counts, &bad, &bad_len) > 0
       && !b->have_sample)
     {
@@ -86,10 +159,31 @@ on_record (gint32 partition, gint64 offset, const char *value, gsize len,
     }
 }
 
+/* Where a replay starts and ends on @partition. */
+static const KtPartitionOffset *
+replay_bound (const GArray *bounds, gint32 partition)
+{
+  for (guint i = 0; i < bounds->len; i++)
+    if (g_array_index (bounds, KtPartitionOffset, i).partition == partition)
+      return &g_array_index (bounds, KtPartitionOffset, i);
+  return NULL;
+}
+
+/* The stored offsets of @states: kafka_offset, or the consumer group's
+ * committed offsets with --offsets kafka. */
+static gboolean
+load_offsets (Runner *r, KtPartitionState *s, guint n, GError **error)
+{
+  if (r->config->offsets == KT_OFFSETS_KAFKA)
+    return kt_source_committed (r->source, s, n, KAFKA_TIMEOUT_MS, error);
+  return kt_sink_load_offsets (r->sink, r->config->job, r->config->topic, s, n, error);
+}
+
 /* Reads the stored offsets of every partition into @states, creating the
  * rows of partitions seen for the first time, then the watermarks. The
  * offsets come first: a stored offset is never ahead of the high watermark
- * asked after it, even while another writer commits. */
+ * asked after it, even while another writer commits. A replay sees only
+ * its partitions, each ending at its --until. */
 static gboolean
 load_states (Runner *r, GArray *states, GError **error)
 {
@@ -102,7 +196,7 @@ load_states (Runner *r, GArray *states, GError **error)
   for (guint i = 0; i < states->len; i++)
     s[i] = (KtPartitionState) { g_array_index (r->partitions, gint32, i), -1, 0, 0 };
 
-  if (!kt_sink_load_offsets (r->sink, config->job, config->topic, s, states->len, error)
+  if (!load_offsets (r, s, states->len, error)
       || !kt_source_watermarks (r->source, s, states->len, KAFKA_TIMEOUT_MS, error))
     return FALSE;
 
@@ -111,17 +205,30 @@ load_states (Runner *r, GArray *states, GError **error)
       {
         gint64 at = config->start == KT_START_LATEST ? s[i].high : s[i].low;
 
+        if (r->replay)
+          at = replay_bound (config->replay_from, s[i].partition)->offset;
+        else
+          g_message ("job %s: %s/%d is new: starting at its %s offset %" G_GINT64_FORMAT,
+                     config->job, config->topic, s[i].partition,
+                     config->start == KT_START_LATEST ? "latest" : "earliest", at);
+        if (config->offsets == KT_OFFSETS_KAFKA)
+          {
+            s[i].stored = at;  /* committed to the group after the first batch */
+            continue;
+          }
         missing = TRUE;
-        g_message ("job %s: %s/%d is new: starting at its %s offset %" G_GINT64_FORMAT,
-                   config->job, config->topic, s[i].partition,
-                   config->start == KT_START_LATEST ? "latest" : "earliest", at);
         if (!kt_sink_init_offset (r->sink, config->job, config->topic,
                                   s[i].partition, at, error))
           return FALSE;
       }
-  if (missing)
-    return kt_sink_load_offsets (r->sink, config->job, config->topic, s, states->len, error)
-           && kt_source_watermarks (r->source, s, states->len, KAFKA_TIMEOUT_MS, error);
+  if (missing
+      && (!load_offsets (r, s, states->len, error)
+          || !kt_source_watermarks (r->source, s, states->len, KAFKA_TIMEOUT_MS, error)))
+    return FALSE;
+
+  if (r->replay)
+    for (guint i = 0; i < states->len; i++)
+      s[i].high = MIN (s[i].high, replay_bound (config->replay_until, s[i].partition)->offset);
   return TRUE;
 }
 
@@ -156,6 +263,111 @@ report_unknown_commit (Runner *r, GArray *states)
   g_array_set_size (r->unknown_commit, 0);
 }
 
+/* Idempotent mode, before reading: moves each range back to the start of
+ * its open chunk, so the chunk is rewritten whole (see plan.h). */
+static gboolean
+reread_open_chunks (Runner *r, GArray *ranges, const GArray *states, GError **error)
+{
+  g_autoptr(GArray) open = g_array_new (FALSE, FALSE, sizeof (KtOpenChunk));
+
+  if (!kt_sink_open_chunks (r->sink, r->config->job, r->config->topic, ranges,
+                            CHUNK_OFFSETS, open, error))
+    return FALSE;
+  for (guint i = 0; i < ranges->len; i++)
+    {
+      KtRange *rg = &g_array_index (ranges, KtRange, i);
+      const KtOpenChunk *o = &g_array_index (open, KtOpenChunk, i);
+      gint64 low = 0;
+
+      for (guint j = 0; j < states->len; j++)
+        if (g_array_index (states, KtPartitionState, j).partition == rg->partition)
+          low = g_array_index (states, KtPartitionState, j).low;
+      kt_plan_reread_chunk (rg, o->chunk_start, o->chunk_until, low);
+    }
+  return TRUE;
+}
+
+/* Idempotent mode: writes every chunk the batch covered (an empty chunk
+ * too: its row records how far it was read), then stores the offsets. */
+static gboolean
+commit_idempotent (Runner *r, const GArray *ranges, gint32 *fenced, GError **error)
+{
+  const KtConfig *config = r->config;
+  g_autoptr(GArray) chunks = g_array_new (FALSE, FALSE, sizeof (KtChunk));
+  g_autoptr(GArray) bounds = g_array_new (FALSE, FALSE, sizeof (gint64));
+  g_autoptr(GPtrArray) empty = g_ptr_array_new_with_free_func ((GDestroyNotify) kt_reducer_free);
+
+  for (guint i = 0; i < ranges->len; i++)
+    {
+      const KtRange *rg = &g_array_index (ranges, KtRange, i);
+
+      g_array_set_size (bounds, 0);
+      kt_plan_chunks (rg, CHUNK_OFFSETS, bounds);
+      for (guint j = 0; j < bounds->len; j += 2)
+        {
+          ChunkKey key = { rg->partition, g_array_index (bounds, gint64, j) };
+          KtChunk c = { rg->partition, key.start, g_array_index (bounds, gint64, j + 1),
+                        g_hash_table_lookup (r->chunks, &key) };
+          if (c.counts == NULL)
+            {
+              c.counts = kt_reducer_new ();
+              g_ptr_array_add (empty, c.counts);
+            }
+          g_array_append_val (chunks, c);
+        }
+    }
+
+  /* Output first, then the offsets: a crash between the two rewrites the
+   * same chunks, to the same rows. */
+  *fenced = -1;
+  if (!kt_sink_write_chunks (r->sink, config->job, config->topic, chunks, error))
+    return FALSE;
+  if (config->offsets == KT_OFFSETS_KAFKA)
+    return kt_source_commit (r->source, ranges, error);
+  return kt_sink_store_offsets (r->sink, config->job, config->topic, ranges, fenced, error);
+}
+
+static gint64
+lag_after (const GArray *states, const GArray *ranges)
+{
+  gint64 lag = 0;
+
+  for (guint j = 0; j < states->len; j++)
+    {
+      const KtPartitionState *s = &g_array_index (states, KtPartitionState, j);
+      gint64 at = MAX (s->stored, s->low);
+
+      for (guint i = 0; i < ranges->len; i++)
+        if (g_array_index (ranges, KtRange, i).partition == s->partition)
+          at = g_array_index (ranges, KtRange, i).until;
+      lag += MAX (0, s->high - at);
+    }
+  return lag;
+}
+
+/* Replay on a terminal: offsets done of the total, rate, time left. */
+static void
+show_progress (Runner *r, const GArray *states, gint64 started)
+{
+  gint64 total = 0, left = 0;
+  double elapsed = (double) (g_get_monotonic_time () - started) / G_USEC_PER_SEC;
+  double rate;
+
+  for (guint i = 0; i < r->config->replay_from->len; i++)
+    total += g_array_index (r->config->replay_until, KtPartitionOffset, i).offset
+             - g_array_index (r->config->replay_from, KtPartitionOffset, i).offset;
+  for (guint j = 0; j < states->len; j++)
+    {
+      const KtPartitionState *s = &g_array_index (states, KtPartitionState, j);
+      left += MAX (0, s->high - MAX (s->stored, s->low));
+    }
+  rate = elapsed > 0 ? (double) (total - left) / elapsed : 0;
+  fprintf (stderr, "\rreplay: %" G_GINT64_FORMAT "/%" G_GINT64_FORMAT " offsets (%.0f%%), "
+           "%.0f offsets/s, ETA %.0f s   ", total - left, total,
+           total > 0 ? 100.0 * (double) (total - left) / (double) total : 100.0,
+           rate, rate > 0 ? (double) left / rate : 0.0);
+}
+
 /* One micro-batch. Returns TRUE when it ran to a known end (committed,
  * fenced, or nothing to do: *@idle), FALSE with the error otherwise. */
 static gboolean
@@ -165,16 +377,16 @@ run_batch (Runner *r, gboolean *idle, GError **error)
   g_autoptr(GArray) states = g_array_new (FALSE, TRUE, sizeof (KtPartitionState));
   g_autoptr(GArray) ranges = g_array_new (FALSE, TRUE, sizeof (KtRange));
   g_autoptr(GArray) losses = g_array_new (FALSE, TRUE, sizeof (KtDataLoss));
-  BatchReading reading = { .runner = r };
-  KtCommitResult result;
+  BatchReading reading = { .runner = r, .ranges = ranges, .chunk_partition = -1 };
+  KtCommitResult result = KT_COMMIT_DONE;
   gint32 fenced = -1;
-  gint64 started = g_get_monotonic_time (), lag = 0;
+  gint64 started = g_get_monotonic_time ();
   guint n_ranges;
 
   *idle = FALSE;
 
   /* Plan. Partitions added to the topic are picked up within a minute. */
-  if (started - r->metadata_at >= METADATA_EVERY_US)
+  if (!r->replay && started - r->metadata_at >= METADATA_EVERY_US)
     {
       if (!kt_source_partitions (r->source, r->partitions, KAFKA_TIMEOUT_MS, error))
         return FALSE;
@@ -207,9 +419,12 @@ run_batch (Runner *r, gboolean *idle, GError **error)
                r->batch_no);
       return TRUE;
     }
+  if (r->idempotent && !reread_open_chunks (r, ranges, states, error))
+    return FALSE;
 
   /* Read, parse, reduce: the source hands each record to on_record(). */
   kt_reducer_clear (r->reducer);
+  g_hash_table_remove_all (r->chunks);
   if (!kt_source_read (r->source, ranges, on_record, &reading, r->stop, STALL_MS, error))
     return FALSE;
 
@@ -224,9 +439,19 @@ run_batch (Runner *r, gboolean *idle, GError **error)
     }
   g_array_set_size (ranges, n_ranges);
 
-  /* Commit: counts and offsets in one transaction. */
-  if (!kt_sink_commit (r->sink, config->job, config->topic, ranges, r->reducer,
-                       &result, &fenced, error))
+  /* Commit: counts and offsets in one transaction, or (idempotent) the
+   * chunks, then the offsets. */
+  if (r->idempotent)
+    {
+      if (!commit_idempotent (r, ranges, &fenced, error))
+        return FALSE;
+      if (fenced >= 0)
+        g_message ("job %s: batch %" G_GUINT64_FORMAT ": %s/%d was moved by another "
+                   "writer: its output stands (idempotent), its offsets are theirs",
+                   config->job, r->batch_no, config->topic, fenced);
+    }
+  else if (!kt_sink_commit (r->sink, config->job, config->topic, ranges, r->reducer,
+                            &result, &fenced, error))
     {
       if (result == KT_COMMIT_UNKNOWN)
         {
@@ -245,30 +470,22 @@ run_batch (Runner *r, gboolean *idle, GError **error)
       return TRUE;
     }
 
-  for (guint i = 0; i < ranges->len; i++)
-    {
-      const KtRange *rg = &g_array_index (ranges, KtRange, i);
-      for (guint j = 0; j < states->len; j++)
-        if (g_array_index (states, KtPartitionState, j).partition == rg->partition)
-          lag += g_array_index (states, KtPartitionState, j).high - rg->until;
-    }
-  for (guint j = 0; j < states->len; j++)
-    {
-      const KtPartitionState *s = &g_array_index (states, KtPartitionState, j);
-      gboolean planned = FALSE;
-      for (guint i = 0; i < ranges->len; i++)
-        planned |= g_array_index (ranges, KtRange, i).partition == s->partition;
-      if (!planned && s->stored >= s->low)
-        lag += s->high - s->stored;
-    }
-
-  g_message ("job %s: batch %" G_GUINT64_FORMAT ": %u partitions, %" G_GUINT64_FORMAT
-             " records, %" G_GUINT64_FORMAT " lines, %" G_GUINT64_FORMAT " ERROR, %"
-             G_GUINT64_FORMAT " malformed, %u minutes, %.3f s, lag %" G_GINT64_FORMAT,
-             config->job, r->batch_no, ranges->len, reading.records,
-             reading.counts.lines, reading.counts.errors, reading.counts.malformed,
-             kt_reducer_size (r->reducer),
-             (double) (g_get_monotonic_time () - started) / G_USEC_PER_SEC, lag);
+  r->total_records += reading.records;
+  r->total.lines += reading.counts.lines;
+  r->total.errors += reading.counts.errors;
+  r->total.malformed += reading.counts.malformed;
+  if (r->replay && isatty (STDERR_FILENO))
+    show_progress (r, states, r->started);
+  g_log (G_LOG_DOMAIN, r->replay ? G_LOG_LEVEL_DEBUG : G_LOG_LEVEL_MESSAGE,
+         "job %s: batch %" G_GUINT64_FORMAT ": %u partitions, %" G_GUINT64_FORMAT
+         " records, %" G_GUINT64_FORMAT " lines, %" G_GUINT64_FORMAT " ERROR, %"
+         G_GUINT64_FORMAT " malformed, %u %s, %.3f s, lag %" G_GINT64_FORMAT,
+         config->job, r->batch_no, ranges->len, reading.records,
+         reading.counts.lines, reading.counts.errors, reading.counts.malformed,
+         r->idempotent ? g_hash_table_size (r->chunks) : kt_reducer_size (r->reducer),
+         r->idempotent ? "chunks" : "minutes",
+         (double) (g_get_monotonic_time () - started) / G_USEC_PER_SEC,
+         lag_after (states, ranges));
 
   if (reading.have_sample && started - r->last_sample_at >= SAMPLE_EVERY_US)
     {
@@ -280,7 +497,6 @@ run_batch (Runner *r, gboolean *idle, GError **error)
     }
   return TRUE;
 }
-
 /* Retries @what (a start-up step) until it works, fails for good, or the
  * start-up timeout passes. */
 typedef gboolean (*StartupStep) (Runner *r, int timeout_ms, GError **error);
@@ -338,15 +554,19 @@ runner_clear (Runner *r)
   g_clear_pointer (&r->sink, kt_sink_free);
   g_clear_pointer (&r->parser, kt_parser_free);
   g_clear_pointer (&r->reducer, kt_reducer_free);
+  g_clear_pointer (&r->chunks, g_hash_table_unref);
   g_clear_pointer (&r->partitions, g_array_unref);
   g_clear_pointer (&r->unknown_commit, g_array_unref);
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Runner, runner_clear)
 
-gboolean
-kt_run (const KtConfig *config, const volatile int *stop, GError **error)
+/* Creates the source and sink and waits for Kafka (the partition list)
+ * and MySQL, within --startup-timeout. Kafka first: an unknown topic must
+ * not leave tables behind. Sets *@stopped when a signal came meanwhile. */
+static gboolean
+runner_start (Runner *r, const KtConfig *config, const volatile int *stop,
+              gboolean *stopped, GError **error)
 {
-  g_auto(Runner) r = { .config = config, .stop = stop };
   KtSourceConfig source_config = {
     .brokers = config->brokers,
     .topic = config->topic,
@@ -354,47 +574,117 @@ kt_run (const KtConfig *config, const volatile int *stop, GError **error)
     .properties = (const char *const *) config->kafka_properties,
     .max_batch_bytes = config->max_batch_bytes,
   };
-  double backoff = 0;
-  gboolean present;
 
-  if (config->mode != KT_MODE_TRANSACTIONAL)
-    {
-      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
-                           "--mode: only 'transactional' is available in this version");
-      return FALSE;
-    }
-
-  r.source = kt_source_new (&source_config, error);
-  if (r.source == NULL)
+  r->config = config;
+  r->stop = stop;
+  r->idempotent = config->mode == KT_MODE_IDEMPOTENT;
+  r->replay = config->replay_from != NULL;
+  r->started = g_get_monotonic_time ();
+  *stopped = FALSE;
+  r->source = kt_source_new (&source_config, error);
+  if (r->source == NULL)
     return FALSE;
-  r.sink = kt_sink_new (&config->db);
-  r.parser = kt_parser_new (error);
-  if (r.parser == NULL)
+  r->sink = kt_sink_new (&config->db, config->table);
+  r->parser = kt_parser_new (error);
+  if (r->parser == NULL)
     return FALSE;
-  r.reducer = kt_reducer_new ();
-  r.partitions = g_array_new (FALSE, FALSE, sizeof (gint32));
-  r.unknown_commit = g_array_new (FALSE, FALSE, sizeof (KtRange));
+  r->reducer = kt_reducer_new ();
+  r->chunks = g_hash_table_new_full (chunk_key_hash, chunk_key_equal, g_free,
+                                     (GDestroyNotify) kt_reducer_free);
+  r->partitions = g_array_new (FALSE, FALSE, sizeof (gint32));
+  r->unknown_commit = g_array_new (FALSE, FALSE, sizeof (KtRange));
 
-  /* Kafka first: an unknown topic must not leave tables behind. */
-  if (!retry_startup (&r, startup_kafka, "Kafka", error)
-      || !retry_startup (&r, startup_mysql, "MySQL", error))
+  if (!retry_startup (r, startup_kafka, "Kafka", error)
+      || !retry_startup (r, startup_mysql, "MySQL", error))
     {
       if (!*stop)
         return FALSE;
       g_clear_error (error);  /* asked to stop while waiting: not a failure */
-      return TRUE;
+      *stopped = TRUE;
     }
-  if (!kt_sink_has_schema (r.sink, &present, error))
-    return FALSE;
-  if (!present)
+  return TRUE;
+}
+
+/* Replay: every listed partition exists and [from, until) is readable now,
+ * before anything is written. Narrows r->partitions to the listed ones. */
+static gboolean
+check_replay (Runner *r, GError **error)
+{
+  const KtConfig *config = r->config;
+  g_autoptr(GArray) states = g_array_new (FALSE, TRUE, sizeof (KtPartitionState));
+
+  for (guint i = 0; i < config->replay_from->len; i++)
     {
-      g_message ("creating ktally's tables in %s", kt_sink_describe (r.sink));
-      if (!kt_sink_apply_schema (r.sink, error))
-        return FALSE;
+      const KtPartitionOffset *f = &g_array_index (config->replay_from, KtPartitionOffset, i);
+      gboolean known = FALSE;
+      KtPartitionState s = { f->partition, -1, 0, 0 };
+
+      for (guint j = 0; j < r->partitions->len; j++)
+        known |= g_array_index (r->partitions, gint32, j) == f->partition;
+      if (!known)
+        {
+          g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                       "--from: topic %s has no partition %d (it has %u)",
+                       config->topic, f->partition, r->partitions->len);
+          return FALSE;
+        }
+      g_array_append_val (states, s);
     }
-  g_message ("job %s: reading %s (%u partitions) into %s, %s mode, every %g s",
+  if (!kt_source_watermarks (r->source, (KtPartitionState *) (void *) states->data,
+                             states->len, KAFKA_TIMEOUT_MS, error))
+    return FALSE;
+
+  g_array_set_size (r->partitions, 0);
+  for (guint i = 0; i < states->len; i++)
+    {
+      const KtPartitionState *s = &g_array_index (states, KtPartitionState, i);
+      gint64 from = g_array_index (config->replay_from, KtPartitionOffset, i).offset;
+      gint64 until = g_array_index (config->replay_until, KtPartitionOffset, i).offset;
+
+      if (until > s->high)
+        {
+          g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                       "--until: partition %d ends at %" G_GINT64_FORMAT
+                       " (its high watermark), not %" G_GINT64_FORMAT,
+                       s->partition, s->high, until);
+          return FALSE;
+        }
+      if (from < s->low && from < until)
+        {
+          g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                       "--from: partition %d starts at %" G_GINT64_FORMAT " now: "
+                       "offsets [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") were "
+                       "lost to retention", s->partition, s->low, from, s->low);
+          return FALSE;
+        }
+      g_array_append_val (r->partitions, s->partition);
+    }
+  return TRUE;
+}
+
+gboolean
+kt_run (const KtConfig *config, const volatile int *stop, GError **error)
+{
+  g_auto(Runner) r = { 0 };
+  double backoff = 0;
+  gboolean stopped;
+
+  if (!runner_start (&r, config, stop, &stopped, error))
+    return FALSE;
+  if (stopped)
+    return TRUE;
+  if (r.replay && !check_replay (&r, error))
+    return FALSE;
+  if (!kt_sink_prepare (r.sink, r.idempotent, error))
+    return FALSE;
+  if (r.replay && g_str_equal (config->table, "error_log"))
+    g_warning ("replaying into the live error_log: these counts are ADDED to it");
+
+  g_message ("job %s: reading %s (%u partitions) into %s.%s, %s mode%s, every %g s",
              config->job, config->topic, r.partitions->len, kt_sink_describe (r.sink),
-             "transactional", config->interval);
+             config->table, r.idempotent ? "idempotent" : "transactional",
+             config->offsets == KT_OFFSETS_KAFKA ? " with offsets in Kafka" : "",
+             config->interval);
 
   while (!*stop)
     {
@@ -425,8 +715,20 @@ kt_run (const KtConfig *config, const volatile int *stop, GError **error)
       backoff = 0;
       if (idle && config->exit_when_idle)
         {
-          g_message ("job %s: idle: every partition is committed up to its high "
-                     "watermark", config->job);
+          if (r.replay)
+            {
+              if (isatty (STDERR_FILENO))
+                fputc ('\n', stderr);
+              g_message ("replay %s: done: %" G_GUINT64_FORMAT " records, %"
+                         G_GUINT64_FORMAT " lines, %" G_GUINT64_FORMAT " ERROR, %"
+                         G_GUINT64_FORMAT " malformed added to %s in %.1f s",
+                         config->job, r.total_records, r.total.lines, r.total.errors,
+                         r.total.malformed, config->table,
+                         (double) (g_get_monotonic_time () - r.started) / G_USEC_PER_SEC);
+            }
+          else
+            g_message ("job %s: idle: every partition is committed up to its high "
+                       "watermark", config->job);
           break;
         }
       if (config->interval == 0)
@@ -443,12 +745,102 @@ kt_run (const KtConfig *config, const volatile int *stop, GError **error)
 }
 
 gboolean
+kt_status (const KtConfig *config, GError **error)
+{
+  g_auto(Runner) r = { 0 };
+  g_autoptr(GArray) states = g_array_new (FALSE, TRUE, sizeof (KtPartitionState));
+  g_autoptr(GString) out = g_string_new (NULL);
+  static const volatile int never = 0;
+  gint64 t_stored = 0, t_high = 0, t_lag = 0, t_lost = 0;
+  gboolean stopped, present;
+
+  if (!runner_start (&r, config, &never, &stopped, error)
+      || !kt_sink_has_offsets (r.sink, &present, error))
+    return FALSE;
+
+  g_array_set_size (states, r.partitions->len);
+  for (guint i = 0; i < states->len; i++)
+    g_array_index (states, KtPartitionState, i) =
+      (KtPartitionState) { g_array_index (r.partitions, gint32, i), -1, 0, 0 };
+  /* Nothing is created: a job that never ran has no offsets to show. */
+  if ((present && !kt_sink_load_offsets (r.sink, config->job, config->topic,
+                                         (KtPartitionState *) (void *) states->data,
+                                         states->len, error))
+      || !kt_source_watermarks (r.source, (KtPartitionState *) (void *) states->data,
+                                states->len, KAFKA_TIMEOUT_MS, error))
+    return FALSE;
+
+  if (config->json)
+    g_string_append_printf (out, "{\"job\": \"%s\", \"topic\": \"%s\", \"partitions\": [",
+                            config->job, config->topic);
+  else
+    g_string_append_printf (out, "job %s, topic %s\n%9s %12s %12s %14s %12s  %s\n",
+                            config->job, config->topic, "partition", "stored",
+                            "log start", "high watermark", "lag", "data lost");
+  for (guint i = 0; i < states->len; i++)
+    {
+      const KtPartitionState *s = &g_array_index (states, KtPartitionState, i);
+      gboolean lost = s->stored >= 0 && (s->stored < s->low || s->stored > s->high);
+      gint64 lost_n = !lost ? 0 : s->stored < s->low ? s->low - s->stored : s->stored - s->high;
+      /* Without a stored offset, everything readable is still to do. */
+      gint64 lag = s->stored < 0 ? s->high - s->low : s->high - MAX (s->stored, s->low);
+
+      lag = MAX (lag, 0);
+      t_stored += MAX (s->stored, 0);
+      t_high += s->high;
+      t_lag += lag;
+      t_lost += lost_n;
+      if (config->json)
+        {
+          g_string_append_printf (out, "%s{\"partition\": %d, \"stored\": ", i ? ", " : "",
+                                  s->partition);
+          if (s->stored >= 0)
+            g_string_append_printf (out, "%" G_GINT64_FORMAT, s->stored);
+          else
+            g_string_append (out, "null");
+          g_string_append_printf (out, ", \"log_start\": %" G_GINT64_FORMAT
+                                  ", \"high_watermark\": %" G_GINT64_FORMAT
+                                  ", \"lag\": %" G_GINT64_FORMAT ", \"data_lost\": %s"
+                                  ", \"lost_offsets\": %" G_GINT64_FORMAT "}",
+                                  s->low, s->high, lag, lost ? "true" : "false", lost_n);
+        }
+      else
+        {
+          g_autofree char *stored = s->stored >= 0
+            ? g_strdup_printf ("%" G_GINT64_FORMAT, s->stored) : g_strdup ("-");
+          g_autofree char *what = !lost ? g_strdup ("-")
+            : s->stored < s->low
+              ? g_strdup_printf ("YES: [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") gone",
+                                 s->stored, s->low)
+              : g_strdup_printf ("YES: stored offset beyond the end");
+          g_string_append_printf (out, "%9d %12s %12" G_GINT64_FORMAT " %14" G_GINT64_FORMAT
+                                  " %12" G_GINT64_FORMAT "  %s\n", s->partition, stored,
+                                  s->low, s->high, lag, what);
+        }
+    }
+  if (config->json)
+    g_string_append_printf (out, "], \"totals\": {\"partitions\": %u, \"stored\": %"
+                            G_GINT64_FORMAT ", \"high_watermark\": %" G_GINT64_FORMAT
+                            ", \"lag\": %" G_GINT64_FORMAT ", \"lost_offsets\": %"
+                            G_GINT64_FORMAT "}}\n", states->len, t_stored, t_high,
+                            t_lag, t_lost);
+  else
+    g_string_append_printf (out, "%9s %12" G_GINT64_FORMAT " %12s %14" G_GINT64_FORMAT
+                            " %12" G_GINT64_FORMAT "  %s\n", "total", t_stored, "",
+                            t_high, t_lag, t_lost > 0 ? "YES" : "-");
+  fputs (out->str, stdout);
+  return TRUE;
+}
+
+gboolean
 kt_init_db (const KtConfig *config, GError **error)
 {
-  g_autoptr(KtSink) sink = kt_sink_new (&config->db);
+  g_autoptr(KtSink) sink = kt_sink_new (&config->db, "error_log");
 
-  if (!kt_sink_apply_schema (sink, error))
+  if (!kt_sink_prepare (sink, config->mode == KT_MODE_IDEMPOTENT, error))
     return FALSE;
-  g_message ("ktally's tables are in %s", kt_sink_describe (sink));
+  g_message ("ktally's %s tables are in %s",
+             config->mode == KT_MODE_IDEMPOTENT ? "idempotent-mode" : "transactional-mode",
+             kt_sink_describe (sink));
   return TRUE;
 }

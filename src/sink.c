@@ -22,15 +22,17 @@
 struct _KtSink
 {
   KtDbConfig db;
+  char      *table;
   char      *description;
   MYSQL     *conn;
 };
 
 KtSink *
-kt_sink_new (const KtDbConfig *db)
+kt_sink_new (const KtDbConfig *db, const char *table)
 {
   KtSink *self = g_new0 (KtSink, 1);
 
+  self->table = g_strdup (table);
   self->db.host = g_strdup (db->host);
   self->db.port = db->port;
   self->db.user = g_strdup (db->user);
@@ -58,6 +60,7 @@ kt_sink_free (KtSink *self)
   g_free (self->db.password);
   g_free (self->db.database);
   g_free (self->db.socket);
+  g_free (self->table);
   g_free (self->description);
   g_free (self);
 }
@@ -187,38 +190,13 @@ append_quoted (KtSink *self, GString *out, const char *s)
   g_string_append_c (out, '\'');
 }
 
-gboolean
-kt_sink_has_schema (KtSink *self, gboolean *present, GError **error)
+/* Runs each statement of an embedded .sql file (statements end with ';'
+ * at the end of a line; '--' lines are comments). */
+static gboolean
+apply_sql (KtSink *self, const char *text, GError **error)
 {
-  g_autoptr(MYSQL_RES) res = NULL;
-  MYSQL_ROW row;
+  g_auto(GStrv) statements = g_strsplit (text, ";\n", -1);
 
-  if (!kt_sink_connect (self, error))
-    return FALSE;
-  if (!query (self, "SELECT COUNT(*) FROM information_schema.tables "
-                    "WHERE table_schema = DATABASE() "
-                    "AND table_name IN ('error_log', 'kafka_offset')",
-              "cannot look for the tables", error))
-    return FALSE;
-  res = mysql_store_result (self->conn);
-  if (res == NULL || (row = mysql_fetch_row (res)) == NULL)
-    {
-      set_mysql_error (self, error, "cannot look for the tables");
-      return FALSE;
-    }
-  *present = g_strcmp0 (row[0], "2") == 0;
-  return TRUE;
-}
-
-gboolean
-kt_sink_apply_schema (KtSink *self, GError **error)
-{
-  g_auto(GStrv) statements = NULL;
-
-  if (!kt_sink_connect (self, error))
-    return FALSE;
-  /* schema.sql ends each statement with ';' at the end of a line. */
-  statements = g_strsplit (kt_schema_sql, ";\n", -1);
   for (char **s = statements; *s != NULL; s++)
     {
       g_autoptr(GString) sql = g_string_new (NULL);
@@ -227,11 +205,99 @@ kt_sink_apply_schema (KtSink *self, GError **error)
       for (char **l = lines; *l != NULL; l++)
         if (!g_str_has_prefix (g_strstrip (*l), "--") && **l != '\0')
           g_string_append_printf (sql, "%s\n", *l);
-      if (sql->len == 0)
-        continue;
-      if (!query (self, sql->str, "cannot apply the schema", error))
+      if (sql->len > 0 && !query (self, sql->str, "cannot create ktally's tables", error))
         return FALSE;
     }
+  return TRUE;
+}
+
+/* The type of @table in the database: "BASE TABLE", "VIEW", or NULL when
+ * absent (then *@type is NULL and the call still succeeds). */
+static gboolean
+table_type (KtSink *self, const char *table, char **type, GError **error)
+{
+  g_autoptr(GString) sql = g_string_new ("SELECT table_type FROM information_schema.tables "
+                                         "WHERE table_schema = DATABASE() AND table_name = ");
+  g_autoptr(MYSQL_RES) res = NULL;
+  MYSQL_ROW row;
+
+  append_quoted (self, sql, table);
+  if (!query (self, sql->str, "cannot look for the tables", error))
+    return FALSE;
+  res = mysql_store_result (self->conn);
+  if (res == NULL && mysql_errno (self->conn) != 0)
+    {
+      set_mysql_error (self, error, "cannot look for the tables");
+      return FALSE;
+    }
+  row = res != NULL ? mysql_fetch_row (res) : NULL;
+  *type = row != NULL ? g_strdup (row[0]) : NULL;
+  return TRUE;
+}
+
+gboolean
+kt_sink_prepare (KtSink *self, gboolean idempotent, GError **error)
+{
+  g_autofree char *error_log = NULL;
+  g_autofree char *target = NULL;
+  g_autofree char *offsets = NULL;
+  gboolean is_view;
+
+  if (!kt_sink_connect (self, error)
+      || !table_type (self, "error_log", &error_log, error)
+      || !table_type (self, self->table, &target, error)
+      || !table_type (self, "kafka_offset", &offsets, error))
+    return FALSE;
+
+  is_view = g_strcmp0 (error_log, "VIEW") == 0;
+  /* A replay into a table of its own does not care whose error_log it is. */
+  if (error_log != NULL && is_view != idempotent
+      && (idempotent || g_str_equal (self->table, "error_log")))
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "%s: error_log is %s, so this database belongs to %s-mode jobs; "
+                   "use another database for a %s job", self->description,
+                   is_view ? "a view over idempotent chunks" : "a table",
+                   is_view ? "idempotent" : "transactional",
+                   idempotent ? "idempotent" : "transactional");
+      return FALSE;
+    }
+  if (!idempotent && target != NULL && g_strcmp0 (target, "BASE TABLE") != 0)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "%s: %s is a view, not a table",
+                   self->description, self->table);
+      return FALSE;
+    }
+
+  if (idempotent ? error_log == NULL : (error_log == NULL || offsets == NULL))
+    {
+      g_message ("creating ktally's %s tables in %s",
+                 idempotent ? "idempotent-mode" : "", self->description);
+      if (!apply_sql (self, idempotent ? kt_idempotent_sql : kt_schema_sql, error))
+        return FALSE;
+    }
+  if (!idempotent && target == NULL && g_strcmp0 (self->table, "error_log") != 0)
+    {
+      /* Exactly error_log's columns and types. The name is an identifier
+       * the CLI checked ([A-Za-z0-9_]): quoting it is enough. */
+      g_autofree char *sql = g_strdup_printf (
+        "CREATE TABLE IF NOT EXISTS `%s` (log_time DATETIME PRIMARY KEY, "
+        "log_count INT NOT NULL DEFAULT 0) ENGINE = InnoDB", self->table);
+      g_message ("creating table %s in %s", self->table, self->description);
+      if (!query (self, sql, "cannot create the table", error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+kt_sink_has_offsets (KtSink *self, gboolean *present, GError **error)
+{
+  g_autofree char *type = NULL;
+
+  if (!kt_sink_connect (self, error) || !table_type (self, "kafka_offset", &type, error))
+    return FALSE;
+  *present = type != NULL;
   return TRUE;
 }
 
@@ -310,7 +376,7 @@ upsert_counts (KtSink *self, KtReducer *reducer, GError **error)
     {
       guint end = MIN (rows->len, start + UPSERT_ROWS);
 
-      g_string_assign (sql, "INSERT INTO error_log (log_time, log_count) VALUES ");
+      g_string_printf (sql, "INSERT INTO `%s` (log_time, log_count) VALUES ", self->table);
       for (guint i = start; i < end; i++)
         {
           const KtMinuteCount *mc = &g_array_index (rows, KtMinuteCount, i);
@@ -322,35 +388,27 @@ upsert_counts (KtSink *self, KtReducer *reducer, GError **error)
                                   i > start ? "," : "", when, mc->count);
         }
       g_string_append (sql, " ON DUPLICATE KEY UPDATE log_count = log_count + VALUES(log_count)");
-      if (!query (self, sql->str, "cannot write error_log", error))
+      if (!query (self, sql->str, "cannot write the counts", error))
         return FALSE;
     }
   return TRUE;
 }
 
-gboolean
-kt_sink_commit (KtSink *self, const char *job, const char *topic,
-                const GArray *ranges, KtReducer *reducer,
-                KtCommitResult *result, gint32 *fenced_partition, GError **error)
+/* The fenced offset UPDATEs. Stops at the first partition whose offset
+ * is no longer the range's `from` (0 rows: another writer moved it past
+ * `from` after we planned; its counts are in, ours must not be) and names
+ * it in *@fenced_partition; -1 when every row moved. */
+static gboolean
+update_offsets (KtSink *self, const char *job, const char *topic,
+                const GArray *ranges, gint32 *fenced_partition, GError **error)
 {
   g_autoptr(GString) sql = g_string_new (NULL);
-  g_autoptr(GString) where = g_string_new (NULL);
+  g_autoptr(GString) where = g_string_new (" WHERE job = ");
 
-  *result = KT_COMMIT_FAILED;
-  if (!kt_sink_connect (self, error))
-    return FALSE;
-  if (!query (self, "START TRANSACTION", "cannot start a transaction", error))
-    return FALSE;
-
-  g_string_append (where, " WHERE job = ");
   append_quoted (self, where, job);
   g_string_append (where, " AND topic = ");
   append_quoted (self, where, topic);
-
-  /* Offsets first, in partition order (the plan's order): a second writer
-   * on the same job blocks on the first row lock right here, and once the
-   * first commits, sees that `offset` moved and backs off without having
-   * touched error_log. */
+  *fenced_partition = -1;
   for (guint i = 0; i < ranges->len; i++)
     {
       const KtRange *r = &g_array_index (ranges, KtRange, i);
@@ -359,19 +417,61 @@ kt_sink_commit (KtSink *self, const char *job, const char *topic,
                        " AND `partition` = %d AND `offset` = %" G_GINT64_FORMAT,
                        r->until, where->str, r->partition, r->from);
       if (!query (self, sql->str, "cannot update kafka_offset", error))
-        {
-          rollback (self);
-          return FALSE;
-        }
+        return FALSE;
       if (mysql_affected_rows (self->conn) != 1)
         {
-          /* 0 rows: another writer moved this partition past `from` after
-           * we planned. Its counts are in; ours must not be. */
-          rollback (self);
-          *result = KT_COMMIT_FENCED;
           *fenced_partition = r->partition;
           return TRUE;
         }
+    }
+  return TRUE;
+}
+
+gboolean
+kt_sink_store_offsets (KtSink *self, const char *job, const char *topic,
+                       const GArray *ranges, gint32 *fenced_partition, GError **error)
+{
+  if (!kt_sink_connect (self, error)
+      || !query (self, "START TRANSACTION", "cannot start a transaction", error))
+    return FALSE;
+  if (!update_offsets (self, job, topic, ranges, fenced_partition, error))
+    {
+      rollback (self);
+      return FALSE;
+    }
+  if (*fenced_partition >= 0)
+    {
+      rollback (self);
+      return TRUE;
+    }
+  return query (self, "COMMIT", "cannot commit the offsets", error);
+}
+
+gboolean
+kt_sink_commit (KtSink *self, const char *job, const char *topic,
+                const GArray *ranges, KtReducer *reducer,
+                KtCommitResult *result, gint32 *fenced_partition, GError **error)
+{
+  *result = KT_COMMIT_FAILED;
+  if (!kt_sink_connect (self, error))
+    return FALSE;
+  if (!query (self, "START TRANSACTION", "cannot start a transaction", error))
+    return FALSE;
+
+  /* Offsets first, in partition order (the plan's order): a second writer
+   * on the same job blocks on the first row lock right here, and once the
+   * first commits, sees that `offset` moved and backs off without having
+   * touched the counts. */
+  if (!update_offsets (self, job, topic, ranges, fenced_partition, error))
+    {
+      rollback (self);
+      return FALSE;
+    }
+  if (*fenced_partition >= 0)
+    {
+      rollback (self);
+      *result = KT_COMMIT_FENCED;
+      return TRUE;
     }
 
   if (!upsert_counts (self, reducer, error))
@@ -393,5 +493,218 @@ kt_sink_commit (KtSink *self, const char *job, const char *topic,
       return FALSE;
     }
   *result = KT_COMMIT_DONE;
+  return TRUE;
+}
+
+/* Appends "(`partition` = P AND chunk_start = S) OR ..." for @chunks. */
+static void
+append_chunk_keys (GString *sql, const GArray *chunks, const gboolean *want)
+{
+  gboolean first = TRUE;
+
+  g_string_append_c (sql, '(');
+  for (guint i = 0; i < chunks->len; i++)
+    {
+      const KtChunk *c = &g_array_index (chunks, KtChunk, i);
+      if (want != NULL && !want[i])
+        continue;
+      g_string_append_printf (sql, "%s(`partition` = %d AND chunk_start = %" G_GINT64_FORMAT ")",
+                              first ? "" : " OR ", c->partition, c->chunk_start);
+      first = FALSE;
+    }
+  g_string_append_c (sql, ')');
+}
+
+gboolean
+kt_sink_write_chunks (KtSink *self, const char *job, const char *topic,
+                      const GArray *chunks, GError **error)
+{
+  g_autoptr(GString) sql = g_string_new (NULL);
+  g_autoptr(GString) key = g_string_new (NULL);  /* 'job','topic', */
+  g_autoptr(MYSQL_RES) res = NULL;
+  g_autofree gboolean *write = NULL;
+  guint n_write = 0, rows = 0;
+  MYSQL_ROW row;
+
+  if (chunks->len == 0)
+    return TRUE;
+  if (!kt_sink_connect (self, error)
+      || !query (self, "START TRANSACTION", "cannot start a transaction", error))
+    return FALSE;
+
+  append_quoted (self, key, job);
+  g_string_append_c (key, ',');
+  append_quoted (self, key, topic);
+  g_string_append_c (key, ',');
+
+  /* 1. Lock each chunk's row (creating it if new), in (partition, chunk)
+   *    order: writers of one chunk queue here, one at a time. */
+  g_string_assign (sql, "INSERT IGNORE INTO ktally_chunk (job, topic, `partition`, "
+                        "chunk_start, chunk_until) VALUES ");
+  for (guint i = 0; i < chunks->len; i++)
+    {
+      const KtChunk *c = &g_array_index (chunks, KtChunk, i);
+      g_string_append_printf (sql, "%s(%s%d,%" G_GINT64_FORMAT ",-1)", i ? "," : "",
+                              key->str, c->partition, c->chunk_start);
+    }
+  if (!query (self, sql->str, "cannot write ktally_chunk", error))
+    goto fail;
+
+  g_string_assign (sql, "SELECT `partition`, chunk_start, chunk_until FROM ktally_chunk WHERE job = ");
+  append_quoted (self, sql, job);
+  g_string_append (sql, " AND topic = ");
+  append_quoted (self, sql, topic);
+  g_string_append (sql, " AND ");
+  append_chunk_keys (sql, chunks, NULL);
+  g_string_append (sql, " ORDER BY `partition`, chunk_start FOR UPDATE");
+  if (!query (self, sql->str, "cannot read ktally_chunk", error))
+    goto fail;
+  res = mysql_store_result (self->conn);
+  if (res == NULL)
+    {
+      set_mysql_error (self, error, "cannot read ktally_chunk");
+      goto fail;
+    }
+
+  /* 2. Only a longer prefix replaces a chunk. */
+  write = g_new0 (gboolean, chunks->len);
+  while ((row = mysql_fetch_row (res)) != NULL)
+    {
+      gint32 partition = atoi (row[0]);
+      gint64 start = g_ascii_strtoll (row[1], NULL, 10);
+      gint64 until = g_ascii_strtoll (row[2], NULL, 10);
+
+      for (guint i = 0; i < chunks->len; i++)
+        {
+          const KtChunk *c = &g_array_index (chunks, KtChunk, i);
+          if (c->partition == partition && c->chunk_start == start && c->until > until)
+            {
+              write[i] = TRUE;
+              n_write++;
+            }
+        }
+    }
+  if (n_write == 0)
+    return query (self, "COMMIT", "cannot commit", error);
+
+  /* 3. Replace the rows of those chunks whole. */
+  g_string_assign (sql, "DELETE FROM error_log_chunk WHERE job = ");
+  append_quoted (self, sql, job);
+  g_string_append (sql, " AND topic = ");
+  append_quoted (self, sql, topic);
+  g_string_append (sql, " AND ");
+  append_chunk_keys (sql, chunks, write);
+  if (!query (self, sql->str, "cannot write error_log_chunk", error))
+    goto fail;
+
+  g_string_truncate (sql, 0);
+  for (guint i = 0; i < chunks->len; i++)
+    {
+      const KtChunk *c = &g_array_index (chunks, KtChunk, i);
+      g_autoptr(GArray) counts = NULL;
+
+      if (!write[i])
+        continue;
+      counts = kt_reducer_sorted (c->counts);
+      for (guint j = 0; j < counts->len; j++)
+        {
+          const KtMinuteCount *mc = &g_array_index (counts, KtMinuteCount, j);
+          char when[20];
+
+          if (rows == 0)
+            g_string_assign (sql, "INSERT INTO error_log_chunk (job, topic, `partition`, "
+                                  "chunk_start, log_time, log_count) VALUES ");
+          kt_minute_format (mc->minute, when);
+          g_string_append_printf (sql, "%s(%s%d,%" G_GINT64_FORMAT ",'%s',%" G_GUINT64_FORMAT ")",
+                                  rows ? "," : "", key->str, c->partition,
+                                  c->chunk_start, when, mc->count);
+          if (++rows == UPSERT_ROWS)
+            {
+              if (!query (self, sql->str, "cannot write error_log_chunk", error))
+                goto fail;
+              rows = 0;
+            }
+        }
+    }
+  if (rows > 0 && !query (self, sql->str, "cannot write error_log_chunk", error))
+    goto fail;
+
+  g_string_assign (sql, "INSERT INTO ktally_chunk (job, topic, `partition`, chunk_start, "
+                        "chunk_until) VALUES ");
+  for (guint i = 0, n = 0; i < chunks->len; i++)
+    {
+      const KtChunk *c = &g_array_index (chunks, KtChunk, i);
+      if (write[i])
+        g_string_append_printf (sql, "%s(%s%d,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ")",
+                                n++ ? "," : "", key->str, c->partition, c->chunk_start,
+                                c->until);
+    }
+  g_string_append (sql, " ON DUPLICATE KEY UPDATE chunk_until = VALUES(chunk_until)");
+  if (!query (self, sql->str, "cannot write ktally_chunk", error))
+    goto fail;
+  /* A COMMIT whose answer is lost needs no special care here: rewriting a
+   * chunk is harmless, which is the point of this mode. */
+  return query (self, "COMMIT", "cannot commit the chunks", error);
+
+fail:
+  rollback (self);
+  return FALSE;
+}
+
+gboolean
+kt_sink_open_chunks (KtSink *self, const char *job, const char *topic,
+                     const GArray *ranges, gint64 chunk_size, GArray *open,
+                     GError **error)
+{
+  g_autoptr(GString) sql = g_string_new (NULL);
+  g_autoptr(MYSQL_RES) res = NULL;
+  MYSQL_ROW row;
+
+  g_array_set_size (open, ranges->len);
+  for (guint i = 0; i < ranges->len; i++)
+    g_array_index (open, KtOpenChunk, i) = (KtOpenChunk) {
+      g_array_index (ranges, KtRange, i).partition, -1, -1 };
+  if (ranges->len == 0)
+    return TRUE;
+  if (!kt_sink_connect (self, error))
+    return FALSE;
+
+  g_string_assign (sql, "SELECT `partition`, chunk_start, chunk_until FROM ktally_chunk WHERE job = ");
+  append_quoted (self, sql, job);
+  g_string_append (sql, " AND topic = ");
+  append_quoted (self, sql, topic);
+  g_string_append (sql, " AND (");
+  for (guint i = 0; i < ranges->len; i++)
+    {
+      const KtRange *r = &g_array_index (ranges, KtRange, i);
+      g_string_append_printf (sql, "%s(`partition` = %d AND chunk_start BETWEEN %"
+                              G_GINT64_FORMAT " AND %" G_GINT64_FORMAT ")",
+                              i ? " OR " : "", r->partition,
+                              r->from - r->from % chunk_size, r->from);
+    }
+  g_string_append (sql, ") AND chunk_until >= 0");
+  if (!query (self, sql->str, "cannot read ktally_chunk", error))
+    return FALSE;
+  res = mysql_store_result (self->conn);
+  if (res == NULL)
+    {
+      set_mysql_error (self, error, "cannot read ktally_chunk");
+      return FALSE;
+    }
+  while ((row = mysql_fetch_row (res)) != NULL)
+    {
+      gint32 partition = atoi (row[0]);
+      gint64 start = g_ascii_strtoll (row[1], NULL, 10);
+
+      for (guint i = 0; i < open->len; i++)
+        {
+          KtOpenChunk *o = &g_array_index (open, KtOpenChunk, i);
+          if (o->partition == partition && start > o->chunk_start)
+            {
+              o->chunk_start = start;
+              o->chunk_until = g_ascii_strtoll (row[2], NULL, 10);
+            }
+        }
+    }
   return TRUE;
 }

@@ -30,8 +30,27 @@ typedef enum
   KT_COMMIT_UNKNOWN,  /* the connection died during COMMIT: read it back */
 } KtCommitResult;
 
-/* Copies @db; does not connect yet. */
-KtSink  *kt_sink_new  (const KtDbConfig *db);
+/* One chunk's share of an idempotent batch: the ERROR counts of offsets
+ * [chunk_start, until) of a partition. */
+typedef struct
+{
+  gint32     partition;
+  gint64     chunk_start;
+  gint64     until;
+  KtReducer *counts;  /* borrowed */
+} KtChunk;
+
+/* The chunk row of a partition nearest below an offset (idempotent mode). */
+typedef struct
+{
+  gint32 partition;
+  gint64 chunk_start;  /* -1: no row */
+  gint64 chunk_until;
+} KtOpenChunk;
+
+/* Copies @db; does not connect yet. Counts go to @table (an identifier the
+ * CLI checked; error_log unless replaying). */
+KtSink  *kt_sink_new  (const KtDbConfig *db, const char *table);
 void     kt_sink_free (KtSink *self);  /* NULL is fine */
 
 /* Connects unless connected. Access denied, unknown database:
@@ -40,11 +59,16 @@ void     kt_sink_free (KtSink *self);  /* NULL is fine */
  * failure, so the next call starts afresh. */
 gboolean kt_sink_connect (KtSink *self, GError **error);
 
-/* Whether both tables exist (without creating anything). */
-gboolean kt_sink_has_schema (KtSink *self, gboolean *present, GError **error);
+/* Makes sure the tables of @idempotent's mode exist, creating what is
+ * absent: sql/schema.sql (error_log, kafka_offset) or sql/idempotent.sql
+ * (chunk tables, error_log as a view over them); the sink's table, if not
+ * error_log, is created with error_log's columns. A database whose
+ * error_log belongs to the other mode is refused (KT_ERROR_USAGE): one
+ * mode per database. */
+gboolean kt_sink_prepare (KtSink *self, gboolean idempotent, GError **error);
 
-/* Applies sql/schema.sql (CREATE TABLE IF NOT EXISTS ...). */
-gboolean kt_sink_apply_schema (KtSink *self, GError **error);
+/* Whether kafka_offset exists (nothing is created). */
+gboolean kt_sink_has_offsets (KtSink *self, gboolean *present, GError **error);
 
 /* Fills ->stored of each of @states with @job's offset for @topic, or -1
  * where it has no row. */
@@ -68,6 +92,25 @@ gboolean kt_sink_commit (KtSink *self, const char *job, const char *topic,
                          const GArray *ranges, KtReducer *reducer,
                          KtCommitResult *result, gint32 *fenced_partition,
                          GError **error);
+
+/* Idempotent output, in one transaction of its own: each chunk's rows are
+ * replaced whole, unless the chunk already holds a prefix at least as
+ * long (a late or repeated write of a chunk changes nothing). */
+gboolean kt_sink_write_chunks (KtSink *self, const char *job, const char *topic,
+                               const GArray *chunks, GError **error);
+
+/* For each range of @ranges (in order), the chunk row with the largest
+ * start in [from rounded down to @chunk_size, from] into @open (KtOpenChunk). */
+gboolean kt_sink_open_chunks (KtSink *self, const char *job, const char *topic,
+                              const GArray *ranges, gint64 chunk_size,
+                              GArray *open, GError **error);
+
+/* Idempotent mode's offset commit, after the output: the fenced UPDATEs
+ * of kt_sink_commit() without any counts. *@fenced_partition is the first
+ * partition whose offset had moved, or -1. */
+gboolean kt_sink_store_offsets (KtSink *self, const char *job, const char *topic,
+                                const GArray *ranges, gint32 *fenced_partition,
+                                GError **error);
 
 /* "user@host:port/database" for messages: never the password. */
 const char *kt_sink_describe (KtSink *self);

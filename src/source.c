@@ -617,6 +617,64 @@ kt_source_read (KtSource *self, GArray *ranges, KtRecordFunc func,
   return ok;
 }
 
+gboolean
+kt_source_committed (KtSource *self, KtPartitionState *states, guint n_states,
+                     int timeout_ms, GError **error)
+{
+  g_autoptr(rd_kafka_topic_partition_list_t) list =
+    rd_kafka_topic_partition_list_new ((int) MAX (n_states, 1));
+  rd_kafka_resp_err_t err;
+
+  for (guint i = 0; i < n_states; i++)
+    rd_kafka_topic_partition_list_add (list, self->topic, states[i].partition);
+  err = rd_kafka_committed (self->rk, list, timeout_ms);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT,
+                   "cannot read the committed offsets of '%s': %s", self->topic,
+                   rd_kafka_err2str (err));
+      return FALSE;
+    }
+  for (guint i = 0; i < n_states; i++)
+    {
+      const rd_kafka_topic_partition_t *tp = &list->elems[i];
+      if (tp->err != RD_KAFKA_RESP_ERR_NO_ERROR)
+        {
+          g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT,
+                       "cannot read the committed offset of %s/%d: %s", self->topic,
+                       tp->partition, rd_kafka_err2str (tp->err));
+          return FALSE;
+        }
+      states[i].stored = tp->offset >= 0 ? tp->offset : -1;
+    }
+  return TRUE;
+}
+
+gboolean
+kt_source_commit (KtSource *self, const GArray *ranges, GError **error)
+{
+  g_autoptr(rd_kafka_topic_partition_list_t) list =
+    rd_kafka_topic_partition_list_new ((int) MAX (ranges->len, 1));
+  rd_kafka_resp_err_t err;
+
+  if (ranges->len == 0)
+    return TRUE;
+  for (guint i = 0; i < ranges->len; i++)
+    {
+      const KtRange *r = &g_array_index (ranges, KtRange, i);
+      rd_kafka_topic_partition_list_add (list, self->topic, r->partition)->offset = r->until;
+    }
+  err = rd_kafka_commit (self->rk, list, 0 /* synchronous */);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT,
+                   "cannot commit offsets of '%s' to Kafka: %s", self->topic,
+                   rd_kafka_err2str (err));
+      return FALSE;
+    }
+  return TRUE;
+}
+
 gint64
 kt_source_last_bytes (KtSource *self)
 {

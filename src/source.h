@@ -55,6 +55,15 @@ gboolean  kt_source_read (KtSource *self, GArray *ranges, KtRecordFunc func,
                           gpointer user_data, const volatile int *stop,
                           int stall_ms, GError **error);
 
+/* --offsets kafka: fills ->stored of @states from the consumer group's
+ * committed offsets (-1 where none). Failure is KT_ERROR_TRANSIENT. */
+gboolean  kt_source_committed (KtSource *self, KtPartitionState *states,
+                               guint n_states, int timeout_ms, GError **error);
+
+/* --offsets kafka: commits each range's until to the consumer group,
+ * synchronously (after the output is written). */
+gboolean  kt_source_commit (KtSource *self, const GArray *ranges, GError **error);
+
 /* Value bytes handed to @func by the last kt_source_read(). */
 gint64    kt_source_last_bytes (KtSource *self);
 

@@ -1,0 +1,576 @@
+/* test-cli.c - command lines -> KtConfig, without Kafka or MySQL.
+ *
+ * Covers kt_config_parse (defaults, every option of `run`, `init-db`,
+ * usage errors that name the flag and never show a password),
+ * kt_db_uri_parse (fields, percent-encoding, sockets, MYSQL_PWD, errors
+ * without the password), kt_is_identifier and kt_scrub_argv. */
+#include <string.h>
+#include "cli.h"
+#include "error.h"
+
+#define PW "s3cr3tPW"
+
+#define C10 "aaaaaaaaaa"
+#define C50 C10 C10 C10 C10 C10
+#define C64 C50 C10 "bbbb"
+#define C65 C64 "c"
+#define C249 C50 C50 C50 C50 C10 C10 C10 C10 "ddddddddd"
+#define C250 C249 "e"
+
+#define KAFKA "--brokers", "b:9092", "--topic", "logs"
+#define DB "--db", "mysql://u:p@h:3307/db"
+
+/* kt_config_parse rearranges the argv it is given (GOption drops what it
+ * parsed) and does not free what it drops: parse a shallow copy of an
+ * owned copy, and free the owned copy. */
+static KtConfig *
+parse_args (const char *const *args, GError **error)
+{
+  g_auto(GStrv) owned = g_strdupv ((char **) args);
+  int argc = (int) g_strv_length (owned);
+  g_autofree char **argv = g_memdup2 (owned, (gsize) (argc + 1) * sizeof (char *));
+
+  return kt_config_parse (args[0], argc, argv, error);
+}
+
+static const char *
+mode_name (KtMode mode)
+{
+  switch (mode)
+    {
+    case KT_MODE_TRANSACTIONAL: return "transactional";
+    case KT_MODE_IDEMPOTENT: return "idempotent";
+    default: return "?";
+    }
+}
+
+/* Every field of @config as "key=value", so that a case states what it
+ * changes and everything else must be the default. */
+static GHashTable *
+dump_config (const KtConfig *c)
+{
+  GHashTable *h = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, g_free);
+
+#define PUT(key, ...) g_hash_table_insert (h, (gpointer) key, g_strdup_printf (__VA_ARGS__))
+  PUT ("command", "%s", c->command != NULL ? c->command : "(null)");
+  PUT ("brokers", "%s", c->brokers != NULL ? c->brokers : "(null)");
+  PUT ("topic", "%s", c->topic != NULL ? c->topic : "(null)");
+  PUT ("job", "%s", c->job != NULL ? c->job : "(null)");
+  PUT ("mode", "%s", mode_name (c->mode));
+  PUT ("interval", "%g", c->interval);
+  PUT ("max_per_partition", "%" G_GINT64_FORMAT, c->max_per_partition);
+  PUT ("max_batch_bytes", "%" G_GINT64_FORMAT, c->max_batch_bytes);
+  PUT ("exit_when_idle", "%d", c->exit_when_idle);
+  PUT ("start", "%s", c->start == KT_START_EARLIEST ? "earliest"
+                      : c->start == KT_START_LATEST ? "latest" : "?");
+  PUT ("on_data_loss", "%s", c->on_data_loss == KT_DATA_LOSS_FAIL ? "fail"
+                             : c->on_data_loss == KT_DATA_LOSS_SKIP ? "skip" : "?");
+  PUT ("startup_timeout", "%g", c->startup_timeout);
+  g_hash_table_insert (h, (gpointer) "kafka_properties",
+                       c->kafka_properties != NULL
+                         ? g_strjoinv ("|", c->kafka_properties) : g_strdup (""));
+  PUT ("verbose", "%d", c->verbose);
+  PUT ("quiet", "%d", c->quiet);
+  PUT ("db.user", "%s", c->db.user != NULL ? c->db.user : "(null)");
+  PUT ("db.password", "%s", c->db.password != NULL ? c->db.password : "(null)");
+  PUT ("db.host", "%s", c->db.host != NULL ? c->db.host : "(null)");
+  PUT ("db.port", "%u", c->db.port);
+  PUT ("db.database", "%s", c->db.database != NULL ? c->db.database : "(null)");
+  PUT ("db.socket", "%s", c->db.socket != NULL ? c->db.socket : "(null)");
+#undef PUT
+  return h;
+}
+
+/* What `run` with KAFKA and DB and nothing else must give. */
+static const char *const run_defaults[] = {
+  "command=run",
+  "brokers=b:9092",
+  "topic=logs",
+  "job=logs",
+  "mode=transactional",
+  "interval=5",
+  "max_per_partition=100000",
+  "max_batch_bytes=67108864",
+  "exit_when_idle=0",
+  "start=earliest",
+  "on_data_loss=fail",
+  "startup_timeout=20",
+  "kafka_properties=",
+  "verbose=0",
+  "quiet=0",
+  "db.user=u",
+  "db.password=p",
+  "db.host=h",
+  "db.port=3307",
+  "db.database=db",
+  "db.socket=(null)",
+  NULL
+};
+
+typedef struct
+{
+  const char *path;
+  const char *args[24];
+  const char *changed[16];  /* "key=value" that differ from run_defaults */
+} RunCase;
+
+static const RunCase run_cases[] = {
+  { "/cli/run/defaults", { "run", KAFKA, DB, NULL }, { NULL } },
+  { "/cli/run/defaults-any-order", { "run", DB, "--topic", "logs", "--brokers", "b:9092",
+                                     NULL }, { NULL } },
+  { "/cli/run/short-options", { "run", "-b", "b:9092", "-t", "logs", DB, NULL }, { NULL } },
+  { "/cli/run/interval-zero", { "run", KAFKA, DB, "--interval", "0", NULL },
+    { "interval=0", NULL } },
+  { "/cli/run/interval-fraction", { "run", KAFKA, DB, "--interval=2.5", NULL },
+    { "interval=2.5", NULL } },
+  { "/cli/run/interval-short", { "run", KAFKA, DB, "-i", "60", NULL },
+    { "interval=60", NULL } },
+  { "/cli/run/max-per-partition", { "run", KAFKA, DB, "--max-per-partition", "500", NULL },
+    { "max_per_partition=500", NULL } },
+  { "/cli/run/max-per-partition-one", { "run", KAFKA, DB, "-n", "1", NULL },
+    { "max_per_partition=1", NULL } },
+  { "/cli/run/max-batch-bytes", { "run", KAFKA, DB, "--max-batch-bytes", "1048576", NULL },
+    { "max_batch_bytes=1048576", NULL } },
+  { "/cli/run/start-latest", { "run", KAFKA, DB, "--start", "latest", NULL },
+    { "start=latest", NULL } },
+  { "/cli/run/start-earliest", { "run", KAFKA, DB, "--start=earliest", NULL }, { NULL } },
+  { "/cli/run/on-data-loss-skip", { "run", KAFKA, DB, "--on-data-loss", "skip", NULL },
+    { "on_data_loss=skip", NULL } },
+  { "/cli/run/on-data-loss-fail", { "run", KAFKA, DB, "--on-data-loss", "fail", NULL },
+    { NULL } },
+  { "/cli/run/mode-idempotent", { "run", KAFKA, DB, "--mode", "idempotent", NULL },
+    { "mode=idempotent", NULL } },
+  { "/cli/run/mode-transactional", { "run", KAFKA, DB, "-m", "transactional", NULL },
+    { NULL } },
+  { "/cli/run/job", { "run", KAFKA, DB, "--job", "nightly_backfill-2.0", NULL },
+    { "job=nightly_backfill-2.0", NULL } },
+  { "/cli/run/job-short", { "run", KAFKA, DB, "-j", "j1", NULL }, { "job=j1", NULL } },
+  { "/cli/run/startup-timeout", { "run", KAFKA, DB, "--startup-timeout", "3.5", NULL },
+    { "startup_timeout=3.5", NULL } },
+  { "/cli/run/exit-when-idle", { "run", KAFKA, DB, "--exit-when-idle", NULL },
+    { "exit_when_idle=1", NULL } },
+  { "/cli/run/verbose", { "run", KAFKA, DB, "-v", NULL }, { "verbose=1", NULL } },
+  { "/cli/run/quiet", { "run", KAFKA, DB, "--quiet", NULL }, { "quiet=1", NULL } },
+  { "/cli/run/kafka-properties-in-order",
+    { "run", KAFKA, DB, "-X", "a=b", "-X", "security.protocol=SSL",
+      "--kafka-property", "c=d=e", "-X", "a=z", NULL },
+    { "kafka_properties=a=b|security.protocol=SSL|c=d=e|a=z", NULL } },
+  { "/cli/run/topic-dots-dashes", { "run", "--brokers", "b:9092", "--topic", "app.logs-v2_x",
+                                    DB, NULL },
+    { "topic=app.logs-v2_x", "job=app.logs-v2_x", NULL } },
+  { "/cli/run/topic-249-chars", { "run", "--brokers", "b:9092", "--topic", C249,
+                                  "--job", "j", DB, NULL },
+    { "topic=" C249, "job=j", NULL } },
+  { "/cli/run/everything",
+    { "run", "-b", "k1:9092,k2:9092", "-t", "t", "-j", "J", "--db",
+      "mysql://kt:pw@127.0.0.1/ktally?socket=/run/mysqld/mysqld.sock", "-m", "idempotent",
+      "-i", "0", "-n", "7", "--start", "latest", NULL },
+    { "brokers=k1:9092,k2:9092", "topic=t", "job=J", "mode=idempotent", "interval=0",
+      "max_per_partition=7", "start=latest", "db.user=kt", "db.password=pw",
+      "db.host=127.0.0.1", "db.port=0", "db.database=ktally",
+      "db.socket=/run/mysqld/mysqld.sock", NULL } },
+};
+
+static void
+test_run_case (gconstpointer data)
+{
+  const RunCase *c = data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(KtConfig) config = parse_args (c->args, &error);
+  g_autoptr(GHashTable) got = NULL;
+  g_autoptr(GHashTable) want = g_hash_table_new (g_str_hash, g_str_equal);
+  GHashTableIter iter;
+  gpointer key, value;
+  g_auto(GStrv) split = NULL;
+
+  g_assert_no_error (error);
+  g_assert_nonnull (config);
+  got = dump_config (config);
+
+  /* Defaults, then this case's changes over them. */
+  split = g_new0 (char *, G_N_ELEMENTS (run_defaults) + G_N_ELEMENTS (c->changed) + 1);
+  {
+    guint n = 0;
+    for (guint i = 0; run_defaults[i] != NULL; i++)
+      split[n++] = g_strdup (run_defaults[i]);
+    for (guint i = 0; i < G_N_ELEMENTS (c->changed) && c->changed[i] != NULL; i++)
+      split[n++] = g_strdup (c->changed[i]);
+  }
+  for (guint i = 0; split[i] != NULL; i++)
+    {
+      char *eq = strchr (split[i], '=');
+      g_assert_nonnull (eq);
+      *eq = '\0';
+      g_hash_table_insert (want, split[i], eq + 1);
+    }
+
+  g_assert_cmpuint (g_hash_table_size (got), ==, g_hash_table_size (want));
+  g_hash_table_iter_init (&iter, want);
+  while (g_hash_table_iter_next (&iter, &key, &value))
+    {
+      g_test_message ("%s", (const char *) key);
+      g_assert_cmpstr (g_hash_table_lookup (got, key), ==, value);
+    }
+}
+
+static void
+test_init_db (void)
+{
+  static const char *const args[] = { "init-db", "--db", "mysql://u:p@h:3307/db", NULL };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(KtConfig) config = parse_args (args, &error);
+
+  g_assert_no_error (error);
+  g_assert_nonnull (config);
+  g_assert_cmpstr (config->command, ==, "init-db");
+  g_assert_cmpstr (config->db.user, ==, "u");
+  g_assert_cmpstr (config->db.password, ==, "p");
+  g_assert_cmpstr (config->db.host, ==, "h");
+  g_assert_cmpuint (config->db.port, ==, 3307);
+  g_assert_cmpstr (config->db.database, ==, "db");
+  g_assert_null (config->db.socket);
+  g_assert_null (config->brokers);
+  g_assert_null (config->topic);
+}
+
+typedef struct
+{
+  const char *path;
+  const char *args[24];
+  const char *needle;  /* the message must name this (the flag, mostly) */
+} BadCase;
+
+static const BadCase bad_cases[] = {
+  { "/cli/run/error/interval-negative", { "run", KAFKA, DB, "--interval", "-1", NULL },
+    "--interval" },
+  { "/cli/run/error/interval-not-a-number", { "run", KAFKA, DB, "--interval", "soon", NULL },
+    "--interval" },
+  { "/cli/run/error/max-per-partition-zero",
+    { "run", KAFKA, DB, "--max-per-partition", "0", NULL }, "--max-per-partition" },
+  { "/cli/run/error/max-per-partition-negative",
+    { "run", KAFKA, DB, "--max-per-partition=-5", NULL }, "--max-per-partition" },
+  { "/cli/run/error/mode-bogus", { "run", KAFKA, DB, "--mode", "bogus", NULL }, "--mode" },
+  { "/cli/run/error/start-bogus", { "run", KAFKA, DB, "--start", "middle", NULL },
+    "--start" },
+  { "/cli/run/error/on-data-loss-bogus", { "run", KAFKA, DB, "--on-data-loss", "ignore",
+                                           NULL }, "--on-data-loss" },
+  { "/cli/run/error/x-without-equals", { "run", KAFKA, DB, "-X", "a=b", "-X", "ab", NULL },
+    "-X" },
+  { "/cli/run/error/x-without-key", { "run", KAFKA, DB, "-X", "=b", NULL }, "-X" },
+  { "/cli/run/error/unknown-option", { "run", KAFKA, DB, "--bogus", NULL }, "--bogus" },
+  { "/cli/run/error/stray-argument", { "run", KAFKA, DB, "extra", NULL }, "extra" },
+  { "/cli/run/error/missing-brokers", { "run", "--topic", "logs", DB, NULL }, "--brokers" },
+  { "/cli/run/error/empty-brokers", { "run", "--brokers=", "--topic", "logs", DB, NULL },
+    "--brokers" },
+  { "/cli/run/error/missing-topic", { "run", "--brokers", "b:9092", DB, NULL }, "--topic" },
+  { "/cli/run/error/missing-db", { "run", KAFKA, NULL }, "--db" },
+  { "/cli/run/error/bad-db", { "run", KAFKA, "--db", "mysql://u@h/d-b", NULL }, "--db" },
+  { "/cli/run/error/topic-empty", { "run", "--brokers", "b:9092", "--topic", "", DB, NULL },
+    "--topic" },
+  { "/cli/run/error/topic-space", { "run", "--brokers", "b:9092", "--topic", "my logs", DB,
+                                    NULL }, "--topic" },
+  { "/cli/run/error/topic-slash", { "run", "--brokers", "b:9092", "--topic", "a/b", DB,
+                                    NULL }, "--topic" },
+  { "/cli/run/error/topic-250-chars", { "run", "--brokers", "b:9092", "--topic", C250,
+                                        "--job", "j", DB, NULL }, "--topic" },
+  { "/cli/run/error/job-quote", { "run", KAFKA, DB, "--job", "it's", NULL }, "--job" },
+  { "/cli/run/error/job-backquote", { "run", KAFKA, DB, "--job", "a`b", NULL }, "--job" },
+  { "/cli/init-db/error/missing-db", { "init-db", NULL }, "--db" },
+  { "/cli/init-db/error/bad-db", { "init-db", "--db", "postgres://u@h/db", NULL }, "--db" },
+  { "/cli/init-db/error/brokers-unknown", { "init-db", "--brokers", "b:9092", DB, NULL },
+    "--brokers" },
+  { "/cli/error/unknown-command", { "bogus", KAFKA, DB, NULL }, "bogus" },
+};
+
+static void
+test_bad_case (gconstpointer data)
+{
+  const BadCase *c = data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(KtConfig) config = parse_args (c->args, &error);
+
+  g_assert_null (config);
+  g_assert_error (error, KT_ERROR, KT_ERROR_USAGE);
+  g_test_message ("message: %s", error->message);
+  g_assert_nonnull (strstr (error->message, c->needle));
+  /* One line. */
+  g_assert_null (strchr (error->message, '\n'));
+}
+
+/* cli.h: "the message never contains a password", whatever was wrong. */
+typedef struct
+{
+  const char *path;
+  const char *args[24];
+} SecretCase;
+
+static const SecretCase secret_cases[] = {
+  { "/cli/run/error-hides-password/bad-database",
+    { "run", KAFKA, "--db", "mysql://u:" PW "@h/d-b", NULL } },
+  { "/cli/run/error-hides-password/bad-scheme",
+    { "run", KAFKA, "--db=postgres://u:" PW "@h/db", NULL } },
+  { "/cli/run/error-hides-password/missing-brokers",
+    { "run", "--topic", "logs", "--db", "mysql://u:" PW "@h/db", NULL } },
+  { "/cli/run/error-hides-password/bad-option-value",
+    { "run", KAFKA, "--db", "mysql://u:" PW "@h/db", "--mode", "x", NULL } },
+  { "/cli/run/error-hides-password/x-without-equals",
+    { "run", KAFKA, "--db", "mysql://u:" PW "@h/db", "-X", PW, NULL } },
+  { "/cli/run/error-hides-password/stray-uri",
+    { "run", KAFKA, DB, "mysql://u:" PW "@h/db", NULL } },
+  { "/cli/run/error-hides-password/misspelt-db-option",
+    { "run", KAFKA, "--dbx=mysql://u:" PW "@h/db", DB, NULL } },
+  { "/cli/init-db/error-hides-password/bad-database",
+    { "init-db", "--db", "mysql://u:" PW "@h/a;drop", NULL } },
+};
+
+static void
+test_secret_case (gconstpointer data)
+{
+  const SecretCase *c = data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(KtConfig) config = parse_args (c->args, &error);
+
+  g_assert_null (config);
+  g_assert_error (error, KT_ERROR, KT_ERROR_USAGE);
+  g_test_message ("message: %s", error->message);
+  g_assert_null (strstr (error->message, PW));
+}
+
+/* ---- kt_db_uri_parse --------------------------------------------------- */
+
+typedef struct
+{
+  const char *path;
+  const char *uri;
+  const char *user, *password, *host;
+  guint       port;
+  const char *database, *socket;
+} UriCase;
+
+static const UriCase uri_cases[] = {
+  { "/cli/uri/full", "mysql://u:p@h:3307/db", "u", "p", "h", 3307, "db", NULL },
+  { "/cli/uri/no-port", "mysql://u:p@h/db", "u", "p", "h", 0, "db", NULL },
+  { "/cli/uri/no-password", "mysql://u@h:3306/db", "u", NULL, "h", 3306, "db", NULL },
+  { "/cli/uri/percent-encoded-password", "mysql://u:p%40ss@h/db", "u", "p@ss", "h", 0,
+    "db", NULL },
+  { "/cli/uri/percent-encoded-specials", "mysql://u:a%3Ab%2Fc%3F%23%25@h/db", "u",
+    "a:b/c?#%", "h", 0, "db", NULL },
+  { "/cli/uri/ip-address", "mysql://kt:pw@127.0.0.1:3306/ktally_1", "kt", "pw",
+    "127.0.0.1", 3306, "ktally_1", NULL },
+  { "/cli/uri/socket-with-host", "mysql://u:p@h/db?socket=/tmp/x.sock", "u", "p", "h", 0,
+    "db", "/tmp/x.sock" },
+  { "/cli/uri/socket-without-host", "mysql://root@/db?socket=/tmp/s", "root", NULL, NULL,
+    0, "db", "/tmp/s" },
+  { "/cli/uri/database-64-chars", "mysql://u:p@h/" C64, "u", "p", "h", 0, C64, NULL },
+  { "/cli/uri/database-digits-underscore", "mysql://u:p@h/_01_Ab", "u", "p", "h", 0,
+    "_01_Ab", NULL },
+};
+
+static void
+test_uri_case (gconstpointer data)
+{
+  const UriCase *c = data;
+  g_autoptr(GError) error = NULL;
+  KtDbConfig db;
+
+  g_unsetenv ("MYSQL_PWD");
+  g_assert_true (kt_db_uri_parse (c->uri, &db, &error));
+  g_assert_no_error (error);
+  g_assert_cmpstr (db.user, ==, c->user);
+  g_assert_cmpstr (db.password, ==, c->password);
+  g_assert_cmpstr (db.host, ==, c->host);
+  g_assert_cmpuint (db.port, ==, c->port);
+  g_assert_cmpstr (db.database, ==, c->database);
+  g_assert_cmpstr (db.socket, ==, c->socket);
+  kt_db_config_clear (&db);
+  g_assert_null (db.user);
+  g_assert_null (db.password);
+  g_assert_null (db.database);
+}
+
+typedef struct
+{
+  const char *path;
+  const char *uri;
+} BadUriCase;
+
+/* Every one carries the password, which must not show in the message. */
+static const BadUriCase bad_uri_cases[] = {
+  { "/cli/uri/error/wrong-scheme", "postgres://u:" PW "@h/db" },
+  { "/cli/uri/error/no-scheme", "u:" PW "@h/db" },
+  { "/cli/uri/error/no-user", "mysql://:" PW "@h/db" },
+  { "/cli/uri/error/no-database", "mysql://u:" PW "@h/" },
+  { "/cli/uri/error/no-path", "mysql://u:" PW "@h" },
+  { "/cli/uri/error/database-dash", "mysql://u:" PW "@h/d-b" },
+  { "/cli/uri/error/database-semicolon", "mysql://u:" PW "@h/a;drop" },
+  { "/cli/uri/error/database-65-chars", "mysql://u:" PW "@h/" C65 },
+  { "/cli/uri/error/database-subpath", "mysql://u:" PW "@h/db/x" },
+  { "/cli/uri/error/unknown-parameter", "mysql://u:" PW "@h/db?ssl=1" },
+  { "/cli/uri/error/relative-socket", "mysql://u:" PW "@h/db?socket=tmp/x.sock" },
+  { "/cli/uri/error/relative-socket-no-host", "mysql://u:" PW "@/db?socket=tmp/x.sock" },
+  { "/cli/uri/error/no-host", "mysql://u:" PW "@/db" },
+  { "/cli/uri/error/bad-port", "mysql://u:" PW "@h:port/db" },
+  /* A '/' the user forgot to encode ends the authority early: what GLib
+   * then takes for the database is the rest of the password. */
+  { "/cli/uri/error/password-with-slash", "mysql://u:99/" PW "@h/db" },
+};
+
+static void
+test_bad_uri_case (gconstpointer data)
+{
+  const BadUriCase *c = data;
+  g_autoptr(GError) error = NULL;
+  KtDbConfig db;
+
+  g_unsetenv ("MYSQL_PWD");
+  g_assert_false (kt_db_uri_parse (c->uri, &db, &error));
+  g_assert_error (error, KT_ERROR, KT_ERROR_USAGE);
+  g_test_message ("message: %s", error->message);
+  g_assert_true (g_str_has_prefix (error->message, "--db"));
+  g_assert_null (strstr (error->message, PW));
+  kt_db_config_clear (&db);
+}
+
+static void
+test_uri_mysql_pwd (void)
+{
+  g_autoptr(GError) error = NULL;
+  KtDbConfig db;
+
+  g_assert_true (g_setenv ("MYSQL_PWD", "from-env", TRUE));
+
+  g_assert_true (kt_db_uri_parse ("mysql://u@h/db", &db, &error));
+  g_assert_no_error (error);
+  g_assert_cmpstr (db.password, ==, "from-env");
+  kt_db_config_clear (&db);
+
+  /* The URI's password wins. */
+  g_assert_true (kt_db_uri_parse ("mysql://u:from-uri@h/db", &db, &error));
+  g_assert_no_error (error);
+  g_assert_cmpstr (db.password, ==, "from-uri");
+  kt_db_config_clear (&db);
+
+  /* Also through the command line. */
+  {
+    static const char *const args[] = { "init-db", "--db", "mysql://u@h/db", NULL };
+    g_autoptr(KtConfig) config = parse_args (args, &error);
+
+    g_assert_no_error (error);
+    g_assert_nonnull (config);
+    g_assert_cmpstr (config->db.password, ==, "from-env");
+  }
+
+  g_unsetenv ("MYSQL_PWD");
+  g_assert_true (kt_db_uri_parse ("mysql://u@h/db", &db, &error));
+  g_assert_no_error (error);
+  g_assert_null (db.password);
+  kt_db_config_clear (&db);
+}
+
+/* ---- kt_is_identifier -------------------------------------------------- */
+
+static void
+test_identifier (void)
+{
+  static const struct
+  {
+    const char *name;
+    gboolean    ok;
+  } cases[] = {
+    { "a", TRUE },
+    { "Z", TRUE },
+    { "_", TRUE },
+    { "0", TRUE },
+    { "error_log", TRUE },
+    { "ktally_1", TRUE },
+    { "ABC_def_123", TRUE },
+    { C64, TRUE },
+    { "", FALSE },
+    { C65, FALSE },
+    { "d-b", FALSE },
+    { "a.b", FALSE },
+    { "a b", FALSE },
+    { " a", FALSE },
+    { "a ", FALSE },
+    { "a`b", FALSE },
+    { "`", FALSE },
+    { "a'b", FALSE },
+    { "a\"b", FALSE },
+    { "a;drop", FALSE },
+    { "a\tb", FALSE },
+    { "a\nb", FALSE },
+    { "a/b", FALSE },
+    { "a$b", FALSE },
+    { "caf\xc3\xa9", FALSE },        /* é */
+    { "\xc3\xa9", FALSE },
+    { "a\xe2\x80\x8b", FALSE },      /* zero-width space */
+    { "\xff", FALSE },
+  };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_test_message ("'%s'", cases[i].name);
+      g_assert_cmpint (kt_is_identifier (cases[i].name), ==, cases[i].ok);
+    }
+}
+
+/* ---- kt_scrub_argv ----------------------------------------------------- */
+
+static void
+test_scrub (void)
+{
+  static const struct
+  {
+    const char *in[8];
+    const char *out[8];
+  } cases[] = {
+    { { "ktally", "run", "--db=mysql://u:secret@h/d", "mysql://u:secret@h/d", "--topic",
+        "logs", NULL },
+      { "ktally", "run", "--db=mysql://u:xxxxxx@h/d", "mysql://u:xxxxxx@h/d", "--topic",
+        "logs", NULL } },
+    { { "ktally", "init-db", "--db", "mysql://kt:p%40ss@h:3307/db", NULL },
+      { "ktally", "init-db", "--db", "mysql://kt:xxxxxx@h:3307/db", NULL } },
+    { { "ktally", "run", "--db", "mysql://u@h:3306/d", "-X", "sasl.password=secret", NULL },
+      { "ktally", "run", "--db", "mysql://u@h:3306/d", "-X", "sasl.password=secret", NULL } },
+    { { "ktally", "--db=mysql://u@h/d", "mysql://root@/db?socket=/tmp/a:b", NULL },
+      { "ktally", "--db=mysql://u@h/d", "mysql://root@/db?socket=/tmp/a:b", NULL } },
+    { { "ktally", "run", "-b", "h:9092", "--topic", "mysql", NULL },
+      { "ktally", "run", "-b", "h:9092", "--topic", "mysql", NULL } },
+  };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_auto(GStrv) argv = g_strdupv ((char **) cases[i].in);
+      int argc = (int) g_strv_length (argv);
+
+      kt_scrub_argv (argc, argv);
+      for (int k = 0; k < argc; k++)
+        g_assert_cmpstr (argv[k], ==, cases[i].out[k]);
+      g_assert_null (argv[argc]);
+    }
+}
+
+int
+main (int argc, char *argv[])
+{
+  g_test_init (&argc, &argv, NULL);
+  /* The developer's own MYSQL_PWD must not leak into the expectations. */
+  g_unsetenv ("MYSQL_PWD");
+
+  for (gsize i = 0; i < G_N_ELEMENTS (run_cases); i++)
+    g_test_add_data_func (run_cases[i].path, &run_cases[i], test_run_case);
+  g_test_add_func ("/cli/init-db/db-only", test_init_db);
+  for (gsize i = 0; i < G_N_ELEMENTS (bad_cases); i++)
+    g_test_add_data_func (bad_cases[i].path, &bad_cases[i], test_bad_case);
+  for (gsize i = 0; i < G_N_ELEMENTS (secret_cases); i++)
+    g_test_add_data_func (secret_cases[i].path, &secret_cases[i], test_secret_case);
+  for (gsize i = 0; i < G_N_ELEMENTS (uri_cases); i++)
+    g_test_add_data_func (uri_cases[i].path, &uri_cases[i], test_uri_case);
+  for (gsize i = 0; i < G_N_ELEMENTS (bad_uri_cases); i++)
+    g_test_add_data_func (bad_uri_cases[i].path, &bad_uri_cases[i], test_bad_uri_case);
+  g_test_add_func ("/cli/uri/mysql-pwd", test_uri_mysql_pwd);
+  g_test_add_func ("/cli/identifier", test_identifier);
+  g_test_add_func ("/cli/scrub-argv", test_scrub);
+
+  return g_test_run ();
+}

@@ -1,0 +1,700 @@
+/* test-parse.c - the parse stage, without Kafka or MySQL.
+ *
+ * Covers kt_parser_line (shape, levels, calendar, opaque message bytes),
+ * kt_parser_value (splitting on '\n', CRLF, empty lines, NUL bytes, counts,
+ * first_bad, what reaches the reducer) and the minute arithmetic
+ * (kt_minute_from_civil and kt_minute_format, both ways, 1000..9999). */
+#include <stdio.h>
+#include <string.h>
+#include "error.h"
+#include "parse.h"
+
+/* ---- kt_parser_line ---------------------------------------------------- */
+
+typedef struct
+{
+  const char *line;
+  gsize       len;   /* 0: strlen (line) */
+  KtLineKind  kind;
+  /* For KT_LINE_ERROR: the civil minute the line must map to. */
+  int         year, month, day, hour, min;
+} LineCase;
+
+static const LineCase valid_cases[] = {
+  { "2017-07-30 14:09:08 ERROR msg", 0, KT_LINE_ERROR, 2017, 7, 30, 14, 9 },
+  { "2017-07-30 14:09:08 ERROR", 0, KT_LINE_ERROR, 2017, 7, 30, 14, 9 },
+  { "2017-07-30 14:09:08 ERROR ", 0, KT_LINE_ERROR, 2017, 7, 30, 14, 9 },
+  { "2017-07-30 14:09:59 ERROR two  spaces  inside", 0, KT_LINE_ERROR, 2017, 7, 30, 14, 9 },
+  { "2017-07-30 14:09:08 INFO msg", 0, KT_LINE_OTHER, 0, 0, 0, 0, 0 },
+  { "2017-07-30 14:09:08 WARN", 0, KT_LINE_OTHER, 0, 0, 0, 0, 0 },
+  /* Boundaries of the day and of MariaDB's DATETIME. */
+  { "2017-07-30 23:59:59 ERROR x", 0, KT_LINE_ERROR, 2017, 7, 30, 23, 59 },
+  { "2017-07-30 00:00:00 ERROR x", 0, KT_LINE_ERROR, 2017, 7, 30, 0, 0 },
+  { "9999-12-31 23:59:59 ERROR x", 0, KT_LINE_ERROR, 9999, 12, 31, 23, 59 },
+  { "1000-01-01 00:00:00 ERROR x", 0, KT_LINE_ERROR, 1000, 1, 1, 0, 0 },
+  { "1970-01-01 00:00:00 ERROR x", 0, KT_LINE_ERROR, 1970, 1, 1, 0, 0 },
+  { "1969-12-31 23:59:59 ERROR x", 0, KT_LINE_ERROR, 1969, 12, 31, 23, 59 },
+  /* Leap days that exist. */
+  { "2016-02-29 12:00:00 ERROR x", 0, KT_LINE_ERROR, 2016, 2, 29, 12, 0 },
+  { "2000-02-29 12:34:56 ERROR x", 0, KT_LINE_ERROR, 2000, 2, 29, 12, 34 },
+  { "2017-12-31 23:59:59 ERROR x", 0, KT_LINE_ERROR, 2017, 12, 31, 23, 59 },
+  { "2017-04-30 10:00:00 ERROR x", 0, KT_LINE_ERROR, 2017, 4, 30, 10, 0 },
+  { "2017-02-28 10:00:00 ERROR x", 0, KT_LINE_ERROR, 2017, 2, 28, 10, 0 },
+};
+
+/* The level is case-sensitive and exact. */
+static const LineCase level_cases[] = {
+  { "2017-07-30 14:09:08 error msg", 0, KT_LINE_OTHER, 0, 0, 0, 0, 0 },
+  { "2017-07-30 14:09:08 ERRORS msg", 0, KT_LINE_OTHER, 0, 0, 0, 0, 0 },
+  { "2017-07-30 14:09:08 Error msg", 0, KT_LINE_OTHER, 0, 0, 0, 0, 0 },
+  { "2017-07-30 14:09:08 error", 0, KT_LINE_OTHER, 0, 0, 0, 0, 0 },
+  { "2017-07-30 14:09:08 ERRORS", 0, KT_LINE_OTHER, 0, 0, 0, 0, 0 },
+  { "2017-07-30 14:09:08 ERRO msg", 0, KT_LINE_OTHER, 0, 0, 0, 0, 0 },
+  { "2017-07-30 14:09:08 123 x", 0, KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+  { "2017-07-30 14:09:08 ERROR1 x", 0, KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+  { "2017-07-30 14:09:08 ERROR:x", 0, KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+  { "2017-07-30 14:09:08 ERROR\tx", 0, KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+  { "2017-07-30 14:09:08 ERROR\r", 0, KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+};
+
+static const LineCase shape_cases[] = {
+  { "", 0, KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+  { "2017-07-30 14:09:08", 0, KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+  { "2017-07-30 14:09:08 ", 0, KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+  { " 2017-07-30 14:09:08 ERROR x", 0, KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+  { "2017-07-30 14:09:08  ERROR x", 0, KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+  { "2017-07-30 14:09:08\tERROR x", 0, KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+  { "2017-07-30\t14:09:08 ERROR x", 0, KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+  { "2017-0a-30 14:09:08 ERROR x", 0, KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+  { "2017-07-3x 14:09:08 ERROR x", 0, KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+  { "2O17-07-30 14:09:08 ERROR x", 0, KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+  { "2017-07-30 1a:09:08 ERROR x", 0, KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+  { "2017-07-30 14:09:0. ERROR x", 0, KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+  { "2017-07-30 14:09:-8 ERROR x", 0, KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+  { "2017/07/30 14:09:08 ERROR x", 0, KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+  { "2017-07-30T14:09:08 ERROR x", 0, KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+  { "17-07-30 14:09:08 ERROR x", 0, KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+  { "2017-7-30 14:09:08 ERROR x", 0, KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+  { "ERROR 2017-07-30 14:09:08 x", 0, KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+};
+
+/* Well-formed digits, but no such date or time. */
+static const LineCase bad_date_cases[] = {
+  { "2017-02-29 10:00:00 ERROR x", 0, KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+  { "2017-02-30 10:00:00 ERROR x", 0, KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+  { "2017-04-31 10:00:00 ERROR x", 0, KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+  { "2017-06-31 10:00:00 ERROR x", 0, KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+  { "2017-01-32 10:00:00 ERROR x", 0, KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+  { "2017-13-01 10:00:00 ERROR x", 0, KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+  { "2017-00-10 10:00:00 ERROR x", 0, KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+  { "2017-01-00 10:00:00 ERROR x", 0, KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+  { "2017-99-99 10:00:00 ERROR x", 0, KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+  { "2017-07-30 24:00:00 ERROR x", 0, KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+  { "2017-07-30 25:61:00 ERROR x", 0, KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+  { "2017-07-30 23:60:00 ERROR x", 0, KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+  { "2017-07-30 23:59:60 ERROR x", 0, KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+  { "0999-12-31 23:59:59 ERROR x", 0, KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+  { "0000-01-01 00:00:00 ERROR x", 0, KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+  /* Leap days that do not exist: centuries not divisible by 400. */
+  { "1900-02-29 10:00:00 ERROR x", 0, KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+  { "2100-02-29 10:00:00 ERROR x", 0, KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+  /* Also for other levels: a bad date is malformed, not OTHER. */
+  { "2017-02-29 10:00:00 INFO x", 0, KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+};
+
+static void
+check_line_cases (const LineCase *cases, gsize n)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(KtParser) parser = kt_parser_new (&error);
+
+  g_assert_no_error (error);
+  g_assert_nonnull (parser);
+
+  for (gsize i = 0; i < n; i++)
+    {
+      const LineCase *c = &cases[i];
+      gsize len = c->len != 0 ? c->len : strlen (c->line);
+      gint64 minute = G_MININT64;
+      KtLineKind kind;
+
+      g_test_message ("line %" G_GSIZE_FORMAT ": '%s'", i, c->line);
+      kind = kt_parser_line (parser, c->line, len, &minute);
+      g_assert_cmpint (kind, ==, c->kind);
+      if (c->kind == KT_LINE_ERROR)
+        g_assert_cmpint (minute, ==, kt_minute_from_civil (c->year, c->month, c->day,
+                                                             c->hour, c->min));
+    }
+}
+
+static void
+test_line_valid (void)
+{
+  check_line_cases (valid_cases, G_N_ELEMENTS (valid_cases));
+}
+
+static void
+test_line_level (void)
+{
+  check_line_cases (level_cases, G_N_ELEMENTS (level_cases));
+}
+
+static void
+test_line_shape (void)
+{
+  check_line_cases (shape_cases, G_N_ELEMENTS (shape_cases));
+}
+
+static void
+test_line_bad_date (void)
+{
+  check_line_cases (bad_date_cases, G_N_ELEMENTS (bad_date_cases));
+}
+
+/* Every prefix of a valid ERROR line. Cut inside the timestamp or right
+ * after it, the line is malformed; cut inside the level, what is left is a
+ * well-formed line of another level ("E", "ER", ...), never ERROR. */
+static void
+test_line_truncated (void)
+{
+  static const char full[] = "2017-07-30 14:09:08 ERROR msg";
+  g_autoptr(GError) error = NULL;
+  g_autoptr(KtParser) parser = kt_parser_new (&error);
+
+  g_assert_no_error (error);
+  for (gsize n = 0; n <= strlen (full); n++)
+    {
+      /* A copy of exactly n bytes, so that nothing past it can be read
+       * by accident (ASan would see it). */
+      g_autofree char *cut = g_memdup2 (full, n == 0 ? 1 : n);
+      gint64 minute = 0;
+      KtLineKind want;
+
+      if (n <= 20)
+        want = KT_LINE_MALFORMED;
+      else if (n < 25)
+        want = KT_LINE_OTHER;
+      else
+        want = KT_LINE_ERROR;
+      g_test_message ("prefix of %" G_GSIZE_FORMAT " bytes", n);
+      g_assert_cmpint (kt_parser_line (parser, cut, n, &minute), ==, want);
+      if (want == KT_LINE_ERROR)
+        g_assert_cmpint (minute, ==, kt_minute_from_civil (2017, 7, 30, 14, 9));
+    }
+}
+
+/* Bytes after "ERROR " are opaque: invalid UTF-8, NUL, any length. */
+static void
+test_line_opaque_message (void)
+{
+  static const struct
+  {
+    const char *bytes;
+    gsize       len;
+  } cases[] = {
+#define BYTES(s) { s, sizeof (s) - 1 }
+    BYTES ("2017-07-30 14:09:08 ERROR \xff\xfe"),
+    BYTES ("2017-07-30 14:09:08 ERROR \xc3\x28 \xed\xa0\x80 \xf8\x88\x80\x80\x80"),
+    BYTES ("2017-07-30 14:09:08 ERROR a\0b"),
+    BYTES ("2017-07-30 14:09:08 ERROR \0"),
+    BYTES ("2017-07-30 14:09:08 ERROR \0\0\0"),
+    BYTES ("2017-07-30 14:09:08 ERROR \r\r"),
+#undef BYTES
+  };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(KtParser) parser = kt_parser_new (&error);
+  const gint64 want = kt_minute_from_civil (2017, 7, 30, 14, 9);
+
+  g_assert_no_error (error);
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      gint64 minute = 0;
+
+      g_test_message ("case %" G_GSIZE_FORMAT, i);
+      g_assert_cmpint (kt_parser_line (parser, cases[i].bytes, cases[i].len, &minute),
+                       ==, KT_LINE_ERROR);
+      g_assert_cmpint (minute, ==, want);
+    }
+}
+
+static void
+test_line_huge_message (void)
+{
+  static const char head[] = "2017-07-30 14:09:08 ERROR ";
+  const gsize body = 1024 * 1024;
+  const gsize len = strlen (head) + body;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(KtParser) parser = kt_parser_new (&error);
+  g_autofree char *line = g_malloc (len);
+  gint64 minute = 0;
+  KtParseCounts counts = { 0, 0, 0 };
+  g_autoptr(KtReducer) reducer = kt_reducer_new ();
+
+  g_assert_no_error (error);
+  memcpy (line, head, strlen (head));
+  /* Every byte value but '\n', NUL and invalid UTF-8 included. */
+  for (gsize i = 0; i < body; i++)
+    {
+      char c = (char) (i % 256);
+      line[strlen (head) + i] = c == '\n' ? 'x' : c;
+    }
+
+  g_assert_cmpint (kt_parser_line (parser, line, len, &minute), ==, KT_LINE_ERROR);
+  g_assert_cmpint (minute, ==, kt_minute_from_civil (2017, 7, 30, 14, 9));
+
+  g_assert_cmpuint (kt_parser_value (parser, line, len, reducer, &counts, NULL, NULL),
+                    ==, 0);
+  g_assert_cmpuint (counts.lines, ==, 1);
+  g_assert_cmpuint (counts.errors, ==, 1);
+  g_assert_cmpuint (counts.malformed, ==, 0);
+  g_assert_cmpuint (kt_reducer_get (reducer, minute), ==, 1);
+}
+
+/* ---- kt_parser_value --------------------------------------------------- */
+
+static void
+test_value_null_and_empty (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(KtParser) parser = kt_parser_new (&error);
+  g_autoptr(KtReducer) reducer = kt_reducer_new ();
+  KtParseCounts counts = { 0, 0, 0 };
+  const char *bad = NULL;
+  gsize bad_len = 0;
+
+  g_assert_no_error (error);
+  g_assert_cmpuint (kt_parser_value (parser, NULL, 0, reducer, &counts, &bad, &bad_len),
+                    ==, 0);
+  g_assert_cmpuint (kt_parser_value (parser, "", 0, reducer, &counts, &bad, &bad_len),
+                    ==, 0);
+  /* A non-empty buffer with an explicit length of 0 is empty too. */
+  g_assert_cmpuint (kt_parser_value (parser, "garbage", 0, reducer, &counts, &bad,
+                                     &bad_len), ==, 0);
+  g_assert_cmpuint (counts.lines, ==, 0);
+  g_assert_cmpuint (counts.errors, ==, 0);
+  g_assert_cmpuint (counts.malformed, ==, 0);
+  g_assert_null (bad);
+  g_assert_cmpuint (bad_len, ==, 0);
+  g_assert_cmpuint (kt_reducer_size (reducer), ==, 0);
+}
+
+#define L1 "2017-07-30 14:09:08 ERROR one"
+#define L2 "2017-07-30 14:10:00 ERROR two"
+#define LI "2017-07-30 14:09:30 INFO three"
+
+typedef struct
+{
+  const char *what;
+  const char *value;
+  gsize       len;  /* 0: strlen (value) */
+  guint64     lines, errors, malformed;
+} ValueCase;
+
+static const ValueCase value_cases[] = {
+  { "one line", L1, 0, 1, 1, 0 },
+  { "two garbage lines", "a\nb", 0, 2, 0, 2 },
+  { "two lines", L1 "\n" L2, 0, 2, 2, 0 },
+  { "final newline adds no line", L1 "\n", 0, 1, 1, 0 },
+  { "final newlines add no line", L1 "\n\n\n", 0, 1, 1, 0 },
+  { "empty lines in the middle", L1 "\n\n\n" L2, 0, 2, 2, 0 },
+  { "leading empty lines", "\n\n" L1, 0, 1, 1, 0 },
+  { "only newlines", "\n\n\n", 0, 0, 0, 0 },
+  { "crlf", L1 "\r\n" L2 "\r\n", 0, 2, 2, 0 },
+  { "crlf, level ends the line", "2017-07-30 14:09:08 ERROR\r\n", 0, 1, 1, 0 },
+  { "cr at the very end", "2017-07-30 14:09:08 ERROR\r", 0, 1, 1, 0 },
+  { "message ends in cr", "2017-07-30 14:09:08 ERROR x\r", 0, 1, 1, 0 },
+  { "only one cr is stripped", "2017-07-30 14:09:08 ERROR\r\r", 0, 1, 0, 1 },
+  { "only one cr is stripped, crlf", "2017-07-30 14:09:08 ERROR\r\r\n", 0, 1, 0, 1 },
+  { "message keeps inner cr", "2017-07-30 14:09:08 ERROR a\rb\r\n", 0, 1, 1, 0 },
+  { "crlf empty lines", L1 "\r\n\r\n" L2, 0, 2, 2, 0 },
+  { "mixed levels", L1 "\n" LI "\nbad\n" L2 "\n", 0, 4, 2, 1 },
+  { "lowercase level", "2017-07-30 14:09:08 error x\n", 0, 1, 0, 0 },
+  { "nul never ends a line", L1 "\0b\n" L2, sizeof (L1 "\0b\n" L2) - 1, 2, 2, 0 },
+  { "nul-only line", "\0\n" L1, sizeof ("\0\n" L1) - 1, 2, 1, 1 },
+};
+
+static void
+test_value_lines (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(KtParser) parser = kt_parser_new (&error);
+
+  g_assert_no_error (error);
+  for (gsize i = 0; i < G_N_ELEMENTS (value_cases); i++)
+    {
+      const ValueCase *c = &value_cases[i];
+      g_autoptr(KtReducer) reducer = kt_reducer_new ();
+      KtParseCounts counts = { 0, 0, 0 };
+      gsize len = c->len != 0 ? c->len : strlen (c->value);
+      guint64 bad;
+
+      g_test_message ("case '%s'", c->what);
+      bad = kt_parser_value (parser, c->value, len, reducer, &counts, NULL, NULL);
+      g_assert_cmpuint (bad, ==, c->malformed);
+      g_assert_cmpuint (counts.lines, ==, c->lines);
+      g_assert_cmpuint (counts.errors, ==, c->errors);
+      g_assert_cmpuint (counts.malformed, ==, c->malformed);
+    }
+}
+
+/* The example of the spec: two ERROR lines in two minutes, a NUL inside. */
+static void
+test_value_nul_inside (void)
+{
+  static const char value[] = "2017-07-30 14:09:08 ERROR a\0b\n"
+                              "2017-07-30 14:10:00 ERROR c";
+  g_autoptr(GError) error = NULL;
+  g_autoptr(KtParser) parser = kt_parser_new (&error);
+  g_autoptr(KtReducer) reducer = kt_reducer_new ();
+  KtParseCounts counts = { 0, 0, 0 };
+
+  g_assert_no_error (error);
+  g_assert_cmpuint (kt_parser_value (parser, value, sizeof value - 1, reducer, &counts,
+                                     NULL, NULL), ==, 0);
+  g_assert_cmpuint (counts.lines, ==, 2);
+  g_assert_cmpuint (counts.errors, ==, 2);
+  g_assert_cmpuint (counts.malformed, ==, 0);
+  g_assert_cmpuint (kt_reducer_size (reducer), ==, 2);
+  g_assert_cmpuint (kt_reducer_get (reducer, kt_minute_from_civil (2017, 7, 30, 14, 9)),
+                    ==, 1);
+  g_assert_cmpuint (kt_reducer_get (reducer, kt_minute_from_civil (2017, 7, 30, 14, 10)),
+                    ==, 1);
+}
+
+/* 10,000 lines, 100 per minute over 100 minutes; of every 5 lines 3 are
+ * ERROR, 1 INFO, 1 malformed. */
+static void
+test_value_many_lines (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(KtParser) parser = kt_parser_new (&error);
+  g_autoptr(KtReducer) reducer = kt_reducer_new ();
+  g_autoptr(GString) value = g_string_new (NULL);
+  g_autoptr(GArray) sorted = NULL;
+  KtParseCounts counts = { 0, 0, 0 };
+  const gint64 base = kt_minute_from_civil (2017, 7, 30, 0, 0);
+
+  g_assert_no_error (error);
+  for (int i = 0; i < 10000; i++)
+    {
+      int minute = i / 100, sec = i % 60;
+
+      switch (i % 5)
+        {
+        case 0: case 1: case 2:
+          g_string_append_printf (value, "2017-07-30 %02d:%02d:%02d ERROR line %d\n",
+                                  minute / 60, minute % 60, sec, i);
+          break;
+        case 3:
+          g_string_append_printf (value, "2017-07-30 %02d:%02d:%02d INFO line %d\n",
+                                  minute / 60, minute % 60, sec, i);
+          break;
+        default:
+          g_string_append_printf (value, "2017-07-30 %02d:%02d:%02d  ERROR bad %d\n",
+                                  minute / 60, minute % 60, sec, i);
+          break;
+        }
+    }
+
+  g_assert_cmpuint (kt_parser_value (parser, value->str, value->len, reducer, &counts,
+                                     NULL, NULL), ==, 2000);
+  g_assert_cmpuint (counts.lines, ==, 10000);
+  g_assert_cmpuint (counts.errors, ==, 6000);
+  g_assert_cmpuint (counts.malformed, ==, 2000);
+  g_assert_cmpuint (kt_reducer_size (reducer), ==, 100);
+
+  sorted = kt_reducer_sorted (reducer);
+  g_assert_cmpuint (sorted->len, ==, 100);
+  for (guint m = 0; m < 100; m++)
+    {
+      const KtMinuteCount *mc = &g_array_index (sorted, KtMinuteCount, m);
+      g_assert_cmpint (mc->minute, ==, base + m);
+      g_assert_cmpuint (mc->count, ==, 60);
+    }
+}
+
+static void
+test_value_first_bad (void)
+{
+  static const struct
+  {
+    const char *value;
+    gsize       bad_offset;
+    gsize       bad_len;
+    guint64     malformed;
+  } cases[] = {
+    { "BAD1\n" L1 "\nBAD22", 0, 4, 2 },
+    { L1 "\nBAD1\n" L2 "\nBAD22\n", sizeof (L1), 4, 2 },
+    { L1 "\r\nBAD1\r\n" L2 "\r\nBAD22\r\n", sizeof (L1) + 1, 4, 2 },
+    { L1 "\n\n2017-07-30 14:09:08  ERROR x", sizeof (L1) + 1, 28, 1 },
+    { L1 "\n" L2 "\nx", 2 * sizeof (L1), 1, 1 },
+  };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(KtParser) parser = kt_parser_new (&error);
+
+  g_assert_no_error (error);
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autoptr(KtReducer) reducer = kt_reducer_new ();
+      KtParseCounts counts = { 0, 0, 0 };
+      const char *value = cases[i].value;
+      const char *bad = NULL;
+      gsize bad_len = 0;
+
+      g_test_message ("case %" G_GSIZE_FORMAT, i);
+      g_assert_cmpuint (kt_parser_value (parser, value, strlen (value), reducer, &counts,
+                                         &bad, &bad_len), ==, cases[i].malformed);
+      g_assert_true (bad == value + cases[i].bad_offset);
+      g_assert_cmpuint (bad_len, ==, cases[i].bad_len);
+      g_assert_cmpuint (counts.malformed, ==, cases[i].malformed);
+
+      /* NULL first_bad is allowed. */
+      g_assert_cmpuint (kt_parser_value (parser, value, strlen (value), reducer, &counts,
+                                         NULL, NULL), ==, cases[i].malformed);
+    }
+}
+
+static void
+test_value_no_bad_leaves_first_bad (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(KtParser) parser = kt_parser_new (&error);
+  g_autoptr(KtReducer) reducer = kt_reducer_new ();
+  KtParseCounts counts = { 0, 0, 0 };
+  const char *bad = NULL;
+  gsize bad_len = 0;
+
+  g_assert_no_error (error);
+  g_assert_cmpuint (kt_parser_value (parser, L1 "\n" LI, strlen (L1 "\n" LI), reducer,
+                                     &counts, &bad, &bad_len), ==, 0);
+  g_assert_null (bad);
+  g_assert_cmpuint (bad_len, ==, 0);
+}
+
+/* Counts add up over calls; the return value is this call's malformed. */
+static void
+test_value_accumulates (void)
+{
+  static const char a[] = L1 "\nbad\n" LI "\n";
+  static const char b[] = L1 "\n" L1 "\n" L2 "\nbad\nbad\n";
+  g_autoptr(GError) error = NULL;
+  g_autoptr(KtParser) parser = kt_parser_new (&error);
+  g_autoptr(KtReducer) reducer = kt_reducer_new ();
+  KtParseCounts counts = { 0, 0, 0 };
+
+  g_assert_no_error (error);
+  g_assert_cmpuint (kt_parser_value (parser, a, strlen (a), reducer, &counts, NULL, NULL),
+                    ==, 1);
+  g_assert_cmpuint (counts.lines, ==, 3);
+  g_assert_cmpuint (counts.errors, ==, 1);
+  g_assert_cmpuint (counts.malformed, ==, 1);
+
+  g_assert_cmpuint (kt_parser_value (parser, b, strlen (b), reducer, &counts, NULL, NULL),
+                    ==, 2);
+  g_assert_cmpuint (counts.lines, ==, 8);
+  g_assert_cmpuint (counts.errors, ==, 4);
+  g_assert_cmpuint (counts.malformed, ==, 3);
+
+  g_assert_cmpuint (kt_reducer_get (reducer, kt_minute_from_civil (2017, 7, 30, 14, 9)),
+                    ==, 3);
+  g_assert_cmpuint (kt_reducer_get (reducer, kt_minute_from_civil (2017, 7, 30, 14, 10)),
+                    ==, 1);
+  g_assert_cmpuint (kt_reducer_size (reducer), ==, 2);
+}
+
+/* Only ERROR lines reach the reducer, each in its own minute. */
+static void
+test_value_reducer_per_minute (void)
+{
+  static const char value[] =
+    "2017-07-30 14:09:00 ERROR a\n"
+    "2017-07-30 14:09:59 ERROR b\n"
+    "2017-07-30 14:10:00 ERROR c\n"
+    "2017-07-30 14:09:30 ERROR late\n"
+    "2017-07-30 14:11:00 INFO not counted\n"
+    "2017-07-30 14:12:00 error not counted\n"
+    "1969-12-31 23:59:59 ERROR before the epoch\n"
+    "2016-02-29 00:00:00 ERROR leap\n"
+    "2017-07-30 14:10:01 ERROR d\n";
+  static const struct
+  {
+    int     y, mo, d, h, mi;
+    guint64 count;
+  } want[] = {
+    { 1969, 12, 31, 23, 59, 1 },
+    { 2016, 2, 29, 0, 0, 1 },
+    { 2017, 7, 30, 14, 9, 3 },
+    { 2017, 7, 30, 14, 10, 2 },
+  };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(KtParser) parser = kt_parser_new (&error);
+  g_autoptr(KtReducer) reducer = kt_reducer_new ();
+  g_autoptr(GArray) sorted = NULL;
+  KtParseCounts counts = { 0, 0, 0 };
+
+  g_assert_no_error (error);
+  g_assert_cmpuint (kt_parser_value (parser, value, strlen (value), reducer, &counts,
+                                     NULL, NULL), ==, 0);
+  g_assert_cmpuint (counts.lines, ==, 9);
+  g_assert_cmpuint (counts.errors, ==, 7);
+
+  sorted = kt_reducer_sorted (reducer);
+  g_assert_cmpuint (sorted->len, ==, G_N_ELEMENTS (want));
+  for (guint i = 0; i < sorted->len; i++)
+    {
+      const KtMinuteCount *mc = &g_array_index (sorted, KtMinuteCount, i);
+      g_assert_cmpint (mc->minute, ==, kt_minute_from_civil (want[i].y, want[i].mo,
+                                                             want[i].d, want[i].h,
+                                                             want[i].mi));
+      g_assert_cmpuint (mc->count, ==, want[i].count);
+    }
+  g_assert_cmpuint (kt_reducer_get (reducer, kt_minute_from_civil (2017, 7, 30, 14, 11)),
+                    ==, 0);
+  g_assert_cmpuint (kt_reducer_get (reducer, kt_minute_from_civil (2017, 7, 30, 14, 12)),
+                    ==, 0);
+}
+
+/* ---- minutes ----------------------------------------------------------- */
+
+/* Values computed independently (Python's datetime). */
+static void
+test_minute_known (void)
+{
+  static const struct
+  {
+    int         y, mo, d, h, mi;
+    gint64      minute;
+    const char *text;
+  } cases[] = {
+    { 1970, 1, 1, 0, 0, 0, "1970-01-01 00:00:00" },
+    { 1970, 1, 1, 0, 1, 1, "1970-01-01 00:01:00" },
+    { 1969, 12, 31, 23, 59, -1, "1969-12-31 23:59:00" },
+    { 1969, 12, 31, 0, 0, -1440, "1969-12-31 00:00:00" },
+    { 2017, 7, 30, 14, 9, 25023729, "2017-07-30 14:09:00" },
+    { 2000, 2, 29, 12, 34, 15863794, "2000-02-29 12:34:00" },
+    { 1900, 3, 1, 0, 0, -36731520, "1900-03-01 00:00:00" },
+    { 1000, 1, 1, 0, 0, -510170400, "1000-01-01 00:00:00" },
+    { 9999, 12, 31, 23, 59, G_GINT64_CONSTANT (4223371679), "9999-12-31 23:59:00" },
+  };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      char buf[20];
+
+      g_assert_cmpint (kt_minute_from_civil (cases[i].y, cases[i].mo, cases[i].d,
+                                             cases[i].h, cases[i].mi),
+                       ==, cases[i].minute);
+      memset (buf, '#', sizeof buf);
+      kt_minute_format (cases[i].minute, buf);
+      g_assert_cmpstr (buf, ==, cases[i].text);
+    }
+}
+
+static gboolean
+leap (int y)
+{
+  return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+}
+
+static int
+month_days (int y, int m)
+{
+  static const int days[12] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+  return m == 2 && leap (y) ? 29 : days[m - 1];
+}
+
+/* Every day from 1000-01-01 to 9999-12-31: consecutive days are 1440
+ * minutes apart, and (with a stride) format inverts from_civil and the
+ * parser agrees with both. */
+static void
+test_minute_round_trip (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(KtParser) parser = kt_parser_new (&error);
+  gint64 prev = kt_minute_from_civil (1000, 1, 1, 0, 0) - 1440;
+  guint64 n = 0, checked = 0, leap_days = 0;
+
+  g_assert_no_error (error);
+  for (int y = 1000; y <= 9999; y++)
+    for (int m = 1; m <= 12; m++)
+      for (int d = 1; d <= month_days (y, m); d++, n++)
+        {
+          gint64 midnight = kt_minute_from_civil (y, m, d, 0, 0);
+
+          g_assert_cmpint (midnight - prev, ==, 1440);
+          prev = midnight;
+
+          if (m == 2 && d == 29)
+            leap_days++;
+          if (n % 17 == 0 || (m == 2 && d == 29) || (m == 12 && d == 31)
+              || (m == 1 && d == 1))
+            {
+              int h = (int) (n % 24), mi = (int) (n % 60);
+              gint64 minute = kt_minute_from_civil (y, m, d, h, mi);
+              g_autofree char *want = g_strdup_printf ("%04d-%02d-%02d %02d:%02d:00",
+                                                       y, m, d, h, mi);
+              g_autofree char *line = NULL;
+              char buf[20];
+              gint64 parsed = 0;
+
+              g_assert_cmpint (minute, ==, midnight + h * 60 + mi);
+              kt_minute_format (minute, buf);
+              g_assert_cmpstr (buf, ==, want);
+
+              line = g_strdup_printf ("%s ERROR x", buf);
+              g_assert_cmpint (kt_parser_line (parser, line, strlen (line), &parsed),
+                               ==, KT_LINE_ERROR);
+              g_assert_cmpint (parsed, ==, minute);
+              checked++;
+            }
+        }
+  /* 9000 years of the proleptic Gregorian calendar. */
+  g_assert_cmpuint (n, ==, 3287182);
+  g_assert_cmpuint (leap_days, ==, 2182);
+  g_assert_cmpuint (checked, >, 190000);
+  g_assert_cmpint (prev, ==, kt_minute_from_civil (9999, 12, 31, 0, 0));
+}
+
+/* Every minute of the day around the epoch formats back to itself. */
+static void
+test_minute_around_epoch (void)
+{
+  for (gint64 minute = -3 * 1440; minute < 3 * 1440; minute++)
+    {
+      char buf[20];
+      int y, mo, d, h, mi;
+
+      kt_minute_format (minute, buf);
+      g_assert_cmpint (sscanf (buf, "%4d-%2d-%2d %2d:%2d:00", &y, &mo, &d, &h, &mi),
+                       ==, 5);
+      g_assert_cmpint (kt_minute_from_civil (y, mo, d, h, mi), ==, minute);
+      g_assert_cmpint (strlen (buf), ==, 19);
+    }
+}
+
+int
+main (int argc, char *argv[])
+{
+  g_test_init (&argc, &argv, NULL);
+
+  g_test_add_func ("/parse/line/valid", test_line_valid);
+  g_test_add_func ("/parse/line/level-exact", test_line_level);
+  g_test_add_func ("/parse/line/bad-shape", test_line_shape);
+  g_test_add_func ("/parse/line/bad-date", test_line_bad_date);
+  g_test_add_func ("/parse/line/truncated", test_line_truncated);
+  g_test_add_func ("/parse/line/opaque-message", test_line_opaque_message);
+  g_test_add_func ("/parse/line/huge-message", test_line_huge_message);
+  g_test_add_func ("/parse/value/null-and-empty", test_value_null_and_empty);
+  g_test_add_func ("/parse/value/lines", test_value_lines);
+  g_test_add_func ("/parse/value/nul-inside", test_value_nul_inside);
+  g_test_add_func ("/parse/value/many-lines", test_value_many_lines);
+  g_test_add_func ("/parse/value/first-bad", test_value_first_bad);
+  g_test_add_func ("/parse/value/no-bad-no-first-bad", test_value_no_bad_leaves_first_bad);
+  g_test_add_func ("/parse/value/accumulates", test_value_accumulates);
+  g_test_add_func ("/parse/value/reducer-per-minute", test_value_reducer_per_minute);
+  g_test_add_func ("/parse/minute/known", test_minute_known);
+  g_test_add_func ("/parse/minute/round-trip", test_minute_round_trip);
+  g_test_add_func ("/parse/minute/around-epoch", test_minute_around_epoch);
+
+  return g_test_run ();
+}
