@@ -359,6 +359,7 @@ main (int argc, char **argv)
   gint64 opt_seed = 1;
   int opt_partitions = 0;
   int opt_first = 0;
+  int opt_only = -1;
   int opt_per_value = 1;
   int opt_malformed = 20;
   double opt_rate = 0;
@@ -374,6 +375,8 @@ main (int argc, char **argv)
       "Spread over this many partitions (default: the topic's count)", "P" },
     { "first-partition", 0, 0, G_OPTION_ARG_INT, &opt_first,
       "Message i goes to partition (F + i) % P (default 0)", "F" },
+    { "partition", 0, 0, G_OPTION_ARG_INT, &opt_only,
+      "Send every message to this one partition", "N" },
     { "lines-per-value", 'k', 0, G_OPTION_ARG_INT, &opt_per_value,
       "Lines per Kafka message, joined by newlines (default 1)", "K" },
     { "truth", 'T', 0, G_OPTION_ARG_FILENAME, &opt_truth,
@@ -468,7 +471,8 @@ main (int argc, char **argv)
   started_us = g_get_monotonic_time ();
   for (gint64 line = 0; line < opt_lines;)
     {
-      int partition = (int) ((opt_first + (gint64) n_messages) % partitions);
+      int partition = opt_only >= 0 ? opt_only
+                      : (int) ((opt_first + (gint64) n_messages) % partitions);
 
       g_string_truncate (value, 0);
       for (int k = 0; k < opt_per_value && line < opt_lines; k++, line++)

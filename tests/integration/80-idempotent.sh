@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# --mode idempotent: kill -9 at random moments while data keeps arriving,
+# restarting sometimes with another --max-per-partition; then a rewind of
+# the stored offsets (ranges already processed are read and written again)
+# and the same with --offsets kafka: error_log stays exact throughout.
+source "$(dirname "$0")/lib.sh"
+
+KILLS=${KT_KILLS:-30}
+db_uri=$(kt_new_db idem); db=$(kt_db_name "$db_uri")
+topic=$(kt_new_topic idem 4)
+
+kt_gen "$topic" --lines 120000 --seed 81 --rate 25000 --truth "$WORK/t1" > "$WORK/gen1" &
+gen=$!; KT_CHILDREN+=("$gen")
+
+sizes=(700 3000 15000 40000)
+kills=0
+while ((kills < KILLS)); do
+  max=${sizes[$(kt_rand ${#sizes[@]})]}
+  "$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" --mode idempotent \
+    --interval 0 --max-per-partition "$max" 2>> "$WORK/run.log" &
+  pid=$!
+  sleep "0.$(printf '%03d' $((30 + $(kt_rand 400))))"
+  kill -9 "$pid" 2>/dev/null && kills=$((kills + 1))
+  wait "$pid" 2>/dev/null || true
+done
+wait "$gen" || fail "kt-gen failed"
+messages=$(sed 's/.*messages=\([0-9]*\).*/\1/' "$WORK/gen1")
+
+idle() {
+  "$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" --mode idempotent \
+    --interval 0 --exit-when-idle "$@" 2>> "$WORK/run.log" || { tail -20 "$WORK/run.log" >&2; fail "run $* failed"; }
+}
+idle --max-per-partition 5000
+kt_check_counts "$db" "$WORK/t1"
+[[ $(kt_offset_sum "$db" "$topic") == "$messages" ]] || fail "stored offsets do not add up to $messages"
+
+# Replaying processed ranges: move every stored offset back to an earlier,
+# unaligned offset and run again. Chunks are rewritten, never added twice.
+kt_sql "$db" "UPDATE kafka_offset SET \`offset\` = FLOOR(\`offset\` / 3) + 17 WHERE job = '$topic'"
+idle --max-per-partition 2500
+kt_check_counts "$db" "$WORK/t1"
+kt_sql "$db" "UPDATE kafka_offset SET \`offset\` = 0 WHERE job = '$topic'"
+idle
+kt_check_counts "$db" "$WORK/t1"
+
+# Offsets in Kafka's consumer group instead of kafka_offset: a new job in a
+# new database, killed a few times, then idle.
+kdb_uri=$(kt_new_db idemk); kdb=$(kt_db_name "$kdb_uri")
+for ((k = 0; k < 5; k++)); do
+  "$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" --db "$kdb_uri" --mode idempotent \
+    --offsets kafka --job "k$RUN_ID" --interval 0 --max-per-partition 3000 2>> "$WORK/runk.log" &
+  pid=$!
+  sleep "0.$(printf '%03d' $((50 + $(kt_rand 300))))"
+  kill -9 "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+done
+"$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" --db "$kdb_uri" --mode idempotent \
+  --offsets kafka --job "k$RUN_ID" --interval 0 --exit-when-idle 2>> "$WORK/runk.log" \
+  || { tail -20 "$WORK/runk.log" >&2; fail "--offsets kafka run failed"; }
+kt_check_counts "$kdb" "$WORK/t1"
+[[ $(kt_sql "$kdb" "SELECT COUNT(*) FROM kafka_offset") == 0 ]] || fail "--offsets kafka wrote kafka_offset"
+
+# A transactional job refuses the idempotent database, and the reverse.
+rc=0; "$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" --exit-when-idle 2> "$WORK/mix.log" || rc=$?
+[[ $rc == 2 ]] && grep -q "idempotent-mode jobs" "$WORK/mix.log" || fail "a transactional run on an idempotent database: exit $rc"
+
+reread=$(grep -o '[0-9]* records' "$WORK/run.log" | awk '{ s += $1 } END { print s + 0 }')
+note "$TEST_NAME: $kills kills with 4 batch sizes, 2 rewinds, --offsets kafka, 120000 lines, exact; $reread records read for $messages (re-reading open chunks and rewinds)"
