@@ -38,6 +38,30 @@ CREATE TABLE IF NOT EXISTS kafka_offset (
   PRIMARY KEY (job, topic, `partition`)
 ) ENGINE = InnoDB;
 
+-- The audit trail: one row per partition per committed batch, written in
+-- the same transaction as the offsets. `ktally audit` checks that the rows
+-- of each partition form one chain without gap or overlap up to the stored
+-- offset, and that their ERROR totals agree with the tables they went to.
+CREATE TABLE IF NOT EXISTS ktally_batches (
+  id              BIGINT       NOT NULL AUTO_INCREMENT,
+  job             VARCHAR(64)  NOT NULL,
+  topic           VARCHAR(249) NOT NULL,
+  `partition`     INT          NOT NULL,
+  from_offset     BIGINT       NOT NULL,
+  until_offset    BIGINT       NOT NULL,
+  record_count    BIGINT       NOT NULL,
+  line_count      BIGINT       NOT NULL,
+  error_lines     BIGINT       NOT NULL,
+  malformed_lines BIGINT       NOT NULL,
+  target          VARCHAR(64)  NOT NULL,
+  committed_at    DATETIME(3)  NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
+  -- Not unique: an idempotent job whose offsets were moved back commits a
+  -- range again, harmlessly, and the audit shows the overlap.
+  PRIMARY KEY (id),
+  KEY by_chain (job, topic, `partition`, from_offset),
+  KEY by_time (job, topic, committed_at)
+) ENGINE = InnoDB;
+
 -- The per-minute counts dashboards read, exactly as in transactional mode.
 CREATE VIEW IF NOT EXISTS error_log AS
   SELECT log_time, CAST(SUM(log_count) AS SIGNED) AS log_count

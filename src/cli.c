@@ -48,12 +48,6 @@ all_chars_in (const char *s, const char *extra, gsize max_len)
 }
 
 gboolean
-kt_is_identifier (const char *name)
-{
-  return all_chars_in (name, NULL, 64);
-}
-
-gboolean
 kt_db_uri_parse (const char *uri, KtDbConfig *db, GError **error)
 {
   g_autoptr(GUri) parsed = NULL;
@@ -209,11 +203,39 @@ kt_partition_offsets_parse (const char *flag, const char *text, GArray *out,
   return TRUE;
 }
 
+gboolean
+kt_duration_parse (const char *flag, const char *text, gint64 *seconds, GError **error)
+{
+  static const struct { char unit; gint64 seconds; } units[] = {
+    { 's', 1 }, { 'm', 60 }, { 'h', 3600 }, { 'd', 86400 },
+  };
+  g_autofree char *digits = g_strdup (text);
+  gsize len = strlen (digits);
+  gint64 scale = 1;
+  guint64 n;
+
+  for (gsize i = 0; len > 0 && i < G_N_ELEMENTS (units); i++)
+    if (digits[len - 1] == units[i].unit)
+      {
+        scale = units[i].seconds;
+        digits[--len] = '\0';
+      }
+  if (!g_ascii_string_to_unsigned (digits, 10, 1, G_MAXINT64 / 86400, &n, NULL))
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "%s: expected a duration like 90s, 30m, 12h or 7d, got '%s'",
+                   flag, text);
+      return FALSE;
+    }
+  *seconds = (gint64) n * scale;
+  return TRUE;
+}
+
 /* Option values as GOption fills them, before validation. */
 typedef struct
 {
   char    *brokers, *topic, *job, *db, *mode, *start, *on_data_loss, *offsets;
-  char    *table, *from, *until;
+  char    *table, *from, *until, *audit_keep;
   double   interval, startup_timeout;
   gint64   max_per_partition, max_batch_bytes;
   gboolean exit_when_idle, json, verbose, quiet;
@@ -235,6 +257,7 @@ raw_options_clear (RawOptions *raw)
   g_free (raw->table);
   g_free (raw->from);
   g_free (raw->until);
+  g_free (raw->audit_keep);
   g_strfreev (raw->properties);
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (RawOptions, raw_options_clear)
@@ -478,6 +501,9 @@ validate_run (KtConfig *config, RawOptions *raw, GError **error)
                    raw->startup_timeout);
       return FALSE;
     }
+  if (raw->audit_keep != NULL
+      && !kt_duration_parse ("--audit-keep", raw->audit_keep, &config->audit_keep, error))
+    return FALSE;
   config->interval = raw->interval;
   config->max_per_partition = raw->max_per_partition;
   config->max_batch_bytes = raw->max_batch_bytes;
@@ -522,6 +548,16 @@ parse_command (const char *command, int argc, char **argv, GError **error)
       "(continue from the log start, with a warning naming the lost range)", "WHAT" },
     { "startup-timeout", 0, 0, G_OPTION_ARG_DOUBLE, &raw.startup_timeout,
       "Seconds to wait for Kafka and MySQL at start-up (default 20)", "SECONDS" },
+    { "audit-keep", 0, 0, G_OPTION_ARG_STRING, &raw.audit_keep,
+      "Keep this long of ktally_batches row by row (e.g. 7d); older rows are "
+      "folded into one per partition (default: keep all)", "DURATION" },
+    COMMON_ENTRIES (raw),
+    G_OPTION_ENTRY_NULL
+  };
+  GOptionEntry audit_entries[] = {
+    DB_ENTRY (raw),
+    { "job", 'j', 0, G_OPTION_ARG_STRING, &raw.job,
+      "Audit this job only (default: every job in the database)", "NAME" },
     COMMON_ENTRIES (raw),
     G_OPTION_ENTRY_NULL
   };
@@ -587,6 +623,14 @@ parse_command (const char *command, int argc, char **argv, GError **error)
       summary = "Shows, per partition, the job's stored offset, the log start, the high\n"
                 "watermark, the lag, and whether data was lost to retention.";
     }
+  else if (g_str_equal (command, "audit"))
+    {
+      entries = audit_entries;
+      summary = "Checks the audit trail (ktally_batches): per partition, the committed\n"
+                "batches form one chain without gap or overlap up to the stored offset,\n"
+                "and their ERROR totals agree with the tables they were written to.\n"
+                "Exit status 0 when everything holds, 5 on any break.";
+    }
   else if (g_str_equal (command, "init-db"))
     {
       entries = init_db_entries;
@@ -617,6 +661,19 @@ parse_command (const char *command, int argc, char **argv, GError **error)
   config->quiet = raw.quiet;
   config->json = raw.json;
   raw.job_given = raw.job != NULL;
+  if (g_str_equal (command, "audit"))
+    {
+      if (raw.job != NULL && !all_chars_in (raw.job, ".-", 64))
+        {
+          g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--job: '%s' is not a valid "
+                       "job name ([A-Za-z0-9._-], at most 64 characters)", raw.job);
+          return NULL;
+        }
+      config->job = g_steal_pointer (&raw.job);
+      if (!validate_db (config, &raw, error))
+        return NULL;
+      return g_steal_pointer (&config);
+    }
   if (g_str_equal (command, "init-db"))
     {
       static const char *const modes[] = { "transactional", "idempotent", NULL };

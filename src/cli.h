@@ -35,7 +35,7 @@ typedef struct
 
 typedef struct
 {
-  char        *command;         /* "run", "replay", "status", "init-db" */
+  char        *command;         /* "run", "replay", "status", "audit", "init-db" */
   char        *brokers;
   char        *topic;
   char        *job;             /* default: the topic */
@@ -55,6 +55,7 @@ typedef struct
   GArray      *replay_until;    /* same partitions, same order */
   gboolean     table_explicit;  /* --table was given */
   gboolean     json;            /* status --json */
+  gint64       audit_keep;      /* seconds of ktally_batches kept whole; 0: all */
   gboolean     verbose;
   gboolean     quiet;
 } KtConfig;
@@ -72,14 +73,15 @@ void      kt_config_free  (KtConfig *config);  /* NULL is fine */
 gboolean  kt_db_uri_parse (const char *uri, KtDbConfig *db, GError **error);
 void      kt_db_config_clear (KtDbConfig *db);
 
-/* [A-Za-z0-9_]{1,64}: the only table and database names ktally accepts.
- * Anything else is refused, never quoted through. */
-gboolean  kt_is_identifier (const char *name);
-
 /* Parses "P:OFF[,P:OFF...]" for @flag into @out (KtPartitionOffset,
  * sorted by partition). A partition given twice is an error. */
 gboolean  kt_partition_offsets_parse (const char *flag, const char *text,
                                       GArray *out, GError **error);
+
+/* Parses a duration like "90s", "30m", "12h", "7d" (a bare number is
+ * seconds) into seconds. */
+gboolean  kt_duration_parse (const char *flag, const char *text, gint64 *seconds,
+                             GError **error);
 
 /* Overwrites, in place, the password of any mysql:// URI among @argv, so
  * that it does not show in ps(1). Call before parsing (on a copy). */

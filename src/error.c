@@ -20,6 +20,8 @@ kt_error_exit_code (const GError *error)
       return KT_EXIT_DEPENDENCY;
     case KT_ERROR_DATA_LOSS:
       return KT_EXIT_DATA_LOSS;
+    case KT_ERROR_AUDIT:
+      return KT_EXIT_AUDIT;
     case KT_ERROR_CANCELLED:
       return KT_EXIT_OK;
     case KT_ERROR_INTERNAL:

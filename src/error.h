@@ -15,6 +15,7 @@ typedef enum
   KT_ERROR_DATA_LOSS,  /* a stored offset fell below the log start: stop */
   KT_ERROR_INTERNAL,   /* anything else we cannot recover from */
   KT_ERROR_CANCELLED,  /* SIGTERM/SIGINT arrived: abandon the batch, exit 0 */
+  KT_ERROR_AUDIT,      /* `ktally audit` found a break in the chain */
 } KtErrorCode;
 
 /* Process exit codes, documented in the README and --help. */
@@ -25,6 +26,7 @@ enum
   KT_EXIT_USAGE = 2,       /* usage or configuration error */
   KT_EXIT_DEPENDENCY = 3,  /* Kafka or MySQL refused us for good */
   KT_EXIT_DATA_LOSS = 4,   /* data lost to retention under a stored offset */
+  KT_EXIT_AUDIT = 5,       /* `ktally audit`: the offset chain is broken */
 };
 
 GQuark kt_error_quark (void);

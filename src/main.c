@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "audit.h"
 #include "cli.h"
 #include "error.h"
 #include "run.h"
@@ -72,6 +73,7 @@ usage (FILE *out)
          "  run       read the topic in micro-batches, forever (or until idle)\n"
          "  replay    count a fixed offset range into a table of its own, once\n"
          "  status    show where every partition stands: offsets, lag, data loss\n"
+         "  audit     check that the committed batches form one unbroken chain\n"
          "  init-db   create ktally's tables in a database\n"
          "\n"
          "'ktally COMMAND --help' explains each command's options.\n",
@@ -140,6 +142,8 @@ main (int argc, char **argv)
     ok = kt_run (config, &stop_requested, &error);
   else if (g_str_equal (command, "status"))
     ok = kt_status (config, &error);
+  else if (g_str_equal (command, "audit"))
+    ok = kt_audit (config, &error);
   else
     ok = kt_init_db (config, &error);
 

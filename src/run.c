@@ -80,6 +80,8 @@ typedef struct
   gint32         chunk_partition;
   gint64         chunk_start, chunk_end;
   KtReducer     *chunk_counts;
+  KtRangeStats  *stats;       /* per range, for ktally_batches */
+  guint          last_range;
   KtParseCounts  counts;
   guint64        records;
   gboolean       have_sample;
@@ -136,6 +138,8 @@ on_record (gint32 partition, gint64 offset, const char *value, gsize len,
 {
   BatchReading *b = user_data;
   KtReducer *counts = b->runner->reducer;
+  KtParseCounts mine = { 0 };
+  const KtRange *range;
   const char *bad = NULL;
   gsize bad_len = 0;
 
@@ -147,8 +151,7 @@ on_record (gint32 partition, gint64 offset, const char *value, gsize len,
         find_chunk (b, partition, offset);
       counts = b->chunk_counts;
     }
-  if (kt_parser_value (b->runner->parser, value, len, counts,
-                       &b->counts, &bad, &bad_len) > 0
+  if (kt_parser_value (b->runner->parser, value, len, counts, &mine, &bad, &bad_len) > 0
       && !b->have_sample)
     {
       b->have_sample = TRUE;
@@ -156,6 +159,25 @@ on_record (gint32 partition, gint64 offset, const char *value, gsize len,
       b->sample_offset = offset;
       memcpy (b->sample, bad, MIN (bad_len, SAMPLE_BYTES));
       b->sample[MIN (bad_len, SAMPLE_BYTES)] = '\0';
+    }
+  b->counts.lines += mine.lines;
+  b->counts.errors += mine.errors;
+  b->counts.malformed += mine.malformed;
+
+  /* The audit trail counts each offset once: not the open chunk's head
+   * that idempotent mode reads again. */
+  range = &g_array_index (b->ranges, KtRange, b->last_range);
+  if (range->partition != partition)
+    for (guint i = 0; i < b->ranges->len; i++)
+      if (g_array_index (b->ranges, KtRange, i).partition == partition)
+        range = &g_array_index (b->ranges, KtRange, b->last_range = i);
+  if (offset >= range->from)
+    {
+      KtRangeStats *st = &b->stats[b->last_range];
+      st->records++;
+      st->lines += mine.lines;
+      st->errors += mine.errors;
+      st->malformed += mine.malformed;
     }
 }
 
@@ -290,7 +312,8 @@ reread_open_chunks (Runner *r, GArray *ranges, const GArray *states, GError **er
 /* Idempotent mode: writes every chunk the batch covered (an empty chunk
  * too: its row records how far it was read), then stores the offsets. */
 static gboolean
-commit_idempotent (Runner *r, const GArray *ranges, gint32 *fenced, GError **error)
+commit_idempotent (Runner *r, const GArray *ranges, const KtRangeStats *stats,
+                   gint32 *fenced, GError **error)
 {
   const KtConfig *config = r->config;
   g_autoptr(GArray) chunks = g_array_new (FALSE, FALSE, sizeof (KtChunk));
@@ -323,8 +346,11 @@ commit_idempotent (Runner *r, const GArray *ranges, gint32 *fenced, GError **err
   if (!kt_sink_write_chunks (r->sink, config->job, config->topic, chunks, error))
     return FALSE;
   if (config->offsets == KT_OFFSETS_KAFKA)
-    return kt_source_commit (r->source, ranges, error);
-  return kt_sink_store_offsets (r->sink, config->job, config->topic, ranges, fenced, error);
+    return kt_source_commit (r->source, ranges, error)
+           && kt_sink_store_offsets (r->sink, config->job, config->topic, ranges,
+                                     stats, FALSE, fenced, error);
+  return kt_sink_store_offsets (r->sink, config->job, config->topic, ranges, stats,
+                                TRUE, fenced, error);
 }
 
 static gint64
@@ -378,6 +404,7 @@ run_batch (Runner *r, gboolean *idle, GError **error)
   g_autoptr(GArray) ranges = g_array_new (FALSE, TRUE, sizeof (KtRange));
   g_autoptr(GArray) losses = g_array_new (FALSE, TRUE, sizeof (KtDataLoss));
   BatchReading reading = { .runner = r, .ranges = ranges, .chunk_partition = -1 };
+  g_autofree KtRangeStats *stats = NULL;
   KtCommitResult result = KT_COMMIT_DONE;
   gint32 fenced = -1;
   gint64 started = g_get_monotonic_time ();
@@ -423,6 +450,8 @@ run_batch (Runner *r, gboolean *idle, GError **error)
     return FALSE;
 
   /* Read, parse, reduce: the source hands each record to on_record(). */
+  stats = g_new0 (KtRangeStats, ranges->len);
+  reading.stats = stats;
   kt_reducer_clear (r->reducer);
   g_hash_table_remove_all (r->chunks);
   if (!kt_source_read (r->source, ranges, on_record, &reading, r->stop, STALL_MS, error))
@@ -435,7 +464,10 @@ run_batch (Runner *r, gboolean *idle, GError **error)
     {
       KtRange *rg = &g_array_index (ranges, KtRange, i);
       if (rg->until > rg->from)
-        g_array_index (ranges, KtRange, n_ranges++) = *rg;
+        {
+          stats[n_ranges] = stats[i];
+          g_array_index (ranges, KtRange, n_ranges++) = *rg;
+        }
     }
   g_array_set_size (ranges, n_ranges);
 
@@ -443,15 +475,15 @@ run_batch (Runner *r, gboolean *idle, GError **error)
    * chunks, then the offsets. */
   if (r->idempotent)
     {
-      if (!commit_idempotent (r, ranges, &fenced, error))
+      if (!commit_idempotent (r, ranges, stats, &fenced, error))
         return FALSE;
       if (fenced >= 0)
         g_message ("job %s: batch %" G_GUINT64_FORMAT ": %s/%d was moved by another "
                    "writer: its output stands (idempotent), its offsets are theirs",
                    config->job, r->batch_no, config->topic, fenced);
     }
-  else if (!kt_sink_commit (r->sink, config->job, config->topic, ranges, r->reducer,
-                            &result, &fenced, error))
+  else if (!kt_sink_commit (r->sink, config->job, config->topic, ranges, stats,
+                            r->reducer, &result, &fenced, error))
     {
       if (result == KT_COMMIT_UNKNOWN)
         {
@@ -667,6 +699,7 @@ kt_run (const KtConfig *config, const volatile int *stop, GError **error)
 {
   g_auto(Runner) r = { 0 };
   double backoff = 0;
+  gint64 compacted_at = 0;
   gboolean stopped;
 
   if (!runner_start (&r, config, stop, &stopped, error))
@@ -713,6 +746,16 @@ kt_run (const KtConfig *config, const volatile int *stop, GError **error)
           continue;
         }
       backoff = 0;
+      if (config->audit_keep > 0
+          && g_get_monotonic_time () - compacted_at >= METADATA_EVERY_US)
+        {
+          g_autoptr(GError) compact_error = NULL;
+          if (!kt_sink_compact_batches (r.sink, config->job, config->topic,
+                                        config->audit_keep, &compact_error))
+            g_warning ("job %s: %s; trying again in a minute", config->job,
+                       compact_error->message);
+          compacted_at = g_get_monotonic_time ();
+        }
       if (idle && config->exit_when_idle)
         {
           if (r.replay)

@@ -27,6 +27,19 @@ struct _KtSink
   MYSQL     *conn;
 };
 
+gboolean
+kt_is_identifier (const char *name)
+{
+  gsize n = 0;
+
+  if (name == NULL)
+    return FALSE;
+  for (; name[n] != '\0'; n++)
+    if (!g_ascii_isalnum (name[n]) && name[n] != '_')
+      return FALSE;
+  return n > 0 && n <= 64;
+}
+
 KtSink *
 kt_sink_new (const KtDbConfig *db, const char *table)
 {
@@ -241,12 +254,16 @@ kt_sink_prepare (KtSink *self, gboolean idempotent, GError **error)
   g_autofree char *error_log = NULL;
   g_autofree char *target = NULL;
   g_autofree char *offsets = NULL;
+  g_autofree char *batches = NULL;
+  g_autofree char *chunks = NULL;
   gboolean is_view;
 
   if (!kt_sink_connect (self, error)
       || !table_type (self, "error_log", &error_log, error)
       || !table_type (self, self->table, &target, error)
-      || !table_type (self, "kafka_offset", &offsets, error))
+      || !table_type (self, "kafka_offset", &offsets, error)
+      || !table_type (self, "ktally_batches", &batches, error)
+      || !table_type (self, "ktally_chunk", &chunks, error))
     return FALSE;
 
   is_view = g_strcmp0 (error_log, "VIEW") == 0;
@@ -269,7 +286,8 @@ kt_sink_prepare (KtSink *self, gboolean idempotent, GError **error)
       return FALSE;
     }
 
-  if (idempotent ? error_log == NULL : (error_log == NULL || offsets == NULL))
+  if (error_log == NULL || offsets == NULL || batches == NULL
+      || (idempotent && chunks == NULL))
     {
       g_message ("creating ktally's %s tables in %s",
                  idempotent ? "idempotent-mode" : "", self->description);
@@ -427,14 +445,46 @@ update_offsets (KtSink *self, const char *job, const char *topic,
   return TRUE;
 }
 
+/* One ktally_batches row per range, in the caller's transaction. */
+static gboolean
+insert_batches (KtSink *self, const char *job, const char *topic,
+                const GArray *ranges, const KtRangeStats *stats, GError **error)
+{
+  g_autoptr(GString) sql = g_string_new (
+    "INSERT INTO ktally_batches (job, topic, `partition`, from_offset, until_offset, "
+    "record_count, line_count, error_lines, malformed_lines, target) VALUES ");
+
+  if (ranges->len == 0)
+    return TRUE;
+  for (guint i = 0; i < ranges->len; i++)
+    {
+      const KtRange *r = &g_array_index (ranges, KtRange, i);
+
+      g_string_append (sql, i ? ",(" : "(");
+      append_quoted (self, sql, job);
+      g_string_append_c (sql, ',');
+      append_quoted (self, sql, topic);
+      g_string_append_printf (sql, ",%d,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%"
+                              G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
+                              ",%" G_GUINT64_FORMAT ",", r->partition, r->from, r->until,
+                              stats[i].records, stats[i].lines, stats[i].errors,
+                              stats[i].malformed);
+      append_quoted (self, sql, self->table);
+      g_string_append_c (sql, ')');
+    }
+  return query (self, sql->str, "cannot write ktally_batches", error);
+}
+
 gboolean
 kt_sink_store_offsets (KtSink *self, const char *job, const char *topic,
-                       const GArray *ranges, gint32 *fenced_partition, GError **error)
+                       const GArray *ranges, const KtRangeStats *stats,
+                       gboolean offsets_too, gint32 *fenced_partition, GError **error)
 {
+  *fenced_partition = -1;
   if (!kt_sink_connect (self, error)
       || !query (self, "START TRANSACTION", "cannot start a transaction", error))
     return FALSE;
-  if (!update_offsets (self, job, topic, ranges, fenced_partition, error))
+  if (offsets_too && !update_offsets (self, job, topic, ranges, fenced_partition, error))
     {
       rollback (self);
       return FALSE;
@@ -444,12 +494,17 @@ kt_sink_store_offsets (KtSink *self, const char *job, const char *topic,
       rollback (self);
       return TRUE;
     }
+  if (!insert_batches (self, job, topic, ranges, stats, error))
+    {
+      rollback (self);
+      return FALSE;
+    }
   return query (self, "COMMIT", "cannot commit the offsets", error);
 }
 
 gboolean
 kt_sink_commit (KtSink *self, const char *job, const char *topic,
-                const GArray *ranges, KtReducer *reducer,
+                const GArray *ranges, const KtRangeStats *stats, KtReducer *reducer,
                 KtCommitResult *result, gint32 *fenced_partition, GError **error)
 {
   *result = KT_COMMIT_FAILED;
@@ -474,7 +529,8 @@ kt_sink_commit (KtSink *self, const char *job, const char *topic,
       return TRUE;
     }
 
-  if (!upsert_counts (self, reducer, error))
+  if (!upsert_counts (self, reducer, error)
+      || !insert_batches (self, job, topic, ranges, stats, error))
     {
       rollback (self);
       return FALSE;
@@ -705,6 +761,150 @@ kt_sink_open_chunks (KtSink *self, const char *job, const char *topic,
               o->chunk_until = g_ascii_strtoll (row[2], NULL, 10);
             }
         }
+    }
+  return TRUE;
+}
+
+void
+kt_batch_row_clear (KtBatchRow *row)
+{
+  g_clear_pointer (&row->job, g_free);
+  g_clear_pointer (&row->topic, g_free);
+  g_clear_pointer (&row->target, g_free);
+}
+
+gboolean
+kt_sink_compact_batches (KtSink *self, const char *job, const char *topic,
+                         gint64 keep_seconds, GError **error)
+{
+  g_autoptr(GString) where = g_string_new (" WHERE job = ");
+  g_autoptr(GString) sql = g_string_new (NULL);
+
+  if (!kt_sink_connect (self, error))
+    return FALSE;
+  append_quoted (self, where, job);
+  g_string_append (where, " AND topic = ");
+  append_quoted (self, where, topic);
+  g_string_append_printf (where, " AND committed_at < NOW(3) - INTERVAL %" G_GINT64_FORMAT
+                          " SECOND", keep_seconds);
+
+  /* The old rows of a partition are a prefix of its chain (commits on one
+   * partition are serialised by its offset row), so folding them into one
+   * row keeps the chain whole: it just starts with a longer link. */
+  if (!query (self, "START TRANSACTION", "cannot start a transaction", error))
+    return FALSE;
+  g_string_printf (sql, "CREATE TEMPORARY TABLE IF NOT EXISTS ktally_fold AS "
+                   "SELECT MIN(id) AS id, job, topic, `partition`, MIN(from_offset) AS from_offset, "
+                   "MAX(until_offset) AS until_offset, SUM(record_count) AS record_count, "
+                   "SUM(line_count) AS line_count, SUM(error_lines) AS error_lines, "
+                   "SUM(malformed_lines) AS malformed_lines, MIN(target) AS target, "
+                   "MAX(committed_at) AS committed_at FROM ktally_batches%s "
+                   "GROUP BY job, topic, `partition` HAVING COUNT(*) > 1 FOR UPDATE",
+                   where->str);
+  if (!query (self, "DROP TEMPORARY TABLE IF EXISTS ktally_fold", "cannot compact", error)
+      || !query (self, sql->str, "cannot compact ktally_batches", error))
+    goto fail;
+  g_string_printf (sql, "DELETE b FROM ktally_batches b JOIN ktally_fold f USING "
+                   "(job, topic, `partition`) WHERE b.committed_at <= f.committed_at");
+  if (!query (self, sql->str, "cannot compact ktally_batches", error)
+      || !query (self, "INSERT INTO ktally_batches SELECT * FROM ktally_fold",
+                 "cannot compact ktally_batches", error)
+      || !query (self, "DROP TEMPORARY TABLE ktally_fold", "cannot compact", error))
+    goto fail;
+  return query (self, "COMMIT", "cannot commit the compaction", error);
+
+fail:
+  rollback (self);
+  return FALSE;
+}
+
+gboolean
+kt_sink_read_batches (KtSink *self, const char *job, GArray *rows, GError **error)
+{
+  g_autoptr(GString) sql = g_string_new (
+    "SELECT job, topic, `partition`, from_offset, until_offset, error_lines, target "
+    "FROM ktally_batches");
+  g_autoptr(MYSQL_RES) res = NULL;
+  MYSQL_ROW row;
+
+  if (!kt_sink_connect (self, error))
+    return FALSE;
+  if (job != NULL)
+    {
+      g_string_append (sql, " WHERE job = ");
+      append_quoted (self, sql, job);
+    }
+  g_string_append (sql, " ORDER BY job, topic, `partition`, from_offset, id");
+  if (!query (self, sql->str, "cannot read ktally_batches", error))
+    return FALSE;
+  res = mysql_use_result (self->conn);
+  if (res == NULL)
+    {
+      set_mysql_error (self, error, "cannot read ktally_batches");
+      return FALSE;
+    }
+  while ((row = mysql_fetch_row (res)) != NULL)
+    {
+      KtBatchRow b = {
+        g_strdup (row[0]), g_strdup (row[1]), atoi (row[2]),
+        g_ascii_strtoll (row[3], NULL, 10), g_ascii_strtoll (row[4], NULL, 10),
+        g_ascii_strtoull (row[5], NULL, 10), g_strdup (row[6]),
+      };
+      g_array_append_val (rows, b);
+    }
+  if (mysql_errno (self->conn) != 0)
+    {
+      set_mysql_error (self, error, "cannot read ktally_batches");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+kt_sink_table_total (KtSink *self, const char *table, guint64 *total, GError **error)
+{
+  g_autofree char *sql = NULL;
+  g_autoptr(MYSQL_RES) res = NULL;
+  MYSQL_ROW row;
+
+  g_return_val_if_fail (kt_is_identifier (table), FALSE);
+  if (!kt_sink_connect (self, error))
+    return FALSE;
+  sql = g_strdup_printf ("SELECT COALESCE(SUM(log_count), 0) FROM `%s`", table);
+  if (!query (self, sql, "cannot sum the counts", error))
+    return FALSE;
+  res = mysql_store_result (self->conn);
+  if (res == NULL || (row = mysql_fetch_row (res)) == NULL)
+    {
+      set_mysql_error (self, error, "cannot sum the counts");
+      return FALSE;
+    }
+  *total = g_ascii_strtoull (row[0], NULL, 10);
+  return TRUE;
+}
+
+gboolean
+kt_sink_load_all_offsets (KtSink *self, GHashTable *offsets, GError **error)
+{
+  g_autoptr(MYSQL_RES) res = NULL;
+  MYSQL_ROW row;
+
+  if (!kt_sink_connect (self, error)
+      || !query (self, "SELECT job, topic, `partition`, `offset` FROM kafka_offset",
+                 "cannot read kafka_offset", error))
+    return FALSE;
+  res = mysql_store_result (self->conn);
+  if (res == NULL)
+    {
+      set_mysql_error (self, error, "cannot read kafka_offset");
+      return FALSE;
+    }
+  while ((row = mysql_fetch_row (res)) != NULL)
+    {
+      gint64 *offset = g_new (gint64, 1);
+      *offset = g_ascii_strtoll (row[3], NULL, 10);
+      g_hash_table_insert (offsets, g_strdup_printf ("%s\t%s\t%s", row[0], row[1], row[2]),
+                           offset);
     }
   return TRUE;
 }

@@ -22,6 +22,30 @@ typedef struct
   char  *socket;    /* unix socket path, or NULL */
 } KtDbConfig;
 
+/* What a batch read of one partition's range [from, until): recorded in
+ * ktally_batches with the offsets, for `ktally audit`. */
+typedef struct
+{
+  guint64 records;
+  guint64 lines;
+  guint64 errors;
+  guint64 malformed;
+} KtRangeStats;
+
+/* One row of ktally_batches, as `ktally audit` reads it. */
+typedef struct
+{
+  char   *job;
+  char   *topic;
+  gint32  partition;
+  gint64  from;
+  gint64  until;
+  guint64 errors;
+  char   *target;
+} KtBatchRow;
+
+void kt_batch_row_clear (KtBatchRow *row);
+
 typedef enum
 {
   KT_COMMIT_DONE,     /* counts and offsets are in */
@@ -47,6 +71,10 @@ typedef struct
   gint64 chunk_start;  /* -1: no row */
   gint64 chunk_until;
 } KtOpenChunk;
+
+/* [A-Za-z0-9_]{1,64}: the only table and database names ktally accepts.
+ * Anything else is refused, never quoted through. */
+gboolean kt_is_identifier (const char *name);
 
 /* Copies @db; does not connect yet. Counts go to @table (an identifier the
  * CLI checked; error_log unless replaying). */
@@ -89,9 +117,9 @@ gboolean kt_sink_init_offset (KtSink *self, const char *job, const char *topic,
  * UNKNOWN (COMMIT was sent and its answer lost: the caller reads the
  * offsets back to learn which, never guesses). */
 gboolean kt_sink_commit (KtSink *self, const char *job, const char *topic,
-                         const GArray *ranges, KtReducer *reducer,
-                         KtCommitResult *result, gint32 *fenced_partition,
-                         GError **error);
+                         const GArray *ranges, const KtRangeStats *stats,
+                         KtReducer *reducer, KtCommitResult *result,
+                         gint32 *fenced_partition, GError **error);
 
 /* Idempotent output, in one transaction of its own: each chunk's rows are
  * replaced whole, unless the chunk already holds a prefix at least as
@@ -106,11 +134,31 @@ gboolean kt_sink_open_chunks (KtSink *self, const char *job, const char *topic,
                               GArray *open, GError **error);
 
 /* Idempotent mode's offset commit, after the output: the fenced UPDATEs
- * of kt_sink_commit() without any counts. *@fenced_partition is the first
- * partition whose offset had moved, or -1. */
+ * and audit rows of kt_sink_commit() without any counts. *@fenced_partition
+ * is the first partition whose offset had moved, or -1. With @offsets_too
+ * FALSE (offsets kept in Kafka), only the audit rows. */
 gboolean kt_sink_store_offsets (KtSink *self, const char *job, const char *topic,
-                                const GArray *ranges, gint32 *fenced_partition,
+                                const GArray *ranges, const KtRangeStats *stats,
+                                gboolean offsets_too, gint32 *fenced_partition,
                                 GError **error);
+
+/* --audit-keep: folds @job's ktally_batches rows older than @keep_seconds
+ * into one row per partition (the chain's start moves forward, its sums
+ * stay). */
+gboolean kt_sink_compact_batches (KtSink *self, const char *job, const char *topic,
+                                  gint64 keep_seconds, GError **error);
+
+/* Every ktally_batches row (of @job, or all jobs if NULL), ordered by job,
+ * topic, partition and from, into @rows (KtBatchRow, cleared by the array). */
+gboolean kt_sink_read_batches (KtSink *self, const char *job, GArray *rows,
+                               GError **error);
+
+/* Every kafka_offset row into @offsets: "job\ttopic\tpartition" -> gint64*. */
+gboolean kt_sink_load_all_offsets (KtSink *self, GHashTable *offsets, GError **error);
+
+/* SUM(log_count) of @table (0 when empty). */
+gboolean kt_sink_table_total (KtSink *self, const char *table, guint64 *total,
+                              GError **error);
 
 /* "user@host:port/database" for messages: never the password. */
 const char *kt_sink_describe (KtSink *self);

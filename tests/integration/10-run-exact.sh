@@ -19,6 +19,7 @@ start=$(date +%s.%N)
   --exit-when-idle --interval 0 2> "$WORK/run1.log" || { cat "$WORK/run1.log" >&2; fail "first run failed"; }
 end=$(date +%s.%N)
 kt_check_counts "$db" "$WORK/truth"
+kt_audit "$db_uri"
 [[ $(kt_offset_sum "$db" "$topic") == "$messages" ]] || fail "stored offsets do not add up to $messages"
 [[ $(kt_sql "$db" "SELECT COUNT(*) FROM kafka_offset") == 8 ]] || fail "expected 8 offset rows"
 

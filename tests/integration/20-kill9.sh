@@ -29,6 +29,7 @@ wait "$gen" || fail "kt-gen failed"
 
 "$KTALLY" "${run_args[@]}" --exit-when-idle 2>> "$WORK/run.log" || { tail -20 "$WORK/run.log" >&2; fail "final run failed"; }
 kt_check_counts "$db" "$WORK/t1"
+kt_audit "$db_uri"
 messages=$(sed 's/.*messages=\([0-9]*\).*/\1/' "$WORK/gen1")
 [[ $(kt_offset_sum "$db" "$topic") == "$messages" ]] || fail "stored offsets do not add up to $messages"
 commits=$(grep -c 'batch .* records' "$WORK/run.log" || true)

@@ -25,6 +25,7 @@ for writers in 2 3; do
     kill -TERM "$pid"; wait "$pid" || fail "a writer did not exit 0 on SIGTERM"
   done
   kt_check_counts "$db" "$WORK/t$writers"
+  kt_audit "$db_uri"
   fenced=$(cat "$WORK"/w$writers.*.log | grep -c 'fenced' || true)
   note "$TEST_NAME: $writers writers, 120000 lines, exact, $fenced fenced batches"
 done

@@ -21,4 +21,5 @@ done
 "$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" \
   --interval 0 --exit-when-idle 2>> "$WORK/run.log" || fail "final run failed"
 kt_check_counts "$db" "$WORK/truth"
+kt_audit "$db_uri"
 note "$TEST_NAME: 4 signals, each exit 0 within the interval; exact"

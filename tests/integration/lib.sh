@@ -94,3 +94,7 @@ kt_rand() {  # kt_rand N: a number in [0, N) from the test's seeded RANDOM
 KT_SEED=${KT_SEED:-$(( $(date +%s) % 100000 ))}
 RANDOM=$KT_SEED
 note "$TEST_NAME: seed $KT_SEED (rerun with KT_SEED=$KT_SEED)"
+
+kt_audit() {  # kt_audit DB_URI: `ktally audit` must pass
+  "$KTALLY" audit --db "$1" > "$WORK/audit.out" 2>&1 || { cat "$WORK/audit.out" >&2; fail "ktally audit failed"; }
+}

@@ -1,0 +1,141 @@
+/* audit.c - `ktally audit`: checks the chain of committed batches.
+ *
+ * Reads only. The chain check itself (kt_audit_chains) sees rows, not a
+ * database, so its cases are unit-tested. */
+#include "audit.h"
+
+#include <stdio.h>
+#include "error.h"
+
+guint
+kt_audit_chains (const GArray *rows, KtStoredOffsetFunc stored_offset,
+                 gpointer user_data, GPtrArray *problems)
+{
+  guint chains = 0;
+
+  for (guint i = 0; i < rows->len;)
+    {
+      const KtBatchRow *first = &g_array_index (rows, KtBatchRow, i);
+      gint64 end = first->until, stored;
+      guint j = i + 1;
+
+      if (first->until < first->from)
+        g_ptr_array_add (problems, g_strdup_printf (
+          "job %s, %s/%d: batch [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") ends before it starts",
+          first->job, first->topic, first->partition, first->from, first->until));
+      for (; j < rows->len; j++)
+        {
+          const KtBatchRow *b = &g_array_index (rows, KtBatchRow, j);
+
+          if (g_strcmp0 (b->job, first->job) != 0 || g_strcmp0 (b->topic, first->topic) != 0
+              || b->partition != first->partition)
+            break;
+          if (b->from > end)
+            g_ptr_array_add (problems, g_strdup_printf (
+              "job %s, %s/%d: gap: offsets [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT
+              ") are in no batch", b->job, b->topic, b->partition, end, b->from));
+          else if (b->from < end)
+            g_ptr_array_add (problems, g_strdup_printf (
+              "job %s, %s/%d: overlap: offsets [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT
+              ") were committed twice", b->job, b->topic, b->partition, b->from,
+              MIN (end, b->until)));
+          end = MAX (end, b->until);
+        }
+
+      stored = stored_offset (first->job, first->topic, first->partition, user_data);
+      if (stored >= 0 && stored != end)
+        g_ptr_array_add (problems, g_strdup_printf (
+          "job %s, %s/%d: the batches end at %" G_GINT64_FORMAT " but the stored offset is %"
+          G_GINT64_FORMAT, first->job, first->topic, first->partition, end, stored));
+      chains++;
+      i = j;
+    }
+  return chains;
+}
+
+static gint64
+lookup_stored (const char *job, const char *topic, gint32 partition, gpointer user_data)
+{
+  g_autofree char *key = g_strdup_printf ("%s\t%s\t%d", job, topic, partition);
+  gint64 *offset = g_hash_table_lookup (user_data, key);
+  return offset != NULL ? *offset : -1;
+}
+
+gboolean
+kt_audit (const KtConfig *config, GError **error)
+{
+  g_autoptr(KtSink) sink = kt_sink_new (&config->db, "error_log");
+  g_autoptr(GArray) rows = g_array_new (FALSE, FALSE, sizeof (KtBatchRow));
+  g_autoptr(GArray) mine = g_array_new (FALSE, FALSE, sizeof (KtBatchRow));
+  g_autoptr(GPtrArray) problems = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GHashTable) stored = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  g_autoptr(GHashTable) targets = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  GHashTableIter iter;
+  gpointer key, value;
+  guint chains;
+
+  g_array_set_clear_func (rows, (GDestroyNotify) kt_batch_row_clear);
+  if (!kt_sink_read_batches (sink, NULL, rows, error)
+      || !kt_sink_load_all_offsets (sink, stored, error))
+    return FALSE;
+
+  /* Chains of the audited job(s); totals over every job, since the sum of
+   * a table is only comparable with all the batches that wrote to it. */
+  for (guint i = 0; i < rows->len; i++)
+    {
+      const KtBatchRow *b = &g_array_index (rows, KtBatchRow, i);
+      guint64 *sum = g_hash_table_lookup (targets, b->target);
+
+      if (sum == NULL)
+        {
+          sum = g_new0 (guint64, 1);
+          g_hash_table_insert (targets, g_strdup (b->target), sum);
+        }
+      *sum += b->errors;
+      if (config->job == NULL || g_str_equal (b->job, config->job))
+        g_array_append_vals (mine, b, 1);  /* borrowed: rows owns the strings */
+    }
+  chains = kt_audit_chains (mine, lookup_stored, stored, problems);
+  printf ("audit: %u partition chains, %u batches%s%s\n", chains, mine->len,
+          config->job != NULL ? " of job " : "", config->job != NULL ? config->job : "");
+
+  g_hash_table_iter_init (&iter, targets);
+  while (g_hash_table_iter_next (&iter, &key, &value))
+    {
+      guint64 total = 0;
+      g_autoptr(GError) local = NULL;
+
+      if (!kt_is_identifier (key))
+        {
+          g_ptr_array_add (problems, g_strdup_printf ("a batch names the table '%s', "
+                                                      "which is not a plain identifier",
+                                                      (const char *) key));
+          continue;
+        }
+      if (!kt_sink_table_total (sink, key, &total, &local))
+        {
+          g_ptr_array_add (problems, g_strdup_printf ("%s: %s", (const char *) key,
+                                                      local->message));
+          continue;
+        }
+      printf ("audit: %s: %" G_GUINT64_FORMAT " ERROR lines recorded by batches, %"
+              G_GUINT64_FORMAT " in the table%s\n", (const char *) key,
+              *(guint64 *) value, total, total == *(guint64 *) value ? "" : "  <-- differs");
+      if (total != *(guint64 *) value)
+        g_ptr_array_add (problems, g_strdup_printf (
+          "%s holds %" G_GUINT64_FORMAT " ERROR lines, its batches recorded %" G_GUINT64_FORMAT,
+          (const char *) key, total, *(guint64 *) value));
+    }
+  g_array_set_size (mine, 0);
+
+  for (guint i = 0; i < problems->len; i++)
+    printf ("audit: BROKEN: %s\n", (const char *) problems->pdata[i]);
+  if (problems->len > 0)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_AUDIT, "the audit found %u problem(s)",
+                   problems->len);
+      return FALSE;
+    }
+  printf ("audit: OK: every chain is whole up to its stored offset and every total agrees\n");
+  return TRUE;
+}

@@ -1,0 +1,26 @@
+/* audit.h - `ktally audit`: is the offset chain whole?
+ *
+ * Every committed batch leaves one ktally_batches row per partition, in
+ * the same transaction as its offsets. If exactly-once holds, each
+ * partition's rows form one chain [a, b) [b, c) ... ending at the stored
+ * offset, and the ERROR lines they recorded add up to what the tables
+ * hold. */
+#pragma once
+#include <glib.h>
+#include "cli.h"
+#include "sink.h"
+
+/* One verdict for a set of rows (KtBatchRow, ordered by job, topic,
+ * partition, from). @stored_offset(job, topic, partition) gives the
+ * offset stored for the partition (-1 if none). Appends one line per
+ * problem to @problems; returns the number of chains checked. Pure: no
+ * database, easy to test. */
+typedef gint64 (*KtStoredOffsetFunc) (const char *job, const char *topic,
+                                      gint32 partition, gpointer user_data);
+
+guint    kt_audit_chains (const GArray *rows, KtStoredOffsetFunc stored_offset,
+                          gpointer user_data, GPtrArray *problems);
+
+/* Runs the whole audit against the database and prints the verdict on
+ * stdout. Returns FALSE with KT_ERROR_AUDIT when anything is broken. */
+gboolean kt_audit (const KtConfig *config, GError **error);

@@ -1,0 +1,111 @@
+/* test-audit.c - the chain check of `ktally audit`, on rows in memory:
+ * whole chains, gaps, overlaps, a chain that stops short of the stored
+ * offset, and jobs, topics and partitions kept apart. */
+#include <glib.h>
+#include <string.h>
+#include "audit.h"
+
+typedef struct
+{
+  const char *job;
+  gint32      partition;
+  gint64      from, until;
+} Row;
+
+static gint64
+stored_table (const char *job, const char *topic, gint32 partition, gpointer user_data)
+{
+  const gint64 *stored = user_data;  /* per partition; job "other" has none */
+  (void) topic;
+  return g_str_equal (job, "other") ? -1 : stored[partition];
+}
+
+static guint
+check (const Row *rows, gsize n, const gint64 *stored, GPtrArray *problems)
+{
+  g_autoptr(GArray) array = g_array_new (FALSE, FALSE, sizeof (KtBatchRow));
+
+  for (gsize i = 0; i < n; i++)
+    {
+      KtBatchRow b = { (char *) rows[i].job, (char *) "t", rows[i].partition,
+                       rows[i].from, rows[i].until, 1, (char *) "error_log" };
+      g_array_append_val (array, b);
+    }
+  return kt_audit_chains (array, stored_table, (gpointer) stored, problems);
+}
+
+static void
+test_whole (void)
+{
+  static const Row rows[] = {
+    { "j", 0, 0, 10 }, { "j", 0, 10, 25 }, { "j", 0, 25, 26 },
+    { "j", 1, 5, 7 }, { "j", 1, 7, 100 },
+  };
+  static const gint64 stored[] = { 26, 100 };
+  g_autoptr(GPtrArray) problems = g_ptr_array_new_with_free_func (g_free);
+
+  g_assert_cmpuint (check (rows, G_N_ELEMENTS (rows), stored, problems), ==, 2);
+  g_assert_cmpuint (problems->len, ==, 0);
+}
+
+static void
+test_gap (void)
+{
+  static const Row rows[] = { { "j", 0, 0, 10 }, { "j", 0, 12, 20 } };
+  static const gint64 stored[] = { 20 };
+  g_autoptr(GPtrArray) problems = g_ptr_array_new_with_free_func (g_free);
+
+  check (rows, G_N_ELEMENTS (rows), stored, problems);
+  g_assert_cmpuint (problems->len, ==, 1);
+  g_assert_nonnull (strstr (problems->pdata[0], "gap: offsets [10, 12)"));
+}
+
+static void
+test_overlap (void)
+{
+  static const Row rows[] = { { "j", 0, 0, 10 }, { "j", 0, 5, 20 } };
+  static const gint64 stored[] = { 20 };
+  g_autoptr(GPtrArray) problems = g_ptr_array_new_with_free_func (g_free);
+
+  check (rows, G_N_ELEMENTS (rows), stored, problems);
+  g_assert_cmpuint (problems->len, ==, 1);
+  g_assert_nonnull (strstr (problems->pdata[0], "overlap: offsets [5, 10)"));
+}
+
+static void
+test_short_of_stored (void)
+{
+  static const Row rows[] = { { "j", 0, 0, 10 } };
+  static const gint64 stored[] = { 15 };
+  g_autoptr(GPtrArray) problems = g_ptr_array_new_with_free_func (g_free);
+
+  check (rows, G_N_ELEMENTS (rows), stored, problems);
+  g_assert_cmpuint (problems->len, ==, 1);
+  g_assert_nonnull (strstr (problems->pdata[0], "end at 10 but the stored offset is 15"));
+}
+
+static void
+test_jobs_apart (void)
+{
+  /* Job "other" (offsets kept in Kafka: none stored) restarts at 0: not an
+   * overlap with job j, and its end is not checked. */
+  static const Row rows[] = { { "j", 0, 0, 10 }, { "other", 0, 0, 4 } };
+  static const gint64 stored[] = { 10 };
+  g_autoptr(GPtrArray) problems = g_ptr_array_new_with_free_func (g_free);
+
+  /* The caller orders rows by job: "j" < "other". */
+  g_assert_cmpuint (check (rows, G_N_ELEMENTS (rows), stored, problems), ==, 2);
+  g_assert_cmpuint (problems->len, ==, 0);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/audit/whole", test_whole);
+  g_test_add_func ("/audit/gap", test_gap);
+  g_test_add_func ("/audit/overlap", test_overlap);
+  g_test_add_func ("/audit/short-of-stored", test_short_of_stored);
+  g_test_add_func ("/audit/jobs-apart", test_jobs_apart);
+  return g_test_run ();
+}
