@@ -14,7 +14,12 @@ kt_db_config_clear (KtDbConfig *db)
   g_clear_pointer (&db->password, g_free);
   g_clear_pointer (&db->database, g_free);
   g_clear_pointer (&db->socket, g_free);
+  g_clear_pointer (&db->defaults_file, g_free);
+  g_clear_pointer (&db->ssl_ca, g_free);
+  g_clear_pointer (&db->ssl_cert, g_free);
+  g_clear_pointer (&db->ssl_key, g_free);
   db->port = 0;
+  db->ssl_mode = KT_SSL_PREFERRED;
 }
 
 void
@@ -45,6 +50,24 @@ all_chars_in (const char *s, const char *extra, gsize max_len)
     if (!g_ascii_isalnum (*p) && *p != '_' && (extra == NULL || strchr (extra, *p) == NULL))
       return FALSE;
   return n <= max_len;
+}
+
+static gboolean
+parse_enum (const char *flag, const char *value, const char *const *names,
+            int *out, GError **error)
+{
+  g_autofree char *choices = NULL;
+
+  for (int i = 0; names[i] != NULL; i++)
+    if (g_strcmp0 (value, names[i]) == 0)
+      {
+        *out = i;
+        return TRUE;
+      }
+  choices = g_strjoinv ("|", (char **) names);
+  g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "%s: expected %s, got '%s'",
+               flag, choices, value);
+  return FALSE;
 }
 
 gboolean
@@ -111,19 +134,45 @@ kt_db_uri_parse (const char *uri, KtDbConfig *db, GError **error)
       g_hash_table_iter_init (&iter, params);
       while (g_hash_table_iter_next (&iter, &key, &value))
         {
-          if (g_str_equal (key, "socket") && *(const char *) value == '/')
-            db->socket = g_strdup (value);
+          static const char *const ssl_modes[] = {
+            "preferred", "disabled", "required", "verify-ca", "verify-identity", NULL
+          };
+          const char *k = key, *v = value;
+          char **path = g_str_equal (k, "socket") ? &db->socket
+                        : g_str_equal (k, "ssl-ca") ? &db->ssl_ca
+                        : g_str_equal (k, "ssl-cert") ? &db->ssl_cert
+                        : g_str_equal (k, "ssl-key") ? &db->ssl_key : NULL;
+          int mode;
+
+          if (path != NULL && v[0] == '/')
+            *path = g_strdup (v);
+          else if (path != NULL)
+            {
+              g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                           "--db: %s must be an absolute path", k);
+              kt_db_config_clear (db);
+              return FALSE;
+            }
+          else if (g_str_equal (k, "ssl-mode"))
+            {
+              if (!parse_enum ("--db: ssl-mode", v, ssl_modes, &mode, error))
+                {
+                  kt_db_config_clear (db);
+                  return FALSE;
+                }
+              db->ssl_mode = mode;
+            }
           else
             {
               g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
-                           g_str_equal (key, "socket")
-                             ? "--db: socket must be an absolute path"
-                             : "--db: unknown parameter '%s' (known: socket)",
-                           (const char *) key);
+                           "--db: unknown parameter '%s' (known: socket, ssl-mode, "
+                           "ssl-ca, ssl-cert, ssl-key)", k);
               kt_db_config_clear (db);
               return FALSE;
             }
         }
+      if (db->ssl_ca != NULL && db->ssl_mode == KT_SSL_PREFERRED)
+        db->ssl_mode = KT_SSL_VERIFY_CA;  /* a CA given is a CA to check */
     }
   if (db->host == NULL && db->socket == NULL)
     {
@@ -235,7 +284,7 @@ kt_duration_parse (const char *flag, const char *text, gint64 *seconds, GError *
 typedef struct
 {
   char    *brokers, *topic, *job, *db, *mode, *start, *on_data_loss, *offsets;
-  char    *table, *from, *until, *audit_keep;
+  char    *table, *from, *until, *audit_keep, *password_file, *defaults_file;
   double   interval, startup_timeout;
   gint64   max_per_partition, max_batch_bytes;
   gboolean exit_when_idle, json, verbose, quiet;
@@ -258,6 +307,8 @@ raw_options_clear (RawOptions *raw)
   g_free (raw->from);
   g_free (raw->until);
   g_free (raw->audit_keep);
+  g_free (raw->password_file);
+  g_free (raw->defaults_file);
   g_strfreev (raw->properties);
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (RawOptions, raw_options_clear)
@@ -270,8 +321,13 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (RawOptions, raw_options_clear)
 
 #define DB_ENTRY(raw)                                                            \
   { "db", 0, 0, G_OPTION_ARG_STRING, &(raw).db,                                  \
-    "MySQL database: mysql://USER[:PASSWORD]@HOST[:PORT]/DATABASE or "           \
-    "...?socket=/path; prefer MYSQL_PWD for the password", "URI" }
+    "MySQL database: mysql://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?socket=PATH]"  \
+    "[&ssl-mode=required|verify-ca|verify-identity&ssl-ca=PATH...]; keep the "   \
+    "password out of it (MYSQL_PWD, --db-password-file, --db-defaults-file)", "URI" }, \
+  { "db-password-file", 0, 0, G_OPTION_ARG_FILENAME, &(raw).password_file,       \
+    "Read the MySQL password from the first line of this file", "FILE" },       \
+  { "db-defaults-file", 0, 0, G_OPTION_ARG_FILENAME, &(raw).defaults_file,       \
+    "A MySQL option file whose [client] group gives the password (or more)", "FILE" }
 
 #define KAFKA_ENTRIES(raw)                                                       \
   { "brokers", 'b', 0, G_OPTION_ARG_STRING, &(raw).brokers,                      \
@@ -284,23 +340,6 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (RawOptions, raw_options_clear)
     "librdkafka property, passed as is (repeatable), e.g. -X security.protocol=SSL", \
     "KEY=VALUE" }
 
-static gboolean
-parse_enum (const char *flag, const char *value, const char *const *names,
-            int *out, GError **error)
-{
-  g_autofree char *choices = NULL;
-
-  for (int i = 0; names[i] != NULL; i++)
-    if (g_strcmp0 (value, names[i]) == 0)
-      {
-        *out = i;
-        return TRUE;
-      }
-  choices = g_strjoinv ("|", (char **) names);
-  g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "%s: expected %s, got '%s'",
-               flag, choices, value);
-  return FALSE;
-}
 
 static gboolean
 validate_kafka (KtConfig *config, RawOptions *raw, GError **error)
@@ -361,7 +400,39 @@ validate_db (KtConfig *config, RawOptions *raw, GError **error)
       g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE, "--db is required");
       return FALSE;
     }
-  return kt_db_uri_parse (raw->db, &config->db, error);
+  if (!kt_db_uri_parse (raw->db, &config->db, error))
+    return FALSE;
+  if (raw->password_file != NULL)
+    {
+      g_autofree char *contents = NULL;
+      g_autoptr(GError) local = NULL;
+      gsize len;
+
+      if (!g_file_get_contents (raw->password_file, &contents, &len, &local))
+        {
+          g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--db-password-file: %s",
+                       local->message);
+          return FALSE;
+        }
+      /* The first line, without its newline; a password file ends in one. */
+      contents[strcspn (contents, "\r\n")] = '\0';
+      if (config->db.password != NULL)
+        memset (config->db.password, 0, strlen (config->db.password));
+      g_free (config->db.password);
+      config->db.password = g_strdup (contents);
+      memset (contents, 0, len);
+    }
+  if (raw->defaults_file != NULL)
+    {
+      if (!g_file_test (raw->defaults_file, G_FILE_TEST_IS_REGULAR))
+        {
+          g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                       "--db-defaults-file: '%s' is not a readable file", raw->defaults_file);
+          return FALSE;
+        }
+      config->db.defaults_file = g_strdup (raw->defaults_file);
+    }
+  return TRUE;
 }
 
 static gboolean

@@ -52,6 +52,11 @@ kt_sink_new (const KtDbConfig *db, const char *table)
   self->db.password = g_strdup (db->password);
   self->db.database = g_strdup (db->database);
   self->db.socket = g_strdup (db->socket);
+  self->db.defaults_file = g_strdup (db->defaults_file);
+  self->db.ssl_mode = db->ssl_mode;
+  self->db.ssl_ca = g_strdup (db->ssl_ca);
+  self->db.ssl_cert = g_strdup (db->ssl_cert);
+  self->db.ssl_key = g_strdup (db->ssl_key);
   if (db->socket != NULL)
     self->description = g_strdup_printf ("%s@%s/%s", db->user, db->socket, db->database);
   else
@@ -73,6 +78,10 @@ kt_sink_free (KtSink *self)
   g_free (self->db.password);
   g_free (self->db.database);
   g_free (self->db.socket);
+  g_free (self->db.defaults_file);
+  g_free (self->db.ssl_ca);
+  g_free (self->db.ssl_cert);
+  g_free (self->db.ssl_key);
   g_free (self->table);
   g_free (self->description);
   g_free (self);
@@ -152,6 +161,26 @@ kt_sink_connect (KtSink *self, GError **error)
   mysql_options (conn, MYSQL_OPT_WRITE_TIMEOUT, &rw_timeout);
   mysql_options (conn, MYSQL_OPT_RECONNECT, &off);
   mysql_options (conn, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+  if (self->db.defaults_file != NULL)
+    {
+      /* The [client] group may give the password (and user, host...). */
+      mysql_options (conn, MYSQL_READ_DEFAULT_FILE, self->db.defaults_file);
+      mysql_options (conn, MYSQL_READ_DEFAULT_GROUP, "client");
+    }
+  if (self->db.ssl_mode != KT_SSL_PREFERRED)
+    {
+      my_bool enforce = self->db.ssl_mode != KT_SSL_DISABLED;
+      my_bool verify = self->db.ssl_mode >= KT_SSL_VERIFY_CA;
+
+      if (enforce)
+        {
+          mysql_ssl_set (conn, self->db.ssl_key, self->db.ssl_cert, self->db.ssl_ca,
+                         NULL, NULL);
+          /* No silent fall back to plain text if the server has no TLS. */
+          mysql_options (conn, MYSQL_OPT_SSL_ENFORCE, &enforce);
+        }
+      mysql_options (conn, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &verify);
+    }
 
   if (mysql_real_connect (conn, self->db.host, self->db.user, self->db.password,
                           self->db.database, self->db.port, self->db.socket,
@@ -162,6 +191,13 @@ kt_sink_connect (KtSink *self, GError **error)
                    is_transient (code) ? KT_ERROR_TRANSIENT : KT_ERROR_FATAL,
                    "cannot connect to MySQL at %s: %s", self->description,
                    mysql_error (conn));
+      return FALSE;
+    }
+  if (self->db.ssl_mode >= KT_SSL_REQUIRED && mysql_get_ssl_cipher (conn) == NULL)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_FATAL,
+                   "cannot connect to MySQL at %s: ssl-mode requires TLS and the "
+                   "connection is not encrypted", self->description);
       return FALSE;
     }
   self->conn = g_steal_pointer (&conn);

@@ -20,7 +20,22 @@ typedef struct
   char  *password;  /* NULL: none (MYSQL_PWD is read by the CLI) */
   char  *database;
   char  *socket;    /* unix socket path, or NULL */
+  char  *defaults_file;  /* a MySQL option file ([client] group), or NULL */
+  /* TLS, from the URI's ?ssl-mode=&ssl-ca=&ssl-cert=&ssl-key= */
+  int    ssl_mode;  /* KtSslMode */
+  char  *ssl_ca;
+  char  *ssl_cert;
+  char  *ssl_key;
 } KtDbConfig;
+
+typedef enum
+{
+  KT_SSL_PREFERRED,        /* the client library's default */
+  KT_SSL_DISABLED,
+  KT_SSL_REQUIRED,         /* TLS or fail: never fall back to plain text */
+  KT_SSL_VERIFY_CA,        /* required, and the server's certificate checked */
+  KT_SSL_VERIFY_IDENTITY,  /* and its name */
+} KtSslMode;
 
 /* What a batch read of one partition's range [from, until): recorded in
  * ktally_batches with the offsets, for `ktally audit`. */

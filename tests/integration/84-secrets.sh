@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Secrets: the MySQL password never shows in ps, in logs or in errors; it
+# can come from MYSQL_PWD, --db-password-file or --db-defaults-file; TLS to
+# MySQL works against a server with a certificate made here, and a server
+# without TLS is refused instead of used in plain text; Kafka security
+# properties pass through -X and are never logged.
+source "$(dirname "$0")/lib.sh"
+
+db_uri=$(kt_new_db secrets); db=$(kt_db_name "$db_uri")
+topic=$(kt_new_topic secrets 2)
+kt_gen "$topic" --lines 2000 --seed 84 --truth "$WORK/truth" > /dev/null
+host_db="$KT_MYSQL_HOST:$KT_MYSQL_PORT/$db"
+pw=$KT_MYSQL_PASSWORD
+run() { "$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" --interval 0 --exit-when-idle "$@"; }
+
+# 1. A password in the URI is blanked from the process's argv.
+"$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" --db "mysql://kt:$pw@$host_db" \
+  --interval 5 2> "$WORK/ps.log" &
+pid=$!; KT_CHILDREN+=("$pid")
+kt_wait_for 20 grep -q "reading $topic" "$WORK/ps.log" || fail "ktally did not start"
+tr '\0' ' ' < "/proc/$pid/cmdline" > "$WORK/cmdline"
+if grep -q "$pw" "$WORK/cmdline"; then fail "the password shows in ps: $(cat "$WORK/cmdline")"; fi
+grep -q "mysql://kt:xxxxxx@" "$WORK/cmdline" || fail "argv was not scrubbed: $(cat "$WORK/cmdline")"
+kill -TERM "$pid"; wait "$pid" || fail "SIGTERM: non-zero exit"
+kt_check_counts "$db" "$WORK/truth"
+
+# 2. The other ways in, each a full run.
+printf '%s\n' "$pw" > "$WORK/pw"; chmod 600 "$WORK/pw"
+run --db "mysql://kt@$host_db" --db-password-file "$WORK/pw" 2> "$WORK/a.log" || fail "--db-password-file"
+printf '[client]\npassword=%s\n' "$pw" > "$WORK/my.cnf"
+run --db "mysql://kt@$host_db" --db-defaults-file "$WORK/my.cnf" 2> "$WORK/b.log" || fail "--db-defaults-file"
+MYSQL_PWD=$pw run --db "mysql://kt@$host_db" 2> "$WORK/c.log" || fail "MYSQL_PWD"
+rc=0; run --db "mysql://kt@$host_db" --db-password-file "$WORK/nope" 2> "$WORK/d.log" || rc=$?
+[[ $rc == 2 ]] || fail "a missing password file: exit $rc, expected 2"
+
+# 3. Wrong passwords, verbose: never echoed anywhere.
+for wrong in "mysql://kt:Wr0ngPW@$host_db" ; do
+  rc=0; run --db "$wrong" --verbose > "$WORK/out" 2>&1 || rc=$?
+  [[ $rc == 3 ]] || fail "wrong password: exit $rc, expected 3"
+  if grep -q "Wr0ngPW" "$WORK/out"; then fail "the wrong password shows in the output"; fi
+done
+printf 'S3cretInFile\n' > "$WORK/pw2"
+rc=0; run --db "mysql://kt@$host_db" --db-password-file "$WORK/pw2" --verbose > "$WORK/out" 2>&1 || rc=$?
+[[ $rc == 3 ]] && ! grep -q S3cretInFile "$WORK/out" || fail "password file: exit $rc or the password leaked"
+
+# 4. Kafka security properties: passed to librdkafka, never logged.
+rc=0
+run --db "mysql://kt@$host_db" --db-password-file "$WORK/pw" --verbose --startup-timeout 3 \
+  -X security.protocol=SASL_PLAINTEXT -X sasl.mechanisms=PLAIN -X sasl.username=kt \
+  -X sasl.password=K4fkaSecret > "$WORK/out" 2>&1 || rc=$?
+if grep -q K4fkaSecret "$WORK/out"; then fail "sasl.password shows in the output"; fi
+rc=0; run --db "mysql://kt@$host_db" -X sasl.password.bogus=K4fkaSecret > "$WORK/out" 2>&1 || rc=$?
+[[ $rc == 2 ]] && ! grep -q K4fkaSecret "$WORK/out" || fail "a bad -X property: exit $rc or its value leaked"
+
+# 5. TLS. The server without TLS (the shared one) is refused...
+rc=0; run --db "mysql://kt@$host_db?ssl-mode=required" --db-password-file "$WORK/pw" > "$WORK/out" 2>&1 || rc=$?
+[[ $rc == 3 && $(wc -l < "$WORK/out") == 1 ]] && grep -qi "ssl\|tls" "$WORK/out" \
+  || { cat "$WORK/out" >&2; fail "ssl-mode=required on a server without TLS: exit $rc"; }
+# ...and a private one with a certificate made here is used, verified.
+tls=$WORK/tls; mkdir -p "$tls"
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=ktally-test-ca" \
+  -keyout "$tls/ca-key.pem" -out "$tls/ca.pem" 2> /dev/null
+openssl req -newkey rsa:2048 -nodes -subj "/CN=127.0.0.1" -keyout "$tls/server-key.pem" \
+  -out "$tls/server.csr" 2> /dev/null
+printf 'subjectAltName=IP:127.0.0.1\n' > "$tls/ext"
+openssl x509 -req -in "$tls/server.csr" -CA "$tls/ca.pem" -CAkey "$tls/ca-key.pem" \
+  -CAcreateserial -days 2 -extfile "$tls/ext" -out "$tls/server.pem" 2> /dev/null
+mariadb-install-db --no-defaults --datadir="$tls/data" --auth-root-authentication-method=normal \
+  --skip-test-db > /dev/null 2>&1 || fail "mariadb-install-db failed"
+port=$((KT_MYSQL_PORT + 1))
+while (exec 3<> "/dev/tcp/127.0.0.1/$port") 2> /dev/null; do port=$((port + 1)); done
+mariadbd --no-defaults --datadir="$tls/data" --socket="$tls/sock" --port="$port" \
+  --bind-address=127.0.0.1 --user=root --pid-file="$tls/pid" --log-error="$tls/err" \
+  --ssl-ca="$tls/ca.pem" --ssl-cert="$tls/server.pem" --ssl-key="$tls/server-key.pem" &
+KT_CHILDREN+=($!)
+kt_wait_for 30 mariadb-admin -S "$tls/sock" -uroot ping > /dev/null 2>&1 || fail "the TLS MariaDB did not start"
+mariadb -S "$tls/sock" -uroot -e "CREATE DATABASE t; CREATE USER 'kt'@'%' IDENTIFIED BY '$pw' REQUIRE SSL;
+  GRANT ALL ON t.* TO 'kt'@'%'"
+tls_uri="mysql://kt@127.0.0.1:$port/t?ssl-mode=verify-ca&ssl-ca=$tls/ca.pem"
+run --db "$tls_uri" --db-password-file "$WORK/pw" 2> "$WORK/tls.log" || { cat "$WORK/tls.log" >&2; fail "TLS run failed"; }
+got=$(mariadb -S "$tls/sock" -uroot -N -B t -e "SELECT log_time, log_count FROM error_log ORDER BY log_time")
+[[ $got == "$(cat "$WORK/truth")" ]] || fail "the TLS run's counts differ from the truth"
+# A wrong CA is refused too.
+cp "$tls/server.pem" "$tls/wrong-ca.pem"
+rc=0; run --db "mysql://kt@127.0.0.1:$port/t?ssl-mode=verify-ca&ssl-ca=$tls/ca-key.pem" \
+  --db-password-file "$WORK/pw" > "$WORK/out" 2>&1 || rc=$?
+[[ $rc == 3 ]] || { cat "$WORK/out" >&2; fail "a wrong CA: exit $rc, expected 3"; }
+mariadb-admin -S "$tls/sock" -uroot shutdown
+note "$TEST_NAME: argv scrubbed, 3 password sources, nothing leaked, TLS verified, plain text refused"
