@@ -672,6 +672,30 @@ test_minute_around_epoch (void)
     }
 }
 
+/* A 16 MB value: one ERROR line whose message is 16 MB of bytes with NULs
+ * and newline-free garbage, then an INFO line. */
+static void
+test_value_16mb (void)
+{
+  g_autoptr(KtParser) parser = kt_parser_new (NULL);
+  g_autoptr(KtReducer) reducer = kt_reducer_new ();
+  const char *head = "2017-07-30 14:03:00 ERROR ";
+  const char *tail = "\n2017-07-30 14:04:00 INFO done";
+  gsize body = 16 * 1024 * 1024, n = strlen (head) + body + strlen (tail);
+  g_autofree char *value = g_malloc (n);
+  KtParseCounts counts = { 0 };
+
+  memcpy (value, head, strlen (head));
+  for (gsize i = 0; i < body; i++)
+    value[strlen (head) + i] = (char) (i % 7 == 0 ? '\0' : 'a' + i % 26);
+  memcpy (value + strlen (head) + body, tail, strlen (tail));
+
+  g_assert_cmpuint (kt_parser_value (parser, value, n, reducer, &counts, NULL, NULL), ==, 0);
+  g_assert_cmpuint (counts.lines, ==, 2);
+  g_assert_cmpuint (counts.errors, ==, 1);
+  g_assert_cmpuint (kt_reducer_get (reducer, kt_minute_from_civil (2017, 7, 30, 14, 3)), ==, 1);
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -684,6 +708,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/parse/line/truncated", test_line_truncated);
   g_test_add_func ("/parse/line/opaque-message", test_line_opaque_message);
   g_test_add_func ("/parse/line/huge-message", test_line_huge_message);
+  g_test_add_func ("/parse/value/16mb", test_value_16mb);
   g_test_add_func ("/parse/value/null-and-empty", test_value_null_and_empty);
   g_test_add_func ("/parse/value/lines", test_value_lines);
   g_test_add_func ("/parse/value/nul-inside", test_value_nul_inside);

@@ -285,14 +285,15 @@ topic_partition_count (rd_kafka_t *rk, const char *topic)
 
 /* Sends one message, waiting while the local queue is full rather than
  * dropping anything. */
+/* A NULL @payload is a null value (a tombstone); "" with @len 0 an empty one. */
 static gboolean
 produce (rd_kafka_t *rk, rd_kafka_topic_t *rkt, int partition,
-         const GString *value)
+         const char *payload, size_t len)
 {
   for (;;)
     {
-      if (rd_kafka_produce (rkt, partition, RD_KAFKA_MSG_F_COPY, value->str,
-                            value->len, NULL, 0, NULL)
+      if (rd_kafka_produce (rkt, partition, RD_KAFKA_MSG_F_COPY, (void *) payload,
+                            len, NULL, 0, NULL)
           == 0)
         return TRUE;
       if (rd_kafka_last_error () != RD_KAFKA_RESP_ERR__QUEUE_FULL)
@@ -360,6 +361,7 @@ main (int argc, char **argv)
   int opt_partitions = 0;
   int opt_first = 0;
   int opt_only = -1;
+  int opt_empties = 0, opt_nulls = 0;
   int opt_per_value = 1;
   int opt_malformed = 20;
   double opt_rate = 0;
@@ -377,6 +379,10 @@ main (int argc, char **argv)
       "Message i goes to partition (F + i) % P (default 0)", "F" },
     { "partition", 0, 0, G_OPTION_ARG_INT, &opt_only,
       "Send every message to this one partition", "N" },
+    { "empties", 0, 0, G_OPTION_ARG_INT, &opt_empties,
+      "First send this many empty values", "N" },
+    { "nulls", 0, 0, G_OPTION_ARG_INT, &opt_nulls,
+      "First send this many null values (tombstones)", "N" },
     { "lines-per-value", 'k', 0, G_OPTION_ARG_INT, &opt_per_value,
       "Lines per Kafka message, joined by newlines (default 1)", "K" },
     { "truth", 'T', 0, G_OPTION_ARG_FILENAME, &opt_truth,
@@ -467,6 +473,14 @@ main (int argc, char **argv)
     }
   rkt = rd_kafka_topic_new (rk, opt_topic, NULL);
 
+  for (int i = 0; i < opt_empties + opt_nulls; i++)
+    {
+      int partition = opt_only >= 0 ? opt_only : i % partitions;
+      if (!produce (rk, rkt, partition, i < opt_empties ? "" : NULL, 0))
+        return 1;
+      n_messages++;
+    }
+
   rng = (guint64) opt_seed;
   started_us = g_get_monotonic_time ();
   for (gint64 line = 0; line < opt_lines;)
@@ -494,7 +508,7 @@ main (int argc, char **argv)
             }
           t += prng_below (&rng, 4);
         }
-      if (!produce (rk, rkt, partition, value))
+      if (!produce (rk, rkt, partition, value->str, value->len))
         return 1;
       n_messages++;
 
