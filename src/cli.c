@@ -184,7 +184,10 @@ kt_db_uri_parse (const char *uri, KtDbConfig *db, GError **error)
   return TRUE;
 }
 
-/* Overwrites the password of every mysql://USER:PASSWORD@ in @s. */
+/* Overwrites the password of every mysql://USER:PASSWORD@ in @s. Where
+ * the password ends is not trusted to be well-formed (it may hold '@', '/'
+ * or spaces when not percent-encoded): everything from the first ':' after
+ * the scheme to the last '@' is blanked. Too much blanked is harmless. */
 static void
 scrub_string (char *s)
 {
@@ -192,14 +195,15 @@ scrub_string (char *s)
 
   while ((uri = strstr (uri, "mysql://")) != NULL)
     {
-      char *at, *colon, *slash;
+      char *colon, *at;
 
       uri += strlen ("mysql://");
-      at = strchr (uri, '@');
       colon = strchr (uri, ':');
-      slash = strchr (uri, '/');
-      if (at != NULL && colon != NULL && colon < at && (slash == NULL || slash > at))
-        memset (colon + 1, 'x', (size_t) (at - colon - 1));
+      at = colon != NULL ? strrchr (colon, '@') : NULL;
+      if (at == NULL)
+        continue;
+      memset (colon + 1, 'x', (size_t) (at - colon - 1));
+      uri = at;
     }
 }
 

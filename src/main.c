@@ -99,6 +99,7 @@ main (int argc, char **argv)
   g_autoptr(GError) error = NULL;
   g_autoptr(KtConfig) config = NULL;
   g_auto(GStrv) args = NULL;
+  g_autofree char **parse_args = NULL;
   g_autofree char *prgname = NULL;
   struct sigaction sa;
   const char *command;
@@ -125,7 +126,10 @@ main (int argc, char **argv)
 
   prgname = g_strdup_printf ("ktally %s", command);
   g_set_prgname (prgname);
-  config = kt_config_parse (command, argc - 1, args, &error);
+  /* GOption drops the entries it parses from the array it is given: hand
+   * it a second array of the same strings, so that args still frees all. */
+  parse_args = g_memdup2 (args, sizeof (char *) * (gsize) argc);
+  config = kt_config_parse (command, argc - 1, parse_args, &error);
   if (config == NULL)
     return fail (command, error);
   log_verbose = config->verbose;
