@@ -36,6 +36,7 @@ CREATE TABLE IF NOT EXISTS ktally_batches (
   error_lines     BIGINT       NOT NULL,
   malformed_lines BIGINT       NOT NULL,
   target          VARCHAR(64)  NOT NULL,
+  member          VARCHAR(128) NOT NULL DEFAULT '',  -- client-id@host of the committer
   committed_at    DATETIME(3)  NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
   -- Not unique: an idempotent job whose offsets were moved back commits a
   -- range again, harmlessly, and the audit shows the overlap.

@@ -36,6 +36,8 @@ kt_config_free (KtConfig *config)
   g_free (config->table);
   g_clear_pointer (&config->replay_from, g_array_unref);
   g_clear_pointer (&config->replay_until, g_array_unref);
+  g_clear_pointer (&config->only_partitions, g_array_unref);
+  g_free (config->group);
   g_free (config);
 }
 
@@ -256,6 +258,50 @@ kt_partition_offsets_parse (const char *flag, const char *text, GArray *out,
   return TRUE;
 }
 
+static gint
+compare_gint32 (gconstpointer a, gconstpointer b)
+{
+  gint32 x = *(const gint32 *) a, y = *(const gint32 *) b;
+  return (x > y) - (x < y);
+}
+
+gboolean
+kt_partition_list_parse (const char *flag, const char *text, GArray *out, GError **error)
+{
+  g_auto(GStrv) items = g_strsplit (text, ",", -1);
+  g_autoptr(GHashTable) seen = g_hash_table_new (g_direct_hash, g_direct_equal);
+
+  for (char **item = items; *item != NULL; item++)
+    {
+      g_auto(GStrv) ends = g_strsplit (*item, "-", 3);
+      guint64 lo, hi;
+
+      if (g_strv_length (ends) < 1 || g_strv_length (ends) > 2
+          || !g_ascii_string_to_unsigned (ends[0], 10, 0, G_MAXINT32, &lo, NULL)
+          || !g_ascii_string_to_unsigned (ends[1] != NULL ? ends[1] : ends[0], 10, 0,
+                                          G_MAXINT32, &hi, NULL)
+          || lo > hi || hi - lo > 100000)
+        {
+          g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                       "%s: expected partitions like 0-3,7, got '%s'", flag, *item);
+          return FALSE;
+        }
+      for (guint64 p = lo; p <= hi; p++)
+        {
+          gint32 v = (gint32) p;
+          if (!g_hash_table_add (seen, GINT_TO_POINTER (v)))
+            {
+              g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "%s: partition %d given twice",
+                           flag, v);
+              return FALSE;
+            }
+          g_array_append_val (out, v);
+        }
+    }
+  g_array_sort (out, compare_gint32);
+  return TRUE;
+}
+
 gboolean
 kt_duration_parse (const char *flag, const char *text, gint64 *seconds, GError **error)
 {
@@ -289,6 +335,7 @@ typedef struct
 {
   char    *brokers, *topic, *job, *db, *mode, *start, *on_data_loss, *offsets;
   char    *table, *from, *until, *audit_keep, *password_file, *defaults_file;
+  char    *group, *partitions;
   double   interval, startup_timeout;
   gint64   max_per_partition, max_batch_bytes;
   gboolean exit_when_idle, json, verbose, quiet;
@@ -312,6 +359,8 @@ raw_options_clear (RawOptions *raw)
   g_free (raw->until);
   g_free (raw->audit_keep);
   g_free (raw->password_file);
+  g_free (raw->group);
+  g_free (raw->partitions);
   g_free (raw->defaults_file);
   g_strfreev (raw->properties);
 }
@@ -579,6 +628,33 @@ validate_run (KtConfig *config, RawOptions *raw, GError **error)
   if (raw->audit_keep != NULL
       && !kt_duration_parse ("--audit-keep", raw->audit_keep, &config->audit_keep, error))
     return FALSE;
+  if (raw->group != NULL && raw->partitions != NULL)
+    {
+      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
+                           "--group and --partitions exclude each other: a group shares "
+                           "the partitions itself");
+      return FALSE;
+    }
+  if (raw->group != NULL && !all_chars_in (raw->group, ".-", 200))
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "--group: '%s' is not a valid group name ([A-Za-z0-9._-])", raw->group);
+      return FALSE;
+    }
+  if (raw->group != NULL && config->offsets == KT_OFFSETS_KAFKA)
+    {
+      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
+                           "--group needs offsets in MySQL (not --offsets kafka)");
+      return FALSE;
+    }
+  config->group = g_steal_pointer (&raw->group);
+  if (raw->partitions != NULL)
+    {
+      config->only_partitions = g_array_new (FALSE, FALSE, sizeof (gint32));
+      if (!kt_partition_list_parse ("--partitions", raw->partitions,
+                                    config->only_partitions, error))
+        return FALSE;
+    }
   config->interval = raw->interval;
   config->max_per_partition = raw->max_per_partition;
   config->max_batch_bytes = raw->max_batch_bytes;
@@ -623,6 +699,11 @@ parse_command (const char *command, int argc, char **argv, GError **error)
       "(continue from the log start, with a warning naming the lost range)", "WHAT" },
     { "startup-timeout", 0, 0, G_OPTION_ARG_DOUBLE, &raw.startup_timeout,
       "Seconds to wait for Kafka and MySQL at start-up (default 20)", "SECONDS" },
+    { "group", 'g', 0, G_OPTION_ARG_STRING, &raw.group,
+      "Share the topic's partitions with the other instances of this Kafka "
+      "consumer group (offsets still come from MySQL only)", "NAME" },
+    { "partitions", 'p', 0, G_OPTION_ARG_STRING, &raw.partitions,
+      "Read only these partitions, e.g. 0-3,7 (a static share)", "LIST" },
     { "audit-keep", 0, 0, G_OPTION_ARG_STRING, &raw.audit_keep,
       "Keep this long of ktally_batches row by row (e.g. 7d); older rows are "
       "folded into one per partition (default: keep all)", "DURATION" },
@@ -658,6 +739,8 @@ parse_command (const char *command, int argc, char **argv, GError **error)
     DB_ENTRY (raw),
     { "json", 0, 0, G_OPTION_ARG_NONE, &raw.json,
       "Print one JSON document instead of a table", NULL },
+    { "group", 'g', 0, G_OPTION_ARG_STRING, &raw.group,
+      "Also show which member of this consumer group owns each partition", "NAME" },
     { "startup-timeout", 0, 0, G_OPTION_ARG_DOUBLE, &raw.startup_timeout,
       "Seconds to wait for Kafka and MySQL (default 20)", "SECONDS" },
     COMMON_ENTRIES (raw),

@@ -56,6 +56,8 @@ typedef struct
   gboolean     table_explicit;  /* --table was given */
   gboolean     json;            /* status --json */
   gint64       audit_keep;      /* seconds of ktally_batches kept whole; 0: all */
+  char        *group;           /* --group: share the partitions through Kafka */
+  GArray      *only_partitions; /* --partitions: gint32, ascending; NULL: all */
   gboolean     verbose;
   gboolean     quiet;
 } KtConfig;
@@ -77,6 +79,10 @@ void      kt_db_config_clear (KtDbConfig *db);
  * sorted by partition). A partition given twice is an error. */
 gboolean  kt_partition_offsets_parse (const char *flag, const char *text,
                                       GArray *out, GError **error);
+
+/* Parses "0-3,7" for @flag into @out (gint32, ascending, no repeats). */
+gboolean  kt_partition_list_parse (const char *flag, const char *text, GArray *out,
+                                   GError **error);
 
 /* Parses a duration like "90s", "30m", "12h", "7d" (a bare number is
  * seconds) into seconds. */

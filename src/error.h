@@ -16,6 +16,8 @@ typedef enum
   KT_ERROR_INTERNAL,   /* anything else we cannot recover from */
   KT_ERROR_CANCELLED,  /* SIGTERM/SIGINT arrived: abandon the batch, exit 0 */
   KT_ERROR_AUDIT,      /* `ktally audit` found a break in the chain */
+  KT_ERROR_REBALANCED, /* the group took a partition away mid-batch: re-plan */
+  KT_ERROR_CONFLICT,   /* deadlock or lock wait timeout: retry the commit */
 } KtErrorCode;
 
 /* Process exit codes, documented in the README and --help. */

@@ -36,6 +36,7 @@ typedef struct
   KtReducer *reducer;
   gboolean   idempotent;
   gboolean   replay;
+  gboolean   member;      /* `run --group`: a member of the consumer group */
   GArray    *partitions;  /* gint32, ascending (replay: the listed ones) */
   GHashTable *chunks;     /* idempotent: ChunkKey -> KtReducer, per batch */
   gint64     metadata_at; /* monotonic time of the last partition list */
@@ -44,6 +45,8 @@ typedef struct
    * back and says whether it landed. */
   GArray    *unknown_commit;
   gint64     last_sample_at;
+  guint64    fenced;   /* batches fenced off by another writer */
+  guint64    retried;  /* commits tried again after a deadlock */
   /* Totals over the whole run, for replay's progress and summary. */
   gint64     started;
   guint64    total_records;
@@ -132,6 +135,27 @@ find_chunk (BatchReading *b, gint32 partition, gint64 offset)
   b->chunk_counts = counts;
 }
 
+/* Waits between batches. A group member keeps serving the group's
+ * events meanwhile (a rebalance must not wait for the next batch). */
+static void
+rest (Runner *r, double seconds)
+{
+  gint64 until = g_get_monotonic_time () + (gint64) (seconds * G_USEC_PER_SEC);
+
+  if (!r->member)
+    {
+      nap (r->stop, seconds);
+      return;
+    }
+  while (!*r->stop)
+    {
+      gint64 left = until - g_get_monotonic_time ();
+      if (left <= 0)
+        break;
+      kt_source_serve (r->source, (int) MIN (left / 1000 + 1, 50));
+    }
+}
+
 static void
 on_record (gint32 partition, gint64 offset, const char *value, gsize len,
            gpointer user_data)
@@ -179,6 +203,44 @@ on_record (gint32 partition, gint64 offset, const char *value, gsize len,
       st->errors += mine.errors;
       st->malformed += mine.malformed;
     }
+}
+
+/* The partitions this instance reads: its group assignment, or the
+ * topic's (only the --partitions ones), fresh from the metadata. */
+static gboolean
+refresh_partitions (Runner *r, int timeout_ms, GError **error)
+{
+  const GArray *only = r->config->only_partitions;
+  g_autoptr(GArray) all = g_array_new (FALSE, FALSE, sizeof (gint32));
+  gboolean assigned;
+
+  if (r->member)
+    {
+      kt_source_owned (r->source, r->partitions, &assigned);
+      return TRUE;
+    }
+  if (!kt_source_partitions (r->source, all, timeout_ms, error))
+    return FALSE;
+  r->metadata_at = g_get_monotonic_time ();
+  g_array_set_size (r->partitions, 0);
+  for (guint i = 0; i < all->len; i++)
+    {
+      gint32 p = g_array_index (all, gint32, i);
+      gboolean wanted = only == NULL;
+
+      for (guint j = 0; only != NULL && j < only->len; j++)
+        wanted |= g_array_index (only, gint32, j) == p;
+      if (wanted)
+        g_array_append_val (r->partitions, p);
+    }
+  if (only != NULL && r->partitions->len < only->len)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "--partitions: topic %s has %u partitions (0-%d): some listed are not",
+                   r->config->topic, all->len, (int) all->len - 1);
+      return FALSE;
+    }
+  return TRUE;
 }
 
 /* Where a replay starts and ends on @partition. */
@@ -353,6 +415,30 @@ commit_idempotent (Runner *r, const GArray *ranges, const KtRangeStats *stats,
                                 TRUE, fenced, error);
 }
 
+/* Commits the batch read: counts and offsets in one transaction, or
+ * (idempotent) the chunks, then the offsets. */
+static gboolean
+commit (Runner *r, const GArray *ranges, const KtRangeStats *stats,
+        KtCommitResult *result, gint32 *fenced, GError **error)
+{
+  const KtConfig *config = r->config;
+
+  *result = KT_COMMIT_DONE;
+  if (r->idempotent)
+    return commit_idempotent (r, ranges, stats, fenced, error);
+  if (kt_sink_commit (r->sink, config->job, config->topic, ranges, stats, r->reducer,
+                      result, fenced, error))
+    return TRUE;
+  if (*result == KT_COMMIT_UNKNOWN)
+    {
+      g_array_set_size (r->unknown_commit, 0);
+      g_array_append_vals (r->unknown_commit, ranges->data, ranges->len);
+      g_prefix_error (error, "the answer to COMMIT was lost (the offsets will "
+                      "tell whether it landed): ");
+    }
+  return FALSE;
+}
+
 static gint64
 lag_after (const GArray *states, const GArray *ranges)
 {
@@ -405,6 +491,7 @@ run_batch (Runner *r, gboolean *idle, GError **error)
   g_autoptr(GArray) losses = g_array_new (FALSE, TRUE, sizeof (KtDataLoss));
   BatchReading reading = { .runner = r, .ranges = ranges, .chunk_partition = -1 };
   g_autofree KtRangeStats *stats = NULL;
+  g_autoptr(GString) conflicts = g_string_new (NULL);
   KtCommitResult result = KT_COMMIT_DONE;
   gint32 fenced = -1;
   gint64 started = g_get_monotonic_time ();
@@ -412,13 +499,11 @@ run_batch (Runner *r, gboolean *idle, GError **error)
 
   *idle = FALSE;
 
-  /* Plan. Partitions added to the topic are picked up within a minute. */
-  if (!r->replay && started - r->metadata_at >= METADATA_EVERY_US)
-    {
-      if (!kt_source_partitions (r->source, r->partitions, KAFKA_TIMEOUT_MS, error))
-        return FALSE;
-      r->metadata_at = started;
-    }
+  /* Plan. Partitions added to the topic are picked up within a minute;
+   * a group member plans what the group gave it. */
+  if (!r->replay && (r->member || started - r->metadata_at >= METADATA_EVERY_US)
+      && !refresh_partitions (r, KAFKA_TIMEOUT_MS, error))
+    return FALSE;
   if (!load_states (r, states, error))
     return FALSE;
   if (r->unknown_commit->len > 0)
@@ -473,28 +558,35 @@ run_batch (Runner *r, gboolean *idle, GError **error)
 
   /* Commit: counts and offsets in one transaction, or (idempotent) the
    * chunks, then the offsets. */
+  for (guint attempt = 1;; attempt++)
+    {
+      g_autoptr(GError) local = NULL;
+
+      if (commit (r, ranges, stats, &result, &fenced, &local))
+        break;
+      /* A deadlock or lock wait cost only this transaction, rolled back:
+       * the same batch commits again (still fenced) after a short pause,
+       * longer each time, with jitter so that the writers drift apart. */
+      if (!g_error_matches (local, KT_ERROR, KT_ERROR_CONFLICT) || attempt == 6)
+        {
+          g_propagate_error (error, g_steal_pointer (&local));
+          return FALSE;
+        }
+      r->retried++;
+      g_message ("job %s: batch %" G_GUINT64_FORMAT ": %s; committing again (%u/5)",
+                 config->job, r->batch_no, local->message, attempt);
+      g_usleep ((gulong) g_random_int_range (5000, 20000) << attempt);
+    }
+  if (result == KT_COMMIT_FENCED || fenced >= 0)
+    r->fenced++;
   if (r->idempotent)
     {
-      if (!commit_idempotent (r, ranges, stats, &fenced, error))
-        return FALSE;
       if (fenced >= 0)
         g_message ("job %s: batch %" G_GUINT64_FORMAT ": %s/%d was moved by another "
                    "writer: its output stands (idempotent), its offsets are theirs",
                    config->job, r->batch_no, config->topic, fenced);
     }
-  else if (!kt_sink_commit (r->sink, config->job, config->topic, ranges, stats,
-                            r->reducer, &result, &fenced, error))
-    {
-      if (result == KT_COMMIT_UNKNOWN)
-        {
-          g_array_set_size (r->unknown_commit, 0);
-          g_array_append_vals (r->unknown_commit, ranges->data, ranges->len);
-          g_prefix_error (error, "the answer to COMMIT was lost (the offsets will "
-                          "tell whether it landed): ");
-        }
-      return FALSE;
-    }
-  if (result == KT_COMMIT_FENCED)
+  else if (result == KT_COMMIT_FENCED)
     {
       g_message ("job %s: batch %" G_GUINT64_FORMAT ": fenced: %s/%d was moved by "
                  "another writer; rolled back, re-planning from the stored offsets",
@@ -502,6 +594,9 @@ run_batch (Runner *r, gboolean *idle, GError **error)
       return TRUE;
     }
 
+  if (r->fenced > 0 || r->retried > 0)
+    g_string_printf (conflicts, " (so far %" G_GUINT64_FORMAT " fenced, %" G_GUINT64_FORMAT
+                     " commits retried after a deadlock)", r->fenced, r->retried);
   r->total_records += reading.records;
   r->total.lines += reading.counts.lines;
   r->total.errors += reading.counts.errors;
@@ -511,13 +606,13 @@ run_batch (Runner *r, gboolean *idle, GError **error)
   g_log (G_LOG_DOMAIN, r->replay ? G_LOG_LEVEL_DEBUG : G_LOG_LEVEL_MESSAGE,
          "job %s: batch %" G_GUINT64_FORMAT ": %u partitions, %" G_GUINT64_FORMAT
          " records, %" G_GUINT64_FORMAT " lines, %" G_GUINT64_FORMAT " ERROR, %"
-         G_GUINT64_FORMAT " malformed, %u %s, %.3f s, lag %" G_GINT64_FORMAT,
+         G_GUINT64_FORMAT " malformed, %u %s, %.3f s, lag %" G_GINT64_FORMAT "%s",
          config->job, r->batch_no, ranges->len, reading.records,
          reading.counts.lines, reading.counts.errors, reading.counts.malformed,
          r->idempotent ? g_hash_table_size (r->chunks) : kt_reducer_size (r->reducer),
          r->idempotent ? "chunks" : "minutes",
          (double) (g_get_monotonic_time () - started) / G_USEC_PER_SEC,
-         lag_after (states, ranges));
+         lag_after (states, ranges), conflicts->str);
 
   if (reading.have_sample && started - r->last_sample_at >= SAMPLE_EVERY_US)
     {
@@ -566,10 +661,16 @@ retry_startup (Runner *r, StartupStep step, const char *what, GError **error)
 static gboolean
 startup_kafka (Runner *r, int timeout_ms, GError **error)
 {
+  /* Also in a group: an unknown topic is an error before anything else. */
   if (!kt_source_partitions (r->source, r->partitions, timeout_ms, error))
     return FALSE;
   r->metadata_at = g_get_monotonic_time ();
-  return TRUE;
+  if (r->member)
+    {
+      g_array_set_size (r->partitions, 0);  /* until the group assigns some */
+      return kt_source_subscribe (r->source, error);
+    }
+  return refresh_partitions (r, timeout_ms, error);
 }
 
 static gboolean
@@ -608,6 +709,9 @@ runner_start (Runner *r, const KtConfig *config, const volatile int *stop,
   };
 
   r->config = config;
+  /* `status --group` only looks at the group: it must not join it. */
+  r->member = config->group != NULL && g_str_equal (config->command, "run");
+  source_config.group = r->member ? config->group : NULL;
   r->stop = stop;
   r->idempotent = config->mode == KT_MODE_IDEMPOTENT;
   r->replay = config->replay_from != NULL;
@@ -617,6 +721,11 @@ runner_start (Runner *r, const KtConfig *config, const volatile int *stop,
   if (r->source == NULL)
     return FALSE;
   r->sink = kt_sink_new (&config->db, config->table);
+  {
+    g_autofree char *member = g_strdup_printf ("%s-%d@%s", config->job, (int) getpid (),
+                                               g_get_host_name ());
+    kt_sink_set_member (r->sink, member);
+  }
   r->parser = kt_parser_new (error);
   if (r->parser == NULL)
     return FALSE;
@@ -730,7 +839,15 @@ kt_run (const KtConfig *config, const volatile int *stop, GError **error)
         {
           if (g_error_matches (local, KT_ERROR, KT_ERROR_CANCELLED))
             break;
-          if (!g_error_matches (local, KT_ERROR, KT_ERROR_TRANSIENT))
+          if (g_error_matches (local, KT_ERROR, KT_ERROR_REBALANCED))
+            {
+              /* Nothing was committed: plan again with what we own now. */
+              g_message ("job %s: batch %" G_GUINT64_FORMAT ": %s", config->job,
+                         r.batch_no, local->message);
+              continue;
+            }
+          if (!g_error_matches (local, KT_ERROR, KT_ERROR_TRANSIENT)
+              && !g_error_matches (local, KT_ERROR, KT_ERROR_CONFLICT))
             {
               g_propagate_error (error, g_steal_pointer (&local));
               return FALSE;
@@ -742,7 +859,7 @@ kt_run (const KtConfig *config, const volatile int *stop, GError **error)
           g_warning ("job %s: batch %" G_GUINT64_FORMAT ": %s; retrying in %g s",
                      config->job, r.batch_no, local->message, backoff);
           r.metadata_at = 0;
-          nap (stop, backoff);
+          rest (&r, backoff);
           continue;
         }
       backoff = 0;
@@ -756,7 +873,8 @@ kt_run (const KtConfig *config, const volatile int *stop, GError **error)
                        compact_error->message);
           compacted_at = g_get_monotonic_time ();
         }
-      if (idle && config->exit_when_idle)
+      if (idle && config->exit_when_idle
+          && (!r.member || r.partitions->len > 0))
         {
           if (r.replay)
             {
@@ -778,11 +896,11 @@ kt_run (const KtConfig *config, const volatile int *stop, GError **error)
         {
           /* Back to back, but an idle source is not polled in a hot loop. */
           if (idle)
-            nap (stop, 0.1);
+            rest (&r, 0.1);
           continue;
         }
-      nap (stop, config->interval - (double) (g_get_monotonic_time () - started)
-                                      / G_USEC_PER_SEC);
+      rest (&r, config->interval - (double) (g_get_monotonic_time () - started)
+                                     / G_USEC_PER_SEC);
     }
   return TRUE;
 }
@@ -793,7 +911,10 @@ kt_status (const KtConfig *config, GError **error)
   g_auto(Runner) r = { 0 };
   g_autoptr(GArray) states = g_array_new (FALSE, TRUE, sizeof (KtPartitionState));
   g_autoptr(GString) out = g_string_new (NULL);
+  g_autoptr(GHashTable) owners = g_hash_table_new_full (g_direct_hash, g_direct_equal,
+                                                        NULL, g_free);
   static const volatile int never = 0;
+  const char *owner_kind = "owner";
   gint64 t_stored = 0, t_high = 0, t_lag = 0, t_lost = 0;
   gboolean stopped, present;
 
@@ -813,17 +934,38 @@ kt_status (const KtConfig *config, GError **error)
                                 states->len, KAFKA_TIMEOUT_MS, error))
     return FALSE;
 
+  if (config->group != NULL)
+    {
+      g_autoptr(GError) local = NULL;
+
+      /* The group's own description; brokers without DescribeGroups (the
+       * test broker) leave the audit trail's last committer per partition. */
+      if (!kt_source_group_owners (r.source, config->group, owners, KAFKA_TIMEOUT_MS, &local))
+        {
+          g_info ("%s; showing each partition's last committer instead", local->message);
+          owner_kind = "last committer";
+          if (present && !kt_sink_last_committers (r.sink, config->job, config->topic,
+                                                   owners, error))
+            return FALSE;
+        }
+    }
+
   if (config->json)
     g_string_append_printf (out, "{\"job\": \"%s\", \"topic\": \"%s\", \"partitions\": [",
                             config->job, config->topic);
   else
-    g_string_append_printf (out, "job %s, topic %s\n%9s %12s %12s %14s %12s  %s\n",
-                            config->job, config->topic, "partition", "stored",
-                            "log start", "high watermark", "lag", "data lost");
+    g_string_append_printf (out, "job %s, topic %s%s%s\n%9s %12s %12s %14s %12s  %-22s%s%s\n",
+                            config->job, config->topic,
+                            config->group != NULL ? ", group " : "",
+                            config->group != NULL ? config->group : "", "partition",
+                            "stored", "log start", "high watermark", "lag", "data lost",
+                            config->group != NULL ? "  " : "",
+                            config->group != NULL ? owner_kind : "");
   for (guint i = 0; i < states->len; i++)
     {
       const KtPartitionState *s = &g_array_index (states, KtPartitionState, i);
       gboolean lost = s->stored >= 0 && (s->stored < s->low || s->stored > s->high);
+      const char *owner = g_hash_table_lookup (owners, GINT_TO_POINTER (s->partition));
       gint64 lost_n = !lost ? 0 : s->stored < s->low ? s->low - s->stored : s->stored - s->high;
       /* Without a stored offset, everything readable is still to do. */
       gint64 lag = s->stored < 0 ? s->high - s->low : s->high - MAX (s->stored, s->low);
@@ -844,8 +986,13 @@ kt_status (const KtConfig *config, GError **error)
           g_string_append_printf (out, ", \"log_start\": %" G_GINT64_FORMAT
                                   ", \"high_watermark\": %" G_GINT64_FORMAT
                                   ", \"lag\": %" G_GINT64_FORMAT ", \"data_lost\": %s"
-                                  ", \"lost_offsets\": %" G_GINT64_FORMAT "}",
+                                  ", \"lost_offsets\": %" G_GINT64_FORMAT,
                                   s->low, s->high, lag, lost ? "true" : "false", lost_n);
+          if (config->group != NULL && owner != NULL)
+            g_string_append_printf (out, ", \"owner\": \"%s\"", owner);
+          else if (config->group != NULL)
+            g_string_append (out, ", \"owner\": null");
+          g_string_append_c (out, '}');
         }
       else
         {
@@ -857,8 +1004,10 @@ kt_status (const KtConfig *config, GError **error)
                                  s->stored, s->low)
               : g_strdup_printf ("YES: stored offset beyond the end");
           g_string_append_printf (out, "%9d %12s %12" G_GINT64_FORMAT " %14" G_GINT64_FORMAT
-                                  " %12" G_GINT64_FORMAT "  %s\n", s->partition, stored,
-                                  s->low, s->high, lag, what);
+                                  " %12" G_GINT64_FORMAT "  %-22s%s%s\n", s->partition, stored,
+                                  s->low, s->high, lag, what,
+                                  config->group != NULL ? "  " : "",
+                                  config->group != NULL ? (owner != NULL ? owner : "-") : "");
         }
     }
   if (config->json)

@@ -23,6 +23,7 @@ struct _KtSink
 {
   KtDbConfig db;
   char      *table;
+  char      *member;
   char      *description;
   MYSQL     *conn;
 };
@@ -83,8 +84,16 @@ kt_sink_free (KtSink *self)
   g_free (self->db.ssl_cert);
   g_free (self->db.ssl_key);
   g_free (self->table);
+  g_free (self->member);
   g_free (self->description);
   g_free (self);
+}
+
+void
+kt_sink_set_member (KtSink *self, const char *member)
+{
+  g_free (self->member);
+  self->member = g_strdup (member);
 }
 
 const char *
@@ -128,11 +137,15 @@ static void
 set_mysql_error (KtSink *self, GError **error, const char *doing)
 {
   unsigned int code = mysql_errno (self->conn);
+  gboolean conflict = code == ER_LOCK_DEADLOCK || code == ER_LOCK_WAIT_TIMEOUT;
   gboolean transient = is_transient (code);
 
-  g_set_error (error, KT_ERROR, transient ? KT_ERROR_TRANSIENT : KT_ERROR_FATAL,
+  /* A deadlock or lock wait only cost this transaction (the caller rolls
+   * back): the connection is fine, and the same commit may be tried again. */
+  g_set_error (error, KT_ERROR,
+               conflict ? KT_ERROR_CONFLICT : transient ? KT_ERROR_TRANSIENT : KT_ERROR_FATAL,
                "%s on %s: %s", doing, self->description, mysql_error (self->conn));
-  if (transient)
+  if (transient && !conflict)
     g_clear_pointer (&self->conn, mysql_close);
 }
 
@@ -488,7 +501,7 @@ insert_batches (KtSink *self, const char *job, const char *topic,
 {
   g_autoptr(GString) sql = g_string_new (
     "INSERT INTO ktally_batches (job, topic, `partition`, from_offset, until_offset, "
-    "record_count, line_count, error_lines, malformed_lines, target) VALUES ");
+    "record_count, line_count, error_lines, malformed_lines, target, member) VALUES ");
 
   if (ranges->len == 0)
     return TRUE;
@@ -506,6 +519,8 @@ insert_batches (KtSink *self, const char *job, const char *topic,
                               stats[i].records, stats[i].lines, stats[i].errors,
                               stats[i].malformed);
       append_quoted (self, sql, self->table);
+      g_string_append_c (sql, ',');
+      append_quoted (self, sql, self->member != NULL ? self->member : "");
       g_string_append_c (sql, ')');
     }
   return query (self, sql->str, "cannot write ktally_batches", error);
@@ -942,5 +957,34 @@ kt_sink_load_all_offsets (KtSink *self, GHashTable *offsets, GError **error)
       g_hash_table_insert (offsets, g_strdup_printf ("%s\t%s\t%s", row[0], row[1], row[2]),
                            offset);
     }
+  return TRUE;
+}
+
+gboolean
+kt_sink_last_committers (KtSink *self, const char *job, const char *topic,
+                         GHashTable *owners, GError **error)
+{
+  g_autoptr(GString) sql = g_string_new (
+    "SELECT b.`partition`, b.member FROM ktally_batches b JOIN "
+    "(SELECT `partition`, MAX(id) AS id FROM ktally_batches WHERE job = ");
+  g_autoptr(MYSQL_RES) res = NULL;
+  MYSQL_ROW row;
+
+  if (!kt_sink_connect (self, error))
+    return FALSE;
+  append_quoted (self, sql, job);
+  g_string_append (sql, " AND topic = ");
+  append_quoted (self, sql, topic);
+  g_string_append (sql, " GROUP BY `partition`) last USING (`partition`, id)");
+  if (!query (self, sql->str, "cannot read ktally_batches", error))
+    return FALSE;
+  res = mysql_store_result (self->conn);
+  if (res == NULL)
+    {
+      set_mysql_error (self, error, "cannot read ktally_batches");
+      return FALSE;
+    }
+  while ((row = mysql_fetch_row (res)) != NULL)
+    g_hash_table_replace (owners, GINT_TO_POINTER (atoi (row[0])), g_strdup (row[1]));
   return TRUE;
 }

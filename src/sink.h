@@ -102,6 +102,14 @@ void     kt_sink_free (KtSink *self);  /* NULL is fine */
  * failure, so the next call starts afresh. */
 gboolean kt_sink_connect (KtSink *self, GError **error);
 
+/* Names this writer in the audit rows it commits ("job-pid@host"). */
+void     kt_sink_set_member (KtSink *self, const char *member);
+
+/* The member that last committed each partition of @job/@topic, from the
+ * audit rows: partition -> "client@host" (char*, owned by @owners). */
+gboolean kt_sink_last_committers (KtSink *self, const char *job, const char *topic,
+                                  GHashTable *owners, GError **error);
+
 /* Makes sure the tables of @idempotent's mode exist, creating what is
  * absent: sql/schema.sql (error_log, kafka_offset) or sql/idempotent.sql
  * (chunk tables, error_log as a view over them); the sink's table, if not

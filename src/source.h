@@ -20,6 +20,7 @@ typedef struct
   const char         *client_id;     /* shown to the brokers; the job name */
   const char *const  *properties;    /* "key=value" for rd_kafka_conf_set, or NULL */
   gint64              max_batch_bytes;  /* stop a read after this many value bytes */
+  const char         *group;         /* --group: join this consumer group, or NULL */
 } KtSourceConfig;
 
 /* Called for each record of a range, in offset order per partition. A NULL
@@ -63,6 +64,33 @@ gboolean  kt_source_committed (KtSource *self, KtPartitionState *states,
 /* --offsets kafka: commits each range's until to the consumer group,
  * synchronously (after the output is written). */
 gboolean  kt_source_commit (KtSource *self, const GArray *ranges, GError **error);
+
+/* --group: subscribes to the topic. Kafka's group protocol then assigns
+ * this instance its share of the partitions (cooperative-sticky where the
+ * brokers allow it). Offsets are never taken from the group: a newly
+ * assigned partition starts wherever the next plan (from kafka_offset)
+ * says, by a seek. A partition revoked while a batch reads it makes that
+ * read fail with KT_ERROR_REBALANCED before anything is committed, so the
+ * batch is abandoned whole and the partition released. */
+gboolean  kt_source_subscribe (KtSource *self, GError **error);
+
+/* --group: the partitions assigned to this instance now, ascending, and
+ * whether any assignment has arrived yet. */
+void      kt_source_owned (KtSource *self, GArray *partitions, gboolean *assigned);
+
+/* --group: serves group events (assignments, revocations) for up to
+ * @timeout_ms between batches. Records that arrive meanwhile are kept for
+ * the next batch, up to the byte cap. */
+void      kt_source_serve (KtSource *self, int timeout_ms);
+
+/* --group: "COOPERATIVE", "EAGER" or "NONE" (no assignment yet). */
+const char *kt_source_protocol (KtSource *self);
+
+/* --group, for `ktally status`: which member owns which partition, from
+ * the group's description: fills @owners with partition -> member
+ * ("client-id@host"), a GHashTable of GINT_TO_POINTER -> char*. */
+gboolean  kt_source_group_owners (KtSource *self, const char *group,
+                                  GHashTable *owners, int timeout_ms, GError **error);
 
 /* Value bytes handed to @func by the last kt_source_read(). */
 gint64    kt_source_last_bytes (KtSource *self);

@@ -1,0 +1,1015 @@
+/* ledger.c - per-batch application of keyed updates, one owner per key.
+ *
+ * Takes Kafka values in batch order, hands the sink what to load and,
+ * after kt_ledger_batch_apply(), what to write. Parsing is two passes: a
+ * strict RFC 8259 scan of our own, then json-glib for the tree. The scan
+ * exists because json-glib 1.6 is lenient where money cannot be (it takes
+ * comments, single quotes and a second document, lets a repeated member
+ * win silently, cuts strings at "\u0000") and recurses without a limit.
+ *
+ * Applying is a sequential pre-pass that settles every duplicate (the only
+ * question that spans accounts), then one shard per worker, chosen by a
+ * hash of the account. A worker owns its accounts' balances outright and
+ * each entry is written by the one worker of its account, so there are no
+ * locks: the threads' start and join order everything else. */
+#include "ledger.h"
+
+#include <json-glib/json-glib.h>
+#include <string.h>
+#include "error.h"
+
+G_STATIC_ASSERT (sizeof (gpointer) >= sizeof (gint64));
+
+#define SAMPLE_BYTES 120
+
+/* ---- strict JSON scan --------------------------------------------------- */
+
+typedef struct
+{
+  const char *p, *end;
+  guint       depth;
+  guint       top_members;  /* members of the root object, repeats included */
+  KtLedgerBad why;
+} Scan;
+
+static gboolean scan_value (Scan *s);
+
+static gboolean
+scan_fail (Scan *s, KtLedgerBad why)
+{
+  s->why = why;
+  return FALSE;
+}
+
+static void
+skip_space (Scan *s)
+{
+  while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r'))
+    s->p++;
+}
+
+/* At a '"'. UTF-8 was validated for the whole value already. */
+static gboolean
+scan_string (Scan *s)
+{
+  for (s->p++; s->p < s->end;)
+    {
+      guchar c = (guchar) *s->p++;
+
+      if (c == '"')
+        return TRUE;
+      if (c < 0x20)
+        return scan_fail (s, KT_LEDGER_BAD_NOT_JSON);
+      if (c != '\\')
+        continue;
+      if (s->p == s->end)
+        break;
+      switch (*s->p++)
+        {
+        case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
+          break;
+        case 'u':
+          {
+            guint v = 0;
+
+            if (s->end - s->p < 4)
+              return scan_fail (s, KT_LEDGER_BAD_NOT_JSON);
+            for (int i = 0; i < 4; i++, s->p++)
+              {
+                if (!g_ascii_isxdigit (*s->p))
+                  return scan_fail (s, KT_LEDGER_BAD_NOT_JSON);
+                v = v * 16 + (guint) g_ascii_xdigit_value (*s->p);
+              }
+            if (v == 0)
+              return scan_fail (s, KT_LEDGER_BAD_NUL_ESCAPE);
+          }
+          break;
+        default:
+          return scan_fail (s, KT_LEDGER_BAD_NOT_JSON);
+        }
+    }
+  return scan_fail (s, KT_LEDGER_BAD_NOT_JSON);  /* unterminated */
+}
+
+static gboolean
+scan_digits (Scan *s)
+{
+  const char *start = s->p;
+
+  while (s->p < s->end && g_ascii_isdigit (*s->p))
+    s->p++;
+  return s->p > start || scan_fail (s, KT_LEDGER_BAD_NOT_JSON);
+}
+
+/* -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
+static gboolean
+scan_number (Scan *s)
+{
+  if (*s->p == '-')
+    s->p++;
+  if (s->p < s->end && *s->p == '0')
+    s->p++;
+  else if (!scan_digits (s))
+    return FALSE;
+  if (s->p < s->end && *s->p == '.')
+    {
+      s->p++;
+      if (!scan_digits (s))
+        return FALSE;
+    }
+  if (s->p < s->end && (*s->p == 'e' || *s->p == 'E'))
+    {
+      s->p++;
+      if (s->p < s->end && (*s->p == '+' || *s->p == '-'))
+        s->p++;
+      if (!scan_digits (s))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+scan_literal (Scan *s, const char *word)
+{
+  gsize n = strlen (word);
+
+  if ((gsize) (s->end - s->p) < n || memcmp (s->p, word, n) != 0)
+    return scan_fail (s, KT_LEDGER_BAD_NOT_JSON);
+  s->p += n;
+  return TRUE;
+}
+
+/* At a '{' or '['. Depth is checked on the way in, so recursion here is
+ * bounded by KT_LEDGER_DEPTH_MAX whatever the input. */
+static gboolean
+scan_container (Scan *s)
+{
+  gboolean object = *s->p == '{';
+  char close = object ? '}' : ']';
+
+  if (++s->depth > KT_LEDGER_DEPTH_MAX)
+    return scan_fail (s, KT_LEDGER_BAD_TOO_DEEP);
+  s->p++;
+  skip_space (s);
+  if (s->p < s->end && *s->p == close)
+    {
+      s->p++;
+      s->depth--;
+      return TRUE;
+    }
+  for (;;)
+    {
+      if (object)
+        {
+          skip_space (s);
+          if (s->p == s->end || *s->p != '"')
+            return scan_fail (s, KT_LEDGER_BAD_NOT_JSON);
+          if (!scan_string (s))
+            return FALSE;
+          if (s->depth == 1)
+            s->top_members++;
+          skip_space (s);
+          if (s->p == s->end || *s->p++ != ':')
+            return scan_fail (s, KT_LEDGER_BAD_NOT_JSON);
+        }
+      if (!scan_value (s))
+        return FALSE;
+      skip_space (s);
+      if (s->p == s->end)
+        return scan_fail (s, KT_LEDGER_BAD_NOT_JSON);
+      if (*s->p == ',')
+        {
+          s->p++;
+          continue;
+        }
+      if (*s->p++ != close)
+        return scan_fail (s, KT_LEDGER_BAD_NOT_JSON);
+      s->depth--;
+      return TRUE;
+    }
+}
+
+static gboolean
+scan_value (Scan *s)
+{
+  skip_space (s);
+  if (s->p == s->end)
+    return scan_fail (s, KT_LEDGER_BAD_NOT_JSON);
+  switch (*s->p)
+    {
+    case '{':
+    case '[':
+      return scan_container (s);
+    case '"':
+      return scan_string (s);
+    case 't':
+      return scan_literal (s, "true");
+    case 'f':
+      return scan_literal (s, "false");
+    case 'n':
+      return scan_literal (s, "null");
+    default:
+      if (*s->p == '-' || g_ascii_isdigit (*s->p))
+        return scan_number (s);
+      return scan_fail (s, KT_LEDGER_BAD_NOT_JSON);
+    }
+}
+
+/* One JSON text, nothing before or after it but white space. */
+static gboolean
+scan_document (const char *value, gsize len, guint *top_members, KtLedgerBad *why)
+{
+  Scan s = { value, value + len, 0, 0, KT_LEDGER_BAD_NOT_JSON };
+
+  /* Also refuses NUL bytes, which json-glib might otherwise take as the
+   * end of the text. */
+  if (len == 0 || !g_utf8_validate_len (value, len, NULL))
+    {
+      *why = KT_LEDGER_BAD_NOT_JSON;
+      return FALSE;
+    }
+  if (!scan_value (&s))
+    {
+      *why = s.why;
+      return FALSE;
+    }
+  skip_space (&s);
+  if (s.p != s.end)
+    {
+      *why = KT_LEDGER_BAD_NOT_JSON;
+      return FALSE;
+    }
+  *top_members = s.top_members;
+  return TRUE;
+}
+
+/* ---- one message --------------------------------------------------------- */
+
+/* The four fields, borrowed from the parser's tree: valid until its next
+ * load. */
+typedef struct
+{
+  const char *txn;
+  const char *account;
+  const char *ts;
+  KtAmount    amount;
+} Fields;
+
+static gboolean
+get_string (JsonObject *obj, const char *name, const char **out, KtLedgerBad *why)
+{
+  JsonNode *node = json_object_get_member (obj, name);
+
+  if (node == NULL)
+    {
+      *why = KT_LEDGER_BAD_MISSING_FIELD;
+      return FALSE;
+    }
+  /* A JSON number is refused, not converted: it went through a double. */
+  if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_STRING)
+    {
+      *why = KT_LEDGER_BAD_WRONG_TYPE;
+      return FALSE;
+    }
+  *out = json_node_get_string (node);
+  return TRUE;
+}
+
+/* txn and account become keys, log text and VARCHAR(64) values. */
+static gboolean
+check_key (const char *text, KtLedgerBad *why)
+{
+  /* 64 characters are at most 256 bytes: a huge string is refused without
+   * walking it. */
+  if (*text == '\0')
+    *why = KT_LEDGER_BAD_FIELD_EMPTY;
+  else if (strlen (text) > 4 * KT_LEDGER_FIELD_MAX
+           || g_utf8_strlen (text, -1) > KT_LEDGER_FIELD_MAX)
+    *why = KT_LEDGER_BAD_FIELD_TOO_LONG;
+  else
+    {
+      for (const char *p = text; *p != '\0'; p = g_utf8_next_char (p))
+        if (g_unichar_iscntrl (g_utf8_get_char (p)))
+          {
+            *why = KT_LEDGER_BAD_FIELD_CONTROL;
+            return FALSE;
+          }
+      return TRUE;
+    }
+  return FALSE;
+}
+
+static inline int
+digits (const char *p, int n)
+{
+  int v = 0;
+
+  for (int i = 0; i < n; i++)
+    {
+      if (!g_ascii_isdigit (p[i]))
+        return -1;
+      v = v * 10 + (p[i] - '0');
+    }
+  return v;
+}
+
+/* "YYYY-MM-DD HH:MM:SS", a date that exists, within MariaDB's DATETIME. */
+static gboolean
+check_ts (const char *ts)
+{
+  int year, month, day;
+
+  if (strlen (ts) != 19 || ts[4] != '-' || ts[7] != '-' || ts[10] != ' '
+      || ts[13] != ':' || ts[16] != ':')
+    return FALSE;
+  year = digits (ts, 4);
+  month = digits (ts + 5, 2);
+  day = digits (ts + 8, 2);
+  if (year < 1000 || month < 1 || month > 12 || day < 1
+      || day > g_date_get_days_in_month ((GDateMonth) month, (GDateYear) year))
+    return FALSE;
+  return digits (ts + 11, 2) >= 0 && digits (ts + 11, 2) <= 23
+         && digits (ts + 14, 2) >= 0 && digits (ts + 14, 2) <= 59
+         && digits (ts + 17, 2) >= 0 && digits (ts + 17, 2) <= 59;
+}
+
+static KtLedgerBad
+amount_reason (const GError *error)
+{
+  switch ((KtAmountError) error->code)
+    {
+    case KT_AMOUNT_ERROR_PRECISION:
+      return KT_LEDGER_BAD_AMOUNT_DECIMALS;
+    case KT_AMOUNT_ERROR_OVERFLOW:
+      return KT_LEDGER_BAD_AMOUNT_OVERFLOW;
+    case KT_AMOUNT_ERROR_SYNTAX:
+    default:
+      return KT_LEDGER_BAD_AMOUNT_SYNTAX;
+    }
+}
+
+static gboolean
+parse_fields (JsonParser *parser, const char *value, gsize len, Fields *f,
+              KtLedgerBad *why)
+{
+  g_autoptr(GError) local = NULL;
+  JsonNode *root;
+  JsonObject *obj;
+  const char *amount;
+  guint members = 0;
+
+  if (value == NULL && len == 0)
+    value = "";
+  if (!scan_document (value, len, &members, why))
+    return FALSE;
+  /* The scan accepted it, so json-glib should too; if it does not (a lone
+   * surrogate escape), it is still not JSON we can read. */
+  if (!json_parser_load_from_data (parser, value, (gssize) len, &local))
+    {
+      *why = KT_LEDGER_BAD_NOT_JSON;
+      return FALSE;
+    }
+  root = json_parser_get_root (parser);
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
+    {
+      *why = KT_LEDGER_BAD_NOT_OBJECT;
+      return FALSE;
+    }
+  obj = json_node_get_object (root);
+  /* json-glib keeps the last of repeated members; another reader of the
+   * same topic may keep the first. Fewer members than the scan saw means a
+   * name came twice (escapes decoded: "\u0074xn" is "txn"). */
+  if (json_object_get_size (obj) != members)
+    {
+      *why = KT_LEDGER_BAD_DUPLICATE_FIELD;
+      return FALSE;
+    }
+
+  if (!get_string (obj, "txn", &f->txn, why) || !check_key (f->txn, why)
+      || !get_string (obj, "account", &f->account, why) || !check_key (f->account, why)
+      || !get_string (obj, "amount", &amount, why))
+    return FALSE;
+  if (!kt_amount_parse (amount, &f->amount, &local))
+    {
+      *why = amount_reason (local);
+      return FALSE;
+    }
+  if (!get_string (obj, "ts", &f->ts, why))
+    return FALSE;
+  if (!check_ts (f->ts))
+    {
+      *why = KT_LEDGER_BAD_TIMESTAMP;
+      return FALSE;
+    }
+  return TRUE;
+}
+
+const char *
+kt_ledger_bad_to_string (KtLedgerBad why)
+{
+  static const char *const names[KT_LEDGER_N_BAD] = {
+    [KT_LEDGER_BAD_NOT_JSON] = "not JSON",
+    [KT_LEDGER_BAD_TOO_DEEP] = "nested too deep",
+    [KT_LEDGER_BAD_NUL_ESCAPE] = "\\u0000 in a string",
+    [KT_LEDGER_BAD_NOT_OBJECT] = "not an object",
+    [KT_LEDGER_BAD_DUPLICATE_FIELD] = "duplicate field",
+    [KT_LEDGER_BAD_MISSING_FIELD] = "missing field",
+    [KT_LEDGER_BAD_WRONG_TYPE] = "wrong type",
+    [KT_LEDGER_BAD_FIELD_EMPTY] = "field empty",
+    [KT_LEDGER_BAD_FIELD_TOO_LONG] = "field too long",
+    [KT_LEDGER_BAD_FIELD_CONTROL] = "control character in field",
+    [KT_LEDGER_BAD_AMOUNT_SYNTAX] = "amount not a decimal",
+    [KT_LEDGER_BAD_AMOUNT_DECIMALS] = "too many decimals",
+    [KT_LEDGER_BAD_AMOUNT_OVERFLOW] = "overflow",
+    [KT_LEDGER_BAD_TIMESTAMP] = "bad timestamp",
+  };
+
+  g_return_val_if_fail ((guint) why < KT_LEDGER_N_BAD, "?");
+  return names[why];
+}
+
+const char *
+kt_ledger_reject_to_string (KtLedgerReject why)
+{
+  switch (why)
+    {
+    case KT_LEDGER_REJECT_NONE:
+      return "applied";
+    case KT_LEDGER_REJECT_INSUFFICIENT_FUNDS:
+      return "insufficient funds";
+    case KT_LEDGER_REJECT_OVERFLOW:
+      return "overflow";
+    default:
+      g_return_val_if_reached ("?");
+    }
+}
+
+gboolean
+kt_ledger_parse (const char *value, gsize len, KtLedgerMessage *out, KtLedgerBad *why)
+{
+  g_autoptr(JsonParser) parser = json_parser_new_immutable ();
+  Fields f = { 0 };
+  KtLedgerBad ignored;
+
+  g_return_val_if_fail (value != NULL || len == 0, FALSE);
+  g_return_val_if_fail (out != NULL, FALSE);
+
+  memset (out, 0, sizeof *out);
+  if (!parse_fields (parser, value, len, &f, why != NULL ? why : &ignored))
+    return FALSE;
+  out->txn = g_strdup (f.txn);
+  out->account = g_strdup (f.account);
+  out->amount = f.amount;
+  g_strlcpy (out->ts, f.ts, sizeof out->ts);
+  return TRUE;
+}
+
+void
+kt_ledger_message_clear (KtLedgerMessage *msg)
+{
+  if (msg == NULL)
+    return;
+  g_clear_pointer (&msg->txn, g_free);
+  g_clear_pointer (&msg->account, g_free);
+}
+
+/* ---- the batch ------------------------------------------------------------ */
+
+typedef struct
+{
+  const char *name;     /* in the batch's strings */
+  KtAmount    before;   /* from the database, or 0 */
+  KtAmount    balance;  /* written only by the worker that owns the account */
+  gboolean    known;    /* set_balance() gave it */
+  guint       shard;
+} Account;
+
+/* Flags of a txn in KtLedgerBatch.txns. IN_BATCH keeps every value non-NULL. */
+enum
+{
+  TXN_IN_BATCH = 1 << 0,
+  TXN_DECIDED_BEFORE = 1 << 1,  /* mark_applied(): an earlier batch decided it */
+  TXN_TAKEN = 1 << 2,           /* its first message in this batch is known */
+};
+
+typedef enum
+{
+  ENTRY_PENDING,
+  ENTRY_DUPLICATE,
+  ENTRY_APPLIED,
+  ENTRY_REJECTED,
+} EntryState;
+
+/* One good message. Separate guint8 fields, not bit-fields: entries of
+ * different accounts sit side by side and are written by different
+ * threads, which C11 allows only for distinct memory locations. */
+typedef struct
+{
+  const char *txn;
+  const char *ts;
+  Account    *account;
+  KtAmount    amount;
+  KtAmount    balance;   /* after deciding */
+  gint64      offset;
+  gint32      partition;
+  guint8      state;     /* EntryState */
+  guint8      reason;    /* KtLedgerReject */
+} Entry;
+
+typedef enum
+{
+  BATCH_OPEN,     /* adding, loading */
+  BATCH_APPLIED,  /* results ready */
+  BATCH_SPENT,    /* apply failed half-way */
+} BatchState;
+
+struct _KtLedgerBatch
+{
+  BatchState    state;
+  JsonParser   *parser;       /* one per batch, not per message */
+  GStringChunk *strings;      /* every txn, account and ts of the batch */
+  GArray       *entries;      /* Entry, in batch order */
+  GHashTable   *accounts;     /* name (in strings) -> Account (owned) */
+  GHashTable   *txns;         /* name (in strings) -> TXN_* flags */
+  GHashTable   *last_offset;  /* partition -> last offset added */
+  KtLedgerCounts counts;
+  /* The first bad message. */
+  gboolean      have_sample;
+  gint32        sample_partition;
+  gint64        sample_offset;
+  KtLedgerBad   sample_why;
+  char         *sample;
+  KtLedgerTraceFunc trace;
+  gpointer      trace_data;
+  /* Results, once applied. */
+  GArray       *applied;      /* KtLedgerEntry */
+  GArray       *rejected;     /* KtLedgerEntry */
+  GArray       *balances;     /* KtLedgerBalance */
+};
+
+KtLedgerBatch *
+kt_ledger_batch_new (void)
+{
+  KtLedgerBatch *self = g_new0 (KtLedgerBatch, 1);
+
+  self->parser = json_parser_new_immutable ();
+  self->strings = g_string_chunk_new (64 * 1024);
+  self->entries = g_array_new (FALSE, FALSE, sizeof (Entry));
+  self->accounts = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, g_free);
+  self->txns = g_hash_table_new (g_str_hash, g_str_equal);
+  self->last_offset = g_hash_table_new (g_direct_hash, g_direct_equal);
+  self->applied = g_array_new (FALSE, FALSE, sizeof (KtLedgerEntry));
+  self->rejected = g_array_new (FALSE, FALSE, sizeof (KtLedgerEntry));
+  self->balances = g_array_new (FALSE, FALSE, sizeof (KtLedgerBalance));
+  return self;
+}
+
+void
+kt_ledger_batch_free (KtLedgerBatch *self)
+{
+  if (self == NULL)
+    return;
+  g_clear_object (&self->parser);
+  /* The tables' keys live in the string chunk: tables first. */
+  g_clear_pointer (&self->accounts, g_hash_table_unref);
+  g_clear_pointer (&self->txns, g_hash_table_unref);
+  g_clear_pointer (&self->last_offset, g_hash_table_unref);
+  g_clear_pointer (&self->entries, g_array_unref);
+  g_clear_pointer (&self->applied, g_array_unref);
+  g_clear_pointer (&self->rejected, g_array_unref);
+  g_clear_pointer (&self->balances, g_array_unref);
+  g_clear_pointer (&self->strings, g_string_chunk_free);
+  g_free (self->sample);
+  g_free (self);
+}
+
+/* Printable ASCII stays, everything else becomes \xNN: a sample may be
+ * any bytes and ends up on a terminal. */
+static char *
+escape_sample (const char *value, gsize len)
+{
+  GString *out = g_string_sized_new (MIN (len, SAMPLE_BYTES) + 8);
+
+  for (gsize i = 0; i < MIN (len, SAMPLE_BYTES); i++)
+    {
+      guchar c = (guchar) value[i];
+      if (c == '\\')
+        g_string_append (out, "\\\\");
+      else if (c >= 0x20 && c < 0x7f)
+        g_string_append_c (out, (char) c);
+      else
+        g_string_append_printf (out, "\\x%02x", c);
+    }
+  if (len > SAMPLE_BYTES)
+    g_string_append (out, "...");
+  return g_string_free (out, FALSE);
+}
+
+gboolean
+kt_ledger_batch_add (KtLedgerBatch *self, gint32 partition, gint64 offset,
+                     const char *value, gsize len)
+{
+  gpointer key = GINT_TO_POINTER (partition), last, name, flags;
+  Fields f = { 0 };
+  KtLedgerBad why;
+  Account *account;
+  Entry e = { 0 };
+
+  g_return_val_if_fail (self != NULL, FALSE);
+  g_return_val_if_fail (self->state == BATCH_OPEN, FALSE);
+  g_return_val_if_fail (value != NULL || len == 0, FALSE);
+  g_return_val_if_fail (!g_hash_table_lookup_extended (self->last_offset, key, NULL, &last)
+                        || offset > (gint64) (gintptr) last, FALSE);
+
+  g_hash_table_insert (self->last_offset, key, (gpointer) (gintptr) offset);
+  self->counts.messages++;
+  if (!parse_fields (self->parser, value, len, &f, &why))
+    {
+      self->counts.bad++;
+      self->counts.bad_by_reason[why]++;
+      if (!self->have_sample)
+        {
+          self->have_sample = TRUE;
+          self->sample_partition = partition;
+          self->sample_offset = offset;
+          self->sample_why = why;
+          self->sample = escape_sample (value, len);
+        }
+      return FALSE;
+    }
+
+  account = g_hash_table_lookup (self->accounts, f.account);
+  if (account == NULL)
+    {
+      account = g_new0 (Account, 1);
+      account->name = g_string_chunk_insert (self->strings, f.account);
+      g_hash_table_insert (self->accounts, (gpointer) account->name, account);
+    }
+  if (g_hash_table_lookup_extended (self->txns, f.txn, &name, &flags))
+    e.txn = name;
+  else
+    {
+      e.txn = g_string_chunk_insert (self->strings, f.txn);
+      g_hash_table_insert (self->txns, (gpointer) e.txn, GUINT_TO_POINTER (TXN_IN_BATCH));
+    }
+  /* Timestamps repeat (one per second at most): stored once each. */
+  e.ts = g_string_chunk_insert_const (self->strings, f.ts);
+  e.account = account;
+  e.amount = f.amount;
+  e.offset = offset;
+  e.partition = partition;
+  e.state = ENTRY_PENDING;
+  g_array_append_val (self->entries, e);
+  return TRUE;
+}
+
+static gint
+compare_names (gconstpointer a, gconstpointer b)
+{
+  return strcmp (*(const char *const *) a, *(const char *const *) b);
+}
+
+static GPtrArray *
+sorted_keys (GHashTable *table)
+{
+  GPtrArray *out = g_ptr_array_sized_new (g_hash_table_size (table));
+  GHashTableIter iter;
+  gpointer key;
+
+  g_hash_table_iter_init (&iter, table);
+  while (g_hash_table_iter_next (&iter, &key, NULL))
+    g_ptr_array_add (out, key);
+  g_ptr_array_sort (out, compare_names);
+  return out;
+}
+
+GPtrArray *
+kt_ledger_batch_accounts (KtLedgerBatch *self)
+{
+  g_return_val_if_fail (self != NULL, NULL);
+  return sorted_keys (self->accounts);
+}
+
+GPtrArray *
+kt_ledger_batch_txns (KtLedgerBatch *self)
+{
+  g_return_val_if_fail (self != NULL, NULL);
+  return sorted_keys (self->txns);
+}
+
+gboolean
+kt_ledger_batch_set_balance (KtLedgerBatch *self, const char *account,
+                             KtAmount balance, GError **error)
+{
+  Account *a;
+
+  g_return_val_if_fail (self != NULL && account != NULL, FALSE);
+  g_return_val_if_fail (self->state == BATCH_OPEN, FALSE);
+  g_return_val_if_fail (balance >= KT_AMOUNT_MIN, FALSE);
+
+  a = g_hash_table_lookup (self->accounts, account);
+  if (a == NULL || a->known)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_INTERNAL,
+                   a == NULL ? "the database gave a balance for account \"%s\", "
+                               "which is not in this batch"
+                             : "the database gave two balances for account \"%s\"",
+                   account);
+      return FALSE;
+    }
+  a->known = TRUE;
+  a->before = a->balance = balance;
+  return TRUE;
+}
+
+gboolean
+kt_ledger_batch_mark_applied (KtLedgerBatch *self, const char *txn, GError **error)
+{
+  gpointer name, flags;
+
+  g_return_val_if_fail (self != NULL && txn != NULL, FALSE);
+  g_return_val_if_fail (self->state == BATCH_OPEN, FALSE);
+
+  if (!g_hash_table_lookup_extended (self->txns, txn, &name, &flags))
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_INTERNAL,
+                   "the database named txn \"%s\", which is not in this batch", txn);
+      return FALSE;
+    }
+  g_hash_table_insert (self->txns, name,
+                       GUINT_TO_POINTER (GPOINTER_TO_UINT (flags) | TXN_DECIDED_BEFORE));
+  return TRUE;
+}
+
+void
+kt_ledger_batch_set_trace (KtLedgerBatch *self, KtLedgerTraceFunc trace, gpointer user_data)
+{
+  g_return_if_fail (self != NULL);
+  g_return_if_fail (self->state == BATCH_OPEN);
+  self->trace = trace;
+  self->trace_data = user_data;
+}
+
+/* Which worker owns an account: FNV-1a, then murmur3's 64-bit finalizer.
+ * Not g_str_hash: its djb2 (h * 33 + c) leaves the low bits a near-linear
+ * function of the last bytes, and `% workers` reads exactly those, so
+ * "ACC-0" and "ACC-8" always share one of 8 workers. The finalizer spreads
+ * every byte over every bit. Unseeded on purpose: the same account lands
+ * on the same worker in every run, which makes a trace reproducible. A
+ * skewed spread costs only speed; correctness never depends on it. */
+static guint64
+shard_hash (const char *name)
+{
+  guint64 h = G_GUINT64_CONSTANT (0xcbf29ce484222325);
+
+  for (const guchar *p = (const guchar *) name; *p != '\0'; p++)
+    h = (h ^ *p) * G_GUINT64_CONSTANT (0x100000001b3);
+  h ^= h >> 33;
+  h *= G_GUINT64_CONSTANT (0xff51afd7ed558ccd);
+  h ^= h >> 33;
+  h *= G_GUINT64_CONSTANT (0xc4ceb9fe1a85ec53);
+  h ^= h >> 33;
+  return h;
+}
+
+/* The only rule that spans accounts, settled in batch order before any
+ * sharding: the first message of a txn not decided before is the one;
+ * every other message of it is a duplicate, whatever its account. */
+static void
+settle_duplicates (KtLedgerBatch *self)
+{
+  for (guint i = 0; i < self->entries->len; i++)
+    {
+      Entry *e = &g_array_index (self->entries, Entry, i);
+      guint flags = GPOINTER_TO_UINT (g_hash_table_lookup (self->txns, e->txn));
+
+      if (flags & (TXN_DECIDED_BEFORE | TXN_TAKEN))
+        e->state = ENTRY_DUPLICATE;
+      else
+        g_hash_table_insert (self->txns, (gpointer) e->txn,
+                             GUINT_TO_POINTER (flags | TXN_TAKEN));
+    }
+}
+
+/* Rules 2 to 4 for one message, on its owner's thread. */
+static void
+decide (KtLedgerBatch *self, Entry *e)
+{
+  Account *a = e->account;
+  KtAmount sum;
+  gboolean fits;
+
+  if (self->trace != NULL)
+    self->trace (a->name, self->trace_data);
+  fits = kt_amount_add (a->balance, e->amount, &sum);
+  /* A debit that overflows went below KT_AMOUNT_MIN: below 0 too. */
+  if (e->amount < 0 && (!fits || sum < 0))
+    {
+      e->state = ENTRY_REJECTED;
+      e->reason = KT_LEDGER_REJECT_INSUFFICIENT_FUNDS;
+    }
+  else if (!fits)
+    {
+      e->state = ENTRY_REJECTED;
+      e->reason = KT_LEDGER_REJECT_OVERFLOW;
+    }
+  else
+    {
+      a->balance = sum;
+      e->state = ENTRY_APPLIED;
+    }
+  e->balance = a->balance;
+}
+
+typedef struct
+{
+  KtLedgerBatch *batch;
+  GArray        *indices;  /* guint: the shard's pending entries, batch order */
+  GThread       *thread;
+} Shard;
+
+static gpointer
+run_shard (gpointer data)
+{
+  Shard *shard = data;
+  Entry *entries = (Entry *) (void *) shard->batch->entries->data;
+
+  for (guint i = 0; i < shard->indices->len; i++)
+    decide (shard->batch, &entries[g_array_index (shard->indices, guint, i)]);
+  return NULL;
+}
+
+static void
+shard_clear (Shard *shard)
+{
+  g_clear_pointer (&shard->indices, g_array_unref);
+}
+
+/* The results, in batch order, from the entries: single-threaded, after
+ * every worker has been joined. */
+static void
+collect (KtLedgerBatch *self)
+{
+  g_autoptr(GHashTable) touched = g_hash_table_new (g_direct_hash, g_direct_equal);
+  g_autoptr(GPtrArray) names = sorted_keys (self->accounts);
+
+  for (guint i = 0; i < self->entries->len; i++)
+    {
+      const Entry *e = &g_array_index (self->entries, Entry, i);
+      KtLedgerEntry out = { e->txn, e->account->name, e->ts, e->amount, e->balance,
+                            e->partition, e->offset, (KtLedgerReject) e->reason };
+
+      switch ((EntryState) e->state)
+        {
+        case ENTRY_DUPLICATE:
+          self->counts.duplicates++;
+          break;
+        case ENTRY_APPLIED:
+          g_array_append_val (self->applied, out);
+          g_hash_table_add (touched, e->account);
+          break;
+        case ENTRY_REJECTED:
+          g_array_append_val (self->rejected, out);
+          break;
+        case ENTRY_PENDING:
+        default:
+          g_assert_not_reached ();
+        }
+    }
+  self->counts.applied = self->applied->len;
+  self->counts.rejected = self->rejected->len;
+
+  for (guint i = 0; i < names->len; i++)
+    {
+      const Account *a = g_hash_table_lookup (self->accounts, names->pdata[i]);
+
+      if (g_hash_table_contains (touched, a))
+        {
+          KtLedgerBalance b = { a->name, a->before, a->balance, !a->known };
+          g_array_append_val (self->balances, b);
+        }
+    }
+}
+
+gboolean
+kt_ledger_batch_apply (KtLedgerBatch *self, guint workers, GError **error)
+{
+  g_autoptr(GArray) shards = NULL;
+  GHashTableIter iter;
+  gpointer value;
+  guint n_shards, first = G_MAXUINT;
+  gboolean ok = TRUE;
+
+  g_return_val_if_fail (self != NULL, FALSE);
+  g_return_val_if_fail (self->state == BATCH_OPEN, FALSE);
+  g_return_val_if_fail (workers >= 1, FALSE);
+
+  settle_duplicates (self);
+
+  /* No more shards than accounts: a thread with nothing to do is waste. */
+  n_shards = MAX (1, MIN (workers, g_hash_table_size (self->accounts)));
+  g_hash_table_iter_init (&iter, self->accounts);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    ((Account *) value)->shard = (guint) (shard_hash (((Account *) value)->name) % n_shards);
+
+  shards = g_array_sized_new (FALSE, TRUE, sizeof (Shard), n_shards);
+  g_array_set_clear_func (shards, (GDestroyNotify) shard_clear);
+  g_array_set_size (shards, n_shards);
+  for (guint s = 0; s < n_shards; s++)
+    {
+      g_array_index (shards, Shard, s).batch = self;
+      g_array_index (shards, Shard, s).indices = g_array_new (FALSE, FALSE, sizeof (guint));
+    }
+  for (guint i = 0; i < self->entries->len; i++)
+    {
+      const Entry *e = &g_array_index (self->entries, Entry, i);
+      if (e->state == ENTRY_PENDING)
+        g_array_append_val (g_array_index (shards, Shard, e->account->shard).indices, i);
+    }
+
+  /* Every non-empty shard but the first gets a thread; the first runs
+   * here, once all have started (a failed start must leave nothing run
+   * on this thread that the others did not also run). */
+  for (guint s = 0; s < n_shards && ok; s++)
+    {
+      Shard *shard = &g_array_index (shards, Shard, s);
+      g_autoptr(GError) local = NULL;
+
+      if (shard->indices->len == 0)
+        continue;
+      if (first == G_MAXUINT)
+        {
+          first = s;
+          continue;
+        }
+      shard->thread = g_thread_try_new ("kt-ledger", run_shard, shard, &local);
+      if (shard->thread == NULL)
+        {
+          g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT,
+                       "cannot start ledger worker %u of %u: %s", s + 1, n_shards,
+                       local->message);
+          ok = FALSE;
+        }
+    }
+  if (ok && first != G_MAXUINT)
+    run_shard (&g_array_index (shards, Shard, first));
+  for (guint s = 0; s < n_shards; s++)
+    if (g_array_index (shards, Shard, s).thread != NULL)
+      g_thread_join (g_steal_pointer (&g_array_index (shards, Shard, s).thread));
+
+  if (!ok)
+    {
+      self->state = BATCH_SPENT;
+      return FALSE;
+    }
+  collect (self);
+  self->state = BATCH_APPLIED;
+  return TRUE;
+}
+
+const GArray *
+kt_ledger_batch_applied (KtLedgerBatch *self)
+{
+  g_return_val_if_fail (self != NULL && self->state == BATCH_APPLIED, NULL);
+  return self->applied;
+}
+
+const GArray *
+kt_ledger_batch_rejected (KtLedgerBatch *self)
+{
+  g_return_val_if_fail (self != NULL && self->state == BATCH_APPLIED, NULL);
+  return self->rejected;
+}
+
+const GArray *
+kt_ledger_batch_balances (KtLedgerBatch *self)
+{
+  g_return_val_if_fail (self != NULL && self->state == BATCH_APPLIED, NULL);
+  return self->balances;
+}
+
+void
+kt_ledger_batch_counts (KtLedgerBatch *self, KtLedgerCounts *counts)
+{
+  g_return_if_fail (self != NULL && counts != NULL);
+  *counts = self->counts;
+}
+
+gboolean
+kt_ledger_batch_bad_sample (KtLedgerBatch *self, gint32 *partition, gint64 *offset,
+                            KtLedgerBad *why, const char **text)
+{
+  g_return_val_if_fail (self != NULL, FALSE);
+
+  if (!self->have_sample)
+    return FALSE;
+  if (partition != NULL)
+    *partition = self->sample_partition;
+  if (offset != NULL)
+    *offset = self->sample_offset;
+  if (why != NULL)
+    *why = self->sample_why;
+  if (text != NULL)
+    *text = self->sample;
+  return TRUE;
+}
