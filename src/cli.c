@@ -335,7 +335,8 @@ typedef struct
 {
   char    *brokers, *topic, *job, *db, *mode, *start, *on_data_loss, *offsets;
   char    *table, *from, *until, *audit_keep, *password_file, *defaults_file;
-  char    *group, *partitions;
+  char    *group, *partitions, *kind;
+  int      workers;
   double   interval, startup_timeout;
   gint64   max_per_partition, max_batch_bytes;
   gboolean exit_when_idle, json, verbose, quiet;
@@ -360,6 +361,7 @@ raw_options_clear (RawOptions *raw)
   g_free (raw->audit_keep);
   g_free (raw->password_file);
   g_free (raw->group);
+  g_free (raw->kind);
   g_free (raw->partitions);
   g_free (raw->defaults_file);
   g_strfreev (raw->properties);
@@ -628,6 +630,27 @@ validate_run (KtConfig *config, RawOptions *raw, GError **error)
   if (raw->audit_keep != NULL
       && !kt_duration_parse ("--audit-keep", raw->audit_keep, &config->audit_keep, error))
     return FALSE;
+  if (raw->kind != NULL)
+    {
+      static const char *const kinds[] = { "count", "ledger", NULL };
+      if (!parse_enum ("--kind", raw->kind, kinds, &v, error))
+        return FALSE;
+      config->kind = (KtKind) v;
+      if (config->kind == KT_KIND_LEDGER && config->mode != KT_MODE_TRANSACTIONAL)
+        {
+          g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
+                               "--kind ledger is transactional: a balance update "
+                               "is not idempotent");
+          return FALSE;
+        }
+    }
+  if (raw->workers == 0 || raw->workers < -1 || raw->workers > 64)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "--workers: %d is not between 1 and 64", raw->workers);
+      return FALSE;
+    }
+  config->workers = raw->workers > 0 ? (guint) raw->workers : MIN (g_get_num_processors (), 64);
   if (raw->group != NULL && raw->partitions != NULL)
     {
       g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
@@ -674,6 +697,7 @@ parse_command (const char *command, int argc, char **argv, GError **error)
     .startup_timeout = 20,
     .max_per_partition = 100000,
     .max_batch_bytes = 64 * 1024 * 1024,
+    .workers = -1,  /* not given: one per core */
   };
   GOptionEntry run_entries[] = {
     KAFKA_ENTRIES (raw),
@@ -699,6 +723,12 @@ parse_command (const char *command, int argc, char **argv, GError **error)
       "(continue from the log start, with a warning naming the lost range)", "WHAT" },
     { "startup-timeout", 0, 0, G_OPTION_ARG_DOUBLE, &raw.startup_timeout,
       "Seconds to wait for Kafka and MySQL at start-up (default 20)", "SECONDS" },
+    { "kind", 'k', 0, G_OPTION_ARG_STRING, &raw.kind,
+      "count (default): per-minute ERROR counts; ledger: per-account balances "
+      "from JSON transactions {txn, account, amount, ts}", "KIND" },
+    { "workers", 'w', 0, G_OPTION_ARG_INT, &raw.workers,
+      "--kind ledger: threads that apply a batch, one account per thread "
+      "(default: the number of cores)", "N" },
     { "group", 'g', 0, G_OPTION_ARG_STRING, &raw.group,
       "Share the topic's partitions with the other instances of this Kafka "
       "consumer group (offsets still come from MySQL only)", "NAME" },

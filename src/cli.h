@@ -16,6 +16,12 @@ typedef enum
 
 typedef enum
 {
+  KT_KIND_COUNT,   /* per-minute ERROR counts (the default) */
+  KT_KIND_LEDGER,  /* per-account balances from JSON transactions */
+} KtKind;
+
+typedef enum
+{
   KT_START_EARLIEST,
   KT_START_LATEST,
 } KtStart;
@@ -41,6 +47,8 @@ typedef struct
   char        *job;             /* default: the topic */
   KtDbConfig   db;
   KtMode       mode;
+  KtKind       kind;
+  guint        workers;         /* --kind ledger: threads applying a batch */
   double       interval;        /* seconds between batch starts; 0 = back to back */
   gint64       max_per_partition;
   gint64       max_batch_bytes;

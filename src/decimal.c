@@ -6,8 +6,6 @@
  * safe. */
 #include "decimal.h"
 
-#include <string.h>
-
 G_DEFINE_QUARK (kt-amount-error-quark, kt_amount_error)
 
 /* DECIMAL(20,4)'s own bound is wider than ours: nothing we accept can be
@@ -21,15 +19,53 @@ is_digit (char c)
   return c >= '0' && c <= '9';
 }
 
+/* @text for an error message: its first 40 bytes, anything but printable
+ * ASCII as \xNN, so that a log line stays one valid line. */
+static char *
+quote (const char *text)
+{
+  GString *out = g_string_new ("\"");
+  gsize i;
+
+  for (i = 0; text[i] != '\0' && i < 40; i++)
+    {
+      guchar c = (guchar) text[i];
+      if (c >= 0x20 && c < 0x7f && c != '\\' && c != '"')
+        g_string_append_c (out, (char) c);
+      else
+        g_string_append_printf (out, "\\x%02x", c);
+    }
+  g_string_append (out, text[i] != '\0' ? "...\"" : "\"");
+  return g_string_free (out, FALSE);
+}
+
+/* *@mag = *@mag * 10 + @digit, unless that passes KT_AMOUNT_MAX. */
+static gboolean
+push_digit (guint64 *mag, int digit)
+{
+  return !__builtin_mul_overflow (*mag, 10u, mag)
+         && !__builtin_add_overflow (*mag, (guint64) digit, mag)
+         && *mag <= (guint64) KT_AMOUNT_MAX;
+}
+
 gboolean
 kt_amount_parse (const char *text, KtAmount *out, GError **error)
 {
+  g_autofree char *quoted = NULL;
   const char *p = text, *int_start, *int_end, *frac_start = NULL, *frac_end = NULL;
   guint64 mag = 0;
-  int decimals = 0;
+  gboolean fits = TRUE;
+  int decimals;
 
   g_return_val_if_fail (text != NULL, FALSE);
   g_return_val_if_fail (out != NULL, FALSE);
+
+  if (*text == '\0')
+    {
+      g_set_error_literal (error, KT_AMOUNT_ERROR, KT_AMOUNT_ERROR_SYNTAX,
+                           "amount is empty");
+      return FALSE;
+    }
 
   /* Syntax first, over the whole text: "1.23456x" is not a decimal at all,
    * which says more than "too many decimals". */
@@ -46,16 +82,11 @@ kt_amount_parse (const char *text, KtAmount *out, GError **error)
         p++;
       frac_end = p;
     }
-  if (*text == '\0')
-    {
-      g_set_error_literal (error, KT_AMOUNT_ERROR, KT_AMOUNT_ERROR_SYNTAX,
-                           "amount is empty");
-      return FALSE;
-    }
   if (*p != '\0' || int_end == int_start || (frac_start != NULL && frac_end == frac_start))
     {
       g_set_error (error, KT_AMOUNT_ERROR, KT_AMOUNT_ERROR_SYNTAX,
-                   "amount \"%.40s\" is not a decimal ([-]digits[.digits])", text);
+                   "amount %s is not a decimal ([-]digits[.digits])",
+                   (quoted = quote (text)));
       return FALSE;
     }
 
@@ -63,32 +94,28 @@ kt_amount_parse (const char *text, KtAmount *out, GError **error)
   if (decimals > KT_AMOUNT_DECIMALS)
     {
       g_set_error (error, KT_AMOUNT_ERROR, KT_AMOUNT_ERROR_PRECISION,
-                   "amount \"%.40s\" has too many decimals (%d, at most %d)",
-                   text, decimals, KT_AMOUNT_DECIMALS);
+                   "amount %s has too many decimals (%d, at most %d)",
+                   (quoted = quote (text)), decimals, KT_AMOUNT_DECIMALS);
       return FALSE;
     }
 
   /* The integer digits, then the decimals padded to four: one number of
-   * ten-thousandths. Leading zeros add nothing and never overflow. */
-  for (const char *d = int_start; d < int_end; d++)
-    if (__builtin_mul_overflow (mag, 10u, &mag)
-        || __builtin_add_overflow (mag, (guint64) (*d - '0'), &mag)
-        || mag > (guint64) KT_AMOUNT_MAX)
-      goto overflow;
-  for (int i = 0; i < KT_AMOUNT_DECIMALS; i++)
-    if (__builtin_mul_overflow (mag, 10u, &mag)
-        || __builtin_add_overflow (mag, (guint64) (i < decimals ? frac_start[i] - '0' : 0), &mag)
-        || mag > (guint64) KT_AMOUNT_MAX)
-      goto overflow;
+   * ten-thousandths. Leading zeros add nothing and never overflow; after
+   * an overflow the rest is skipped. */
+  for (const char *d = int_start; d < int_end && fits; d++)
+    fits = push_digit (&mag, *d - '0');
+  for (int i = 0; i < KT_AMOUNT_DECIMALS && fits; i++)
+    fits = push_digit (&mag, i < decimals ? frac_start[i] - '0' : 0);
+  if (!fits)
+    {
+      g_set_error (error, KT_AMOUNT_ERROR, KT_AMOUNT_ERROR_OVERFLOW,
+                   "amount %s overflows (at most 922337203685477.5807 either way)",
+                   (quoted = quote (text)));
+      return FALSE;
+    }
 
   *out = *text == '-' ? -(KtAmount) mag : (KtAmount) mag;
   return TRUE;
-
-overflow:
-  g_set_error (error, KT_AMOUNT_ERROR, KT_AMOUNT_ERROR_OVERFLOW,
-               "amount \"%.40s%s\" overflows (at most 922337203685477.5807 either way)",
-               text, strlen (text) > 40 ? "..." : "");
-  return FALSE;
 }
 
 gboolean

@@ -618,6 +618,8 @@ kt_ledger_batch_add (KtLedgerBatch *self, gint32 partition, gint64 offset,
   g_return_val_if_fail (self != NULL, FALSE);
   g_return_val_if_fail (self->state == BATCH_OPEN, FALSE);
   g_return_val_if_fail (value != NULL || len == 0, FALSE);
+  /* Kafka's order within a partition is the batch's order: an offset that
+   * goes back is the caller's bug, and would make the result depend on it. */
   g_return_val_if_fail (!g_hash_table_lookup_extended (self->last_offset, key, NULL, &last)
                         || offset > (gint64) (gintptr) last, FALSE);
 

@@ -36,6 +36,10 @@ void       kt_parser_free  (KtParser *self);  /* NULL is fine */
 KtLineKind kt_parser_line  (KtParser *self, const char *line, gsize len,
                             gint64 *minute);
 
+/* Tests only: with @enabled FALSE, every line goes through pcre2 (no ERROR
+ * shortcut), so that both paths can be compared. */
+void       kt_parser_set_shortcut (KtParser *self, gboolean enabled);
+
 /* Splits @value on '\n' (one trailing '\r' per line is stripped; empty lines,
  * including the one after a final '\n', are not lines), counts ERROR lines
  * into @reducer and adds to @counts. NULL or empty values hold no lines.

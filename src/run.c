@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "error.h"
+#include "ledger.h"
 #include "parse.h"
 #include "reduce.h"
 #include "sink.h"
@@ -37,6 +38,11 @@ typedef struct
   gboolean   idempotent;
   gboolean   replay;
   gboolean   member;      /* `run --group`: a member of the consumer group */
+  gboolean   ledger;      /* --kind ledger */
+  /* --kind ledger: the batch's records, per range, in offset order. They
+   * are handed to the ledger partition by partition, so that a batch is
+   * applied in (partition, offset) order whatever order they came in. */
+  GPtrArray *records;     /* of GPtrArray of LedgerRecord, one per range */
   GArray    *partitions;  /* gint32, ascending (replay: the listed ones) */
   GHashTable *chunks;     /* idempotent: ChunkKey -> KtReducer, per batch */
   gint64     metadata_at; /* monotonic time of the last partition list */
@@ -45,6 +51,7 @@ typedef struct
    * back and says whether it landed. */
   GArray    *unknown_commit;
   gint64     last_sample_at;
+  KtLedgerCounts ledger_counts;
   guint64    fenced;   /* batches fenced off by another writer */
   guint64    retried;  /* commits tried again after a deadlock */
   /* Totals over the whole run, for replay's progress and summary. */
@@ -52,6 +59,20 @@ typedef struct
   guint64    total_records;
   KtParseCounts total;
 } Runner;
+
+typedef struct
+{
+  gint64  offset;
+  GBytes *value;  /* NULL: a tombstone */
+} LedgerRecord;
+
+static void
+ledger_record_free (gpointer data)
+{
+  LedgerRecord *rec = data;
+  g_clear_pointer (&rec->value, g_bytes_unref);
+  g_free (rec);
+}
 
 /* Idempotent mode: counts are kept per (partition, chunk start). */
 typedef struct
@@ -168,6 +189,23 @@ on_record (gint32 partition, gint64 offset, const char *value, gsize len,
   gsize bad_len = 0;
 
   b->records++;
+  range = &g_array_index (b->ranges, KtRange, b->last_range);
+  if (range->partition != partition)
+    for (guint i = 0; i < b->ranges->len; i++)
+      if (g_array_index (b->ranges, KtRange, i).partition == partition)
+        range = &g_array_index (b->ranges, KtRange, b->last_range = i);
+
+  if (b->runner->ledger)
+    {
+      LedgerRecord *rec = g_new0 (LedgerRecord, 1);
+
+      rec->offset = offset;
+      rec->value = value != NULL ? g_bytes_new (value, len) : NULL;
+      g_ptr_array_add (b->runner->records->pdata[b->last_range], rec);
+      b->stats[b->last_range].records++;
+      b->stats[b->last_range].lines++;
+      return;
+    }
   if (b->runner->idempotent)
     {
       if (partition != b->chunk_partition || offset < b->chunk_start
@@ -190,11 +228,6 @@ on_record (gint32 partition, gint64 offset, const char *value, gsize len,
 
   /* The audit trail counts each offset once: not the open chunk's head
    * that idempotent mode reads again. */
-  range = &g_array_index (b->ranges, KtRange, b->last_range);
-  if (range->partition != partition)
-    for (guint i = 0; i < b->ranges->len; i++)
-      if (g_array_index (b->ranges, KtRange, i).partition == partition)
-        range = &g_array_index (b->ranges, KtRange, b->last_range = i);
   if (offset >= range->from)
     {
       KtRangeStats *st = &b->stats[b->last_range];
@@ -415,6 +448,60 @@ commit_idempotent (Runner *r, const GArray *ranges, const KtRangeStats *stats,
                                 TRUE, fenced, error);
 }
 
+/* --kind ledger: a fresh ledger batch (a commit may be tried again after a
+ * deadlock, and applying spends a batch) fed the records in (partition,
+ * offset) order, committed with the offsets in one transaction. */
+static gboolean
+commit_ledger (Runner *r, const GArray *ranges, const KtRangeStats *stats,
+               KtCommitResult *result, gint32 *fenced, GError **error)
+{
+  const KtConfig *config = r->config;
+  g_autoptr(KtLedgerBatch) batch = kt_ledger_batch_new ();
+  KtLedgerCounts counts;
+
+  for (guint i = 0; i < ranges->len; i++)
+    {
+      GPtrArray *records = r->records->pdata[i];
+      for (guint j = 0; j < records->len; j++)
+        {
+          const LedgerRecord *rec = records->pdata[j];
+          gsize len = 0;
+          const char *value = rec->value != NULL ? g_bytes_get_data (rec->value, &len) : NULL;
+
+          kt_ledger_batch_add (batch, g_array_index (ranges, KtRange, i).partition,
+                               rec->offset, value, len);
+        }
+    }
+  if (!kt_sink_commit_ledger (r->sink, config->job, config->topic, ranges, stats, batch,
+                              config->workers, result, fenced, error))
+    return FALSE;
+
+  kt_ledger_batch_counts (batch, &counts);
+  r->ledger_counts.messages += counts.messages;
+  if (*result == KT_COMMIT_DONE)
+    {
+      const char *text;
+      gint32 partition;
+      gint64 offset;
+      KtLedgerBad why;
+
+      g_message ("job %s: batch %" G_GUINT64_FORMAT ": ledger: %" G_GUINT64_FORMAT
+                 " messages, %" G_GUINT64_FORMAT " applied, %" G_GUINT64_FORMAT
+                 " duplicates skipped, %" G_GUINT64_FORMAT " rejected, %" G_GUINT64_FORMAT
+                 " bad, %u accounts changed (%u workers)", config->job, r->batch_no,
+                 counts.messages, counts.applied, counts.duplicates, counts.rejected,
+                 counts.bad, kt_ledger_batch_balances (batch)->len, config->workers);
+      if (counts.bad > 0 && kt_ledger_batch_bad_sample (batch, &partition, &offset, &why, &text))
+        {
+          g_autofree char *escaped = g_strescape (text, NULL);
+          g_message ("job %s: bad ledger message at %s/%d offset %" G_GINT64_FORMAT
+                     " (%s): \"%.120s\"", config->job, config->topic, partition, offset,
+                     kt_ledger_bad_to_string (why), escaped);
+        }
+    }
+  return TRUE;
+}
+
 /* Commits the batch read: counts and offsets in one transaction, or
  * (idempotent) the chunks, then the offsets. */
 static gboolean
@@ -426,6 +513,8 @@ commit (Runner *r, const GArray *ranges, const KtRangeStats *stats,
   *result = KT_COMMIT_DONE;
   if (r->idempotent)
     return commit_idempotent (r, ranges, stats, fenced, error);
+  if (r->ledger)
+    return commit_ledger (r, ranges, stats, result, fenced, error);
   if (kt_sink_commit (r->sink, config->job, config->topic, ranges, stats, r->reducer,
                       result, fenced, error))
     return TRUE;
@@ -537,6 +626,12 @@ run_batch (Runner *r, gboolean *idle, GError **error)
   /* Read, parse, reduce: the source hands each record to on_record(). */
   stats = g_new0 (KtRangeStats, ranges->len);
   reading.stats = stats;
+  if (r->ledger)
+    {
+      g_ptr_array_set_size (r->records, 0);
+      for (guint i = 0; i < ranges->len; i++)
+        g_ptr_array_add (r->records, g_ptr_array_new_with_free_func (ledger_record_free));
+    }
   kt_reducer_clear (r->reducer);
   g_hash_table_remove_all (r->chunks);
   if (!kt_source_read (r->source, ranges, on_record, &reading, r->stop, STALL_MS, error))
@@ -551,10 +646,18 @@ run_batch (Runner *r, gboolean *idle, GError **error)
       if (rg->until > rg->from)
         {
           stats[n_ranges] = stats[i];
+          if (r->ledger)
+            {
+              gpointer kept = r->records->pdata[i];
+              r->records->pdata[i] = r->records->pdata[n_ranges];
+              r->records->pdata[n_ranges] = kept;
+            }
           g_array_index (ranges, KtRange, n_ranges++) = *rg;
         }
     }
   g_array_set_size (ranges, n_ranges);
+  if (r->ledger)
+    g_ptr_array_set_size (r->records, n_ranges);
 
   /* Commit: counts and offsets in one transaction, or (idempotent) the
    * chunks, then the offsets. */
@@ -603,7 +706,8 @@ run_batch (Runner *r, gboolean *idle, GError **error)
   r->total.malformed += reading.counts.malformed;
   if (r->replay && isatty (STDERR_FILENO))
     show_progress (r, states, r->started);
-  g_log (G_LOG_DOMAIN, r->replay ? G_LOG_LEVEL_DEBUG : G_LOG_LEVEL_MESSAGE,
+  /* (A ledger batch logged its own line, with its own figures.) */
+  g_log (G_LOG_DOMAIN, r->replay || r->ledger ? G_LOG_LEVEL_DEBUG : G_LOG_LEVEL_MESSAGE,
          "job %s: batch %" G_GUINT64_FORMAT ": %u partitions, %" G_GUINT64_FORMAT
          " records, %" G_GUINT64_FORMAT " lines, %" G_GUINT64_FORMAT " ERROR, %"
          G_GUINT64_FORMAT " malformed, %u %s, %.3f s, lag %" G_GINT64_FORMAT "%s",
@@ -688,6 +792,7 @@ runner_clear (Runner *r)
   g_clear_pointer (&r->parser, kt_parser_free);
   g_clear_pointer (&r->reducer, kt_reducer_free);
   g_clear_pointer (&r->chunks, g_hash_table_unref);
+  g_clear_pointer (&r->records, g_ptr_array_unref);
   g_clear_pointer (&r->partitions, g_array_unref);
   g_clear_pointer (&r->unknown_commit, g_array_unref);
 }
@@ -714,13 +819,17 @@ runner_start (Runner *r, const KtConfig *config, const volatile int *stop,
   source_config.group = r->member ? config->group : NULL;
   r->stop = stop;
   r->idempotent = config->mode == KT_MODE_IDEMPOTENT;
+  r->ledger = config->kind == KT_KIND_LEDGER;
+  r->records = g_ptr_array_new_with_free_func ((GDestroyNotify) g_ptr_array_unref);
   r->replay = config->replay_from != NULL;
   r->started = g_get_monotonic_time ();
   *stopped = FALSE;
   r->source = kt_source_new (&source_config, error);
   if (r->source == NULL)
     return FALSE;
-  r->sink = kt_sink_new (&config->db, config->table);
+  /* A ledger's audit rows name its balances table. */
+  r->sink = kt_sink_new (&config->db, config->kind == KT_KIND_LEDGER ? "account_balance"
+                                                                     : config->table);
   {
     g_autofree char *member = g_strdup_printf ("%s-%d@%s", config->job, (int) getpid (),
                                                g_get_host_name ());
@@ -817,7 +926,8 @@ kt_run (const KtConfig *config, const volatile int *stop, GError **error)
     return TRUE;
   if (r.replay && !check_replay (&r, error))
     return FALSE;
-  if (!kt_sink_prepare (r.sink, r.idempotent, error))
+  if (r.ledger ? !kt_sink_prepare_ledger (r.sink, error)
+               : !kt_sink_prepare (r.sink, r.idempotent, error))
     return FALSE;
   if (r.replay && g_str_equal (config->table, "error_log"))
     g_warning ("replaying into the live error_log: these counts are ADDED to it");

@@ -11,6 +11,7 @@
 #include <string.h>
 #include "autocleanups.h"
 #include "error.h"
+#include "ledger.h"
 #include "parse.h"
 
 /* sql/schema.sql, embedded at build time (see src/meson.build). */
@@ -553,6 +554,28 @@ kt_sink_store_offsets (KtSink *self, const char *job, const char *topic,
   return query (self, "COMMIT", "cannot commit the offsets", error);
 }
 
+/* Sends COMMIT. If the answer is lost with the connection, the server may
+ * have committed or not: *@result says UNKNOWN, and the caller reads the
+ * offsets back. */
+static gboolean
+finish_commit (KtSink *self, KtCommitResult *result, GError **error)
+{
+  if (mysql_real_query (self->conn, "COMMIT", 6) != 0)
+    {
+      unsigned int code = mysql_errno (self->conn);
+
+      *result = code == CR_SERVER_LOST || code == CR_SERVER_GONE_ERROR
+                || code == CR_SERVER_LOST_EXTENDED || code == ER_CONNECTION_KILLED
+                ? KT_COMMIT_UNKNOWN : KT_COMMIT_FAILED;
+      set_mysql_error (self, error, "cannot commit");
+      if (*result == KT_COMMIT_FAILED)
+        rollback (self);
+      return FALSE;
+    }
+  *result = KT_COMMIT_DONE;
+  return TRUE;
+}
+
 gboolean
 kt_sink_commit (KtSink *self, const char *job, const char *topic,
                 const GArray *ranges, const KtRangeStats *stats, KtReducer *reducer,
@@ -587,20 +610,7 @@ kt_sink_commit (KtSink *self, const char *job, const char *topic,
       return FALSE;
     }
 
-  if (mysql_real_query (self->conn, "COMMIT", 6) != 0)
-    {
-      unsigned int code = mysql_errno (self->conn);
-      /* Lost while committing: the server may have committed or not. */
-      if (code == CR_SERVER_LOST || code == CR_SERVER_GONE_ERROR
-          || code == CR_SERVER_LOST_EXTENDED || code == ER_CONNECTION_KILLED)
-        *result = KT_COMMIT_UNKNOWN;
-      set_mysql_error (self, error, "cannot commit");
-      if (*result == KT_COMMIT_FAILED)
-        rollback (self);
-      return FALSE;
-    }
-  *result = KT_COMMIT_DONE;
-  return TRUE;
+  return finish_commit (self, result, error);
 }
 
 /* Appends "(`partition` = P AND chunk_start = S) OR ..." for @chunks. */
@@ -987,4 +997,193 @@ kt_sink_last_committers (KtSink *self, const char *job, const char *topic,
   while ((row = mysql_fetch_row (res)) != NULL)
     g_hash_table_replace (owners, GINT_TO_POINTER (atoi (row[0])), g_strdup (row[1]));
   return TRUE;
+}
+
+gboolean
+kt_sink_prepare_ledger (KtSink *self, GError **error)
+{
+  g_autofree char *balances = NULL;
+  g_autofree char *offsets = NULL;
+  g_autofree char *batches = NULL;
+
+  if (!kt_sink_connect (self, error)
+      || !table_type (self, "account_balance", &balances, error)
+      || !table_type (self, "kafka_offset", &offsets, error)
+      || !table_type (self, "ktally_batches", &batches, error))
+    return FALSE;
+  if (balances != NULL && offsets != NULL && batches != NULL)
+    return TRUE;
+  g_message ("creating ktally's ledger tables in %s", self->description);
+  return apply_sql (self, kt_schema_sql, error) && apply_sql (self, kt_ledger_sql, error);
+}
+
+/* Appends "'a','b',..." for the strings of @items[from, to). */
+static void
+append_quoted_list (KtSink *self, GString *sql, GPtrArray *items, guint from, guint to)
+{
+  for (guint i = from; i < to; i++)
+    {
+      if (i > from)
+        g_string_append_c (sql, ',');
+      append_quoted (self, sql, items->pdata[i]);
+    }
+}
+
+/* Reads (and locks) the balances of the batch's accounts, and marks the
+ * txns the database already decided. IN lists go by 500. */
+static gboolean
+load_ledger_state (KtSink *self, KtLedgerBatch *batch, GError **error)
+{
+  g_autoptr(GPtrArray) accounts = kt_ledger_batch_accounts (batch);
+  g_autoptr(GPtrArray) txns = kt_ledger_batch_txns (batch);
+  g_autoptr(GString) sql = g_string_new (NULL);
+
+  for (guint at = 0; at < accounts->len; at += 500)
+    {
+      g_autoptr(MYSQL_RES) res = NULL;
+      MYSQL_ROW row;
+
+      g_string_assign (sql, "SELECT account, balance FROM account_balance WHERE account IN (");
+      append_quoted_list (self, sql, accounts, at, MIN (accounts->len, at + 500));
+      /* Account order (the list is sorted): writers lock rows in one order. */
+      g_string_append (sql, ") ORDER BY account FOR UPDATE");
+      if (!query (self, sql->str, "cannot read account_balance", error))
+        return FALSE;
+      res = mysql_store_result (self->conn);
+      if (res == NULL)
+        {
+          set_mysql_error (self, error, "cannot read account_balance");
+          return FALSE;
+        }
+      while ((row = mysql_fetch_row (res)) != NULL)
+        {
+          KtAmount balance;
+          if (!kt_amount_parse (row[1], &balance, error)
+              || !kt_ledger_batch_set_balance (batch, row[0], balance, error))
+            {
+              g_prefix_error (error, "account_balance of '%s': ", row[0]);
+              return FALSE;
+            }
+        }
+    }
+  for (guint at = 0; at < txns->len; at += 500)
+    {
+      g_autoptr(MYSQL_RES) res = NULL;
+      MYSQL_ROW row;
+
+      g_string_assign (sql, "SELECT txn FROM ledger_applied WHERE txn IN (");
+      append_quoted_list (self, sql, txns, at, MIN (txns->len, at + 500));
+      g_string_append (sql, ") UNION ALL SELECT txn FROM ledger_rejected WHERE txn IN (");
+      append_quoted_list (self, sql, txns, at, MIN (txns->len, at + 500));
+      g_string_append (sql, ") LOCK IN SHARE MODE");
+      if (!query (self, sql->str, "cannot read ledger_applied", error))
+        return FALSE;
+      res = mysql_store_result (self->conn);
+      if (res == NULL)
+        {
+          set_mysql_error (self, error, "cannot read ledger_applied");
+          return FALSE;
+        }
+      while ((row = mysql_fetch_row (res)) != NULL)
+        if (!kt_ledger_batch_mark_applied (batch, row[0], error))
+          return FALSE;
+    }
+  return TRUE;
+}
+
+/* Writes the applied batch: balances, applied and rejected txns. */
+static gboolean
+write_ledger (KtSink *self, const char *topic, KtLedgerBatch *batch, GError **error)
+{
+  const GArray *balances = kt_ledger_batch_balances (batch);
+  const GArray *lists[2] = { kt_ledger_batch_applied (batch), kt_ledger_batch_rejected (batch) };
+  g_autoptr(GString) sql = g_string_new (NULL);
+
+  for (guint at = 0; at < balances->len; at += UPSERT_ROWS)
+    {
+      g_string_assign (sql, "INSERT INTO account_balance (account, balance) VALUES ");
+      for (guint i = at; i < MIN (balances->len, at + UPSERT_ROWS); i++)
+        {
+          const KtLedgerBalance *b = &g_array_index (balances, KtLedgerBalance, i);
+          char amount[32];
+
+          kt_amount_format (b->after, amount);
+          g_string_append (sql, i > at ? ",(" : "(");
+          append_quoted (self, sql, b->account);
+          g_string_append_printf (sql, ",%s)", amount);
+        }
+      /* The rows are locked by load_ledger_state(): overwriting is exact. */
+      g_string_append (sql, " ON DUPLICATE KEY UPDATE balance = VALUES(balance), "
+                            "updated_at = CURRENT_TIMESTAMP(3)");
+      if (!query (self, sql->str, "cannot write account_balance", error))
+        return FALSE;
+    }
+
+  for (int l = 0; l < 2; l++)
+    for (guint at = 0; at < lists[l]->len; at += UPSERT_ROWS)
+      {
+        g_string_assign (sql, l == 0
+          ? "INSERT INTO ledger_applied (txn, account, amount, balance, ts, topic, `partition`, `offset`) VALUES "
+          : "INSERT INTO ledger_rejected (txn, account, amount, reason, ts, topic, `partition`, `offset`) VALUES ");
+        for (guint i = at; i < MIN (lists[l]->len, at + UPSERT_ROWS); i++)
+          {
+            const KtLedgerEntry *e = &g_array_index (lists[l], KtLedgerEntry, i);
+            char amount[32], balance[32];
+
+            kt_amount_format (e->amount, amount);
+            kt_amount_format (e->balance, balance);
+            g_string_append (sql, i > at ? ",(" : "(");
+            append_quoted (self, sql, e->txn);
+            g_string_append_c (sql, ',');
+            append_quoted (self, sql, e->account);
+            g_string_append_printf (sql, ",%s,", amount);
+            if (l == 0)
+              g_string_append (sql, balance);
+            else
+              append_quoted (self, sql, kt_ledger_reject_to_string (e->reason));
+            g_string_append_c (sql, ',');
+            append_quoted (self, sql, e->ts);
+            g_string_append_c (sql, ',');
+            append_quoted (self, sql, topic);
+            g_string_append_printf (sql, ",%d,%" G_GINT64_FORMAT ")", e->partition, e->offset);
+          }
+        if (!query (self, sql->str, l == 0 ? "cannot write ledger_applied"
+                                           : "cannot write ledger_rejected", error))
+          return FALSE;
+      }
+  return TRUE;
+}
+
+gboolean
+kt_sink_commit_ledger (KtSink *self, const char *job, const char *topic,
+                       const GArray *ranges, const KtRangeStats *stats,
+                       KtLedgerBatch *batch, guint workers, KtCommitResult *result,
+                       gint32 *fenced_partition, GError **error)
+{
+  *result = KT_COMMIT_FAILED;
+  if (!kt_sink_connect (self, error)
+      || !query (self, "START TRANSACTION", "cannot start a transaction", error))
+    return FALSE;
+
+  /* The fence first, exactly as for the counts: a second writer waits on
+   * the offset rows, then backs off before reading a single balance. */
+  if (!update_offsets (self, job, topic, ranges, fenced_partition, error))
+    goto fail;
+  if (*fenced_partition >= 0)
+    {
+      rollback (self);
+      *result = KT_COMMIT_FENCED;
+      return TRUE;
+    }
+  if (!load_ledger_state (self, batch, error)
+      || !kt_ledger_batch_apply (batch, workers, error)
+      || !write_ledger (self, topic, batch, error)
+      || !insert_batches (self, job, topic, ranges, stats, error))
+    goto fail;
+
+  return finish_commit (self, result, error);
+
+fail:
+  rollback (self);
+  return FALSE;
 }

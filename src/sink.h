@@ -118,6 +118,10 @@ gboolean kt_sink_last_committers (KtSink *self, const char *job, const char *top
  * mode per database. */
 gboolean kt_sink_prepare (KtSink *self, gboolean idempotent, GError **error);
 
+/* --kind ledger: makes sure kafka_offset, ktally_batches and the ledger's
+ * tables (sql/ledger.sql) exist. */
+gboolean kt_sink_prepare_ledger (KtSink *self, GError **error);
+
 /* Whether kafka_offset exists (nothing is created). */
 gboolean kt_sink_has_offsets (KtSink *self, gboolean *present, GError **error);
 
@@ -143,6 +147,20 @@ gboolean kt_sink_commit (KtSink *self, const char *job, const char *topic,
                          const GArray *ranges, const KtRangeStats *stats,
                          KtReducer *reducer, KtCommitResult *result,
                          gint32 *fenced_partition, GError **error);
+
+/* --kind ledger, in ONE transaction: the fenced offset UPDATEs first (as
+ * kt_sink_commit()), then the balances of the batch's accounts are read
+ * and locked (SELECT ... FOR UPDATE, in account order) and the batch's
+ * txns looked up in ledger_applied and ledger_rejected; the batch is
+ * applied (kt_ledger_batch_apply() with @workers threads) and the new
+ * balances, applied and rejected txns and audit rows written. Same
+ * results as kt_sink_commit(). @batch is spent either way. */
+struct _KtLedgerBatch;
+gboolean kt_sink_commit_ledger (KtSink *self, const char *job, const char *topic,
+                                const GArray *ranges, const KtRangeStats *stats,
+                                struct _KtLedgerBatch *batch, guint workers,
+                                KtCommitResult *result, gint32 *fenced_partition,
+                                GError **error);
 
 /* Idempotent output, in one transaction of its own: each chunk's rows are
  * replaced whole, unless the chunk already holds a prefix at least as

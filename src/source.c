@@ -97,11 +97,16 @@ make_conf (const KtSourceConfig *config, GError **error)
     {
       /* Members tell apart in the group's description by client id. */
       g_autofree char *client = g_strdup_printf ("%s-%d", config->client_id, (int) getpid ());
+      /* Cooperative rebalancing moves only the partitions that change hands,
+       * but before librdkafka 2.3 its assignor aborts the process when a
+       * member that never got an assignment is closed (librdkafka #4312,
+       * hit here at SIGTERM): eager round-robin there. */
+      const char *strategy = rd_kafka_version () >= 0x020300ff ? "cooperative-sticky"
+                                                               : "roundrobin";
 
       if (!conf_set (conf, "client.id", client, FALSE, error)
           || !conf_set (conf, "group.id", config->group, FALSE, error)
-          || !conf_set (conf, "partition.assignment.strategy", "cooperative-sticky",
-                        FALSE, error))
+          || !conf_set (conf, "partition.assignment.strategy", strategy, FALSE, error))
         return NULL;
     }
   else if (config->client_id != NULL)
@@ -214,9 +219,12 @@ kt_source_free (KtSource *self)
        * (a last rebalance_cb revokes every stream, so they must still be
        * there); otherwise it only stops the fetchers. */
       rd_kafka_consumer_close (self->rk);
-      rd_kafka_destroy (self->rk);
     }
+  /* Carried records hold references into rk: rd_kafka_destroy() would wait
+   * for them forever (seen at SIGTERM with five writers fencing each
+   * other, whose streams all carried records past their ranges). */
   g_clear_pointer (&self->streams, g_hash_table_unref);
+  g_clear_pointer (&self->rk, rd_kafka_destroy);
   g_clear_pointer (&self->meta_topic, rd_kafka_topic_destroy);
   g_clear_pointer (&self->meta, rd_kafka_destroy);
   g_free (self->topic);
@@ -280,23 +288,47 @@ gboolean
 kt_source_watermarks (KtSource *self, KtPartitionState *states, guint n_states,
                       int timeout_ms, GError **error)
 {
-  for (guint i = 0; i < n_states; i++)
+  /* Two ListOffsets rounds for all partitions at once (the "timestamps"
+   * -2 and -1 mean earliest and latest), one request per leader, in
+   * parallel: a few milliseconds for 64 partitions where one watermark
+   * query per partition took 25-60. */
+  for (int pass = 0; pass < 2; pass++)
     {
+      g_autoptr(rd_kafka_topic_partition_list_t) list =
+        rd_kafka_topic_partition_list_new ((int) MAX (n_states, 1));
       rd_kafka_resp_err_t err;
-      int64_t low = 0, high = 0;
 
-      err = rd_kafka_query_watermark_offsets (self->meta, self->topic,
-                                              states[i].partition, &low, &high,
-                                              timeout_ms);
+      for (guint i = 0; i < n_states; i++)
+        rd_kafka_topic_partition_list_add (list, self->topic, states[i].partition)->offset =
+          pass == 0 ? RD_KAFKA_OFFSET_BEGINNING : RD_KAFKA_OFFSET_END;
+      if (n_states == 0)
+        return TRUE;
+      err = rd_kafka_offsets_for_times (self->meta, list, timeout_ms);
       if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
         {
           g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT,
-                       "cannot get the offsets of %s/%d: %s", self->topic,
-                       states[i].partition, rd_kafka_err2str (err));
+                       "cannot get the offsets of %s: %s", self->topic,
+                       rd_kafka_err2str (err));
           return FALSE;
         }
-      states[i].low = low;
-      states[i].high = high;
+      for (guint i = 0; i < n_states; i++)
+        {
+          const rd_kafka_topic_partition_t *tp =
+            rd_kafka_topic_partition_list_find (list, self->topic, states[i].partition);
+
+          if (tp == NULL || tp->err != RD_KAFKA_RESP_ERR_NO_ERROR || tp->offset < 0)
+            {
+              g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT,
+                           "cannot get the offsets of %s/%d: %s", self->topic,
+                           states[i].partition,
+                           tp == NULL ? "no answer" : rd_kafka_err2str (tp->err));
+              return FALSE;
+            }
+          if (pass == 0)
+            states[i].low = tp->offset;
+          else
+            states[i].high = tp->offset;
+        }
     }
   return TRUE;
 }
@@ -360,7 +392,12 @@ typedef struct
   guint         remaining;  /* active streams not done */
   gint64        bytes;      /* handed over plus carried */
   gint64        handed_bytes;
+  guint64       handed;     /* records handed over */
   gint64        last_progress;
+  /* The previous record's stream: records come in runs of one partition
+   * (a message set). Reset after every consume call, which may run a
+   * rebalance that frees streams. */
+  Stream       *last;
 } Reading;
 
 static void
@@ -369,8 +406,8 @@ hand_over (Reading *rd, Stream *st, const rd_kafka_message_t *m)
   rd->func (m->partition, m->offset, m->payload, m->len, rd->user_data);
   rd->handed_bytes += (gint64) m->len;
   rd->bytes += (gint64) m->len;
+  rd->handed++;
   st->handed = m->offset + 1;
-  rd->last_progress = g_get_monotonic_time ();
 }
 
 /* A range is done once nothing below `until` is left to hand over: a record
@@ -418,7 +455,10 @@ static gboolean
 take (Reading *rd, rd_kafka_message_t *m, GError **error)
 {
   KtSource *self = rd->self;
-  Stream *st = g_hash_table_lookup (self->streams, GINT_TO_POINTER (m->partition));
+  Stream *st = rd->last;
+
+  if (st == NULL || st->partition != m->partition)
+    st = rd->last = g_hash_table_lookup (self->streams, GINT_TO_POINTER (m->partition));
 
   if (st == NULL)
     ;  /* not a partition we assigned: drop */
@@ -575,7 +615,8 @@ kt_source_read (KtSource *self, GArray *ranges, KtRecordFunc func,
                 gpointer user_data, const volatile int *stop, int stall_ms,
                 GError **error)
 {
-  Reading rd = { self, func, user_data, 0, 0, 0, g_get_monotonic_time () };
+  Reading rd = { .self = self, .func = func, .user_data = user_data,
+                 .last_progress = g_get_monotonic_time () };
   rd_kafka_message_t *msgs[1024];
   gboolean capped = FALSE, ok = TRUE;
   GHashTableIter iter;
@@ -606,6 +647,8 @@ kt_source_read (KtSource *self, GArray *ranges, KtRecordFunc func,
 
   while (rd.remaining > 0 && ok && !capped)
     {
+      guint64 handed_before = rd.handed;
+      gint64 now;
       ssize_t n;
 
       if (*stop)
@@ -618,6 +661,7 @@ kt_source_read (KtSource *self, GArray *ranges, KtRecordFunc func,
       /* A short wait: consume_batch returns early only when the array is
        * full, so a long timeout would be paid at the end of every batch. */
       n = rd_kafka_consume_batch_queue (self->queue, 10, msgs, G_N_ELEMENTS (msgs));
+      rd.last = NULL;
       if (n < 0)
         {
           g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT,
@@ -644,7 +688,11 @@ kt_source_read (KtSource *self, GArray *ranges, KtRecordFunc func,
           ok = FALSE;
         }
       capped = rd.bytes >= self->max_batch_bytes;
-      if (ok && (g_get_monotonic_time () - rd.last_progress) / 1000 > stall_ms)
+      /* One clock read per call, not per record. */
+      now = g_get_monotonic_time ();
+      if (rd.handed != handed_before)
+        rd.last_progress = now;
+      if (ok && (now - rd.last_progress) / 1000 > stall_ms)
         {
           g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT,
                        "no record arrived from %u partition(s) of '%s' for %d s",

@@ -4,6 +4,7 @@
  * out of bounds or leak, and its counts must stay consistent: every ERROR
  * line lands in the reducer, and no kind outnumbers the lines. */
 #include <glib.h>
+#include <string.h>
 #include "parse.h"
 #include "reduce.h"
 
@@ -12,7 +13,7 @@ int LLVMFuzzerTestOneInput (const guint8 *data, size_t size);
 int
 LLVMFuzzerTestOneInput (const guint8 *data, size_t size)
 {
-  static KtParser *parser;
+  static KtParser *parser, *slow;
   g_autoptr(KtReducer) reducer = kt_reducer_new ();
   g_autoptr(GArray) minutes = NULL;
   KtParseCounts counts = { 0 };
@@ -21,7 +22,26 @@ LLVMFuzzerTestOneInput (const guint8 *data, size_t size)
   guint64 malformed, sum = 0;
 
   if (parser == NULL)
-    parser = kt_parser_new (NULL);  /* once: compiling the pattern is slow */
+    {
+      parser = kt_parser_new (NULL);  /* once: compiling the pattern is slow */
+      slow = kt_parser_new (NULL);
+      kt_parser_set_shortcut (slow, FALSE);
+    }
+
+  /* The ERROR shortcut and pcre2 alone must agree on every line. */
+  for (size_t at = 0; at <= size;)
+    {
+      const guint8 *nl = memchr (data + at, '\n', size - at);
+      size_t end = nl != NULL ? (size_t) (nl - data) : size;
+      gint64 m1 = -1, m2 = -1;
+      KtLineKind fast = kt_parser_line (parser, (const char *) data + at, end - at, &m1);
+      KtLineKind full = kt_parser_line (slow, (const char *) data + at, end - at, &m2);
+
+      g_assert_cmpint (fast, ==, full);
+      if (fast == KT_LINE_ERROR)
+        g_assert_cmpint (m1, ==, m2);
+      at = end + 1;
+    }
 
   malformed = kt_parser_value (parser, (const char *) data, size, reducer, &counts,
                                &bad, &bad_len);

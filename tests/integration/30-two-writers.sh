@@ -22,7 +22,7 @@ for writers in 2 3; do
   kt_wait_for 60 offsets_reach "$db" "$topic" "$messages" \
     || fail "$writers writers did not reach the end within 60 s"
   for pid in "${pids[@]}"; do
-    kill -TERM "$pid"; wait "$pid" || fail "a writer did not exit 0 on SIGTERM"
+    kt_stop "$pid" || fail "a writer did not exit 0 on SIGTERM"
   done
   kt_check_counts "$db" "$WORK/t$writers"
   kt_audit "$db_uri"

@@ -98,3 +98,21 @@ note "$TEST_NAME: seed $KT_SEED (rerun with KT_SEED=$KT_SEED)"
 kt_audit() {  # kt_audit DB_URI: `ktally audit` must pass
   "$KTALLY" audit --db "$1" > "$WORK/audit.out" 2>&1 || { cat "$WORK/audit.out" >&2; fail "ktally audit failed"; }
 }
+
+kt_stop() {  # kt_stop PID [SIGNAL]: signal, then wait up to 20 s for exit 0
+  local pid=$1 sig=${2:-TERM} rc=0 i
+  kill -"$sig" "$pid" 2> /dev/null || true
+  for ((i = 0; i < 200; i++)); do
+    kill -0 "$pid" 2> /dev/null || break
+    sleep 0.1
+  done
+  if kill -0 "$pid" 2> /dev/null; then
+    # Leave the evidence: where every thread of the stuck process waits.
+    gdb -q -batch -p "$pid" -ex "thread apply all bt 15" > "$WORK/stuck-$pid.txt" 2>&1 || true
+    grep -E "^#[0-9]+ .* in (kt_|rd_kafka|mysql|main)" "$WORK/stuck-$pid.txt" | head -20 >&2
+    kill -9 "$pid" 2> /dev/null || true
+    fail "process $pid did not exit within 20 s of SIG$sig"
+  fi
+  wait "$pid" || rc=$?
+  return "$rc"
+}
