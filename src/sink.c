@@ -859,7 +859,8 @@ kt_sink_compact_batches (KtSink *self, const char *job, const char *topic,
                    "MAX(until_offset) AS until_offset, SUM(record_count) AS record_count, "
                    "SUM(line_count) AS line_count, SUM(error_lines) AS error_lines, "
                    "SUM(malformed_lines) AS malformed_lines, MIN(target) AS target, "
-                   "MAX(committed_at) AS committed_at FROM ktally_batches%s "
+                   "MAX(member) AS member, MAX(committed_at) AS committed_at "
+                   "FROM ktally_batches%s "
                    "GROUP BY job, topic, `partition` HAVING COUNT(*) > 1 FOR UPDATE",
                    where->str);
   if (!query (self, "DROP TEMPORARY TABLE IF EXISTS ktally_fold", "cannot compact", error)
@@ -868,7 +869,11 @@ kt_sink_compact_batches (KtSink *self, const char *job, const char *topic,
   g_string_printf (sql, "DELETE b FROM ktally_batches b JOIN ktally_fold f USING "
                    "(job, topic, `partition`) WHERE b.committed_at <= f.committed_at");
   if (!query (self, sql->str, "cannot compact ktally_batches", error)
-      || !query (self, "INSERT INTO ktally_batches SELECT * FROM ktally_fold",
+      || !query (self, "INSERT INTO ktally_batches (id, job, topic, `partition`, "
+                 "from_offset, until_offset, record_count, line_count, error_lines, "
+                 "malformed_lines, target, member, committed_at) SELECT id, job, topic, "
+                 "`partition`, from_offset, until_offset, record_count, line_count, "
+                 "error_lines, malformed_lines, target, member, committed_at FROM ktally_fold",
                  "cannot compact ktally_batches", error)
       || !query (self, "DROP TEMPORARY TABLE ktally_fold", "cannot compact", error))
     goto fail;
