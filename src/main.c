@@ -5,7 +5,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <json-glib/json-glib.h>
+
 #include "audit.h"
+#include "autocleanups.h"
 #include "cli.h"
 #include "error.h"
 #include "run.h"
@@ -28,6 +31,7 @@ static GLogWriterOutput
 log_writer (GLogLevelFlags level, const GLogField *fields, gsize n_fields,
             gpointer user_data)
 {
+  static int journald = -1;
   const char *message = NULL, *tag;
   g_autoptr(GDateTime) now = NULL;
   g_autofree char *stamp = NULL;
@@ -38,6 +42,14 @@ log_writer (GLogLevelFlags level, const GLogField *fields, gsize n_fields,
   if ((level & (G_LOG_LEVEL_MESSAGE | G_LOG_LEVEL_INFO)) && log_quiet)
     return G_LOG_WRITER_HANDLED;
   if ((level & G_LOG_LEVEL_INFO) && !log_verbose)
+    return G_LOG_WRITER_HANDLED;
+
+  /* Under systemd, stderr is the journal: structured fields (priority,
+   * GLIB_DOMAIN, CODE_FILE...) instead of our timestamped lines. */
+  if (journald < 0)
+    journald = g_log_writer_is_journald (fileno (stderr));
+  if (journald && g_log_writer_journald (level, fields, n_fields, user_data)
+                    == G_LOG_WRITER_HANDLED)
     return G_LOG_WRITER_HANDLED;
 
   for (gsize i = 0; i < n_fields; i++)
@@ -114,7 +126,13 @@ main (int argc, char **argv)
     }
   if (g_str_equal (argv[1], "--version"))
     {
-      printf ("ktally %s\n", PACKAGE_VERSION);
+      char pcre2[64] = "";
+
+      pcre2_config (PCRE2_CONFIG_VERSION, pcre2);
+      printf ("ktally %s\nlibrdkafka %s\nMariaDB Connector/C %s\nGLib %u.%u.%u\n"
+              "json-glib %s\npcre2 %s\n", PACKAGE_VERSION, rd_kafka_version_str (),
+              mysql_get_client_info (), glib_major_version, glib_minor_version,
+              glib_micro_version, JSON_VERSION_S, pcre2);
       return KT_EXIT_OK;
     }
   command = argv[1];

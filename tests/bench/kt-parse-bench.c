@@ -212,9 +212,10 @@ data_add_end (Data *d)
 }
 
 static void
-generate (Data *d, gint64 n, guint64 seed, guint permille, gint64 t)
+generate (Data *d, gint64 n, guint64 seed, guint permille, gint64 t, int per_second)
 {
   guint64 rng = seed;
+  int in_second = 0;
 
   data_add_end (d);
   for (gint64 i = 0; i < n; i++)
@@ -233,7 +234,13 @@ generate (Data *d, gint64 n, guint64 seed, guint permille, gint64 t)
             }
           last->count++;
         }
-      t += prng_below (&rng, 4);
+      if (per_second <= 0)  /* as kt-gen's --per-second */
+        t += prng_below (&rng, 4);
+      else if (++in_second == per_second)
+        {
+          t++;
+          in_second = 0;
+        }
       data_add_end (d);
     }
 }
@@ -446,13 +453,15 @@ int
 main (int argc, char **argv)
 {
   gint64 opt_lines = 2000000, opt_seed = 1;
-  int opt_malformed = 20, opt_repeat = 5;
+  int opt_malformed = 20, opt_repeat = 5, opt_per_second = 0;
   g_autofree char *opt_start = NULL, *opt_file = NULL, *opt_truth = NULL;
   GOptionEntry entries[] = {
     { "lines", 'n', 0, G_OPTION_ARG_INT64, &opt_lines, "Lines to generate (default 2000000)", "N" },
     { "seed", 's', 0, G_OPTION_ARG_INT64, &opt_seed, "kt-gen's --seed (default 1)", "S" },
     { "malformed", 'm', 0, G_OPTION_ARG_INT, &opt_malformed,
       "kt-gen's --malformed (default 20)", "PERMILLE" },
+    { "per-second", 0, 0, G_OPTION_ARG_INT, &opt_per_second,
+      "kt-gen's --per-second (default 0)", "N" },
     { "start", 0, 0, G_OPTION_ARG_STRING, &opt_start, "kt-gen's --start", "TIME" },
     { "repeat", 'r', 0, G_OPTION_ARG_INT, &opt_repeat, "Passes of each kind (default 5)", "R" },
     { "file", 'f', 0, G_OPTION_ARG_FILENAME, &opt_file,
@@ -498,7 +507,7 @@ main (int argc, char **argv)
         }
     }
   else
-    generate (&d, opt_lines, (guint64) opt_seed, (guint) opt_malformed, t);
+    generate (&d, opt_lines, (guint64) opt_seed, (guint) opt_malformed, t, opt_per_second);
   if (opt_truth != NULL && opt_file == NULL && !write_truth (opt_truth, d.truth, &error))
     {
       g_printerr ("kt-parse-bench: %s\n", error->message);
