@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include <string.h>
+#include "config.h"
 #include "error.h"
 
 void
@@ -335,7 +336,7 @@ typedef struct
 {
   char    *brokers, *topic, *job, *db, *mode, *start, *on_data_loss, *offsets;
   char    *table, *from, *until, *audit_keep, *password_file, *defaults_file;
-  char    *group, *partitions, *kind;
+  char    *group, *partitions, *kind, *config_file;
   int      workers;
   double   interval, startup_timeout;
   gint64   max_per_partition, max_batch_bytes;
@@ -362,6 +363,7 @@ raw_options_clear (RawOptions *raw)
   g_free (raw->password_file);
   g_free (raw->group);
   g_free (raw->kind);
+  g_free (raw->config_file);
   g_free (raw->partitions);
   g_free (raw->defaults_file);
   g_strfreev (raw->properties);
@@ -369,6 +371,9 @@ raw_options_clear (RawOptions *raw)
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (RawOptions, raw_options_clear)
 
 #define COMMON_ENTRIES(raw)                                                      \
+  { "config", 'c', 0, G_OPTION_ARG_FILENAME, &(raw).config_file,                 \
+    "Read options from this INI file first ([kafka] [mysql] [batch]; keys "      \
+    "spelled like the long options); flags given here win", "FILE" },            \
   { "verbose", 'v', 0, G_OPTION_ARG_NONE, &(raw).verbose,                        \
     "Log per-partition detail and librdkafka's own messages", NULL },           \
   { "quiet", 'q', 0, G_OPTION_ARG_NONE, &(raw).quiet,                            \
@@ -891,7 +896,22 @@ KtConfig *
 kt_config_parse (const char *command, int argc, char **argv, GError **error)
 {
   g_autoptr(GError) local = NULL;
-  KtConfig *config = parse_command (command, argc, argv, &local);
+  g_autoptr(GPtrArray) args = g_ptr_array_new ();  /* borrowed strings */
+  g_autoptr(GPtrArray) words = g_ptr_array_new_with_free_func (g_free);
+  const char *file;
+  KtConfig *config = NULL;
+
+  for (int i = 0; i < argc; i++)
+    g_ptr_array_add (args, argv[i]);
+  g_ptr_array_add (args, NULL);
+  file = kt_config_file_take (args);
+  if (file == NULL || kt_config_file_words (file, command, words, &local))
+    {
+      /* The file's words first: the command line's come later and win. */
+      for (guint i = 0; i < words->len; i++)
+        g_ptr_array_insert (args, (gint) (i + 1), words->pdata[i]);
+      config = parse_command (command, (int) args->len - 1, (char **) args->pdata, &local);
+    }
 
   /* GLib quotes a bad argument back, and the argument may be a URI with a
    * password in it: no message leaves here with one. */
@@ -901,4 +921,64 @@ kt_config_parse (const char *command, int argc, char **argv, GError **error)
       g_propagate_error (error, g_steal_pointer (&local));
     }
   return config;
+}
+
+char *
+kt_config_describe (const KtConfig *c)
+{
+  static const char *const modes[] = { "transactional", "idempotent" };
+  static const char *const kinds[] = { "count", "ledger" };
+  static const char *const starts[] = { "earliest", "latest" };
+  static const char *const losses[] = { "fail", "skip" };
+  static const char *const stores[] = { "mysql", "kafka" };
+  static const char *const ssl[] = { "preferred", "disabled", "required", "verify-ca",
+                                     "verify-identity" };
+  GString *out = g_string_new ("[kafka]\n");
+
+  g_string_append_printf (out, "brokers = %s\ntopic = %s\n", c->brokers, c->topic);
+  if (c->group != NULL)
+    g_string_append_printf (out, "group = %s\n", c->group);
+  if (c->only_partitions != NULL)
+    {
+      g_string_append (out, "partitions = ");
+      for (guint i = 0; i < c->only_partitions->len; i++)
+        g_string_append_printf (out, "%s%d", i ? "," : "",
+                                g_array_index (c->only_partitions, gint32, i));
+      g_string_append_c (out, '\n');
+    }
+  for (char **p = c->kafka_properties; p != NULL && *p != NULL; p++)
+    {
+      g_autofree char *key = g_strndup (*p, strcspn (*p, "="));
+      /* Any property can hold a secret (sasl.password, ssl.key.password,
+       * sasl.oauthbearer.config...): values of those are never shown. */
+      gboolean secret = strstr (key, "password") != NULL || strstr (key, "secret") != NULL
+                        || strstr (key, "oauthbearer") != NULL || strstr (key, "key.pem") != NULL;
+      g_string_append_printf (out, "%s = %s\n", key, secret ? "(set, hidden)" : *p + strlen (key) + 1);
+    }
+  g_string_append_printf (out, "\n[mysql]\nuser = %s\n", c->db.user);
+  if (c->db.host != NULL)
+    g_string_append_printf (out, "host = %s\nport = %u\n", c->db.host,
+                            c->db.port ? c->db.port : 3306);
+  if (c->db.socket != NULL)
+    g_string_append_printf (out, "socket = %s\n", c->db.socket);
+  g_string_append_printf (out, "database = %s\npassword = %s\n", c->db.database,
+                          c->db.password != NULL ? "(set, hidden)" : "(none)");
+  if (c->db.defaults_file != NULL)
+    g_string_append_printf (out, "defaults-file = %s\n", c->db.defaults_file);
+  g_string_append_printf (out, "ssl-mode = %s\n", ssl[c->db.ssl_mode]);
+  if (c->db.ssl_ca != NULL)
+    g_string_append_printf (out, "ssl-ca = %s\n", c->db.ssl_ca);
+  g_string_append_printf (out, "\n[batch]\njob = %s\nkind = %s\nmode = %s\noffsets = %s\n"
+                          "interval = %g\nmax-per-partition = %" G_GINT64_FORMAT "\n"
+                          "max-batch-bytes = %" G_GINT64_FORMAT "\nstart = %s\n"
+                          "on-data-loss = %s\nstartup-timeout = %g\nexit-when-idle = %s\n",
+                          c->job, kinds[c->kind], modes[c->mode], stores[c->offsets],
+                          c->interval, c->max_per_partition, c->max_batch_bytes,
+                          starts[c->start], losses[c->on_data_loss], c->startup_timeout,
+                          c->exit_when_idle ? "true" : "false");
+  if (c->kind == KT_KIND_LEDGER)
+    g_string_append_printf (out, "workers = %u\n", c->workers);
+  if (c->audit_keep > 0)
+    g_string_append_printf (out, "audit-keep = %" G_GINT64_FORMAT "s\n", c->audit_keep);
+  return g_string_free (out, FALSE);
 }

@@ -86,6 +86,7 @@ usage (FILE *out)
          "  replay    count a fixed offset range into a table of its own, once\n"
          "  status    show where every partition stands: offsets, lag, data loss\n"
          "  audit     check that the committed batches form one unbroken chain\n"
+         "  config    --check [--config FILE] [run options]: the effective settings\n"
          "  init-db   create ktally's tables in a database\n"
          "\n"
          "'ktally COMMAND --help' explains each command's options.\n",
@@ -136,6 +137,45 @@ main (int argc, char **argv)
       return KT_EXIT_OK;
     }
   command = argv[1];
+  if (g_str_equal (command, "config"))
+    {
+      /* `ktally config --check [--config FILE] [run flags]`: the effective
+       * settings of that `run`, or its first error. */
+      if (argc < 3 || !g_str_equal (argv[2], "--check"))
+        {
+          fputs ("ktally: config: expected 'ktally config --check [--config FILE] [run options]'\n",
+                 stderr);
+          return KT_EXIT_USAGE;
+        }
+      args = g_strdupv (argv + 2);
+      kt_scrub_argv (argc, argv);
+      parse_args = g_memdup2 (args, sizeof (char *) * (gsize) (argc - 1));
+      g_set_prgname ("ktally config --check");
+      config = kt_config_parse ("run", argc - 2, parse_args, &error);
+      if (config == NULL)
+        return fail ("run", error);
+      /* librdkafka judges its own properties; never echo a value. */
+      {
+        g_autoptr(rd_kafka_conf_t) conf = rd_kafka_conf_new ();
+        char errstr[512];
+
+        for (char **p = config->kafka_properties; p != NULL && *p != NULL; p++)
+          {
+            g_autofree char *key = g_strndup (*p, strcspn (*p, "="));
+            if (rd_kafka_conf_set (conf, key, *p + strlen (key) + 1, errstr, sizeof errstr)
+                != RD_KAFKA_CONF_OK)
+              {
+                fprintf (stderr, "ktally: -X %s: %s\n", key, errstr);
+                return KT_EXIT_USAGE;
+              }
+          }
+      }
+      {
+        g_autofree char *text = kt_config_describe (config);
+        fputs (text, stdout);
+      }
+      return KT_EXIT_OK;
+    }
 
   /* Parse a copy, then blank any password in the real argv: ps(1) and
    * /proc/PID/cmdline show the real one. */
