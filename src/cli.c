@@ -38,6 +38,9 @@ kt_config_free (KtConfig *config)
   g_clear_pointer (&config->replay_from, g_array_unref);
   g_clear_pointer (&config->replay_until, g_array_unref);
   g_clear_pointer (&config->only_partitions, g_array_unref);
+  g_free (config->pattern);
+  g_free (config->time_format);
+  g_strfreev (config->levels);
   g_free (config->group);
   g_free (config);
 }
@@ -337,6 +340,7 @@ typedef struct
   char    *brokers, *topic, *job, *db, *mode, *start, *on_data_loss, *offsets;
   char    *table, *from, *until, *audit_keep, *password_file, *defaults_file;
   char    *group, *partitions, *kind, *config_file;
+  char    *pattern, *time_format, *levels, *bucket;
   int      workers;
   double   interval, startup_timeout;
   gint64   max_per_partition, max_batch_bytes;
@@ -364,6 +368,10 @@ raw_options_clear (RawOptions *raw)
   g_free (raw->group);
   g_free (raw->kind);
   g_free (raw->config_file);
+  g_free (raw->pattern);
+  g_free (raw->time_format);
+  g_free (raw->levels);
+  g_free (raw->bucket);
   g_free (raw->partitions);
   g_free (raw->defaults_file);
   g_strfreev (raw->properties);
@@ -388,6 +396,19 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (RawOptions, raw_options_clear)
     "Read the MySQL password from the first line of this file", "FILE" },       \
   { "db-defaults-file", 0, 0, G_OPTION_ARG_FILENAME, &(raw).defaults_file,       \
     "A MySQL option file whose [client] group gives the password (or more)", "FILE" }
+
+#define PARSE_ENTRIES(raw)                                                       \
+  { "pattern", 0, 0, G_OPTION_ARG_STRING, &(raw).pattern,                        \
+    "Another log format: a pcre2 pattern with the named groups (?<time>...) "    \
+    "and (?<level>...)", "REGEX" },                                              \
+  { "time-format", 0, 0, G_OPTION_ARG_STRING, &(raw).time_format,                \
+    "How the time group reads: strptime-style (%Y %m %d %H %M %S %b %e %T %F), " \
+    "iso8601 (offsets converted to UTC) or syslog (no year: the current one); "  \
+    "default %Y-%m-%d %H:%M:%S", "FORMAT" },                                     \
+  { "levels", 0, 0, G_OPTION_ARG_STRING, &(raw).levels,                          \
+    "The levels counted, exactly as written (default ERROR)", "A,B,..." },       \
+  { "bucket", 0, 0, G_OPTION_ARG_STRING, &(raw).bucket,                          \
+    "Count per 1m (default), 5m or 1h", "SIZE" }
 
 #define KAFKA_ENTRIES(raw)                                                       \
   { "brokers", 'b', 0, G_OPTION_ARG_STRING, &(raw).brokers,                      \
@@ -676,6 +697,28 @@ validate_run (KtConfig *config, RawOptions *raw, GError **error)
       return FALSE;
     }
   config->group = g_steal_pointer (&raw->group);
+  config->pattern = g_steal_pointer (&raw->pattern);
+  config->time_format = g_steal_pointer (&raw->time_format);
+  if (raw->levels != NULL)
+    {
+      config->levels = g_strsplit (raw->levels, ",", -1);
+      for (char **l = config->levels; *l != NULL; l++)
+        if (**l == '\0')
+          {
+            g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
+                                 "--levels: an empty level in the list");
+            return FALSE;
+          }
+    }
+  config->bucket = 1;
+  if (raw->bucket != NULL)
+    {
+      static const char *const buckets[] = { "1m", "5m", "1h", NULL };
+      static const int minutes[] = { 1, 5, 60 };
+      if (!parse_enum ("--bucket", raw->bucket, buckets, &v, error))
+        return FALSE;
+      config->bucket = minutes[v];
+    }
   if (raw->partitions != NULL)
     {
       config->only_partitions = g_array_new (FALSE, FALSE, sizeof (gint32));
@@ -739,6 +782,7 @@ parse_command (const char *command, int argc, char **argv, GError **error)
       "consumer group (offsets still come from MySQL only)", "NAME" },
     { "partitions", 'p', 0, G_OPTION_ARG_STRING, &raw.partitions,
       "Read only these partitions, e.g. 0-3,7 (a static share)", "LIST" },
+    PARSE_ENTRIES (raw),
     { "audit-keep", 0, 0, G_OPTION_ARG_STRING, &raw.audit_keep,
       "Keep this long of ktally_batches row by row (e.g. 7d); older rows are "
       "folded into one per partition (default: keep all)", "DURATION" },
@@ -762,6 +806,7 @@ parse_command (const char *command, int argc, char **argv, GError **error)
     { "table", 0, 0, G_OPTION_ARG_STRING, &raw.table,
       "Table the counts are added to (default error_log_replay; created like "
       "error_log if absent)", "NAME" },
+    PARSE_ENTRIES (raw),
     { "max-per-partition", 'n', 0, G_OPTION_ARG_INT64, &raw.max_per_partition,
       "At most this many offsets per partition per batch (default 100000)", "N" },
     { "startup-timeout", 0, 0, G_OPTION_ARG_DOUBLE, &raw.startup_timeout,

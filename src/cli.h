@@ -64,6 +64,10 @@ typedef struct
   gboolean     table_explicit;  /* --table was given */
   gboolean     json;            /* status --json */
   gint64       audit_keep;      /* seconds of ktally_batches kept whole; 0: all */
+  char        *pattern;         /* --pattern, or NULL: the default line format */
+  char        *time_format;     /* --time-format, or NULL */
+  char       **levels;          /* --levels, or NULL: ERROR */
+  int          bucket;          /* --bucket in minutes: 1, 5 or 60 */
   char        *group;           /* --group: share the partitions through Kafka */
   GArray      *only_partitions; /* --partitions: gint32, ascending; NULL: all */
   gboolean     verbose;

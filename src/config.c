@@ -48,6 +48,10 @@ static const Key keys[] = {
   { "batch", "audit-keep", "run" },
   { "batch", "startup-timeout", RUN_REPLAY_STATUS },
   { "batch", "exit-when-idle", "run" },
+  { "parse", "pattern", "run replay" },
+  { "parse", "time-format", "run replay" },
+  { "parse", "levels", "run replay" },
+  { "parse", "bucket", "run replay" },
 };
 
 static const char *const sections[] = { "kafka", "mysql", "batch", "parse", "http", NULL };

@@ -17,12 +17,27 @@
 #define LINE_PATTERN \
   "[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2} ([A-Za-z]+)(?: |\\z)"
 
+typedef enum
+{
+  TIME_STRPTIME,
+  TIME_ISO8601,
+  TIME_SYSLOG,
+} TimeKind;
+
 struct _KtParser
 {
   pcre2_code       *code;
   pcre2_match_data *match;
   gboolean          jit;
   gboolean          shortcut;  /* the ERROR fast path (on unless testing) */
+  /* Another format (custom is FALSE for the default one). */
+  gboolean          custom;
+  guint32           time_group, level_group;
+  TimeKind          time_kind;
+  char             *time_format;
+  GStrv             levels;
+  int               bucket;
+  int               syslog_year;  /* fixed at start: the current UTC year */
 };
 
 KtParser *
@@ -64,6 +79,8 @@ kt_parser_free (KtParser *self)
     return;
   g_clear_pointer (&self->match, pcre2_match_data_free);
   g_clear_pointer (&self->code, pcre2_code_free);
+  g_free (self->time_format);
+  g_strfreev (self->levels);
   g_free (self);
 }
 
@@ -135,12 +152,18 @@ is_digit (char c)
   return (unsigned char) (c - '0') <= 9;
 }
 
+static KtLineKind custom_line (KtParser *self, const char *line, gsize len,
+                               gint64 *minute);
+
 KtLineKind
 kt_parser_line (KtParser *self, const char *line, gsize len, gint64 *minute)
 {
   static const guint8 digit_at[14] = { 0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18 };
   gsize level_len;
   int year, month, day, hour, min, sec;
+
+  if (self->custom)
+    return custom_line (self, line, len, minute);
 
   /* The separators and digits sit at fixed places in every valid line:
    * most garbage is refused here without running the regex. */
@@ -239,4 +262,297 @@ kt_parser_value (KtParser *self, const char *value, gsize len,
   counts->errors += errors;
   counts->malformed += malformed;
   return malformed;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Other formats: --pattern, --time-format, --levels, --bucket */
+
+static const char *const month_names[12] = {
+  "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"
+};
+
+/* Reads exactly @n digits (or, with @space_pad, a space then n-1 digits). */
+static gboolean
+take_number (const char **p, const char *end, int n, gboolean space_pad, int *out)
+{
+  int v = 0;
+
+  for (int i = 0; i < n; i++)
+    {
+      char c = *p + i < end ? (*p)[i] : '\0';
+      if (i == 0 && space_pad && c == ' ')
+        continue;
+      if (!is_digit (c))
+        return FALSE;
+      v = v * 10 + (c - '0');
+    }
+  *p += n;
+  *out = v;
+  return TRUE;
+}
+
+/* Checks a strptime-style format once, at start. */
+static gboolean
+check_format (const char *format, GError **error)
+{
+  for (const char *f = format; *f != '\0'; f++)
+    if (*f == '%' && strchr ("YmdHMSbeTF%", f[1] == '\0' ? '?' : f[1]) == NULL)
+      {
+        g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                     "--time-format: unknown conversion '%%%c' (known: %%Y %%m %%d "
+                     "%%H %%M %%S %%b %%e %%T %%F %%%%)", f[1] ? f[1] : ' ');
+        return FALSE;
+      }
+    else if (*f == '%')
+      f++;
+  return TRUE;
+}
+
+/* Parses @text (exactly, to its end) with a strptime-style @format into
+ * the fields it names, leaving the others as they are (%T and %F recurse). */
+static gboolean
+parse_fields (const char *format, const char *text, gsize len, int *y, int *mo,
+              int *d, int *h, int *mi, int *s)
+{
+  const char *p = text, *end = text + len;
+
+  for (const char *f = format; *f != '\0'; f++)
+    {
+      if (*f != '%')
+        {
+          if (p >= end || *p != *f)
+            return FALSE;
+          p++;
+          continue;
+        }
+      switch (*++f)
+        {
+        case 'Y': if (!take_number (&p, end, 4, FALSE, y)) return FALSE; break;
+        case 'm': if (!take_number (&p, end, 2, FALSE, mo)) return FALSE; break;
+        case 'd': if (!take_number (&p, end, 2, FALSE, d)) return FALSE; break;
+        case 'e': if (!take_number (&p, end, 2, TRUE, d)) return FALSE; break;
+        case 'H': if (!take_number (&p, end, 2, FALSE, h)) return FALSE; break;
+        case 'M': if (!take_number (&p, end, 2, FALSE, mi)) return FALSE; break;
+        case 'S': if (!take_number (&p, end, 2, FALSE, s)) return FALSE; break;
+        case 'T':
+          if (!parse_fields ("%H:%M:%S", p, MIN ((gsize) (end - p), 8), y, mo, d, h, mi, s))
+            return FALSE;
+          p += 8;
+          break;
+        case 'F':
+          if (!parse_fields ("%Y-%m-%d", p, MIN ((gsize) (end - p), 10), y, mo, d, h, mi, s))
+            return FALSE;
+          p += 10;
+          break;
+        case 'b':
+          {
+            int m = 0;
+            while (m < 12 && !(end - p >= 3 && memcmp (p, month_names[m], 3) == 0))
+              m++;
+            if (m == 12)
+              return FALSE;
+            *mo = m + 1;
+            p += 3;
+          }
+          break;
+        case '%':
+          if (p >= end || *p != '%')
+            return FALSE;
+          p++;
+          break;
+        default:
+          return FALSE;
+        }
+    }
+  return p == end;
+}
+
+/* The same, every field not in @format at its default (1970-01-01 00:00:00). */
+static gboolean
+parse_with_format (const char *format, const char *text, gsize len, int *y, int *mo,
+                   int *d, int *h, int *mi, int *s)
+{
+  *y = 1970, *mo = 1, *d = 1, *h = 0, *mi = 0, *s = 0;
+  return parse_fields (format, text, len, y, mo, d, h, mi, s);
+}
+
+static gboolean
+valid_civil (int y, int mo, int d, int h, int mi, int s)
+{
+  return y >= 1000 && y <= 9999 && mo >= 1 && mo <= 12 && d >= 1
+         && d <= days_in_month (y, mo) && h <= 23 && mi <= 59 && s <= 59 && h >= 0;
+}
+
+/* ISO 8601: YYYY-MM-DDTHH:MM:SS[.fraction](Z|+hh:mm|-hh:mm)?, to UTC. */
+static gboolean
+parse_iso8601 (const char *text, gsize len, gint64 *minute)
+{
+  const char *p = text + 19, *end = text + len;
+  int y, mo, d, h, mi, s, offset = 0;
+
+  if (len < 19 || !parse_with_format ("%Y-%m-%dT%H:%M:%S", text, 19, &y, &mo, &d, &h, &mi, &s)
+      || !valid_civil (y, mo, d, h, mi, s))
+    return FALSE;
+  if (p < end && *p == '.')
+    {
+      if (++p >= end || !is_digit (*p))
+        return FALSE;
+      while (p < end && is_digit (*p))
+        p++;
+    }
+  if (p < end && *p == 'Z')
+    p++;
+  else if (p < end && (*p == '+' || *p == '-'))
+    {
+      int oh, om, sign = *p == '-' ? -1 : 1;
+      p++;
+      if (!take_number (&p, end, 2, FALSE, &oh) || p >= end || *p++ != ':'
+          || !take_number (&p, end, 2, FALSE, &om) || oh > 23 || om > 59)
+        return FALSE;
+      offset = sign * (oh * 60 + om);
+    }
+  if (p != end)
+    return FALSE;
+  /* Local time minus its offset is UTC. */
+  *minute = kt_minute_from_civil (y, mo, d, h, mi) - offset;
+  return TRUE;
+}
+
+static KtLineKind
+custom_line (KtParser *self, const char *line, gsize len, gint64 *minute)
+{
+  const PCRE2_SIZE *ov;
+  const char *time, *level;
+  gsize time_len, level_len;
+  int rc, y, mo, d, h, mi, s;
+  gint64 m;
+
+  rc = self->jit
+    ? pcre2_jit_match (self->code, (PCRE2_SPTR) line, len, 0, 0, self->match, NULL)
+    : pcre2_match (self->code, (PCRE2_SPTR) line, len, 0, 0, self->match, NULL);
+  if (rc < 0)
+    return KT_LINE_MALFORMED;
+  ov = pcre2_get_ovector_pointer (self->match);
+  if (ov[2 * self->time_group] == PCRE2_UNSET || ov[2 * self->level_group] == PCRE2_UNSET)
+    return KT_LINE_MALFORMED;
+  time = line + ov[2 * self->time_group];
+  time_len = ov[2 * self->time_group + 1] - ov[2 * self->time_group];
+  level = line + ov[2 * self->level_group];
+  level_len = ov[2 * self->level_group + 1] - ov[2 * self->level_group];
+
+  switch (self->time_kind)
+    {
+    case TIME_ISO8601:
+      if (!parse_iso8601 (time, time_len, &m))
+        return KT_LINE_MALFORMED;
+      break;
+    case TIME_SYSLOG:
+      if (!parse_with_format ("%b %e %H:%M:%S", time, time_len, &y, &mo, &d, &h, &mi, &s))
+        return KT_LINE_MALFORMED;
+      y = self->syslog_year;
+      if (mo == 2 && d == 29 && !is_leap (y))
+        return KT_LINE_MALFORMED;
+      if (!valid_civil (y, mo, d, h, mi, s))
+        return KT_LINE_MALFORMED;
+      m = kt_minute_from_civil (y, mo, d, h, mi);
+      /* More than a day ahead: last year's line (read after New Year). */
+      if (m > g_get_real_time () / G_USEC_PER_SEC / 60 + 1440)
+        {
+          if (!valid_civil (y - 1, mo, d, h, mi, s))
+            return KT_LINE_MALFORMED;
+          m = kt_minute_from_civil (y - 1, mo, d, h, mi);
+        }
+      break;
+    case TIME_STRPTIME:
+    default:
+      if (!parse_with_format (self->time_format, time, time_len, &y, &mo, &d, &h, &mi, &s)
+          || !valid_civil (y, mo, d, h, mi, s))
+        return KT_LINE_MALFORMED;
+      m = kt_minute_from_civil (y, mo, d, h, mi);
+      break;
+    }
+
+  for (char **l = self->levels; *l != NULL; l++)
+    if (strlen (*l) == level_len && memcmp (*l, level, level_len) == 0)
+      {
+        /* Buckets start on the hour (and at midnight): floor, also before 1970. */
+        *minute = m - (((m % self->bucket) + self->bucket) % self->bucket);
+        return KT_LINE_ERROR;
+      }
+  return KT_LINE_OTHER;
+}
+
+KtParser *
+kt_parser_new_format (const KtParseFormat *format, GError **error)
+{
+  static const char *const error_only[] = { "ERROR", NULL };
+  g_autoptr(KtParser) self = NULL;
+  const char *pattern = format->pattern;
+  int errcode, group;
+  PCRE2_SIZE erroffset;
+  GDateTime *now;
+
+  if (format->pattern == NULL && format->time_format == NULL && format->levels == NULL
+      && format->bucket <= 1)
+    return kt_parser_new (error);
+  if (format->bucket != 0 && format->bucket != 1 && format->bucket != 5 && format->bucket != 60)
+    {
+      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE, "--bucket: expected 1m, 5m or 1h");
+      return NULL;
+    }
+
+  self = g_new0 (KtParser, 1);
+  self->custom = TRUE;
+  self->bucket = format->bucket > 0 ? format->bucket : 1;
+  self->levels = g_strdupv ((char **) (format->levels != NULL ? format->levels : error_only));
+  if (format->time_format == NULL || g_str_equal (format->time_format, "%Y-%m-%d %H:%M:%S"))
+    self->time_format = g_strdup ("%Y-%m-%d %H:%M:%S");
+  else if (g_str_equal (format->time_format, "iso8601"))
+    self->time_kind = TIME_ISO8601;
+  else if (g_str_equal (format->time_format, "syslog"))
+    self->time_kind = TIME_SYSLOG;
+  else if (!check_format (format->time_format, error))
+    return NULL;
+  else
+    self->time_format = g_strdup (format->time_format);
+  now = g_date_time_new_now_utc ();
+  self->syslog_year = g_date_time_get_year (now);
+  g_date_time_unref (now);
+
+  /* Without --pattern: the default line shape, with this time and levels. */
+  if (pattern == NULL)
+    pattern = self->time_kind == TIME_ISO8601
+      ? "(?<time>\\S+) (?<level>[A-Za-z]+)(?: |\\z)"
+      : self->time_kind == TIME_SYSLOG
+        ? "(?<time>[A-Z][a-z]{2} [ 0-9][0-9] [0-9]{2}:[0-9]{2}:[0-9]{2}) (?<level>[A-Za-z]+)(?: |\\z)"
+        : "(?<time>[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}) (?<level>[A-Za-z]+)(?: |\\z)";
+  self->code = pcre2_compile ((PCRE2_SPTR) pattern, PCRE2_ZERO_TERMINATED,
+                              format->pattern == NULL ? PCRE2_ANCHORED : 0, &errcode,
+                              &erroffset, NULL);
+  if (self->code == NULL)
+    {
+      PCRE2_UCHAR msg[256];
+      pcre2_get_error_message (errcode, msg, sizeof msg);
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--pattern: at offset %zu: %s",
+                   (size_t) erroffset, (const char *) msg);
+      return NULL;
+    }
+  group = pcre2_substring_number_from_name (self->code, (PCRE2_SPTR) "time");
+  self->time_group = group > 0 ? (guint32) group : 0;
+  group = pcre2_substring_number_from_name (self->code, (PCRE2_SPTR) "level");
+  self->level_group = group > 0 ? (guint32) group : 0;
+  if (self->time_group == 0 || self->level_group == 0)
+    {
+      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
+                           "--pattern: needs the named groups (?<time>...) and (?<level>...)");
+      return NULL;
+    }
+  self->jit = pcre2_jit_compile (self->code, PCRE2_JIT_COMPLETE) == 0;
+  self->match = pcre2_match_data_create_from_pattern (self->code, NULL);
+  if (self->match == NULL)
+    {
+      g_set_error_literal (error, KT_ERROR, KT_ERROR_INTERNAL, "cannot allocate pcre2 match data");
+      return NULL;
+    }
+  return g_steal_pointer (&self);
 }

@@ -25,9 +25,31 @@ typedef struct
   guint64 malformed;
 } KtParseCounts;
 
+/* Any log format: what --pattern, --time-format, --levels and --bucket say.
+ * All NULL/0: the default format above. */
+typedef struct
+{
+  const char        *pattern;      /* pcre2 with named groups `time` and `level` */
+  const char        *time_format;  /* strptime-style, or "iso8601" / "syslog" */
+  const char *const *levels;       /* the levels counted; NULL: {"ERROR"} */
+  int                bucket;       /* minutes per bucket: 1 (default), 5, 60 */
+} KtParseFormat;
+
 /* Compiles the pattern once, with JIT where the CPU allows it. Fails only
  * if pcre2 itself does (out of memory, a broken build). */
 KtParser  *kt_parser_new   (GError **error);
+
+/* The same for another format. A pattern that does not compile or lacks a
+ * `time` or `level` group, or a time format with an unknown conversion,
+ * fails with KT_ERROR_USAGE naming the option. Time formats take %Y %m %d
+ * %H %M %S %b (Jan..Dec) %e (day, space padded) %T (%H:%M:%S) %F
+ * (%Y-%m-%d) %% and literal characters. "iso8601" is
+ * YYYY-MM-DDTHH:MM:SS[.fraction](Z|+hh:mm|-hh:mm)? and converts an offset
+ * to UTC; naive times are kept as written. "syslog" is "%b %e %H:%M:%S"
+ * with no year: the current year (UTC), or the one before if that puts
+ * the line more than a day in the future (a December line read in
+ * January). */
+KtParser  *kt_parser_new_format (const KtParseFormat *format, GError **error);
 void       kt_parser_free  (KtParser *self);  /* NULL is fine */
 
 /* Classifies one line of @len bytes (no '\n'; a trailing '\r' is part of

@@ -835,7 +835,12 @@ runner_start (Runner *r, const KtConfig *config, const volatile int *stop,
                                                g_get_host_name ());
     kt_sink_set_member (r->sink, member);
   }
-  r->parser = kt_parser_new (error);
+  {
+    KtParseFormat format = { config->pattern, config->time_format,
+                             (const char *const *) config->levels,
+                             config->bucket };
+    r->parser = kt_parser_new_format (&format, error);
+  }
   if (r->parser == NULL)
     return FALSE;
   r->reducer = kt_reducer_new ();

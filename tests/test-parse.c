@@ -735,6 +735,82 @@ test_line_shortcut_agrees (void)
   g_assert_cmpuint (checked, >, 1000);
 }
 
+/* Other formats: ISO 8601 offsets to UTC, strptime-style times, levels
+ * sets, buckets floored (also before 1970), bad options refused. */
+static void
+test_format_iso8601 (void)
+{
+  KtParseFormat format = { .time_format = "iso8601" };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(KtParser) parser = kt_parser_new_format (&format, &error);
+  static const struct { const char *line; KtLineKind kind; int y, mo, d, h, mi; } cases[] = {
+    { "2017-07-30T14:09:08Z ERROR x", KT_LINE_ERROR, 2017, 7, 30, 14, 9 },
+    { "2017-07-30T14:09:08.5+02:00 ERROR", KT_LINE_ERROR, 2017, 7, 30, 12, 9 },
+    { "2017-07-30T00:10:00+00:30 ERROR", KT_LINE_ERROR, 2017, 7, 29, 23, 40 },
+    { "2016-12-31T23:59:00-00:01 ERROR", KT_LINE_ERROR, 2017, 1, 1, 0, 0 },
+    { "2017-07-30T14:09:08 ERROR", KT_LINE_ERROR, 2017, 7, 30, 14, 9 },
+    { "2017-07-30T14:09:08Z INFO", KT_LINE_OTHER, 0, 0, 0, 0, 0 },
+    { "2017-07-30T14:09:08+24:00 ERROR", KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+    { "2017-07-30T14:09:08. ERROR", KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+    { "2017-07-30 14:09:08 ERROR", KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+    { "2017-02-29T14:09:08Z ERROR", KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+  };
+
+  g_assert_no_error (error);
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      gint64 minute = -1;
+      g_test_message ("%s", cases[i].line);
+      g_assert_cmpint (kt_parser_line (parser, cases[i].line, strlen (cases[i].line), &minute),
+                       ==, cases[i].kind);
+      if (cases[i].kind == KT_LINE_ERROR)
+        g_assert_cmpint (minute, ==, kt_minute_from_civil (cases[i].y, cases[i].mo, cases[i].d,
+                                                           cases[i].h, cases[i].mi));
+    }
+}
+
+static void
+test_format_custom (void)
+{
+  static const char *const levels[] = { "ERROR", "FATAL", NULL };
+  KtParseFormat format = { "^<(?<level>\\w+)> (?<time>[^|]+)\\|", "%d.%m.%Y %T", levels, 60 };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(KtParser) parser = kt_parser_new_format (&format, &error);
+  gint64 minute;
+
+  g_assert_no_error (error);
+  g_assert_cmpint (kt_parser_line (parser, "<FATAL> 30.07.2017 14:59:59| x", 31, &minute), ==,
+                   KT_LINE_ERROR);
+  g_assert_cmpint (minute, ==, kt_minute_from_civil (2017, 7, 30, 14, 0));
+  g_assert_cmpint (kt_parser_line (parser, "<WARN> 30.07.2017 14:59:59| x", 30, &minute), ==,
+                   KT_LINE_OTHER);
+  g_assert_cmpint (kt_parser_line (parser, "<ERROR> 30.07.2017 14:59| x", 26, &minute), ==,
+                   KT_LINE_MALFORMED);
+  /* An hour bucket before 1970 floors, it does not round toward zero. */
+  g_assert_cmpint (kt_parser_line (parser, "<ERROR> 31.12.1969 23:30:00|", 28, &minute), ==,
+                   KT_LINE_ERROR);
+  g_assert_cmpint (minute, ==, kt_minute_from_civil (1969, 12, 31, 23, 0));
+}
+
+static void
+test_format_refused (void)
+{
+  static const KtParseFormat bad[] = {
+    { "(?<time>x", NULL, NULL, 0 },
+    { "(?<t>\\S+) (?<level>\\w+)", NULL, NULL, 0 },
+    { NULL, "%Y-%q", NULL, 0 },
+    { NULL, NULL, NULL, 7 },
+  };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(KtParser) parser = kt_parser_new_format (&bad[i], &error);
+      g_assert_null (parser);
+      g_assert_error (error, KT_ERROR, KT_ERROR_USAGE);
+    }
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -749,6 +825,9 @@ main (int argc, char *argv[])
   g_test_add_func ("/parse/line/huge-message", test_line_huge_message);
   g_test_add_func ("/parse/value/16mb", test_value_16mb);
   g_test_add_func ("/parse/line/shortcut-agrees", test_line_shortcut_agrees);
+  g_test_add_func ("/parse/format/iso8601", test_format_iso8601);
+  g_test_add_func ("/parse/format/custom", test_format_custom);
+  g_test_add_func ("/parse/format/refused", test_format_refused);
   g_test_add_func ("/parse/value/null-and-empty", test_value_null_and_empty);
   g_test_add_func ("/parse/value/lines", test_value_lines);
   g_test_add_func ("/parse/value/nul-inside", test_value_nul_inside);

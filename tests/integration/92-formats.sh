@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Any log format: each samples/formats/NAME.conf ([parse] pattern,
+# time-format, levels, bucket) on its NAME.log gives NAME.expected, exactly;
+# and bad format options are one-line errors.
+source "$(dirname "$0")/lib.sh"
+
+formats=$KT_SRC/samples/formats
+# syslog lines have no year: the expected year follows ktally's rule.
+year=$(date -u +%Y)
+[[ $(date -u +%m%d) < 0103 ]] && year=$((year - 1))
+for name in iso8601 syslog custom; do
+  db_uri=$(kt_new_db "fmt_$name"); db=$(kt_db_name "$db_uri")
+  topic=$(kt_new_topic "fmt_$name" 2)
+  kcat -b "$KT_BROKERS" -P -t "$topic" -l -X sticky.partitioning.linger.ms=0 "$formats/$name.log"
+  "$KTALLY" run --config "$formats/$name.conf" --brokers "$KT_BROKERS" --topic "$topic" \
+    --db "$db_uri" --interval 0 --exit-when-idle 2> "$WORK/$name.log" \
+    || { cat "$WORK/$name.log" >&2; fail "$name: run failed"; }
+  sed "s/YEAR/$year/" "$formats/$name.expected" > "$WORK/$name.expected"
+  kt_check_counts "$db" "$WORK/$name.expected"
+  malformed=$(sed -n 's/.* \([0-9]*\) malformed.*/\1/p' "$WORK/$name.log" | awk '{ s += $1 } END { print s + 0 }')
+  note "$TEST_NAME: $name: exact, $malformed malformed lines reported"
+done
+
+expect2() {
+  local rc=0
+  "$KTALLY" run --brokers "$KT_BROKERS" --topic t --db "$KT_DB_URI_BASE/x" "$@" > /dev/null 2> "$WORK/err" || rc=$?
+  [[ $rc == 2 && $(wc -l < "$WORK/err") == 1 ]] && grep -q -- "$1" "$WORK/err" \
+    || { cat "$WORK/err" >&2; fail "$*: exit $rc, expected 2 and one line"; }
+}
+expect2 --pattern '(?<time>x' 
+expect2 --pattern '(?<when>\S+) (?<level>\w+)'
+expect2 --time-format '%Y-%q'
+expect2 --bucket 2m
+expect2 --levels 'ERROR,,FATAL'
