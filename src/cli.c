@@ -31,6 +31,7 @@ kt_config_free (KtConfig *config)
   g_free (config->command);
   g_free (config->brokers);
   g_free (config->topic);
+  g_strfreev (config->topics);
   g_free (config->job);
   kt_db_config_clear (&config->db);
   g_strfreev (config->kafka_properties);
@@ -435,13 +436,44 @@ validate_kafka (KtConfig *config, RawOptions *raw, GError **error)
       g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE, "--topic is required");
       return FALSE;
     }
-  /* Kafka's own rule for topic names. */
-  if (!all_chars_in (raw->topic, ".-", 249))
+  config->topics = g_strsplit (raw->topic, ",", -1);
+  if (config->topics[0] == NULL)
     {
-      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
-                   "--topic: '%s' is not a valid topic name ([A-Za-z0-9._-], "
-                   "at most 249 characters)", raw->topic);
+      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE, "--topic: no topic name");
       return FALSE;
+    }
+  for (char **t = config->topics; *t != NULL; t++)
+    /* Kafka's own rule for topic names. */
+    if (!all_chars_in (*t, ".-", 249))
+      {
+        g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                     "--topic: '%s' is not a valid topic name ([A-Za-z0-9._-], "
+                     "at most 249 characters)", *t);
+        return FALSE;
+      }
+  if (g_strv_length (config->topics) > 1)
+    {
+      if (!g_str_equal (config->command, "run"))
+        {
+          g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
+                               "--topic: several topics are for `run` only");
+          return FALSE;
+        }
+      if (raw->job == NULL)
+        {
+          g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
+                               "--job is required with several topics (one job, "
+                               "offsets per topic and partition)");
+          return FALSE;
+        }
+      for (guint i = 0; config->topics[i] != NULL; i++)
+        for (guint j = 0; j < i; j++)
+          if (g_str_equal (config->topics[i], config->topics[j]))
+            {
+              g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--topic: '%s' given twice",
+                           config->topics[i]);
+              return FALSE;
+            }
     }
   if (raw->job != NULL && !all_chars_in (raw->job, ".-", 64))
     {
@@ -460,7 +492,7 @@ validate_kafka (KtConfig *config, RawOptions *raw, GError **error)
       }
 
   config->brokers = g_steal_pointer (&raw->brokers);
-  config->topic = g_steal_pointer (&raw->topic);
+  config->topic = g_strdup (config->topics[0]);
   if (raw->job == NULL && strlen (config->topic) > 64)
     {
       g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,

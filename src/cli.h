@@ -43,7 +43,8 @@ typedef struct
 {
   char        *command;         /* "run", "replay", "status", "audit", "init-db" */
   char        *brokers;
-  char        *topic;
+  char        *topic;           /* the (first) topic */
+  char       **topics;          /* --topic a,b: every topic (run only) */
   char        *job;             /* default: the topic */
   KtDbConfig   db;
   KtMode       mode;

@@ -193,6 +193,10 @@ main (int argc, char **argv)
   log_verbose = config->verbose;
   log_quiet = config->quiet;
 
+  /* Before any thread (--topic a,b runs one per topic, the ledger its
+   * workers): the client library's global set-up is not thread-safe. */
+  mysql_library_init (0, NULL, NULL);
+
   memset (&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;
   sigemptyset (&sa.sa_mask);
@@ -209,6 +213,7 @@ main (int argc, char **argv)
   else
     ok = kt_init_db (config, &error);
 
+  mysql_library_end ();
   if (!ok)
     return fail (command, error);
   return KT_EXIT_OK;

@@ -917,40 +917,37 @@ check_replay (Runner *r, GError **error)
   return TRUE;
 }
 
-gboolean
-kt_run (const KtConfig *config, const volatile int *stop, GError **error)
+/* From the tables on: prepares them, then runs batches until told to stop,
+ * idle with --exit-when-idle, or a failure that retrying cannot cure. */
+static gboolean
+run_loop (Runner *r, GError **error)
 {
-  g_auto(Runner) r = { 0 };
+  const KtConfig *config = r->config;
   double backoff = 0;
   gint64 compacted_at = 0;
-  gboolean stopped;
 
-  if (!runner_start (&r, config, stop, &stopped, error))
+  if (r->replay && !check_replay (r, error))
     return FALSE;
-  if (stopped)
-    return TRUE;
-  if (r.replay && !check_replay (&r, error))
+  if (r->ledger ? !kt_sink_prepare_ledger (r->sink, error)
+               : !kt_sink_prepare (r->sink, r->idempotent, error))
     return FALSE;
-  if (r.ledger ? !kt_sink_prepare_ledger (r.sink, error)
-               : !kt_sink_prepare (r.sink, r.idempotent, error))
-    return FALSE;
-  if (r.replay && g_str_equal (config->table, "error_log"))
+  if (r->replay && g_str_equal (config->table, "error_log"))
     g_warning ("replaying into the live error_log: these counts are ADDED to it");
 
   g_message ("job %s: reading %s (%u partitions) into %s.%s, %s mode%s, every %g s",
-             config->job, config->topic, r.partitions->len, kt_sink_describe (r.sink),
-             config->table, r.idempotent ? "idempotent" : "transactional",
+             config->job, config->topic, r->partitions->len, kt_sink_describe (r->sink),
+             config->table, r->idempotent ? "idempotent" : "transactional",
              config->offsets == KT_OFFSETS_KAFKA ? " with offsets in Kafka" : "",
              config->interval);
 
-  while (!*stop)
+  while (!*r->stop)
     {
       g_autoptr(GError) local = NULL;
       gint64 started = g_get_monotonic_time ();
       gboolean idle = FALSE;
 
-      r.batch_no++;
-      if (!run_batch (&r, &idle, &local))
+      r->batch_no++;
+      if (!run_batch (r, &idle, &local))
         {
           if (g_error_matches (local, KT_ERROR, KT_ERROR_CANCELLED))
             break;
@@ -958,7 +955,7 @@ kt_run (const KtConfig *config, const volatile int *stop, GError **error)
             {
               /* Nothing was committed: plan again with what we own now. */
               g_message ("job %s: batch %" G_GUINT64_FORMAT ": %s", config->job,
-                         r.batch_no, local->message);
+                         r->batch_no, local->message);
               continue;
             }
           if (!g_error_matches (local, KT_ERROR, KT_ERROR_TRANSIENT)
@@ -972,9 +969,9 @@ kt_run (const KtConfig *config, const volatile int *stop, GError **error)
            * also invalidates the partition list. */
           backoff = backoff == 0 ? 1 : MIN (backoff * 2, BACKOFF_MAX_S);
           g_warning ("job %s: batch %" G_GUINT64_FORMAT ": %s; retrying in %g s",
-                     config->job, r.batch_no, local->message, backoff);
-          r.metadata_at = 0;
-          rest (&r, backoff);
+                     config->job, r->batch_no, local->message, backoff);
+          r->metadata_at = 0;
+          rest (r, backoff);
           continue;
         }
       backoff = 0;
@@ -982,25 +979,25 @@ kt_run (const KtConfig *config, const volatile int *stop, GError **error)
           && g_get_monotonic_time () - compacted_at >= METADATA_EVERY_US)
         {
           g_autoptr(GError) compact_error = NULL;
-          if (!kt_sink_compact_batches (r.sink, config->job, config->topic,
+          if (!kt_sink_compact_batches (r->sink, config->job, config->topic,
                                         config->audit_keep, &compact_error))
             g_warning ("job %s: %s; trying again in a minute", config->job,
                        compact_error->message);
           compacted_at = g_get_monotonic_time ();
         }
       if (idle && config->exit_when_idle
-          && (!r.member || r.partitions->len > 0))
+          && (!r->member || r->partitions->len > 0))
         {
-          if (r.replay)
+          if (r->replay)
             {
               if (isatty (STDERR_FILENO))
                 fputc ('\n', stderr);
               g_message ("replay %s: done: %" G_GUINT64_FORMAT " records, %"
                          G_GUINT64_FORMAT " lines, %" G_GUINT64_FORMAT " ERROR, %"
                          G_GUINT64_FORMAT " malformed added to %s in %.1f s",
-                         config->job, r.total_records, r.total.lines, r.total.errors,
-                         r.total.malformed, config->table,
-                         (double) (g_get_monotonic_time () - r.started) / G_USEC_PER_SEC);
+                         config->job, r->total_records, r->total.lines, r->total.errors,
+                         r->total.malformed, config->table,
+                         (double) (g_get_monotonic_time () - r->started) / G_USEC_PER_SEC);
             }
           else
             g_message ("job %s: idle: every partition is committed up to its high "
@@ -1011,13 +1008,88 @@ kt_run (const KtConfig *config, const volatile int *stop, GError **error)
         {
           /* Back to back, but an idle source is not polled in a hot loop. */
           if (idle)
-            rest (&r, 0.1);
+            rest (r, 0.1);
           continue;
         }
-      rest (&r, config->interval - (double) (g_get_monotonic_time () - started)
+      rest (r, config->interval - (double) (g_get_monotonic_time () - started)
                                      / G_USEC_PER_SEC);
     }
   return TRUE;
+}
+
+typedef struct
+{
+  Runner    runner;
+  KtConfig  config;   /* a shallow copy: its own topic, the rest shared */
+  GThread  *thread;
+  GError   *error;
+  gboolean  ok;
+} TopicRun;
+
+static gpointer
+topic_thread (gpointer data)
+{
+  TopicRun *t = data;
+  t->ok = run_loop (&t->runner, &t->error);
+  return NULL;
+}
+
+/* --topic a,b: one runner per topic, each its own batches and transactions
+ * under the same job (offsets per topic and partition), on a thread each.
+ * All of them reach Kafka and MySQL before any creates a table, so an
+ * unknown topic leaves nothing behind. */
+static gboolean
+run_topics (const KtConfig *config, const volatile int *stop, GError **error)
+{
+  guint n = g_strv_length (config->topics);
+  g_autofree TopicRun *runs = g_new0 (TopicRun, n);
+  gboolean ok = TRUE, stopped = FALSE;
+  guint started = 0;
+
+  for (guint i = 0; i < n && ok; i++)
+    {
+      gboolean s;
+
+      runs[i].config = *config;
+      runs[i].config.topic = config->topics[i];
+      ok = runner_start (&runs[i].runner, &runs[i].config, stop, &s, error);
+      stopped |= s;
+      started = i + 1;
+    }
+  if (ok && !stopped)
+    {
+      for (guint i = 0; i < n; i++)
+        runs[i].thread = g_thread_new ("ktally-topic", topic_thread, &runs[i]);
+      for (guint i = 0; i < n; i++)
+        {
+          g_thread_join (runs[i].thread);
+          if (!runs[i].ok && ok)
+            {
+              g_propagate_prefixed_error (error, g_steal_pointer (&runs[i].error),
+                                          "topic %s: ", config->topics[i]);
+              ok = FALSE;
+            }
+          g_clear_error (&runs[i].error);
+        }
+    }
+  for (guint i = 0; i < started; i++)
+    runner_clear (&runs[i].runner);
+  return ok;
+}
+
+gboolean
+kt_run (const KtConfig *config, const volatile int *stop, GError **error)
+{
+  g_auto(Runner) r = { 0 };
+  gboolean stopped;
+
+  if (config->topics != NULL && g_strv_length (config->topics) > 1)
+    return run_topics (config, stop, error);
+  if (!runner_start (&r, config, stop, &stopped, error))
+    return FALSE;
+  if (stopped)
+    return TRUE;
+  return run_loop (&r, error);
 }
 
 gboolean
