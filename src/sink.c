@@ -239,6 +239,20 @@ query (KtSink *self, const char *sql, const char *doing, GError **error)
   return TRUE;
 }
 
+/* Runs a SELECT and keeps its whole result (NULL, with @error, on failure). */
+static MYSQL_RES *
+select_rows (KtSink *self, const char *sql, const char *doing, GError **error)
+{
+  MYSQL_RES *res;
+
+  if (!query (self, sql, doing, error))
+    return NULL;
+  res = mysql_store_result (self->conn);
+  if (res == NULL)
+    set_mysql_error (self, error, doing);
+  return res;
+}
+
 /* Appends @s to @out as a quoted, escaped SQL string literal. */
 static void
 append_quoted (KtSink *self, GString *out, const char *s)
@@ -285,15 +299,10 @@ table_type (KtSink *self, const char *table, char **type, GError **error)
   MYSQL_ROW row;
 
   append_quoted (self, sql, table);
-  if (!query (self, sql->str, "cannot look for the tables", error))
+  res = select_rows (self, sql->str, "cannot look for the tables", error);
+  if (res == NULL)
     return FALSE;
-  res = mysql_store_result (self->conn);
-  if (res == NULL && mysql_errno (self->conn) != 0)
-    {
-      set_mysql_error (self, error, "cannot look for the tables");
-      return FALSE;
-    }
-  row = res != NULL ? mysql_fetch_row (res) : NULL;
+  row = mysql_fetch_row (res);
   *type = row != NULL ? g_strdup (row[0]) : NULL;
   return TRUE;
 }
@@ -385,14 +394,9 @@ kt_sink_load_offsets (KtSink *self, const char *job, const char *topic,
   append_quoted (self, sql, job);
   g_string_append (sql, " AND topic = ");
   append_quoted (self, sql, topic);
-  if (!query (self, sql->str, "cannot read kafka_offset", error))
-    return FALSE;
-  res = mysql_store_result (self->conn);
+  res = select_rows (self, sql->str, "cannot read kafka_offset", error);
   if (res == NULL)
-    {
-      set_mysql_error (self, error, "cannot read kafka_offset");
-      return FALSE;
-    }
+    return FALSE;
   while ((row = mysql_fetch_row (res)) != NULL)
     {
       gint64 *offset = g_new (gint64, 1);
@@ -674,14 +678,9 @@ kt_sink_write_chunks (KtSink *self, const char *job, const char *topic,
   g_string_append (sql, " AND ");
   append_chunk_keys (sql, chunks, NULL);
   g_string_append (sql, " ORDER BY `partition`, chunk_start FOR UPDATE");
-  if (!query (self, sql->str, "cannot read ktally_chunk", error))
-    goto fail;
-  res = mysql_store_result (self->conn);
+  res = select_rows (self, sql->str, "cannot read ktally_chunk", error);
   if (res == NULL)
-    {
-      set_mysql_error (self, error, "cannot read ktally_chunk");
-      goto fail;
-    }
+    goto fail;
 
   /* 2. Only a longer prefix replaces a chunk. */
   write = g_new0 (gboolean, chunks->len);
@@ -800,14 +799,9 @@ kt_sink_open_chunks (KtSink *self, const char *job, const char *topic,
                               r->from - r->from % chunk_size, r->from);
     }
   g_string_append (sql, ") AND chunk_until >= 0");
-  if (!query (self, sql->str, "cannot read ktally_chunk", error))
-    return FALSE;
-  res = mysql_store_result (self->conn);
+  res = select_rows (self, sql->str, "cannot read ktally_chunk", error);
   if (res == NULL)
-    {
-      set_mysql_error (self, error, "cannot read ktally_chunk");
-      return FALSE;
-    }
+    return FALSE;
   while ((row = mysql_fetch_row (res)) != NULL)
     {
       gint32 partition = atoi (row[0]);
@@ -937,10 +931,10 @@ kt_sink_table_total (KtSink *self, const char *table, guint64 *total, GError **e
   if (!kt_sink_connect (self, error))
     return FALSE;
   sql = g_strdup_printf ("SELECT COALESCE(SUM(log_count), 0) FROM `%s`", table);
-  if (!query (self, sql, "cannot sum the counts", error))
+  res = select_rows (self, sql, "cannot sum the counts", error);
+  if (res == NULL)
     return FALSE;
-  res = mysql_store_result (self->conn);
-  if (res == NULL || (row = mysql_fetch_row (res)) == NULL)
+  if ((row = mysql_fetch_row (res)) == NULL)
     {
       set_mysql_error (self, error, "cannot sum the counts");
       return FALSE;
@@ -955,16 +949,12 @@ kt_sink_load_all_offsets (KtSink *self, GHashTable *offsets, GError **error)
   g_autoptr(MYSQL_RES) res = NULL;
   MYSQL_ROW row;
 
-  if (!kt_sink_connect (self, error)
-      || !query (self, "SELECT job, topic, `partition`, `offset` FROM kafka_offset",
-                 "cannot read kafka_offset", error))
+  if (!kt_sink_connect (self, error))
     return FALSE;
-  res = mysql_store_result (self->conn);
+  res = select_rows (self, "SELECT job, topic, `partition`, `offset` FROM kafka_offset",
+                     "cannot read kafka_offset", error);
   if (res == NULL)
-    {
-      set_mysql_error (self, error, "cannot read kafka_offset");
-      return FALSE;
-    }
+    return FALSE;
   while ((row = mysql_fetch_row (res)) != NULL)
     {
       gint64 *offset = g_new (gint64, 1);
@@ -991,14 +981,9 @@ kt_sink_last_committers (KtSink *self, const char *job, const char *topic,
   g_string_append (sql, " AND topic = ");
   append_quoted (self, sql, topic);
   g_string_append (sql, " GROUP BY `partition`) last USING (`partition`, id)");
-  if (!query (self, sql->str, "cannot read ktally_batches", error))
-    return FALSE;
-  res = mysql_store_result (self->conn);
+  res = select_rows (self, sql->str, "cannot read ktally_batches", error);
   if (res == NULL)
-    {
-      set_mysql_error (self, error, "cannot read ktally_batches");
-      return FALSE;
-    }
+    return FALSE;
   while ((row = mysql_fetch_row (res)) != NULL)
     g_hash_table_replace (owners, GINT_TO_POINTER (atoi (row[0])), g_strdup (row[1]));
   return TRUE;
@@ -1052,14 +1037,9 @@ load_ledger_state (KtSink *self, KtLedgerBatch *batch, GError **error)
       append_quoted_list (self, sql, accounts, at, MIN (accounts->len, at + 500));
       /* Account order (the list is sorted): writers lock rows in one order. */
       g_string_append (sql, ") ORDER BY account FOR UPDATE");
-      if (!query (self, sql->str, "cannot read account_balance", error))
-        return FALSE;
-      res = mysql_store_result (self->conn);
+      res = select_rows (self, sql->str, "cannot read account_balance", error);
       if (res == NULL)
-        {
-          set_mysql_error (self, error, "cannot read account_balance");
-          return FALSE;
-        }
+        return FALSE;
       while ((row = mysql_fetch_row (res)) != NULL)
         {
           KtAmount balance;
@@ -1081,14 +1061,9 @@ load_ledger_state (KtSink *self, KtLedgerBatch *batch, GError **error)
       g_string_append (sql, ") UNION ALL SELECT txn FROM ledger_rejected WHERE txn IN (");
       append_quoted_list (self, sql, txns, at, MIN (txns->len, at + 500));
       g_string_append (sql, ") LOCK IN SHARE MODE");
-      if (!query (self, sql->str, "cannot read ledger_applied", error))
-        return FALSE;
-      res = mysql_store_result (self->conn);
+      res = select_rows (self, sql->str, "cannot read ledger_applied", error);
       if (res == NULL)
-        {
-          set_mysql_error (self, error, "cannot read ledger_applied");
-          return FALSE;
-        }
+        return FALSE;
       while ((row = mysql_fetch_row (res)) != NULL)
         if (!kt_ledger_batch_mark_applied (batch, row[0], error))
           return FALSE;
