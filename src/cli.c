@@ -43,6 +43,7 @@ kt_config_free (KtConfig *config)
   g_free (config->time_format);
   g_strfreev (config->levels);
   g_free (config->group);
+  g_free (config->http);
   g_free (config);
 }
 
@@ -340,7 +341,7 @@ typedef struct
 {
   char    *brokers, *topic, *job, *db, *mode, *start, *on_data_loss, *offsets;
   char    *table, *from, *until, *audit_keep, *password_file, *defaults_file;
-  char    *group, *partitions, *kind, *config_file;
+  char    *group, *partitions, *kind, *config_file, *http;
   char    *pattern, *time_format, *levels, *bucket;
   int      workers;
   double   interval, startup_timeout;
@@ -367,6 +368,7 @@ raw_options_clear (RawOptions *raw)
   g_free (raw->audit_keep);
   g_free (raw->password_file);
   g_free (raw->group);
+  g_free (raw->http);
   g_free (raw->kind);
   g_free (raw->config_file);
   g_free (raw->pattern);
@@ -729,6 +731,7 @@ validate_run (KtConfig *config, RawOptions *raw, GError **error)
       return FALSE;
     }
   config->group = g_steal_pointer (&raw->group);
+  config->http = g_steal_pointer (&raw->http);
   config->pattern = g_steal_pointer (&raw->pattern);
   config->time_format = g_steal_pointer (&raw->time_format);
   if (raw->levels != NULL)
@@ -818,6 +821,9 @@ parse_command (const char *command, int argc, char **argv, GError **error)
     { "audit-keep", 0, 0, G_OPTION_ARG_STRING, &raw.audit_keep,
       "Keep this long of ktally_batches row by row (e.g. 7d); older rows are "
       "folded into one per partition (default: keep all)", "DURATION" },
+    { "http", 0, 0, G_OPTION_ARG_STRING, &raw.http,
+      "Serve /metrics (Prometheus), /healthz and a status page on this address, "
+      "e.g. 127.0.0.1:9464 (default: off)", "ADDR:PORT" },
     COMMON_ENTRIES (raw),
     G_OPTION_ENTRY_NULL
   };
@@ -1057,5 +1063,7 @@ kt_config_describe (const KtConfig *c)
     g_string_append_printf (out, "workers = %u\n", c->workers);
   if (c->audit_keep > 0)
     g_string_append_printf (out, "audit-keep = %" G_GINT64_FORMAT "s\n", c->audit_keep);
+  if (c->http != NULL)
+    g_string_append_printf (out, "http = %s\n", c->http);
   return g_string_free (out, FALSE);
 }

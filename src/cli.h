@@ -65,6 +65,7 @@ typedef struct
   gboolean     table_explicit;  /* --table was given */
   gboolean     json;            /* status --json */
   gint64       audit_keep;      /* seconds of ktally_batches kept whole; 0: all */
+  char        *http;            /* --http ADDR:PORT, checked by kt_http_start(); NULL: off */
   char        *pattern;         /* --pattern, or NULL: the default line format */
   char        *time_format;     /* --time-format, or NULL */
   char       **levels;          /* --levels, or NULL: ERROR */

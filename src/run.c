@@ -11,7 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 #include "error.h"
+#include "http.h"
 #include "ledger.h"
+#include "metrics.h"
 #include "parse.h"
 #include "reduce.h"
 #include "sink.h"
@@ -54,6 +56,7 @@ typedef struct
   KtLedgerCounts ledger_counts;
   guint64    fenced;   /* batches fenced off by another writer */
   guint64    retried;  /* commits tried again after a deadlock */
+  KtMetrics *metrics;  /* borrowed from kt_run(); shared by every topic's runner */
   /* Totals over the whole run, for replay's progress and summary. */
   gint64     started;
   guint64    total_records;
@@ -349,6 +352,32 @@ load_states (Runner *r, GArray *states, GError **error)
   return TRUE;
 }
 
+/* --group: where the partitions the group just assigned start: their
+ * stored offsets (rows created, as in load_states(), for new ones). */
+static gboolean
+group_start_offsets (KtPartitionState *s, guint n, gpointer user_data, GError **error)
+{
+  Runner *r = user_data;
+  const KtConfig *config = r->config;
+  gboolean missing = FALSE;
+
+  if (!kt_sink_load_offsets (r->sink, config->job, config->topic, s, n, error))
+    return FALSE;
+  for (guint i = 0; i < n; i++)
+    missing |= s[i].stored < 0;
+  if (!missing)
+    return TRUE;
+  if (!kt_source_watermarks (r->source, s, n, KAFKA_TIMEOUT_MS, error))
+    return FALSE;
+  for (guint i = 0; i < n; i++)
+    if (s[i].stored < 0
+        && !kt_sink_init_offset (r->sink, config->job, config->topic, s[i].partition,
+                                 config->start == KT_START_LATEST ? s[i].high : s[i].low,
+                                 error))
+      return FALSE;
+  return kt_sink_load_offsets (r->sink, config->job, config->topic, s, n, error);
+}
+
 /* Says whether the commit whose answer was lost landed, from the offsets
  * now stored: all at `until`, it did; all at `from`, it did not (and this
  * batch reads the range again); anything else, another writer moved on. */
@@ -546,6 +575,24 @@ lag_after (const GArray *states, const GArray *ranges)
   return lag;
 }
 
+/* Each partition's stored offset and lag after a successful batch, for
+ * the metrics (the same arithmetic as lag_after()). */
+static void
+report_partitions (Runner *r, const GArray *states, const GArray *ranges)
+{
+  for (guint j = 0; j < states->len; j++)
+    {
+      const KtPartitionState *s = &g_array_index (states, KtPartitionState, j);
+      gint64 at = MAX (s->stored, s->low);
+
+      for (guint i = 0; i < ranges->len; i++)
+        if (g_array_index (ranges, KtRange, i).partition == s->partition)
+          at = g_array_index (ranges, KtRange, i).until;
+      kt_metrics_partition (r->metrics, r->config->topic, s->partition, at,
+                            MAX (0, s->high - at));
+    }
+}
+
 /* Replay on a terminal: offsets done of the total, rate, time left. */
 static void
 show_progress (Runner *r, const GArray *states, gint64 started)
@@ -612,10 +659,15 @@ run_batch (Runner *r, gboolean *idle, GError **error)
                  "counted); continuing from %" G_GINT64_FORMAT " (--on-data-loss skip)",
                  config->job, config->topic, l->partition, l->from, l->until,
                  l->until - l->from, l->until);
+      kt_metrics_data_loss (r->metrics, l->until - l->from);
     }
   if (ranges->len == 0)
     {
       *idle = TRUE;
+      kt_metrics_batch (r->metrics, &(KtBatchReport) {
+        .result = KT_BATCH_IDLE,
+        .duration = (double) (g_get_monotonic_time () - started) / G_USEC_PER_SEC });
+      report_partitions (r, states, ranges);
       g_debug ("job %s: batch %" G_GUINT64_FORMAT ": nothing new", config->job,
                r->batch_no);
       return TRUE;
@@ -676,6 +728,7 @@ run_batch (Runner *r, gboolean *idle, GError **error)
           return FALSE;
         }
       r->retried++;
+      kt_metrics_retry (r->metrics, "deadlock");
       g_message ("job %s: batch %" G_GUINT64_FORMAT ": %s; committing again (%u/5)",
                  config->job, r->batch_no, local->message, attempt);
       g_usleep ((gulong) g_random_int_range (5000, 20000) << attempt);
@@ -694,8 +747,19 @@ run_batch (Runner *r, gboolean *idle, GError **error)
       g_message ("job %s: batch %" G_GUINT64_FORMAT ": fenced: %s/%d was moved by "
                  "another writer; rolled back, re-planning from the stored offsets",
                  config->job, r->batch_no, config->topic, fenced);
+      kt_metrics_batch (r->metrics, &(KtBatchReport) {
+        .result = KT_BATCH_FENCED, .partitions = ranges->len, .records = reading.records,
+        .duration = (double) (g_get_monotonic_time () - started) / G_USEC_PER_SEC });
       return TRUE;
     }
+
+  kt_metrics_batch (r->metrics, &(KtBatchReport) {
+    .result = fenced >= 0 ? KT_BATCH_FENCED : KT_BATCH_COMMITTED,
+    .duration = (double) (g_get_monotonic_time () - started) / G_USEC_PER_SEC,
+    .partitions = ranges->len, .records = reading.records,
+    .lines_error = reading.counts.errors, .lines_malformed = reading.counts.malformed,
+    .lines_other = reading.counts.lines - reading.counts.errors - reading.counts.malformed });
+  report_partitions (r, states, ranges);
 
   if (r->fenced > 0 || r->retried > 0)
     g_string_printf (conflicts, " (so far %" G_GUINT64_FORMAT " fenced, %" G_GUINT64_FORMAT
@@ -817,6 +881,8 @@ runner_start (Runner *r, const KtConfig *config, const volatile int *stop,
   /* `status --group` only looks at the group: it must not join it. */
   r->member = config->group != NULL && g_str_equal (config->command, "run");
   source_config.group = r->member ? config->group : NULL;
+  source_config.start_offsets = group_start_offsets;
+  source_config.start_offsets_data = r;
   r->stop = stop;
   r->idempotent = config->mode == KT_MODE_IDEMPOTENT;
   r->ledger = config->kind == KT_KIND_LEDGER;
@@ -917,6 +983,18 @@ check_replay (Runner *r, GError **error)
   return TRUE;
 }
 
+/* The metrics' word for why a batch is tried again. Every sink message
+ * names the database (kt_sink_describe()); the rest come from Kafka. */
+static const char *
+retry_cause (Runner *r, const GError *error)
+{
+  if (g_error_matches (error, KT_ERROR, KT_ERROR_CONFLICT))
+    return "deadlock";
+  if (strstr (error->message, kt_sink_describe (r->sink)) != NULL)
+    return "mysql";
+  return "kafka";
+}
+
 /* From the tables on: prepares them, then runs batches until told to stop,
  * idle with --exit-when-idle, or a failure that retrying cannot cure. */
 static gboolean
@@ -953,6 +1031,7 @@ run_loop (Runner *r, GError **error)
             break;
           if (g_error_matches (local, KT_ERROR, KT_ERROR_REBALANCED))
             {
+              kt_metrics_retry (r->metrics, "rebalance");
               /* Nothing was committed: plan again with what we own now. */
               g_message ("job %s: batch %" G_GUINT64_FORMAT ": %s", config->job,
                          r->batch_no, local->message);
@@ -967,6 +1046,10 @@ run_loop (Runner *r, GError **error)
           /* Transient: the batch left nothing behind (or the offsets will
            * say what it left); plan it again after a pause. A failure
            * also invalidates the partition list. */
+          kt_metrics_batch (r->metrics, &(KtBatchReport) {
+            .result = KT_BATCH_FAILED, .error = local->message,
+            .duration = (double) (g_get_monotonic_time () - started) / G_USEC_PER_SEC });
+          kt_metrics_retry (r->metrics, retry_cause (r, local));
           backoff = backoff == 0 ? 1 : MIN (backoff * 2, BACKOFF_MAX_S);
           g_warning ("job %s: batch %" G_GUINT64_FORMAT ": %s; retrying in %g s",
                      config->job, r->batch_no, local->message, backoff);
@@ -1039,7 +1122,8 @@ topic_thread (gpointer data)
  * All of them reach Kafka and MySQL before any creates a table, so an
  * unknown topic leaves nothing behind. */
 static gboolean
-run_topics (const KtConfig *config, const volatile int *stop, GError **error)
+run_topics (const KtConfig *config, const volatile int *stop, KtMetrics *metrics,
+            GError **error)
 {
   guint n = g_strv_length (config->topics);
   g_autofree TopicRun *runs = g_new0 (TopicRun, n);
@@ -1052,6 +1136,7 @@ run_topics (const KtConfig *config, const volatile int *stop, GError **error)
 
       runs[i].config = *config;
       runs[i].config.topic = config->topics[i];
+      runs[i].runner.metrics = metrics;
       ok = runner_start (&runs[i].runner, &runs[i].config, stop, &s, error);
       stopped |= s;
       started = i + 1;
@@ -1081,10 +1166,25 @@ gboolean
 kt_run (const KtConfig *config, const volatile int *stop, GError **error)
 {
   g_auto(Runner) r = { 0 };
+  /* Declared in this order so that the server stops before the registry
+   * it reads is freed. */
+  g_autoptr(KtMetrics) metrics = kt_metrics_new (config->job, config->interval);
+  g_autoptr(KtHttp) http = NULL;
   gboolean stopped;
 
+  /* First, so that a bad --http fails before anything is touched, and
+   * /healthz answers (503) while Kafka and MySQL are still awaited. */
+  if (config->http != NULL)
+    {
+      http = kt_http_start (config->http, metrics, &config->db, error);
+      if (http == NULL)
+        return FALSE;
+      g_message ("job %s: serving /metrics, /healthz and / on port %u of %s", config->job,
+                 kt_http_port (http), config->http);
+    }
   if (config->topics != NULL && g_strv_length (config->topics) > 1)
-    return run_topics (config, stop, error);
+    return run_topics (config, stop, metrics, error);
+  r.metrics = metrics;
   if (!runner_start (&r, config, stop, &stopped, error))
     return FALSE;
   if (stopped)

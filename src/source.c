@@ -27,6 +27,8 @@ struct _KtSource
   gboolean          group;
   gboolean          assigned_once;
   gboolean          revoked;  /* a rebalance happened since last looked */
+  gboolean        (*start_offsets) (KtPartitionState *, guint, gpointer, GError **);
+  gpointer          start_offsets_data;
 };
 
 /* librdkafka logs from its own threads; GLib's logging is thread-safe.
@@ -166,6 +168,8 @@ kt_source_new (const KtSourceConfig *config, GError **error)
     return NULL;
   meta_conf = rd_kafka_conf_dup (conf);
   self->group = config->group != NULL;
+  self->start_offsets = config->start_offsets;
+  self->start_offsets_data = config->start_offsets_data;
   if (self->group)
     {
       rd_kafka_conf_set_rebalance_cb (conf, rebalance_cb);
@@ -601,6 +605,20 @@ position_streams (KtSource *self, GArray *ranges, GError **error)
           g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT,
                        "cannot seek in '%s': %s", self->topic, rd_kafka_error_string (e));
           rd_kafka_error_destroy (e);
+          if (self->group)
+            {
+              /* The group owns the assignment: keep it, forget positions. */
+              GHashTableIter iter;
+              gpointer value;
+
+              g_hash_table_iter_init (&iter, self->streams);
+              while (g_hash_table_iter_next (&iter, NULL, &value))
+                {
+                  stream_drop_carry (value);
+                  ((Stream *) value)->handed = ((Stream *) value)->pulled = -1;
+                }
+              return FALSE;
+            }
           /* Start afresh next time: forget every stream. */
           rd_kafka_assign (self->rk, NULL);
           g_hash_table_remove_all (self->streams);
@@ -816,11 +834,30 @@ rebalance_cb (rd_kafka_t *rk, rd_kafka_resp_err_t err,
 
   if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS)
     {
+      g_autofree KtPartitionState *states = g_new0 (KtPartitionState, MAX (parts->cnt, 1));
+      g_autoptr(GError) local = NULL;
+
+      /* Assigned at the offsets stored in MySQL, exactly: never the group's
+       * committed offsets, and no placeholder to seek away from later. */
+      for (int i = 0; i < parts->cnt; i++)
+        states[i].partition = parts->elems[i].partition;
+      if (self->start_offsets == NULL
+          || !self->start_offsets (states, (guint) parts->cnt, self->start_offsets_data, &local))
+        {
+          /* Without them, start nowhere: these partitions stay unread by
+           * this member (streams unknown: every plan seeks first). */
+          g_warning ("group: cannot read the stored offsets of the assigned partitions: "
+                     "%s; they will be sought before reading",
+                     local != NULL ? local->message : "no lookup");
+          for (int i = 0; i < parts->cnt; i++)
+            states[i].stored = -1;
+        }
       for (int i = 0; i < parts->cnt; i++)
         {
-          parts->elems[i].offset = RD_KAFKA_OFFSET_END;
+          gint64 at = states[i].stored;
+          parts->elems[i].offset = at >= 0 ? at : RD_KAFKA_OFFSET_END;
           g_hash_table_replace (self->streams, GINT_TO_POINTER (parts->elems[i].partition),
-                                stream_new (parts->elems[i].partition, -1));
+                                stream_new (parts->elems[i].partition, at >= 0 ? at : -1));
         }
       if (cooperative)
         e = rd_kafka_incremental_assign (rk, parts);

@@ -21,6 +21,13 @@ typedef struct
   const char *const  *properties;    /* "key=value" for rd_kafka_conf_set, or NULL */
   gint64              max_batch_bytes;  /* stop a read after this many value bytes */
   const char         *group;         /* --group: join this consumer group, or NULL */
+  /* --group: where newly assigned partitions start. Fills ->stored of each
+   * state (partition set) with the offset the partition must be read from
+   * (the one in kafka_offset), or fails; called on the consuming thread
+   * from inside a rebalance. */
+  gboolean          (*start_offsets) (KtPartitionState *states, guint n,
+                                      gpointer user_data, GError **error);
+  gpointer            start_offsets_data;
 } KtSourceConfig;
 
 /* Called for each record of a range, in offset order per partition. A NULL

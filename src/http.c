@@ -1,0 +1,897 @@
+/* http.c - the HTTP endpoint: /metrics, /healthz and the page at /.
+ *
+ * Built on libmicrohttpd rather than libsoup: every limit a hostile client
+ * calls for is one of its options (total and per-IP connection limits, an
+ * idle timeout, a per-connection memory cap that bounds the request line
+ * and headers, answered with 431), it accepts a socket we bound ourselves
+ * (so a busy port is an errno to report, not a NULL), and it runs its own
+ * threads. libsoup 3 has no connection or header limits to set and needs a
+ * GMainContext thread of ours to drive it; its client side, cookies and
+ * TLS stack are nothing a loopback metrics port uses.
+ *
+ * One thread per connection, at most MAX_CONNECTIONS of them: the page's
+ * handler may wait on MySQL (within the timeouts below), and that must
+ * not hold up a /metrics scrape on another connection. The batch loop is
+ * never involved: handlers read the KtMetrics registry, which copies out
+ * under its lock, and send after.
+ *
+ * libmicrohttpd's idle timeout resets on every byte, so a client that
+ * trickles a header (slowloris) would keep its thread; a reaper thread
+ * therefore cuts any connection whose request is not complete within
+ * REQUEST_DEADLINE_S of its start or of the previous response. */
+#include "http.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include "autocleanups.h"
+#include "cli.h"
+#include "error.h"
+#include "parse.h"
+
+#define MAX_CONNECTIONS     32
+#define MAX_PER_IP          8
+#define IDLE_TIMEOUT_S      10
+#define REQUEST_DEADLINE_S  10
+/* Request line, headers and libmicrohttpd's bookkeeping: a browser sends
+ * 1-2 KiB; anything past this is answered 431 and closed. */
+#define CONNECTION_MEMORY   (16 * 1024)
+#define LISTEN_BACKLOG      32
+
+#define CHART_HOURS         6
+#define CHART_CACHE_S       5
+#define MYSQL_CONNECT_S     2
+#define MYSQL_IO_S          3
+#define PAGE_REFRESH_S      5
+
+/* "Last CHART_HOURS hours" of the log's own, naive time: relative to the
+ * newest minute in the table, since log_time need not be anywhere near
+ * the wall clock (replayed or delayed logs, another time zone). Minutes
+ * since the epoch come out as integers, whatever the session time zone. */
+#define CHART_SQL                                                              \
+  "SELECT TIMESTAMPDIFF(MINUTE, '1970-01-01 00:00:00', log_time), log_count "  \
+  "FROM error_log WHERE log_time > (SELECT MAX(log_time) FROM error_log) "     \
+  "- INTERVAL " G_STRINGIFY (CHART_HOURS) " HOUR ORDER BY log_time LIMIT 2000"
+
+/* One open connection, for the request deadline. */
+typedef struct
+{
+  int      fd;
+  gint64   since;  /* monotonic: accepted, or the previous response sent */
+  gboolean busy;   /* headers in, response not yet sent: not ours to cut */
+  gboolean cut;
+} Client;
+
+struct _KtHttp
+{
+  struct MHD_Daemon *daemon;
+  KtMetrics  *metrics;  /* borrowed */
+  guint16     port;
+
+  GMutex      clients_lock;
+  GHashTable *clients;  /* Client *, owned */
+  GCond       reaper_wake;
+  gboolean    stopping;
+  GThread    *reaper;
+
+  /* The chart, under chart_lock: one query at a time, whoever asks. */
+  gboolean    have_db;
+  KtDbConfig  db;
+  char       *db_description;
+  GMutex      chart_lock;
+  MYSQL      *conn;
+  gint64      chart_at;  /* monotonic time of the last attempt; 0: none */
+  GArray     *chart;     /* KtMinuteCount, ascending */
+  char       *chart_error;
+};
+
+/* Parses "A.B.C.D:PORT" or "[V6]:PORT" into @addr. */
+static gboolean
+parse_listen (const char *text, struct sockaddr_storage *addr, socklen_t *len,
+              GError **error)
+{
+  const char *colon = strrchr (text, ':');
+  g_autofree char *host = NULL;
+  guint64 port = 0;
+
+  memset (addr, 0, sizeof *addr);
+  if (colon == NULL || colon[1] == '\0'
+      || !g_ascii_string_to_unsigned (colon + 1, 10, 0, 65535, &port, NULL))
+    goto bad;
+  host = g_strndup (text, (gsize) (colon - text));
+  if (host[0] == '[' && host[strlen (host) - 1] == ']')
+    {
+      struct sockaddr_in6 *a6 = (struct sockaddr_in6 *) (void *) addr;
+
+      host[strlen (host) - 1] = '\0';
+      if (inet_pton (AF_INET6, host + 1, &a6->sin6_addr) != 1)
+        goto bad;
+      a6->sin6_family = AF_INET6;
+      a6->sin6_port = htons ((guint16) port);
+      *len = sizeof *a6;
+    }
+  else
+    {
+      struct sockaddr_in *a4 = (struct sockaddr_in *) (void *) addr;
+
+      if (inet_pton (AF_INET, host, &a4->sin_addr) != 1)
+        goto bad;
+      a4->sin_family = AF_INET;
+      a4->sin_port = htons ((guint16) port);
+      *len = sizeof *a4;
+    }
+  return TRUE;
+
+bad:
+  g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+               "--http: expected ADDRESS:PORT with a numeric address, like "
+               "127.0.0.1:9464 or [::1]:9464, got '%s'", text);
+  return FALSE;
+}
+
+/* A bound, listening socket, or -1 with @error. Bound here rather than by
+ * libmicrohttpd so that "in use" reaches the user as such. */
+static int
+listen_on (const char *text, guint16 *port, GError **error)
+{
+  struct sockaddr_storage addr;
+  socklen_t len = 0;
+  int fd, on = 1;
+
+  if (!parse_listen (text, &addr, &len, error))
+    return -1;
+  fd = socket (addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--http %s: cannot create a "
+                   "socket: %s", text, g_strerror (errno));
+      return -1;
+    }
+  /* A restart must not wait for the last run's TIME_WAIT connections. An
+   * IPv6 address means that address only, not IPv4 too. */
+  setsockopt (fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+  if (addr.ss_family == AF_INET6)
+    setsockopt (fd, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof on);
+  if (bind (fd, (struct sockaddr *) &addr, len) != 0
+      || listen (fd, LISTEN_BACKLOG) != 0)
+    {
+      int saved = errno;
+      close (fd);
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--http %s: cannot listen: %s",
+                   text, g_strerror (saved));
+      return -1;
+    }
+  len = sizeof addr;
+  getsockname (fd, (struct sockaddr *) &addr, &len);
+  *port = ntohs (addr.ss_family == AF_INET6
+                 ? ((struct sockaddr_in6 *) (void *) &addr)->sin6_port
+                 : ((struct sockaddr_in *) (void *) &addr)->sin_port);
+  return fd;
+}
+
+/* ---- the chart's MySQL side --------------------------------------------- */
+
+static void
+copy_db (KtDbConfig *to, const KtDbConfig *from)
+{
+  *to = (KtDbConfig) {
+    .host = g_strdup (from->host), .port = from->port, .user = g_strdup (from->user),
+    .password = g_strdup (from->password), .database = g_strdup (from->database),
+    .socket = g_strdup (from->socket), .defaults_file = g_strdup (from->defaults_file),
+    .ssl_mode = from->ssl_mode, .ssl_ca = g_strdup (from->ssl_ca),
+    .ssl_cert = g_strdup (from->ssl_cert), .ssl_key = g_strdup (from->ssl_key),
+  };
+}
+
+/* The sink's connection options (sink.c), with short timeouts: a page
+ * waits seconds at most, and the batch loop's connection is never used. */
+static gboolean
+chart_connect (KtHttp *self, GError **error)
+{
+  g_autoptr(MYSQL) conn = mysql_init (NULL);
+  unsigned int connect_timeout = MYSQL_CONNECT_S, io_timeout = MYSQL_IO_S;
+  my_bool off = 0;
+
+  if (conn == NULL)
+    {
+      g_set_error_literal (error, KT_ERROR, KT_ERROR_INTERNAL,
+                           "cannot allocate a MySQL connection");
+      return FALSE;
+    }
+  mysql_options (conn, MYSQL_OPT_CONNECT_TIMEOUT, &connect_timeout);
+  mysql_options (conn, MYSQL_OPT_READ_TIMEOUT, &io_timeout);
+  mysql_options (conn, MYSQL_OPT_WRITE_TIMEOUT, &io_timeout);
+  mysql_options (conn, MYSQL_OPT_RECONNECT, &off);
+  mysql_options (conn, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+  if (self->db.defaults_file != NULL)
+    {
+      mysql_options (conn, MYSQL_READ_DEFAULT_FILE, self->db.defaults_file);
+      mysql_options (conn, MYSQL_READ_DEFAULT_GROUP, "client");
+    }
+  if (self->db.ssl_mode != KT_SSL_PREFERRED)
+    {
+      my_bool enforce = self->db.ssl_mode != KT_SSL_DISABLED;
+      my_bool verify = self->db.ssl_mode >= KT_SSL_VERIFY_CA;
+
+      if (enforce)
+        {
+          mysql_ssl_set (conn, self->db.ssl_key, self->db.ssl_cert, self->db.ssl_ca,
+                         NULL, NULL);
+          mysql_options (conn, MYSQL_OPT_SSL_ENFORCE, &enforce);
+        }
+      mysql_options (conn, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &verify);
+    }
+  if (mysql_real_connect (conn, self->db.host, self->db.user, self->db.password,
+                          self->db.database, self->db.port, self->db.socket, 0) == NULL)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT, "cannot connect to MySQL at %s: %s",
+                   self->db_description, mysql_error (conn));
+      return FALSE;
+    }
+  if (self->db.ssl_mode >= KT_SSL_REQUIRED && mysql_get_ssl_cipher (conn) == NULL)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_FATAL, "cannot connect to MySQL at %s: "
+                   "ssl-mode requires TLS and the connection is not encrypted",
+                   self->db_description);
+      return FALSE;
+    }
+  /* The server stops the query too, not only our read: MariaDB knows
+   * max_statement_time (seconds), MySQL max_execution_time (ms). Neither
+   * is required; the read timeout bounds our wait regardless. */
+  if (mysql_query (conn, "SET SESSION max_statement_time = " G_STRINGIFY (MYSQL_IO_S)) != 0
+      && mysql_query (conn, "SET SESSION max_execution_time = "
+                            G_STRINGIFY (MYSQL_IO_S) "000") != 0)
+    g_debug ("http: the chart's query runs without a server-side time limit: %s",
+             mysql_error (conn));
+  self->conn = g_steal_pointer (&conn);
+  return TRUE;
+}
+
+static gboolean
+chart_query (KtHttp *self, GError **error)
+{
+  g_autoptr(MYSQL_RES) result = NULL;
+  MYSQL_ROW row;
+
+  if (self->conn == NULL && !chart_connect (self, error))
+    return FALSE;
+  if (mysql_query (self->conn, CHART_SQL) != 0
+      || (result = mysql_store_result (self->conn)) == NULL)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT, "cannot read error_log on %s: %s",
+                   self->db_description, mysql_error (self->conn));
+      return FALSE;
+    }
+  while ((row = mysql_fetch_row (result)) != NULL)
+    {
+      KtMinuteCount mc = {
+        row[0] != NULL ? g_ascii_strtoll (row[0], NULL, 10) : 0,
+        row[1] != NULL ? g_ascii_strtoull (row[1], NULL, 10) : 0,
+      };
+      g_array_append_val (self->chart, mc);
+    }
+  return TRUE;
+}
+
+/* Brings the chart's rows up to date unless the last attempt, good or
+ * bad, is younger than CHART_CACHE_S: however many clients ask, MySQL
+ * sees one query per period. Call with chart_lock held. */
+static void
+chart_refresh (KtHttp *self)
+{
+  g_autoptr(GError) error = NULL;
+
+  if (self->chart_at != 0
+      && g_get_monotonic_time () - self->chart_at < CHART_CACHE_S * G_USEC_PER_SEC)
+    return;
+  g_clear_pointer (&self->chart_error, g_free);
+  g_array_set_size (self->chart, 0);
+  if (!chart_query (self, &error))
+    {
+      g_debug ("http: %s", error->message);
+      self->chart_error = g_strdup (error->message);
+      g_array_set_size (self->chart, 0);
+      /* Whatever state it was in, the next attempt starts afresh. */
+      g_clear_pointer (&self->conn, mysql_close);
+    }
+  self->chart_at = g_get_monotonic_time ();
+}
+
+/* ---- the page ------------------------------------------------------------ */
+
+/* Numbers in SVG attributes: never a decimal comma. */
+static void
+append_num (GString *out, double v)
+{
+  char buf[G_ASCII_DTOSTR_BUF_SIZE];
+  g_string_append (out, g_ascii_formatd (buf, sizeof buf, "%.1f", v));
+}
+
+static void
+append_escaped (GString *out, const char *text)
+{
+  g_autofree char *escaped = g_markup_escape_text (text, -1);
+  g_string_append (out, escaped);
+}
+
+static void
+append_wall_time (GString *out, gint64 usec, const char *format)
+{
+  g_autoptr(GDateTime) t = g_date_time_new_from_unix_local (usec / G_USEC_PER_SEC);
+  g_autofree char *s = t != NULL ? g_date_time_format (t, format) : NULL;
+
+  g_string_append (out, s != NULL ? s : "?");
+}
+
+/* The chart's top line: a round number at least @v, and even, so that
+ * the middle line has a whole label. Steps of at most a third keep the
+ * bars from shrinking to half the height. */
+static guint64
+nice_ceiling (guint64 v)
+{
+  static const guint64 steps[] = { 10, 12, 16, 20, 24, 30, 40, 50, 60, 80, 100 };
+  guint64 p = 1;
+
+  if (v <= 10)
+    return MAX (2, v + v % 2);
+  while (v / p >= 100)
+    p *= 10;
+  for (guint i = 0; i < G_N_ELEMENTS (steps); i++)
+    if (steps[i] * p >= v)
+      return steps[i] * p;
+  return 100 * p;
+}
+
+#define SVG_W   960
+#define SVG_H   220
+#define PAD_L   56
+#define PAD_R   12
+#define PAD_T   12
+#define PAD_B   28
+#define SLOTS   (CHART_HOURS * 60)
+
+/* Bars of ERROR lines per minute over the CHART_HOURS hours that end at
+ * the newest minute; a minute without a row had none. */
+static void
+append_chart (GString *out, const GArray *chart)
+{
+  const double plot_w = SVG_W - PAD_L - PAD_R, plot_h = SVG_H - PAD_T - PAD_B;
+  const double slot = plot_w / SLOTS;
+  gint64 newest, start;
+  guint64 max = 1, top;
+  char stamp[20];
+
+  g_string_append_printf (out, "<svg id=\"errors-chart\" xmlns=\"http://www.w3.org/2000/svg\" "
+                          "viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\" "
+                          "aria-label=\"ERROR lines per minute\">\n",
+                          SVG_W, SVG_H, SVG_W, SVG_H);
+  if (chart->len == 0)
+    {
+      g_string_append_printf (out, "<text x=\"%d\" y=\"%d\" class=\"empty\">error_log has "
+                              "no rows yet</text>\n</svg>\n", SVG_W / 2, SVG_H / 2);
+      return;
+    }
+  newest = g_array_index (chart, KtMinuteCount, chart->len - 1).minute;
+  start = newest - SLOTS + 1;
+  for (guint i = 0; i < chart->len; i++)
+    max = MAX (max, g_array_index (chart, KtMinuteCount, i).count);
+  top = nice_ceiling (max);
+
+  /* Grid and y labels: 0, half, top. */
+  for (int k = 0; k <= 2; k++)
+    {
+      double y = PAD_T + plot_h - plot_h * k / 2;
+      g_string_append_printf (out, "<line class=\"grid\" x1=\"%d\" x2=\"%d\" y1=\"", PAD_L,
+                              SVG_W - PAD_R);
+      append_num (out, y);
+      g_string_append (out, "\" y2=\"");
+      append_num (out, y);
+      g_string_append_printf (out, "\"/><text class=\"ylabel\" x=\"%d\" y=\"", PAD_L - 6);
+      append_num (out, y + 4);
+      g_string_append_printf (out, "\">%" G_GUINT64_FORMAT "</text>\n", top * (guint64) k / 2);
+    }
+  /* Hour ticks, in the log's time. */
+  for (gint64 m = start; m <= newest; m++)
+    if (m % 60 == 0)
+      {
+        double x = PAD_L + (double) (m - start) * slot;
+        kt_minute_format (m, stamp);
+        g_string_append (out, "<line class=\"tick\" x1=\"");
+        append_num (out, x);
+        g_string_append (out, "\" x2=\"");
+        append_num (out, x);
+        g_string_append_printf (out, "\" y1=\"%d\" y2=\"%d\"/><text class=\"xlabel\" x=\"",
+                                PAD_T, SVG_H - PAD_B + 4);
+        append_num (out, x);
+        g_string_append_printf (out, "\" y=\"%d\">%.5s</text>\n", SVG_H - PAD_B + 18,
+                                stamp + 11);
+      }
+  for (guint i = 0; i < chart->len; i++)
+    {
+      const KtMinuteCount *mc = &g_array_index (chart, KtMinuteCount, i);
+      double h = plot_h * (double) mc->count / (double) top;
+
+      if (mc->minute < start || mc->count == 0)
+        continue;
+      kt_minute_format (mc->minute, stamp);
+      g_string_append (out, "<rect class=\"bar\" x=\"");
+      append_num (out, PAD_L + (double) (mc->minute - start) * slot);
+      g_string_append (out, "\" y=\"");
+      append_num (out, PAD_T + plot_h - h);
+      g_string_append (out, "\" width=\"");
+      append_num (out, MAX (slot - 0.4, 1.0));
+      g_string_append (out, "\" height=\"");
+      append_num (out, h);
+      g_string_append_printf (out, "\"><title>%.16s: %" G_GUINT64_FORMAT " ERROR</title></rect>\n",
+                              stamp, mc->count);
+    }
+  g_string_append_printf (out, "<line class=\"axis\" x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\"/>\n",
+                          PAD_L, SVG_W - PAD_R, SVG_H - PAD_B, SVG_H - PAD_B);
+  g_string_append (out, "</svg>\n");
+}
+
+static const char page_style[] =
+  "body{font:14px/1.4 system-ui,sans-serif;margin:1.5em 2em;color:#222;background:#fafafa}"
+  "h1{font-size:1.5em;margin:0 0 .3em}h1 small{font-weight:normal;color:#666}"
+  "h2{font-size:1.1em;margin:1.2em 0 .4em}h2 small{font-weight:normal;color:#666;font-size:.8em}"
+  ".status{display:inline-block;padding:.3em .8em;border-radius:4px;color:#fff}"
+  ".ok{background:#2e7d32}.bad{background:#c62828}"
+  ".totals span{margin-right:1.5em}.totals b{font-variant-numeric:tabular-nums}"
+  "table{border-collapse:collapse;background:#fff}"
+  "th,td{padding:.2em .6em;border-bottom:1px solid #ddd;text-align:right;white-space:nowrap}"
+  "td.msg{white-space:normal;max-width:26em;text-align:left;font-size:12px}"
+  ".tables{display:flex;flex-wrap:wrap;gap:0 2.5em;align-items:flex-start}"
+  "th{background:#eee}td.l,th.l{text-align:left}"
+  "tr.failed td{color:#c62828}tr.fenced td{color:#b26a00}"
+  "svg{background:#fff;border:1px solid #ddd;max-width:100%;height:auto}"
+  ".bar{fill:#c62828}.grid{stroke:#e4e4e4}.tick{stroke:#ccc}.axis{stroke:#888}"
+  ".ylabel{font-size:11px;text-anchor:end;fill:#555}"
+  ".xlabel{font-size:11px;text-anchor:middle;fill:#555}"
+  ".empty{font-size:14px;text-anchor:middle;fill:#888}"
+  ".note{color:#555;max-width:60em}footer{margin-top:2em;color:#777}";
+
+static void
+append_lag_table (GString *out, const GArray *partitions)
+{
+  gint64 total = 0;
+
+  if (partitions->len == 0)
+    {
+      g_string_append (out, "<p id=\"lag\">No batch has reported its partitions yet.</p>\n");
+      return;
+    }
+  g_string_append (out, "<table id=\"lag\">\n<tr><th class=\"l\">Topic</th><th>Partition</th>"
+                        "<th>Stored offset</th><th>Lag</th></tr>\n");
+  for (guint i = 0; i < partitions->len; i++)
+    {
+      const KtPartitionRow *p = &g_array_index (partitions, KtPartitionRow, i);
+
+      total += p->lag;
+      g_string_append (out, "<tr title=\"as of ");
+      append_wall_time (out, p->updated, "%Y-%m-%d %H:%M:%S");
+      g_string_append (out, "\"><td class=\"l\">");
+      append_escaped (out, p->topic);
+      g_string_append_printf (out, "</td><td>%d</td><td>%" G_GINT64_FORMAT "</td><td>%"
+                              G_GINT64_FORMAT "</td></tr>\n", p->partition, p->offset, p->lag);
+    }
+  g_string_append_printf (out, "<tr><th class=\"l\">total</th><th></th><th></th><th>%"
+                          G_GINT64_FORMAT "</th></tr>\n</table>\n", total);
+}
+
+static void
+append_batches_table (GString *out, const GArray *recent)
+{
+  if (recent->len == 0)
+    {
+      g_string_append (out, "<p id=\"batches\">No batch has read anything yet.</p>\n");
+      return;
+    }
+  g_string_append (out, "<table id=\"batches\">\n<tr><th class=\"l\">Finished</th>"
+                        "<th class=\"l\">Result</th><th>Partitions</th><th>Records</th>"
+                        "<th>ERROR</th><th>Other</th><th>Malformed</th>"
+                        "<th>Seconds</th><th class=\"l\">Error</th></tr>\n");
+  for (guint i = 0; i < recent->len; i++)
+    {
+      const KtRecentBatch *b = &g_array_index (recent, KtRecentBatch, i);
+      const char *result = kt_batch_result_name (b->result);
+      char duration[G_ASCII_DTOSTR_BUF_SIZE];
+
+      g_string_append_printf (out, "<tr class=\"%s\"><td class=\"l\">", result);
+      append_wall_time (out, b->finished, "%m-%d %H:%M:%S");
+      g_string_append_printf (out, "</td><td class=\"l\">%s</td>", result);
+      /* A failed batch's counts are not known (nor kept): dashes, not 0. */
+      if (b->result == KT_BATCH_FAILED)
+        g_string_append (out, "<td>&ndash;</td><td>&ndash;</td><td>&ndash;</td><td>&ndash;</td>"
+                              "<td>&ndash;</td>");
+      else
+        g_string_append_printf (out, "<td>%u</td><td>%" G_GUINT64_FORMAT "</td><td>%"
+                                G_GUINT64_FORMAT "</td><td>%" G_GUINT64_FORMAT "</td><td>%"
+                                G_GUINT64_FORMAT "</td>", b->partitions, b->records,
+                                b->lines_error, b->lines_other, b->lines_malformed);
+      g_string_append_printf (out, "<td>%s</td><td class=\"msg\">",
+                              g_ascii_formatd (duration, sizeof duration, "%.3f", b->duration));
+      append_escaped (out, b->error);
+      g_string_append (out, "</td></tr>\n");
+    }
+  g_string_append (out, "</table>\n");
+}
+
+static void
+render_page (KtHttp *self, GString *out)
+{
+  g_auto(KtMetricsSnapshot) snap = { 0 };
+  g_autoptr(GString) health = g_string_new (NULL);
+  g_autoptr(GArray) chart = g_array_new (FALSE, FALSE, sizeof (KtMinuteCount));
+  g_autofree char *chart_error = NULL;
+  gboolean healthy = kt_metrics_healthy (self->metrics, health);
+  char from[20], until[20];
+
+  kt_metrics_snapshot (self->metrics, &snap);
+  if (self->have_db)
+    {
+      /* Copied out, so that the page is written without the lock. */
+      g_mutex_lock (&self->chart_lock);
+      chart_refresh (self);
+      g_array_append_vals (chart, self->chart->data, self->chart->len);
+      chart_error = g_strdup (self->chart_error);
+      g_mutex_unlock (&self->chart_lock);
+    }
+
+  g_string_append_printf (out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+                          "<meta http-equiv=\"refresh\" content=\"%d\">\n<title>ktally: ",
+                          PAGE_REFRESH_S);
+  append_escaped (out, kt_metrics_job (self->metrics));
+  g_string_append_printf (out, "</title>\n<style>%s</style></head>\n<body>\n<h1>ktally "
+                          "<small>job ", page_style);
+  append_escaped (out, kt_metrics_job (self->metrics));
+  g_string_append_printf (out, "</small></h1>\n<p><span id=\"health\" class=\"status %s\">",
+                          healthy ? "ok" : "bad");
+  g_strchomp (health->str);
+  append_escaped (out, health->str);
+  g_string_append_printf (out, "</span></p>\n<p class=\"totals\"><span>committed batches <b>%"
+                          G_GUINT64_FORMAT "</b></span><span>failed <b>%" G_GUINT64_FORMAT
+                          "</b></span><span>fenced <b>%" G_GUINT64_FORMAT "</b></span>"
+                          "<span>records <b>%" G_GUINT64_FORMAT "</b></span><span>ERROR "
+                          "lines <b>%" G_GUINT64_FORMAT "</b></span><span>malformed <b>%"
+                          G_GUINT64_FORMAT "</b></span><span>last commit <b>",
+                          snap.batches[KT_BATCH_COMMITTED], snap.batches[KT_BATCH_FAILED],
+                          snap.batches[KT_BATCH_FENCED], snap.records, snap.lines_error,
+                          snap.lines_malformed);
+  if (snap.last_commit != 0)
+    append_wall_time (out, snap.last_commit, "%Y-%m-%d %H:%M:%S");
+  else
+    g_string_append (out, "none yet");
+  g_string_append (out, "</b></span>");
+  if (snap.data_loss_events > 0)
+    g_string_append_printf (out, "<span>DATA LOSS <b>%" G_GUINT64_FORMAT " offsets</b></span>",
+                            snap.data_lost_offsets);
+  g_string_append (out, "</p>\n");
+
+  g_string_append_printf (out, "<h2>ERROR lines per minute, the last %d hours of the log</h2>\n",
+                          CHART_HOURS);
+  if (!self->have_db)
+    g_string_append (out, "<p class=\"note\">No database: no chart.</p>\n");
+  else if (chart_error != NULL)
+    {
+      g_string_append (out, "<p class=\"note\" id=\"chart-error\">The chart is unavailable: ");
+      append_escaped (out, chart_error);
+      g_string_append_printf (out, " (trying again within %d s).</p>\n", CHART_CACHE_S);
+    }
+  else
+    {
+      append_chart (out, chart);
+      if (chart->len > 0)
+        {
+          kt_minute_format (g_array_index (chart, KtMinuteCount, chart->len - 1).minute
+                            - SLOTS + 1, from);
+          kt_minute_format (g_array_index (chart, KtMinuteCount, chart->len - 1).minute, until);
+          g_string_append_printf (out, "<p class=\"note\">From %.16s to %.16s. Times are the "
+                                  "log lines' own timestamps (naive, no time zone), as stored "
+                                  "in error_log: the chart ends at the newest minute in the "
+                                  "table, not at the current time. Read every %d s at most.</p>\n",
+                                  from, until, CHART_CACHE_S);
+        }
+    }
+
+  g_string_append (out, "<div class=\"tables\"><section><h2>Partitions</h2>\n");
+  append_lag_table (out, snap.partitions);
+  g_string_append_printf (out, "</section><section><h2>Last batches <small>(the last %d that "
+                          "read something, newest first; local time)</small></h2>\n",
+                          KT_METRICS_RECENT);
+  append_batches_table (out, snap.recent);
+  g_string_append (out, "</section></div>\n");
+  g_string_append_printf (out, "<footer>ktally %s &middot; <a href=\"/metrics\">/metrics</a> "
+                          "&middot; <a href=\"/healthz\">/healthz</a> &middot; this page "
+                          "reloads every %d s</footer>\n</body></html>\n",
+                          PACKAGE_VERSION, PAGE_REFRESH_S);
+}
+
+/* ---- requests ------------------------------------------------------------ */
+
+static Client *
+client_of (struct MHD_Connection *connection)
+{
+  const union MHD_ConnectionInfo *info =
+    MHD_get_connection_info (connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+  return info != NULL ? info->socket_context : NULL;
+}
+
+/* Queues @body (consumed) with @status and the headers every answer has. */
+static enum MHD_Result
+respond (struct MHD_Connection *connection, unsigned int status, const char *type,
+         GString *body)
+{
+  gsize len = body->len;
+  struct MHD_Response *response =
+    MHD_create_response_from_buffer_with_free_callback (len, g_string_free (body, FALSE),
+                                                        g_free);
+  enum MHD_Result ret;
+
+  MHD_add_response_header (response, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+  MHD_add_response_header (response, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+  MHD_add_response_header (response, "X-Content-Type-Options", "nosniff");
+  /* The page has no script, no external asset, and is nobody's frame. */
+  MHD_add_response_header (response, "Content-Security-Policy",
+                           "default-src 'none'; style-src 'unsafe-inline'; "
+                           "frame-ancestors 'none'");
+  if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+    MHD_add_response_header (response, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+  ret = MHD_queue_response (connection, status, response);
+  MHD_destroy_response (response);
+  return ret;
+}
+
+static enum MHD_Result
+on_request (void *cls, struct MHD_Connection *connection, const char *url,
+            const char *method, const char *version, const char *upload_data,
+            size_t *upload_data_size, void **req_cls)
+{
+  KtHttp *self = cls;
+  Client *client = client_of (connection);
+  GString *body;
+  unsigned int status = MHD_HTTP_OK;
+  const char *type = "text/plain; charset=utf-8";
+
+  (void) version;
+  (void) upload_data;
+
+  if (*req_cls == NULL)
+    {
+      /* The first call says the headers are in: from now on the deadline
+       * is not this request's. */
+      *req_cls = self;
+      if (client != NULL)
+        {
+          g_mutex_lock (&self->clients_lock);
+          client->busy = TRUE;
+          g_mutex_unlock (&self->clients_lock);
+        }
+      /* Another method is refused at once, so that its body is never
+       * read (libmicrohttpd then closes the connection). GET and HEAD
+       * are answered on the next call: an answer on the first makes
+       * libmicrohttpd close the connection, as it cannot know yet that
+       * the request is complete, and scrapers keep theirs alive. */
+      if (g_str_equal (method, MHD_HTTP_METHOD_GET) || g_str_equal (method, MHD_HTTP_METHOD_HEAD))
+        return MHD_YES;
+      body = g_string_new ("method not allowed: only GET and HEAD\n");
+      g_debug ("http: %s %s: %u", method, url, MHD_HTTP_METHOD_NOT_ALLOWED);
+      return respond (connection, MHD_HTTP_METHOD_NOT_ALLOWED, type, body);
+    }
+  if (*upload_data_size != 0)
+    {
+      *upload_data_size = 0;  /* a GET with a body: skipped, unread */
+      return MHD_YES;
+    }
+
+  body = g_string_new (NULL);
+  if (g_str_equal (url, "/metrics"))
+    {
+      type = "text/plain; version=0.0.4; charset=utf-8";
+      kt_metrics_render (self->metrics, body);
+    }
+  else if (g_str_equal (url, "/healthz"))
+    {
+      if (!kt_metrics_healthy (self->metrics, body))
+        status = MHD_HTTP_SERVICE_UNAVAILABLE;
+    }
+  else if (g_str_equal (url, "/"))
+    {
+      type = "text/html; charset=utf-8";
+      render_page (self, body);
+    }
+  else
+    {
+      status = MHD_HTTP_NOT_FOUND;
+      g_string_append (body, "not found: try /, /metrics or /healthz\n");
+    }
+  g_debug ("http: %s %s: %u", method, url, status);
+  return respond (connection, status, type, body);
+}
+
+static void
+on_completed (void *cls, struct MHD_Connection *connection, void **req_cls,
+              enum MHD_RequestTerminationCode code)
+{
+  KtHttp *self = cls;
+  Client *client = client_of (connection);
+
+  (void) req_cls;
+  (void) code;
+  if (client == NULL)
+    return;
+  /* Keep-alive: the next request has its own deadline from now. */
+  g_mutex_lock (&self->clients_lock);
+  client->busy = FALSE;
+  client->since = g_get_monotonic_time ();
+  g_mutex_unlock (&self->clients_lock);
+}
+
+static void
+on_connection (void *cls, struct MHD_Connection *connection, void **socket_context,
+               enum MHD_ConnectionNotificationCode code)
+{
+  KtHttp *self = cls;
+
+  if (code == MHD_CONNECTION_NOTIFY_STARTED)
+    {
+      const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info (connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+      Client *client = g_new0 (Client, 1);
+
+      client->fd = info != NULL ? info->connect_fd : -1;
+      client->since = g_get_monotonic_time ();
+      g_mutex_lock (&self->clients_lock);
+      g_hash_table_add (self->clients, client);
+      g_mutex_unlock (&self->clients_lock);
+      *socket_context = client;
+    }
+  else if (*socket_context != NULL)
+    {
+      /* libmicrohttpd closes the descriptor only after this returns: once
+       * the entry is gone under the lock, the reaper cannot touch it. */
+      g_mutex_lock (&self->clients_lock);
+      g_hash_table_remove (self->clients, *socket_context);
+      g_mutex_unlock (&self->clients_lock);
+      *socket_context = NULL;
+    }
+}
+
+/* Cuts connections whose request is overdue. shutdown(), never close():
+ * the descriptor stays libmicrohttpd's, which sees end of file and cleans
+ * up in its own thread. */
+static gpointer
+reaper_main (gpointer data)
+{
+  KtHttp *self = data;
+
+  g_mutex_lock (&self->clients_lock);
+  while (!self->stopping)
+    {
+      gint64 now = g_get_monotonic_time ();
+      GHashTableIter iter;
+      gpointer key;
+
+      g_hash_table_iter_init (&iter, self->clients);
+      while (g_hash_table_iter_next (&iter, &key, NULL))
+        {
+          Client *client = key;
+          if (!client->busy && !client->cut && client->fd >= 0
+              && now - client->since > REQUEST_DEADLINE_S * G_USEC_PER_SEC)
+            {
+              shutdown (client->fd, SHUT_RDWR);
+              client->cut = TRUE;
+              g_debug ("http: cut a connection with no complete request after %d s",
+                       REQUEST_DEADLINE_S);
+            }
+        }
+      g_cond_wait_until (&self->reaper_wake, &self->clients_lock, now + G_USEC_PER_SEC);
+    }
+  g_mutex_unlock (&self->clients_lock);
+  return NULL;
+}
+
+static void G_GNUC_PRINTF (2, 0)
+on_mhd_log (void *cls, const char *format, va_list args)
+{
+  g_autofree char *message = g_strdup_vprintf (format, args);
+
+  (void) cls;
+  g_debug ("http: %s", g_strchomp (message));
+}
+
+KtHttp *
+kt_http_start (const char *listen_addr, KtMetrics *metrics, const KtDbConfig *db,
+               GError **error)
+{
+  g_autoptr(KtHttp) self = NULL;
+  unsigned int flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD
+                       | MHD_USE_POLL | MHD_USE_ERROR_LOG;
+  int fd;
+
+  g_return_val_if_fail (listen_addr != NULL && metrics != NULL, NULL);
+
+  self = g_new0 (KtHttp, 1);
+  self->metrics = metrics;
+  g_mutex_init (&self->clients_lock);
+  g_cond_init (&self->reaper_wake);
+  g_mutex_init (&self->chart_lock);
+  self->clients = g_hash_table_new_full (g_direct_hash, g_direct_equal, g_free, NULL);
+  self->chart = g_array_new (FALSE, FALSE, sizeof (KtMinuteCount));
+  if (db != NULL)
+    {
+      self->have_db = TRUE;
+      copy_db (&self->db, db);
+      self->db_description = db->socket != NULL
+        ? g_strdup_printf ("%s@%s/%s", db->user, db->socket, db->database)
+        : g_strdup_printf ("%s@%s:%u/%s", db->user, db->host, db->port ? db->port : 3306,
+                           db->database);
+      /* Not thread-safe the first time: done here, before any thread, and
+       * a no-op for the sink later. */
+      mysql_library_init (0, NULL, NULL);
+    }
+
+  fd = listen_on (listen_addr, &self->port, error);
+  if (fd < 0)
+    return NULL;
+  if (strchr (listen_addr, '[') != NULL)
+    flags |= MHD_USE_IPv6;
+  self->daemon = MHD_start_daemon (flags, 0, NULL, NULL, on_request, self,
+                                   MHD_OPTION_LISTEN_SOCKET, (MHD_socket) fd,
+                                   MHD_OPTION_CONNECTION_LIMIT, (unsigned int) MAX_CONNECTIONS,
+                                   MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int) MAX_PER_IP,
+                                   MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int) IDLE_TIMEOUT_S,
+                                   MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t) CONNECTION_MEMORY,
+                                   MHD_OPTION_NOTIFY_CONNECTION, on_connection, self,
+                                   MHD_OPTION_NOTIFY_COMPLETED, on_completed, self,
+                                   MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, self,
+                                   MHD_OPTION_END);
+  if (self->daemon == NULL)
+    {
+      close (fd);
+      g_set_error (error, KT_ERROR, KT_ERROR_INTERNAL,
+                   "--http %s: cannot start the HTTP server (libmicrohttpd refused)",
+                   listen_addr);
+      return NULL;
+    }
+  self->reaper = g_thread_new ("kt-http-reaper", reaper_main, self);
+  return g_steal_pointer (&self);
+}
+
+guint16
+kt_http_port (KtHttp *self)
+{
+  return self->port;
+}
+
+void
+kt_http_stop (KtHttp *self)
+{
+  if (self == NULL)
+    return;
+  /* The daemon first: it closes the listening socket and every connection
+   * and joins their threads, so nothing calls back into us after. */
+  g_clear_pointer (&self->daemon, MHD_stop_daemon);
+  if (self->reaper != NULL)
+    {
+      g_mutex_lock (&self->clients_lock);
+      self->stopping = TRUE;
+      g_cond_signal (&self->reaper_wake);
+      g_mutex_unlock (&self->clients_lock);
+      g_thread_join (g_steal_pointer (&self->reaper));
+    }
+  g_clear_pointer (&self->conn, mysql_close);
+  g_clear_pointer (&self->clients, g_hash_table_unref);
+  g_clear_pointer (&self->chart, g_array_unref);
+  g_free (self->chart_error);
+  if (self->have_db)
+    kt_db_config_clear (&self->db);
+  g_free (self->db_description);
+  g_mutex_clear (&self->clients_lock);
+  g_cond_clear (&self->reaper_wake);
+  g_mutex_clear (&self->chart_lock);
+  g_free (self);
+}

@@ -1,0 +1,33 @@
+/* http.h - `ktally run --http ADDR:PORT`: /metrics, /healthz and a page.
+ *
+ * Serves the KtMetrics registry from libmicrohttpd's own threads, never
+ * the batch loop's: the loop only writes the registry and never waits on a
+ * client. The page's chart reads error_log through a MySQL connection of
+ * its own, with timeouts, at most once every few seconds. Slow, oversized
+ * or too many clients are cut off by limits (see http.c), not served
+ * forever. */
+#pragma once
+#include <glib.h>
+#include "metrics.h"
+#include "sink.h"
+
+typedef struct _KtHttp KtHttp;
+
+/* Listens on @listen_addr: "IPV4:PORT" or "[IPV6]:PORT", numeric (no
+ * name is looked up; nothing listens beyond that one address), port 0
+ * for any free one. @metrics is borrowed and must outlive the server;
+ * @db is copied (NULL: the page has no chart). A malformed address, or
+ * one that cannot be bound (in use, not on this host, not permitted):
+ * KT_ERROR_USAGE, one line naming --http. */
+KtHttp  *kt_http_start (const char *listen_addr, KtMetrics *metrics,
+                        const KtDbConfig *db, GError **error);
+
+/* The port actually bound (the one asked for, unless it was 0). */
+guint16  kt_http_port  (KtHttp *self);
+
+/* Closes every connection and joins the server's threads: a request in
+ * the middle of the chart's query finishes first, within that query's
+ * timeouts. NULL is fine. */
+void     kt_http_stop  (KtHttp *self);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (KtHttp, kt_http_stop)

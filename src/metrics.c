@@ -1,0 +1,536 @@
+/* metrics.c - the metrics registry: counters, gauges, one histogram.
+ *
+ * Written by the batch loop, read by the HTTP threads. One mutex guards
+ * everything: the writers hold it for a handful of additions, the readers
+ * for one render into memory, never across I/O. The series are few and
+ * fixed (plus one pair per partition), so plain fields beat a generic
+ * registry of metric objects. */
+#include "metrics.h"
+
+#include <string.h>
+
+#define MAX_CAUSES        16
+#define HEALTH_INTERVALS  3
+#define HEALTH_MIN_S      10.0
+
+/* Upper bounds of ktally_batch_duration_seconds, in seconds: a batch of a
+ * few records commits in milliseconds, a full one (--max-per-partition on
+ * every partition) in seconds, and 30 s is the source's stall limit. */
+static const double bucket_bounds[] = {
+  0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
+};
+/* Written out once, as Prometheus's clients print them: "le" values are
+ * compared as strings by some tools, so "1" must not become "1.0". */
+static const char *const bucket_names[] = {
+  "0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5", "1", "2.5", "5", "10", "30",
+};
+#define N_BUCKETS G_N_ELEMENTS (bucket_bounds)
+G_STATIC_ASSERT (G_N_ELEMENTS (bucket_names) == N_BUCKETS);
+
+static const char *const result_names[] = { "committed", "fenced", "failed", "idle" };
+G_STATIC_ASSERT (G_N_ELEMENTS (result_names) == KT_BATCH_N_RESULTS);
+
+/* Known causes are shown at 0 from the start: rate() and alerts then work
+ * before the first retry instead of seeing a series appear. */
+static const char *const seeded_causes[] = { "kafka", "mysql", "deadlock", "other" };
+
+struct _KtMetrics
+{
+  char          *job;
+  double         interval;
+  KtMetricsClock wall, monotonic;
+  gint64         created;       /* monotonic */
+
+  GMutex         lock;
+  guint64        batches[KT_BATCH_N_RESULTS];
+  guint64        records;
+  guint64        lines_error, lines_other, lines_malformed;
+  guint64        bucket_counts[N_BUCKETS + 1];  /* not cumulative; last: +Inf */
+  double         duration_sum;
+  guint64        duration_count;
+  GArray        *partitions;    /* KtPartitionRow, by topic then partition */
+  GPtrArray     *causes;        /* char *, in order of first use */
+  GArray        *cause_counts;  /* guint64, parallel to causes */
+  guint64        data_loss_events, data_lost_offsets;
+  gint64         last_commit;   /* wall */
+  gint64         last_success;  /* monotonic; 0: none */
+  KtBatchResult  last_success_result;
+  gint64         last_failure;  /* monotonic; 0: none */
+  char           last_error[200];
+  KtRecentBatch     recent[KT_METRICS_RECENT];  /* ring */
+  guint          recent_next, recent_len;
+};
+
+static gint64
+now_wall (KtMetrics *self)
+{
+  return self->wall != NULL ? self->wall () : g_get_real_time ();
+}
+
+static gint64
+now_monotonic (KtMetrics *self)
+{
+  return self->monotonic != NULL ? self->monotonic () : g_get_monotonic_time ();
+}
+
+static void
+partition_row_clear (gpointer p)
+{
+  KtPartitionRow *row = p;
+  g_clear_pointer (&row->topic, g_free);
+}
+
+KtMetrics *
+kt_metrics_new (const char *job, double interval)
+{
+  KtMetrics *self;
+
+  g_return_val_if_fail (job != NULL, NULL);
+
+  self = g_new0 (KtMetrics, 1);
+  self->job = g_strdup (job);
+  self->interval = interval;
+  self->created = g_get_monotonic_time ();
+  g_mutex_init (&self->lock);
+  self->partitions = g_array_new (FALSE, TRUE, sizeof (KtPartitionRow));
+  g_array_set_clear_func (self->partitions, partition_row_clear);
+  self->causes = g_ptr_array_new_with_free_func (g_free);
+  self->cause_counts = g_array_new (FALSE, TRUE, sizeof (guint64));
+  for (guint i = 0; i < G_N_ELEMENTS (seeded_causes); i++)
+    {
+      guint64 zero = 0;
+      g_ptr_array_add (self->causes, g_strdup (seeded_causes[i]));
+      g_array_append_val (self->cause_counts, zero);
+    }
+  return self;
+}
+
+void
+kt_metrics_free (KtMetrics *self)
+{
+  if (self == NULL)
+    return;
+  g_clear_pointer (&self->partitions, g_array_unref);
+  g_clear_pointer (&self->causes, g_ptr_array_unref);
+  g_clear_pointer (&self->cause_counts, g_array_unref);
+  g_mutex_clear (&self->lock);
+  g_free (self->job);
+  g_free (self);
+}
+
+void
+kt_metrics_set_clock (KtMetrics *self, KtMetricsClock wall, KtMetricsClock monotonic)
+{
+  self->wall = wall;
+  self->monotonic = monotonic;
+  self->created = now_monotonic (self);
+}
+
+const char *
+kt_metrics_job (KtMetrics *self)
+{
+  return self->job;
+}
+
+double
+kt_metrics_interval (KtMetrics *self)
+{
+  return self->interval;
+}
+
+const char *
+kt_batch_result_name (KtBatchResult result)
+{
+  g_return_val_if_fail (result < KT_BATCH_N_RESULTS, "failed");
+  return result_names[result];
+}
+
+/* Copies at most @size - 1 bytes of @src, never splitting a UTF-8
+ * sequence: the page prints it, and a cut half character is not text. */
+static void
+copy_message (char *dest, gsize size, const char *src)
+{
+  gsize len = strlen (src);
+
+  if (len >= size)
+    {
+      len = size - 1;
+      while (len > 0 && ((guchar) src[len] & 0xC0) == 0x80)
+        len--;
+    }
+  memcpy (dest, src, len);
+  dest[len] = '\0';
+}
+
+void
+kt_metrics_batch (KtMetrics *self, const KtBatchReport *report)
+{
+  gint64 mono = now_monotonic (self), wall = now_wall (self);
+
+  g_return_if_fail (report->result < KT_BATCH_N_RESULTS);
+
+  g_mutex_lock (&self->lock);
+  self->batches[report->result]++;
+  switch (report->result)
+    {
+    case KT_BATCH_COMMITTED:
+      self->records += report->records;
+      self->lines_error += report->lines_error;
+      self->lines_other += report->lines_other;
+      self->lines_malformed += report->lines_malformed;
+      self->last_commit = wall;
+      G_GNUC_FALLTHROUGH;
+    case KT_BATCH_IDLE:
+      self->last_success = mono;
+      self->last_success_result = report->result;
+      break;
+    case KT_BATCH_FAILED:
+      self->last_failure = mono;
+      copy_message (self->last_error, sizeof self->last_error,
+                    report->error != NULL ? report->error : "unknown error");
+      break;
+    case KT_BATCH_FENCED:
+    case KT_BATCH_N_RESULTS:
+      break;
+    }
+
+  if (report->result != KT_BATCH_IDLE)
+    {
+      KtRecentBatch *row = &self->recent[self->recent_next];
+      guint b = 0;
+
+      /* Buckets are "less than or equal": 0.005 s lands in le="0.005". */
+      while (b < N_BUCKETS && report->duration > bucket_bounds[b])
+        b++;
+      self->bucket_counts[b]++;
+      self->duration_sum += report->duration;
+      self->duration_count++;
+
+      *row = (KtRecentBatch) {
+        .finished = wall, .result = report->result, .duration = report->duration,
+        .partitions = report->partitions, .records = report->records,
+        .lines_error = report->lines_error, .lines_other = report->lines_other,
+        .lines_malformed = report->lines_malformed,
+      };
+      if (report->result == KT_BATCH_FAILED)
+        memcpy (row->error, self->last_error, sizeof row->error);
+      self->recent_next = (self->recent_next + 1) % KT_METRICS_RECENT;
+      self->recent_len = MIN (self->recent_len + 1, KT_METRICS_RECENT);
+    }
+  g_mutex_unlock (&self->lock);
+}
+
+static int
+partition_cmp (const char *topic_a, gint32 part_a, const KtPartitionRow *b)
+{
+  int c = strcmp (topic_a, b->topic);
+  return c != 0 ? c : (part_a > b->partition) - (part_a < b->partition);
+}
+
+void
+kt_metrics_partition (KtMetrics *self, const char *topic, gint32 partition,
+                      gint64 offset, gint64 lag)
+{
+  gint64 wall = now_wall (self);
+  guint lo = 0, hi;
+
+  g_return_if_fail (topic != NULL);
+
+  g_mutex_lock (&self->lock);
+  /* Sorted on insert, so that rendering needs no sort and the lookup of
+   * each of a batch's partitions is a binary search. */
+  hi = self->partitions->len;
+  while (lo < hi)
+    {
+      guint mid = lo + (hi - lo) / 2;
+      int c = partition_cmp (topic, partition,
+                             &g_array_index (self->partitions, KtPartitionRow, mid));
+      if (c == 0)
+        lo = hi = mid;
+      else if (c < 0)
+        hi = mid;
+      else
+        lo = mid + 1;
+    }
+  if (lo == self->partitions->len
+      || partition_cmp (topic, partition,
+                        &g_array_index (self->partitions, KtPartitionRow, lo)) != 0)
+    {
+      KtPartitionRow row = { g_strdup (topic), partition, 0, 0, 0 };
+      g_array_insert_val (self->partitions, lo, row);
+    }
+  {
+    KtPartitionRow *row = &g_array_index (self->partitions, KtPartitionRow, lo);
+    row->offset = offset;
+    row->lag = lag;
+    row->updated = wall;
+  }
+  g_mutex_unlock (&self->lock);
+}
+
+void
+kt_metrics_retry (KtMetrics *self, const char *cause)
+{
+  guint i;
+
+  g_return_if_fail (cause != NULL);
+
+  g_mutex_lock (&self->lock);
+  for (i = 0; i < self->causes->len; i++)
+    if (g_str_equal (g_ptr_array_index (self->causes, i), cause))
+      break;
+  if (i == self->causes->len)
+    {
+      if (self->causes->len < MAX_CAUSES)
+        {
+          guint64 zero = 0;
+          g_ptr_array_add (self->causes, g_strdup (cause));
+          g_array_append_val (self->cause_counts, zero);
+        }
+      else
+        for (i = 0; !g_str_equal (g_ptr_array_index (self->causes, i), "other"); i++)
+          ;
+    }
+  g_array_index (self->cause_counts, guint64, i)++;
+  g_mutex_unlock (&self->lock);
+}
+
+void
+kt_metrics_data_loss (KtMetrics *self, gint64 offsets)
+{
+  g_mutex_lock (&self->lock);
+  self->data_loss_events++;
+  self->data_lost_offsets += (guint64) MAX (offsets, 0);
+  g_mutex_unlock (&self->lock);
+}
+
+/* A label value: backslash, double quote and newline escaped, as the
+ * exposition format requires (a topic name cannot hold them, a job name
+ * given on the command line might). */
+static void
+append_label (GString *out, const char *name, const char *value)
+{
+  g_string_append_printf (out, "%s=\"", name);
+  for (const char *p = value; *p != '\0'; p++)
+    switch (*p)
+      {
+      case '\\':
+        g_string_append (out, "\\\\");
+        break;
+      case '"':
+        g_string_append (out, "\\\"");
+        break;
+      case '\n':
+        g_string_append (out, "\\n");
+        break;
+      default:
+        g_string_append_c (out, *p);
+      }
+  g_string_append_c (out, '"');
+}
+
+static void
+append_header (GString *out, const char *name, const char *type, const char *help)
+{
+  g_string_append_printf (out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* name{job="...",LABEL="VALUE"} (LABEL NULL: job alone), without the value. */
+static void
+append_series (GString *out, KtMetrics *self, const char *name, const char *label,
+               const char *value)
+{
+  g_string_append_printf (out, "%s{", name);
+  append_label (out, "job", self->job);
+  if (label != NULL)
+    {
+      g_string_append_c (out, ',');
+      append_label (out, label, value);
+    }
+  g_string_append (out, "} ");
+}
+
+static void
+append_u64 (GString *out, guint64 v)
+{
+  g_string_append_printf (out, "%" G_GUINT64_FORMAT "\n", v);
+}
+
+/* Floats through g_ascii_formatd: printf's %g would write a decimal comma
+ * under some locales, which no scraper reads. */
+static void
+append_double (GString *out, const char *format, double v)
+{
+  char buf[G_ASCII_DTOSTR_BUF_SIZE];
+
+  g_string_append (out, g_ascii_formatd (buf, sizeof buf, format, v));
+  g_string_append_c (out, '\n');
+}
+
+void
+kt_metrics_render (KtMetrics *self, GString *out)
+{
+  guint64 cumulative = 0;
+
+  g_mutex_lock (&self->lock);
+
+  append_header (out, "ktally_batches_total", "counter",
+                 "Batches finished, by result: committed (counts and offsets in), "
+                 "fenced (another writer moved an offset first; rolled back), "
+                 "failed (an error; planned again after a pause), idle (nothing new).");
+  for (guint r = 0; r < KT_BATCH_N_RESULTS; r++)
+    {
+      append_series (out, self, "ktally_batches_total", "result", result_names[r]);
+      append_u64 (out, self->batches[r]);
+    }
+
+  append_header (out, "ktally_records_total", "counter",
+                 "Kafka records in committed batches.");
+  append_series (out, self, "ktally_records_total", NULL, NULL);
+  append_u64 (out, self->records);
+
+  append_header (out, "ktally_lines_total", "counter",
+                 "Log lines in committed batches, by kind: error (well-formed ERROR "
+                 "lines, the ones counted), other (well-formed, another level), malformed.");
+  append_series (out, self, "ktally_lines_total", "kind", "error");
+  append_u64 (out, self->lines_error);
+  append_series (out, self, "ktally_lines_total", "kind", "other");
+  append_u64 (out, self->lines_other);
+  append_series (out, self, "ktally_lines_total", "kind", "malformed");
+  append_u64 (out, self->lines_malformed);
+
+  append_header (out, "ktally_batch_duration_seconds", "histogram",
+                 "Time from planning a batch to the answer to its commit (or its "
+                 "failure); idle batches are not observed.");
+  for (guint b = 0; b <= N_BUCKETS; b++)
+    {
+      cumulative += self->bucket_counts[b];
+      append_series (out, self, "ktally_batch_duration_seconds_bucket", "le",
+                     b < N_BUCKETS ? bucket_names[b] : "+Inf");
+      append_u64 (out, cumulative);
+    }
+  append_series (out, self, "ktally_batch_duration_seconds_sum", NULL, NULL);
+  append_double (out, "%.12g", self->duration_sum);
+  append_series (out, self, "ktally_batch_duration_seconds_count", NULL, NULL);
+  append_u64 (out, self->duration_count);
+
+  append_header (out, "ktally_partition_offset", "gauge",
+                 "Stored offset (the next to read) of each partition after the last "
+                 "successful batch.");
+  for (guint i = 0; i < self->partitions->len; i++)
+    {
+      const KtPartitionRow *p = &g_array_index (self->partitions, KtPartitionRow, i);
+      g_string_append (out, "ktally_partition_offset{");
+      append_label (out, "job", self->job);
+      g_string_append_c (out, ',');
+      append_label (out, "topic", p->topic);
+      g_string_append_printf (out, ",partition=\"%d\"} %" G_GINT64_FORMAT "\n",
+                              p->partition, p->offset);
+    }
+  append_header (out, "ktally_partition_lag", "gauge",
+                 "Offsets of each partition not yet committed (high watermark minus "
+                 "stored offset) after the last successful batch.");
+  for (guint i = 0; i < self->partitions->len; i++)
+    {
+      const KtPartitionRow *p = &g_array_index (self->partitions, KtPartitionRow, i);
+      g_string_append (out, "ktally_partition_lag{");
+      append_label (out, "job", self->job);
+      g_string_append_c (out, ',');
+      append_label (out, "topic", p->topic);
+      g_string_append_printf (out, ",partition=\"%d\"} %" G_GINT64_FORMAT "\n",
+                              p->partition, p->lag);
+    }
+
+  append_header (out, "ktally_last_commit_timestamp_seconds", "gauge",
+                 "Unix time of the last committed batch; 0 before the first.");
+  append_series (out, self, "ktally_last_commit_timestamp_seconds", NULL, NULL);
+  append_double (out, "%.3f", (double) self->last_commit / G_USEC_PER_SEC);
+
+  append_header (out, "ktally_retries_total", "counter",
+                 "Batches (or commits) tried again after a transient failure, by cause.");
+  for (guint i = 0; i < self->causes->len; i++)
+    {
+      append_series (out, self, "ktally_retries_total", "cause",
+                     g_ptr_array_index (self->causes, i));
+      append_u64 (out, g_array_index (self->cause_counts, guint64, i));
+    }
+
+  append_header (out, "ktally_data_loss_total", "counter",
+                 "Ranges of a partition that retention removed before they were read "
+                 "(--on-data-loss skip).");
+  append_series (out, self, "ktally_data_loss_total", NULL, NULL);
+  append_u64 (out, self->data_loss_events);
+  append_header (out, "ktally_data_lost_offsets_total", "counter",
+                 "Offsets never counted because retention removed them first.");
+  append_series (out, self, "ktally_data_lost_offsets_total", NULL, NULL);
+  append_u64 (out, self->data_lost_offsets);
+
+  g_mutex_unlock (&self->lock);
+}
+
+gboolean
+kt_metrics_healthy (KtMetrics *self, GString *reason)
+{
+  double window = MAX (HEALTH_INTERVALS * self->interval, HEALTH_MIN_S);
+  gint64 now = now_monotonic (self);
+  gboolean healthy;
+  double since;
+
+  g_mutex_lock (&self->lock);
+  since = (double) (now - (self->last_success != 0 ? self->last_success : self->created))
+          / G_USEC_PER_SEC;
+  healthy = self->last_success != 0 && since <= window;
+  if (healthy)
+    g_string_append_printf (reason, "ok: the last batch succeeded (%s) %.1f s ago",
+                            result_names[self->last_success_result], since);
+  else if (self->last_success == 0)
+    g_string_append_printf (reason, "unhealthy: no batch has succeeded yet, %.1f s "
+                            "after start-up", since);
+  else
+    g_string_append_printf (reason, "unhealthy: no batch has succeeded for %.1f s", since);
+  g_string_append_printf (reason, " (healthy within %g s)", window);
+  if (self->last_failure != 0 && self->last_failure > self->last_success)
+    g_string_append_printf (reason, "; the last batch failed %.1f s ago: %s",
+                            (double) (now - self->last_failure) / G_USEC_PER_SEC,
+                            self->last_error);
+  g_string_append_c (reason, '\n');
+  g_mutex_unlock (&self->lock);
+  return healthy;
+}
+
+void
+kt_metrics_snapshot (KtMetrics *self, KtMetricsSnapshot *out)
+{
+  memset (out, 0, sizeof *out);
+  out->partitions = g_array_new (FALSE, TRUE, sizeof (KtPartitionRow));
+  g_array_set_clear_func (out->partitions, partition_row_clear);
+  out->recent = g_array_new (FALSE, TRUE, sizeof (KtRecentBatch));
+
+  g_mutex_lock (&self->lock);
+  memcpy (out->batches, self->batches, sizeof out->batches);
+  out->records = self->records;
+  out->lines_error = self->lines_error;
+  out->lines_other = self->lines_other;
+  out->lines_malformed = self->lines_malformed;
+  out->data_loss_events = self->data_loss_events;
+  out->data_lost_offsets = self->data_lost_offsets;
+  out->last_commit = self->last_commit;
+  for (guint i = 0; i < self->partitions->len; i++)
+    {
+      KtPartitionRow row = g_array_index (self->partitions, KtPartitionRow, i);
+      row.topic = g_strdup (row.topic);
+      g_array_append_val (out->partitions, row);
+    }
+  for (guint i = 0; i < self->recent_len; i++)
+    g_array_append_val (out->recent,
+                        self->recent[(self->recent_next + KT_METRICS_RECENT - 1 - i)
+                                     % KT_METRICS_RECENT]);
+  g_mutex_unlock (&self->lock);
+}
+
+void
+kt_metrics_snapshot_clear (KtMetricsSnapshot *snapshot)
+{
+  g_clear_pointer (&snapshot->partitions, g_array_unref);
+  g_clear_pointer (&snapshot->recent, g_array_unref);
+}

@@ -1,0 +1,135 @@
+/* metrics.h - what the service has done, for /metrics, /healthz and /.
+ *
+ * The batch loop reports each batch, partition position, retry and data
+ * loss here; the HTTP side (http.c) reads it from its own threads. Every
+ * call takes one mutex for a few microseconds and never does I/O, so the
+ * batch loop never waits on a client: rendering copies out under the lock
+ * and sending happens after it. Nothing here touches Kafka or MySQL. */
+#pragma once
+#include <glib.h>
+
+typedef struct _KtMetrics KtMetrics;
+
+typedef enum
+{
+  KT_BATCH_COMMITTED,  /* counts and offsets are in */
+  KT_BATCH_FENCED,     /* another writer moved an offset first: rolled back */
+  KT_BATCH_FAILED,     /* an error: nothing (or, unknown, everything) written */
+  KT_BATCH_IDLE,       /* nothing new to read: a success that read nothing */
+  KT_BATCH_N_RESULTS
+} KtBatchResult;
+
+/* What one batch did, as the batch loop reports it. Lines: error + other
+ * + malformed is every line read. */
+typedef struct
+{
+  KtBatchResult result;
+  double        duration;    /* seconds, from planning to the commit's answer */
+  guint         partitions;  /* ranges read */
+  guint64       records;
+  guint64       lines_error;
+  guint64       lines_other;
+  guint64       lines_malformed;
+  const char   *error;       /* FAILED: what happened (copied); else NULL */
+} KtBatchReport;
+
+#define KT_METRICS_RECENT 20  /* batches kept for the page, idle ones aside */
+
+/* One of the last batches (idle batches are counted, not kept). */
+typedef struct
+{
+  gint64        finished;    /* wall clock, microseconds since the epoch */
+  KtBatchResult result;
+  double        duration;
+  guint         partitions;
+  guint64       records;
+  guint64       lines_error;
+  guint64       lines_other;
+  guint64       lines_malformed;
+  char          error[200];  /* FAILED: the message, cut at a UTF-8 boundary */
+} KtRecentBatch;
+
+/* Where one partition stood after the last successful batch. */
+typedef struct
+{
+  char   *topic;
+  gint32  partition;
+  gint64  offset;   /* the stored offset: the next one to read */
+  gint64  lag;      /* high watermark minus offset */
+  gint64  updated;  /* wall clock, microseconds since the epoch */
+} KtPartitionRow;
+
+/* A consistent copy of the registry, for the page: taken under the lock
+ * in one go, then read at leisure. */
+typedef struct
+{
+  guint64 batches[KT_BATCH_N_RESULTS];
+  guint64 records;
+  guint64 lines_error;
+  guint64 lines_other;
+  guint64 lines_malformed;
+  guint64 data_loss_events;
+  guint64 data_lost_offsets;
+  gint64  last_commit;   /* wall clock, microseconds; 0: none yet */
+  GArray *partitions;    /* KtPartitionRow, by topic then partition */
+  GArray *recent;        /* KtRecentBatch, newest first, at most KT_METRICS_RECENT */
+} KtMetricsSnapshot;
+
+/* @job labels every series. @interval is --interval (seconds; 0: back to
+ * back), which sets how long /healthz waits for a success. */
+KtMetrics  *kt_metrics_new      (const char *job, double interval);
+void        kt_metrics_free     (KtMetrics *self);  /* NULL is fine */
+
+/* For tests: where the registry reads the wall clock and the monotonic
+ * clock (both in microseconds). NULL restores GLib's. Not thread-safe:
+ * call before sharing the registry. */
+typedef gint64 (*KtMetricsClock) (void);
+void        kt_metrics_set_clock (KtMetrics *self, KtMetricsClock wall,
+                                  KtMetricsClock monotonic);
+
+/* The job and interval given to kt_metrics_new(): constant, no lock. */
+const char *kt_metrics_job      (KtMetrics *self);
+double      kt_metrics_interval (KtMetrics *self);
+
+/* One batch ended. Records and lines count only when it COMMITTED (a
+ * fenced or failed batch's are read again by a later one, and counting
+ * them twice would break records_total == records produced); durations
+ * are observed for every batch but idle ones, which would drown the
+ * histogram in zeros. @report->error is copied. */
+void        kt_metrics_batch    (KtMetrics *self, const KtBatchReport *report);
+
+/* @topic/@partition's stored offset and lag after a successful batch.
+ * The first report of a partition adds its series. */
+void        kt_metrics_partition (KtMetrics *self, const char *topic, gint32 partition,
+                                  gint64 offset, gint64 lag);
+
+/* A batch (or a commit inside it) is tried again after a transient
+ * failure. @cause is a short constant word ("mysql", "kafka",
+ * "deadlock"...), the label value; past 16 distinct causes, the rest
+ * count as "other" so that a bug cannot grow the series without end. */
+void        kt_metrics_retry    (KtMetrics *self, const char *cause);
+
+/* Retention removed @offsets offsets of one partition before they were
+ * read (--on-data-loss skip): one event. */
+void        kt_metrics_data_loss (KtMetrics *self, gint64 offsets);
+
+/* Appends every series in the Prometheus text exposition format 0.0.4
+ * (HELP and TYPE lines, cumulative histogram buckets, escaped labels). */
+void        kt_metrics_render   (KtMetrics *self, GString *out);
+
+/* Whether the service is healthy: a batch (committed or idle) succeeded
+ * within the last 3 intervals, and never less than 10 s (a back-to-back
+ * service still needs time for one batch). A batch that fails once does
+ * not make it unhealthy; failing for that long does. Appends one line to
+ * @reason either way: what the last success and the last failure were. */
+gboolean    kt_metrics_healthy  (KtMetrics *self, GString *reason);
+
+/* Fills @out (which the caller clears with kt_metrics_snapshot_clear()). */
+void        kt_metrics_snapshot (KtMetrics *self, KtMetricsSnapshot *out);
+void        kt_metrics_snapshot_clear (KtMetricsSnapshot *snapshot);
+
+/* "committed", "fenced", "failed", "idle": the label values. */
+const char *kt_batch_result_name (KtBatchResult result);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (KtMetrics, kt_metrics_free)
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (KtMetricsSnapshot, kt_metrics_snapshot_clear)

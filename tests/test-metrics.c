@@ -1,0 +1,514 @@
+/* test-metrics.c - the metrics registry, without HTTP.
+ *
+ * Covers the exact exposition text after a few updates (and before any),
+ * cumulative histogram buckets at and around their bounds, label
+ * escaping, the cap on retry causes, partition series kept sorted, the
+ * ring of recent batches, the /healthz rule on a fake clock, and a smoke
+ * test of writers and readers on several threads. */
+#include <string.h>
+#include "metrics.h"
+
+static gint64 fake_wall_us, fake_mono_us;
+
+static gint64
+fake_wall (void)
+{
+  return fake_wall_us;
+}
+
+static gint64
+fake_mono (void)
+{
+  return fake_mono_us;
+}
+
+static KtMetrics *
+new_faked (const char *job, double interval)
+{
+  KtMetrics *m = kt_metrics_new (job, interval);
+
+  fake_wall_us = G_GINT64_CONSTANT (1700000000) * G_USEC_PER_SEC;
+  fake_mono_us = 1000 * G_USEC_PER_SEC;
+  kt_metrics_set_clock (m, fake_wall, fake_mono);
+  return m;
+}
+
+static char *
+render (KtMetrics *m)
+{
+  GString *out = g_string_new (NULL);
+  kt_metrics_render (m, out);
+  return g_string_free (out, FALSE);
+}
+
+/* The value of the first line of @text that starts with @series + ' '. */
+static const char *
+find_value (const char *text, const char *series)
+{
+  gsize n = strlen (series);
+
+  for (const char *line = text; line != NULL && *line != '\0';)
+    {
+      if (strncmp (line, series, n) == 0 && line[n] == ' ')
+        return line + n + 1;
+      line = strchr (line, '\n');
+      line = line != NULL ? line + 1 : NULL;
+    }
+  return NULL;
+}
+
+static guint64
+value_of (const char *text, const char *series)
+{
+  const char *v = find_value (text, series);
+
+  if (v == NULL)
+    g_error ("no series %s in:\n%s", series, text);
+  return g_ascii_strtoull (v, NULL, 10);
+}
+
+static const char empty_text[] =
+  "# HELP ktally_batches_total Batches finished, by result: committed (counts and offsets in), "
+  "fenced (another writer moved an offset first; rolled back), failed (an error; planned again "
+  "after a pause), idle (nothing new).\n"
+  "# TYPE ktally_batches_total counter\n"
+  "ktally_batches_total{job=\"j\",result=\"committed\"} 0\n"
+  "ktally_batches_total{job=\"j\",result=\"fenced\"} 0\n"
+  "ktally_batches_total{job=\"j\",result=\"failed\"} 0\n"
+  "ktally_batches_total{job=\"j\",result=\"idle\"} 0\n"
+  "# HELP ktally_records_total Kafka records in committed batches.\n"
+  "# TYPE ktally_records_total counter\n"
+  "ktally_records_total{job=\"j\"} 0\n"
+  "# HELP ktally_lines_total Log lines in committed batches, by kind: error (well-formed ERROR "
+  "lines, the ones counted), other (well-formed, another level), malformed.\n"
+  "# TYPE ktally_lines_total counter\n"
+  "ktally_lines_total{job=\"j\",kind=\"error\"} 0\n"
+  "ktally_lines_total{job=\"j\",kind=\"other\"} 0\n"
+  "ktally_lines_total{job=\"j\",kind=\"malformed\"} 0\n"
+  "# HELP ktally_batch_duration_seconds Time from planning a batch to the answer to its commit "
+  "(or its failure); idle batches are not observed.\n"
+  "# TYPE ktally_batch_duration_seconds histogram\n"
+  "ktally_batch_duration_seconds_bucket{job=\"j\",le=\"0.005\"} 0\n"
+  "ktally_batch_duration_seconds_bucket{job=\"j\",le=\"0.01\"} 0\n"
+  "ktally_batch_duration_seconds_bucket{job=\"j\",le=\"0.025\"} 0\n"
+  "ktally_batch_duration_seconds_bucket{job=\"j\",le=\"0.05\"} 0\n"
+  "ktally_batch_duration_seconds_bucket{job=\"j\",le=\"0.1\"} 0\n"
+  "ktally_batch_duration_seconds_bucket{job=\"j\",le=\"0.25\"} 0\n"
+  "ktally_batch_duration_seconds_bucket{job=\"j\",le=\"0.5\"} 0\n"
+  "ktally_batch_duration_seconds_bucket{job=\"j\",le=\"1\"} 0\n"
+  "ktally_batch_duration_seconds_bucket{job=\"j\",le=\"2.5\"} 0\n"
+  "ktally_batch_duration_seconds_bucket{job=\"j\",le=\"5\"} 0\n"
+  "ktally_batch_duration_seconds_bucket{job=\"j\",le=\"10\"} 0\n"
+  "ktally_batch_duration_seconds_bucket{job=\"j\",le=\"30\"} 0\n"
+  "ktally_batch_duration_seconds_bucket{job=\"j\",le=\"+Inf\"} 0\n"
+  "ktally_batch_duration_seconds_sum{job=\"j\"} 0\n"
+  "ktally_batch_duration_seconds_count{job=\"j\"} 0\n"
+  "# HELP ktally_partition_offset Stored offset (the next to read) of each partition after the "
+  "last successful batch.\n"
+  "# TYPE ktally_partition_offset gauge\n"
+  "# HELP ktally_partition_lag Offsets of each partition not yet committed (high watermark minus "
+  "stored offset) after the last successful batch.\n"
+  "# TYPE ktally_partition_lag gauge\n"
+  "# HELP ktally_last_commit_timestamp_seconds Unix time of the last committed batch; 0 before "
+  "the first.\n"
+  "# TYPE ktally_last_commit_timestamp_seconds gauge\n"
+  "ktally_last_commit_timestamp_seconds{job=\"j\"} 0.000\n"
+  "# HELP ktally_retries_total Batches (or commits) tried again after a transient failure, by "
+  "cause.\n"
+  "# TYPE ktally_retries_total counter\n"
+  "ktally_retries_total{job=\"j\",cause=\"kafka\"} 0\n"
+  "ktally_retries_total{job=\"j\",cause=\"mysql\"} 0\n"
+  "ktally_retries_total{job=\"j\",cause=\"deadlock\"} 0\n"
+  "ktally_retries_total{job=\"j\",cause=\"other\"} 0\n"
+  "# HELP ktally_data_loss_total Ranges of a partition that retention removed before they were "
+  "read (--on-data-loss skip).\n"
+  "# TYPE ktally_data_loss_total counter\n"
+  "ktally_data_loss_total{job=\"j\"} 0\n"
+  "# HELP ktally_data_lost_offsets_total Offsets never counted because retention removed them "
+  "first.\n"
+  "# TYPE ktally_data_lost_offsets_total counter\n"
+  "ktally_data_lost_offsets_total{job=\"j\"} 0\n";
+
+static void
+test_render_empty (void)
+{
+  g_autoptr(KtMetrics) m = new_faked ("j", 5);
+  g_autofree char *text = render (m);
+
+  g_assert_cmpstr (text, ==, empty_text);
+}
+
+static const char updated_text[] =
+  "# HELP ktally_batches_total Batches finished, by result: committed (counts and offsets in), "
+  "fenced (another writer moved an offset first; rolled back), failed (an error; planned again "
+  "after a pause), idle (nothing new).\n"
+  "# TYPE ktally_batches_total counter\n"
+  "ktally_batches_total{job=\"j\",result=\"committed\"} 2\n"
+  "ktally_batches_total{job=\"j\",result=\"fenced\"} 1\n"
+  "ktally_batches_total{job=\"j\",result=\"failed\"} 1\n"
+  "ktally_batches_total{job=\"j\",result=\"idle\"} 3\n"
+  "# HELP ktally_records_total Kafka records in committed batches.\n"
+  "# TYPE ktally_records_total counter\n"
+  "ktally_records_total{job=\"j\"} 150\n"
+  "# HELP ktally_lines_total Log lines in committed batches, by kind: error (well-formed ERROR "
+  "lines, the ones counted), other (well-formed, another level), malformed.\n"
+  "# TYPE ktally_lines_total counter\n"
+  "ktally_lines_total{job=\"j\",kind=\"error\"} 12\n"
+  "ktally_lines_total{job=\"j\",kind=\"other\"} 280\n"
+  "ktally_lines_total{job=\"j\",kind=\"malformed\"} 8\n"
+  "# HELP ktally_batch_duration_seconds Time from planning a batch to the answer to its commit "
+  "(or its failure); idle batches are not observed.\n"
+  "# TYPE ktally_batch_duration_seconds histogram\n"
+  "ktally_batch_duration_seconds_bucket{job=\"j\",le=\"0.005\"} 1\n"
+  "ktally_batch_duration_seconds_bucket{job=\"j\",le=\"0.01\"} 1\n"
+  "ktally_batch_duration_seconds_bucket{job=\"j\",le=\"0.025\"} 2\n"
+  "ktally_batch_duration_seconds_bucket{job=\"j\",le=\"0.05\"} 2\n"
+  "ktally_batch_duration_seconds_bucket{job=\"j\",le=\"0.1\"} 2\n"
+  "ktally_batch_duration_seconds_bucket{job=\"j\",le=\"0.25\"} 2\n"
+  "ktally_batch_duration_seconds_bucket{job=\"j\",le=\"0.5\"} 3\n"
+  "ktally_batch_duration_seconds_bucket{job=\"j\",le=\"1\"} 3\n"
+  "ktally_batch_duration_seconds_bucket{job=\"j\",le=\"2.5\"} 4\n"
+  "ktally_batch_duration_seconds_bucket{job=\"j\",le=\"5\"} 4\n"
+  "ktally_batch_duration_seconds_bucket{job=\"j\",le=\"10\"} 4\n"
+  "ktally_batch_duration_seconds_bucket{job=\"j\",le=\"30\"} 4\n"
+  "ktally_batch_duration_seconds_bucket{job=\"j\",le=\"+Inf\"} 4\n"
+  "ktally_batch_duration_seconds_sum{job=\"j\"} 2.5225\n"
+  "ktally_batch_duration_seconds_count{job=\"j\"} 4\n"
+  "# HELP ktally_partition_offset Stored offset (the next to read) of each partition after the "
+  "last successful batch.\n"
+  "# TYPE ktally_partition_offset gauge\n"
+  "ktally_partition_offset{job=\"j\",topic=\"logs\",partition=\"0\"} 100\n"
+  "ktally_partition_offset{job=\"j\",topic=\"logs\",partition=\"1\"} 70\n"
+  "ktally_partition_offset{job=\"j\",topic=\"logs\",partition=\"10\"} 9\n"
+  "# HELP ktally_partition_lag Offsets of each partition not yet committed (high watermark minus "
+  "stored offset) after the last successful batch.\n"
+  "# TYPE ktally_partition_lag gauge\n"
+  "ktally_partition_lag{job=\"j\",topic=\"logs\",partition=\"0\"} 0\n"
+  "ktally_partition_lag{job=\"j\",topic=\"logs\",partition=\"1\"} 5\n"
+  "ktally_partition_lag{job=\"j\",topic=\"logs\",partition=\"10\"} 1\n"
+  "# HELP ktally_last_commit_timestamp_seconds Unix time of the last committed batch; 0 before "
+  "the first.\n"
+  "# TYPE ktally_last_commit_timestamp_seconds gauge\n"
+  "ktally_last_commit_timestamp_seconds{job=\"j\"} 1700000002.250\n"
+  "# HELP ktally_retries_total Batches (or commits) tried again after a transient failure, by "
+  "cause.\n"
+  "# TYPE ktally_retries_total counter\n"
+  "ktally_retries_total{job=\"j\",cause=\"kafka\"} 0\n"
+  "ktally_retries_total{job=\"j\",cause=\"mysql\"} 2\n"
+  "ktally_retries_total{job=\"j\",cause=\"deadlock\"} 1\n"
+  "ktally_retries_total{job=\"j\",cause=\"other\"} 0\n"
+  "ktally_retries_total{job=\"j\",cause=\"rebalance\"} 1\n"
+  "# HELP ktally_data_loss_total Ranges of a partition that retention removed before they were "
+  "read (--on-data-loss skip).\n"
+  "# TYPE ktally_data_loss_total counter\n"
+  "ktally_data_loss_total{job=\"j\"} 1\n"
+  "# HELP ktally_data_lost_offsets_total Offsets never counted because retention removed them "
+  "first.\n"
+  "# TYPE ktally_data_lost_offsets_total counter\n"
+  "ktally_data_lost_offsets_total{job=\"j\"} 40\n";
+
+static void
+test_render_updates (void)
+{
+  g_autoptr(KtMetrics) m = new_faked ("j", 5);
+  g_autofree char *text = NULL;
+
+  /* Records and lines count for the two committed batches only; the
+   * durations of all but the idle ones: 0.0025 + 0.02 + 2 + 0.5. */
+  kt_metrics_batch (m, &(KtBatchReport) { KT_BATCH_COMMITTED, 0.0025, 2, 100, 10, 185, 5, NULL });
+  kt_metrics_batch (m, &(KtBatchReport) { KT_BATCH_IDLE, 0.001, 0, 0, 0, 0, 0, NULL });
+  kt_metrics_batch (m, &(KtBatchReport) { KT_BATCH_FENCED, 0.02, 1, 30, 9, 9, 9, NULL });
+  kt_metrics_batch (m, &(KtBatchReport) { KT_BATCH_FAILED, 2.0, 1, 7, 7, 7, 7, "MySQL went away" });
+  kt_metrics_batch (m, &(KtBatchReport) { KT_BATCH_IDLE, 0, 0, 0, 0, 0, 0, NULL });
+  fake_wall_us += 2250000;
+  kt_metrics_batch (m, &(KtBatchReport) { KT_BATCH_COMMITTED, 0.5, 1, 50, 2, 95, 3, NULL });
+  kt_metrics_batch (m, &(KtBatchReport) { KT_BATCH_IDLE, 0.001, 0, 0, 0, 0, 0, NULL });
+  /* Out of order, partition 1 twice: numeric order (10 after 1), last wins. */
+  kt_metrics_partition (m, "logs", 10, 9, 1);
+  kt_metrics_partition (m, "logs", 1, 60, 15);
+  kt_metrics_partition (m, "logs", 0, 100, 0);
+  kt_metrics_partition (m, "logs", 1, 70, 5);
+  kt_metrics_retry (m, "mysql");
+  kt_metrics_retry (m, "deadlock");
+  kt_metrics_retry (m, "mysql");
+  kt_metrics_retry (m, "rebalance");
+  kt_metrics_data_loss (m, 40);
+
+  text = render (m);
+  g_assert_cmpstr (text, ==, updated_text);
+}
+
+typedef struct
+{
+  double  duration;
+  guint   bucket;  /* index of the first le= bound that holds it; 12: +Inf only */
+} BucketCase;
+
+static const BucketCase bucket_cases[] = {
+  { 0, 0 }, { 0.005, 0 }, { 0.0051, 1 }, { 0.01, 1 }, { 0.02, 2 }, { 0.05, 3 },
+  { 0.07, 4 }, { 0.25, 5 }, { 0.3, 6 }, { 1, 7 }, { 1.5, 8 }, { 5, 9 }, { 9.99, 10 },
+  { 30, 11 }, { 30.5, 12 }, { 1e9, 12 },
+};
+
+static void
+test_histogram_cumulative (void)
+{
+  static const char *const les[] = {
+    "0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5", "1", "2.5", "5", "10", "30", "+Inf",
+  };
+  g_autoptr(KtMetrics) m = new_faked ("j", 5);
+  g_autofree char *text = NULL;
+  guint64 previous = 0;
+
+  for (guint i = 0; i < G_N_ELEMENTS (bucket_cases); i++)
+    kt_metrics_batch (m, &(KtBatchReport) { KT_BATCH_COMMITTED, bucket_cases[i].duration,
+                                            1, 1, 0, 1, 0, NULL });
+  text = render (m);
+  for (guint b = 0; b < G_N_ELEMENTS (les); b++)
+    {
+      g_autofree char *series = g_strdup_printf (
+        "ktally_batch_duration_seconds_bucket{job=\"j\",le=\"%s\"}", les[b]);
+      guint64 want = 0, got = value_of (text, series);
+
+      for (guint i = 0; i < G_N_ELEMENTS (bucket_cases); i++)
+        want += bucket_cases[i].bucket <= b;
+      g_assert_cmpuint (got, ==, want);
+      g_assert_cmpuint (got, >=, previous);  /* cumulative: never decreasing */
+      previous = got;
+    }
+  g_assert_cmpuint (previous, ==, G_N_ELEMENTS (bucket_cases));
+  g_assert_cmpuint (value_of (text, "ktally_batch_duration_seconds_count{job=\"j\"}"), ==,
+                    G_N_ELEMENTS (bucket_cases));
+}
+
+static void
+test_labels_escaping (void)
+{
+  g_autoptr(KtMetrics) m = new_faked ("a\"b\\c\nd", 5);
+  g_autofree char *text = NULL;
+
+  kt_metrics_partition (m, "t\"1", 3, 10, 2);
+  kt_metrics_retry (m, "we\\ird");
+  text = render (m);
+  g_assert_nonnull (strstr (text, "ktally_records_total{job=\"a\\\"b\\\\c\\nd\"} 0\n"));
+  g_assert_nonnull (strstr (text, "ktally_partition_lag{job=\"a\\\"b\\\\c\\nd\",topic=\"t\\\"1\","
+                                  "partition=\"3\"} 2\n"));
+  g_assert_nonnull (strstr (text, "cause=\"we\\\\ird\"} 1\n"));
+  /* No raw newline inside a series: every line is a comment or a sample. */
+  {
+    g_auto(GStrv) lines = g_strsplit (text, "\n", -1);
+    for (guint i = 0; lines[i] != NULL; i++)
+      if (lines[i][0] != '\0' && lines[i][0] != '#')
+        g_assert_true (g_str_has_prefix (lines[i], "ktally_"));
+  }
+}
+
+static void
+test_retry_cap (void)
+{
+  g_autoptr(KtMetrics) m = new_faked ("j", 5);
+  g_autofree char *text = NULL;
+  guint series = 0;
+
+  for (int i = 0; i < 30; i++)
+    {
+      g_autofree char *cause = g_strdup_printf ("cause%02d", i);
+      kt_metrics_retry (m, cause);
+    }
+  text = render (m);
+  for (const char *p = text; (p = strstr (p, "ktally_retries_total{")) != NULL; p++)
+    series++;
+  g_assert_cmpuint (series, ==, 16);
+  /* 4 seeded + 12 new causes; the other 18 went to "other". */
+  g_assert_cmpuint (value_of (text, "ktally_retries_total{job=\"j\",cause=\"cause11\"}"), ==, 1);
+  g_assert_null (find_value (text, "ktally_retries_total{job=\"j\",cause=\"cause12\"}"));
+  g_assert_cmpuint (value_of (text, "ktally_retries_total{job=\"j\",cause=\"other\"}"), ==, 18);
+}
+
+static void
+test_recent_ring (void)
+{
+  g_autoptr(KtMetrics) m = new_faked ("j", 5);
+  g_auto(KtMetricsSnapshot) snap = { 0 };
+  /* 198 bytes of ASCII, then a 3-byte character across the 199-byte cut. */
+  g_autofree char *filler = g_strnfill (197, 'y');
+  g_autofree char *long_error = g_strconcat ("x", filler, "\xe2\x82\xac tail", NULL);
+
+  for (guint i = 1; i <= 25; i++)
+    {
+      kt_metrics_batch (m, &(KtBatchReport) { KT_BATCH_IDLE, 0, 0, 0, 0, 0, 0, NULL });
+      kt_metrics_batch (m, &(KtBatchReport) { i == 25 ? KT_BATCH_FAILED : KT_BATCH_COMMITTED,
+                                              0.1, 1, i, 0, i, 0,
+                                              i == 25 ? long_error : NULL });
+    }
+  kt_metrics_snapshot (m, &snap);
+  g_assert_cmpuint (snap.recent->len, ==, KT_METRICS_RECENT);
+  g_assert_cmpuint (g_array_index (snap.recent, KtRecentBatch, 0).records, ==, 25);
+  g_assert_cmpint (g_array_index (snap.recent, KtRecentBatch, 0).result, ==, KT_BATCH_FAILED);
+  g_assert_cmpuint (strlen (g_array_index (snap.recent, KtRecentBatch, 0).error), ==, 198);
+  g_assert_true (g_utf8_validate (g_array_index (snap.recent, KtRecentBatch, 0).error, -1, NULL));
+  for (guint i = 0; i < snap.recent->len; i++)
+    {
+      g_assert_cmpuint (g_array_index (snap.recent, KtRecentBatch, i).records, ==, 25 - i);
+      g_assert_cmpint (g_array_index (snap.recent, KtRecentBatch, i).result, !=, KT_BATCH_IDLE);
+    }
+  g_assert_cmpuint (snap.batches[KT_BATCH_IDLE], ==, 25);
+  g_assert_cmpuint (snap.batches[KT_BATCH_COMMITTED], ==, 24);
+  g_assert_cmpuint (snap.records, ==, 24 * 25 / 2);  /* the failed batch's 25 are not in */
+}
+
+/* One step of a health scenario: advance the clock, report, check. */
+typedef struct
+{
+  double        advance;   /* seconds */
+  gint          report;    /* a KtBatchResult, or -1: none */
+  gboolean      healthy;
+  const char   *reason;    /* a substring of the reason */
+} HealthStep;
+
+typedef struct
+{
+  const char *path;
+  double      interval;
+  HealthStep  steps[8];
+} HealthCase;
+
+#define HEALTH_END { -1, -1, FALSE, NULL }
+
+static const HealthCase health_cases[] = {
+  { "/metrics/health/start-up", 5, {
+      { 0, -1, FALSE, "no batch has succeeded yet" },
+      { 3, KT_BATCH_COMMITTED, TRUE, "succeeded (committed) 0.0 s ago (healthy within 15 s)" },
+      { 15, -1, TRUE, "15.0 s ago" },
+      { 0.1, -1, FALSE, "no batch has succeeded for 15.1 s" },
+      HEALTH_END } },
+  { "/metrics/health/idle-is-healthy", 2, {
+      { 1, KT_BATCH_IDLE, TRUE, "succeeded (idle)" },
+      { 9, KT_BATCH_IDLE, TRUE, "(healthy within 10 s)" },  /* the 10 s floor */
+      { 10.5, -1, FALSE, "no batch has succeeded for 10.5 s" },
+      HEALTH_END } },
+  { "/metrics/health/one-failure-is-not-enough", 5, {
+      { 1, KT_BATCH_COMMITTED, TRUE, "ok" },
+      { 1, KT_BATCH_FAILED, TRUE, "; the last batch failed 0.0 s ago: boom" },
+      { 14.5, KT_BATCH_FAILED, FALSE, "no batch has succeeded for 15.5 s" },
+      { 0, -1, FALSE, "the last batch failed 0.0 s ago: boom" },
+      { 1, KT_BATCH_COMMITTED, TRUE, "succeeded (committed)" },
+      HEALTH_END } },
+  { "/metrics/health/fenced-is-not-success", 0, {
+      { 0, KT_BATCH_FENCED, FALSE, "no batch has succeeded yet" },
+      HEALTH_END } },
+};
+
+static void
+test_health (gconstpointer data)
+{
+  const HealthCase *c = data;
+  g_autoptr(KtMetrics) m = new_faked ("j", c->interval);
+
+  for (guint i = 0; c->steps[i].advance >= 0; i++)
+    {
+      const HealthStep *s = &c->steps[i];
+      g_autoptr(GString) reason = g_string_new (NULL);
+
+      fake_mono_us += (gint64) (s->advance * G_USEC_PER_SEC);
+      if (s->report >= 0)
+        kt_metrics_batch (m, &(KtBatchReport) { (KtBatchResult) s->report, 0.1, 1, 1, 0, 1, 0,
+                                                s->report == KT_BATCH_FAILED ? "boom" : NULL });
+      g_assert_cmpint (kt_metrics_healthy (m, reason), ==, s->healthy);
+      if (strstr (reason->str, s->reason) == NULL)
+        g_error ("step %u: reason '%s' lacks '%s'", i, reason->str, s->reason);
+      g_assert_true (g_str_has_suffix (reason->str, "\n"));
+    }
+}
+
+static gint writers_left;
+
+#define N_WRITERS 4
+#define N_ROUNDS  20000
+
+static gpointer
+writer (gpointer data)
+{
+  KtMetrics *m = data;
+
+  for (guint i = 0; i < N_ROUNDS; i++)
+    {
+      kt_metrics_batch (m, &(KtBatchReport) { i % 2 ? KT_BATCH_COMMITTED : KT_BATCH_IDLE,
+                                              0.001 * (i % 7), 1, 3, 1, 1, 1, NULL });
+      kt_metrics_partition (m, "t", (gint32) (i % 5), i, 1);
+      if (i % 100 == 0)
+        kt_metrics_retry (m, "kafka");
+    }
+  g_atomic_int_add (&writers_left, -1);
+  return NULL;
+}
+
+/* Renders, snapshots and health checks while the writers run: a missing
+ * lock shows as a lost count below, or as a crash under ASan. */
+static gpointer
+reader (gpointer data)
+{
+  KtMetrics *m = data;
+  guint renders = 0;
+
+  while (g_atomic_int_get (&writers_left) > 0 || renders == 0)
+    {
+      g_autoptr(GString) out = g_string_new (NULL);
+      g_auto(KtMetricsSnapshot) snap = { 0 };
+      g_autoptr(GString) reason = g_string_new (NULL);
+
+      kt_metrics_render (m, out);
+      kt_metrics_snapshot (m, &snap);
+      kt_metrics_healthy (m, reason);
+      g_assert_true (g_str_has_suffix (out->str, "\n"));
+      g_assert_cmpuint (snap.partitions->len, <=, 5);
+      renders++;
+    }
+  return GUINT_TO_POINTER (renders);
+}
+
+static void
+test_threads (void)
+{
+  g_autoptr(KtMetrics) m = kt_metrics_new ("j", 1);
+  GThread *threads[N_WRITERS + 1];
+  g_autofree char *text = NULL;
+
+  g_atomic_int_set (&writers_left, N_WRITERS);
+  threads[N_WRITERS] = g_thread_new ("reader", reader, m);
+  for (guint i = 0; i < N_WRITERS; i++)
+    threads[i] = g_thread_new ("writer", writer, m);
+  for (guint i = 0; i <= N_WRITERS; i++)
+    g_thread_join (threads[i]);
+
+  text = render (m);
+  g_assert_cmpuint (value_of (text, "ktally_batches_total{job=\"j\",result=\"committed\"}"), ==,
+                    N_WRITERS * N_ROUNDS / 2);
+  g_assert_cmpuint (value_of (text, "ktally_batches_total{job=\"j\",result=\"idle\"}"), ==,
+                    N_WRITERS * N_ROUNDS / 2);
+  g_assert_cmpuint (value_of (text, "ktally_records_total{job=\"j\"}"), ==,
+                    3 * N_WRITERS * N_ROUNDS / 2);
+  g_assert_cmpuint (value_of (text, "ktally_batch_duration_seconds_count{job=\"j\"}"), ==,
+                    N_WRITERS * N_ROUNDS / 2);
+  g_assert_cmpuint (value_of (text, "ktally_retries_total{job=\"j\",cause=\"kafka\"}"), ==,
+                    N_WRITERS * N_ROUNDS / 100);
+  g_assert_cmpuint (value_of (text, "ktally_partition_lag{job=\"j\",topic=\"t\",partition=\"4\"}"),
+                    ==, 1);
+  g_assert_null (find_value (text, "ktally_partition_lag{job=\"j\",topic=\"t\",partition=\"5\"}"));
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/metrics/render/empty", test_render_empty);
+  g_test_add_func ("/metrics/render/updates", test_render_updates);
+  g_test_add_func ("/metrics/histogram/cumulative", test_histogram_cumulative);
+  g_test_add_func ("/metrics/labels/escaping", test_labels_escaping);
+  g_test_add_func ("/metrics/retry/cap", test_retry_cap);
+  g_test_add_func ("/metrics/recent/ring", test_recent_ring);
+  for (guint i = 0; i < G_N_ELEMENTS (health_cases); i++)
+    g_test_add_data_func (health_cases[i].path, &health_cases[i], test_health);
+  g_test_add_func ("/metrics/threads", test_threads);
+  return g_test_run ();
+}
