@@ -882,6 +882,7 @@ runner_start (Runner *r, const KtConfig *config, const volatile int *stop,
   r->member = config->group != NULL && g_str_equal (config->command, "run");
   source_config.group = r->member ? config->group : NULL;
   source_config.start_offsets = group_start_offsets;
+  source_config.stop = stop;
   source_config.start_offsets_data = r;
   r->stop = stop;
   r->idempotent = config->mode == KT_MODE_IDEMPOTENT;

@@ -29,6 +29,7 @@ struct _KtSource
   gboolean          revoked;  /* a rebalance happened since last looked */
   gboolean        (*start_offsets) (KtPartitionState *, guint, gpointer, GError **);
   gpointer          start_offsets_data;
+  const volatile int *stop;
 };
 
 /* librdkafka logs from its own threads; GLib's logging is thread-safe.
@@ -169,6 +170,7 @@ kt_source_new (const KtSourceConfig *config, GError **error)
   meta_conf = rd_kafka_conf_dup (conf);
   self->group = config->group != NULL;
   self->start_offsets = config->start_offsets;
+  self->stop = config->stop;
   self->start_offsets_data = config->start_offsets_data;
   if (self->group)
     {
@@ -307,7 +309,29 @@ kt_source_watermarks (KtSource *self, KtPartitionState *states, guint n_states,
           pass == 0 ? RD_KAFKA_OFFSET_BEGINNING : RD_KAFKA_OFFSET_END;
       if (n_states == 0)
         return TRUE;
-      err = rd_kafka_offsets_for_times (self->meta, list, timeout_ms);
+      /* In slices: a leader that is down makes the request wait for its
+       * whole timeout, and a SIGTERM must not wait that long. */
+      {
+        gint64 deadline = g_get_monotonic_time () + (gint64) timeout_ms * 1000;
+
+        for (;;)
+          {
+            gint64 left_ms = (deadline - g_get_monotonic_time ()) / 1000;
+
+            /* The call writes its answers over the "timestamps": ask anew. */
+            for (int i = 0; i < list->cnt; i++)
+              list->elems[i].offset = pass == 0 ? RD_KAFKA_OFFSET_BEGINNING : RD_KAFKA_OFFSET_END;
+            err = rd_kafka_offsets_for_times (self->meta, list, (int) CLAMP (left_ms, 1, 500));
+            if (err != RD_KAFKA_RESP_ERR__TIMED_OUT || left_ms <= 500)
+              break;
+            if (self->stop != NULL && *self->stop)
+              {
+                g_set_error_literal (error, KT_ERROR, KT_ERROR_CANCELLED,
+                                     "stopped while asking for the offsets");
+                return FALSE;
+              }
+          }
+      }
       if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
         {
           g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT,

@@ -28,6 +28,8 @@ typedef struct
   gboolean          (*start_offsets) (KtPartitionState *states, guint n,
                                       gpointer user_data, GError **error);
   gpointer            start_offsets_data;
+  /* Set by SIGTERM/SIGINT: waits on Kafka give up early (KT_ERROR_CANCELLED). */
+  const volatile int *stop;
 } KtSourceConfig;
 
 /* Called for each record of a range, in offset order per partition. A NULL
