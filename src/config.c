@@ -46,7 +46,7 @@ static const Key keys[] = {
   { "batch", "on-data-loss", "run" },
   { "batch", "offsets", "run" },
   { "batch", "audit-keep", "run" },
-  { "batch", "http", "run" },
+  { "http", "http", "run" },
   { "batch", "startup-timeout", RUN_REPLAY_STATUS },
   { "batch", "exit-when-idle", "run" },
   { "parse", "pattern", "run replay" },

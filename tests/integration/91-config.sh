@@ -57,6 +57,10 @@ bad "unknown key 'pasword-file' in \[mysql\]" "[mysql]\npasword-file = /x\n"
 bad "-X no.such.property" "[kafka]\nno.such.property = 1\n"
 bad "--interval" "[batch]\ninterval = -3\n"
 bad "exit-when-idle: expected true or false" "[batch]\nexit-when-idle = maybe\n"
+# samples/ktally.conf documents every key: each one must be known.
+grep -v '^password-file' "$KT_SRC/samples/ktally.conf" > "$WORK/sample.conf"
+"$KTALLY" config --check --config "$WORK/sample.conf" > /dev/null 2> "$WORK/err" \
+  || { cat "$WORK/err" >&2; fail "samples/ktally.conf does not pass config --check"; }
 rc=0; "$KTALLY" run --config "$WORK/nonexistent.conf" 2> "$WORK/err" || rc=$?
 [[ $rc == 2 ]] || fail "a missing config file: exit $rc"
 note "$TEST_NAME: a file-configured run exact, flags override, 7 bad files refused with their line, secrets hidden"
