@@ -192,53 +192,11 @@ copy_db (KtDbConfig *to, const KtDbConfig *from)
 static gboolean
 chart_connect (KtHttp *self, GError **error)
 {
-  g_autoptr(MYSQL) conn = mysql_init (NULL);
-  unsigned int connect_timeout = MYSQL_CONNECT_S, io_timeout = MYSQL_IO_S;
-  my_bool off = 0;
+  g_autoptr(MYSQL) conn = kt_db_open (&self->db, self->db_description, MYSQL_CONNECT_S,
+                                      MYSQL_IO_S, error);
 
   if (conn == NULL)
-    {
-      g_set_error_literal (error, KT_ERROR, KT_ERROR_INTERNAL,
-                           "cannot allocate a MySQL connection");
-      return FALSE;
-    }
-  mysql_options (conn, MYSQL_OPT_CONNECT_TIMEOUT, &connect_timeout);
-  mysql_options (conn, MYSQL_OPT_READ_TIMEOUT, &io_timeout);
-  mysql_options (conn, MYSQL_OPT_WRITE_TIMEOUT, &io_timeout);
-  mysql_options (conn, MYSQL_OPT_RECONNECT, &off);
-  mysql_options (conn, MYSQL_SET_CHARSET_NAME, "utf8mb4");
-  if (self->db.defaults_file != NULL)
-    {
-      mysql_options (conn, MYSQL_READ_DEFAULT_FILE, self->db.defaults_file);
-      mysql_options (conn, MYSQL_READ_DEFAULT_GROUP, "client");
-    }
-  if (self->db.ssl_mode != KT_SSL_PREFERRED)
-    {
-      my_bool enforce = self->db.ssl_mode != KT_SSL_DISABLED;
-      my_bool verify = self->db.ssl_mode >= KT_SSL_VERIFY_CA;
-
-      if (enforce)
-        {
-          mysql_ssl_set (conn, self->db.ssl_key, self->db.ssl_cert, self->db.ssl_ca,
-                         NULL, NULL);
-          mysql_options (conn, MYSQL_OPT_SSL_ENFORCE, &enforce);
-        }
-      mysql_options (conn, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &verify);
-    }
-  if (mysql_real_connect (conn, self->db.host, self->db.user, self->db.password,
-                          self->db.database, self->db.port, self->db.socket, 0) == NULL)
-    {
-      g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT, "cannot connect to MySQL at %s: %s",
-                   self->db_description, mysql_error (conn));
-      return FALSE;
-    }
-  if (self->db.ssl_mode >= KT_SSL_REQUIRED && mysql_get_ssl_cipher (conn) == NULL)
-    {
-      g_set_error (error, KT_ERROR, KT_ERROR_FATAL, "cannot connect to MySQL at %s: "
-                   "ssl-mode requires TLS and the connection is not encrypted",
-                   self->db_description);
-      return FALSE;
-    }
+    return FALSE;
   /* The server stops the query too, not only our read: MariaDB knows
    * max_statement_time (seconds), MySQL max_execution_time (ms). Neither
    * is required; the read timeout bounds our wait regardless. */

@@ -150,71 +150,75 @@ set_mysql_error (KtSink *self, GError **error, const char *doing)
     g_clear_pointer (&self->conn, mysql_close);
 }
 
-gboolean
-kt_sink_connect (KtSink *self, GError **error)
+MYSQL *
+kt_db_open (const KtDbConfig *db, const char *description, unsigned int connect_timeout,
+            unsigned int io_timeout, GError **error)
 {
-  g_autoptr(MYSQL) conn = NULL;
-  unsigned int connect_timeout = 5, rw_timeout = 60;
+  g_autoptr(MYSQL) conn = mysql_init (NULL);
   my_bool off = 0;
 
-  if (self->conn != NULL)
-    return TRUE;
-
-  conn = mysql_init (NULL);
   if (conn == NULL)
     {
       g_set_error_literal (error, KT_ERROR, KT_ERROR_INTERNAL,
                            "cannot allocate a MySQL connection");
-      return FALSE;
+      return NULL;
     }
   /* Bounded waits: a server that hangs is a transient failure to report,
    * not a process stuck forever. Reconnection is ours, never silent: an
    * automatic reconnect would lose the open transaction without a word. */
   mysql_options (conn, MYSQL_OPT_CONNECT_TIMEOUT, &connect_timeout);
-  mysql_options (conn, MYSQL_OPT_READ_TIMEOUT, &rw_timeout);
-  mysql_options (conn, MYSQL_OPT_WRITE_TIMEOUT, &rw_timeout);
+  mysql_options (conn, MYSQL_OPT_READ_TIMEOUT, &io_timeout);
+  mysql_options (conn, MYSQL_OPT_WRITE_TIMEOUT, &io_timeout);
   mysql_options (conn, MYSQL_OPT_RECONNECT, &off);
   mysql_options (conn, MYSQL_SET_CHARSET_NAME, "utf8mb4");
-  if (self->db.defaults_file != NULL)
+  if (db->defaults_file != NULL)
     {
       /* The [client] group may give the password (and user, host...). */
-      mysql_options (conn, MYSQL_READ_DEFAULT_FILE, self->db.defaults_file);
+      mysql_options (conn, MYSQL_READ_DEFAULT_FILE, db->defaults_file);
       mysql_options (conn, MYSQL_READ_DEFAULT_GROUP, "client");
     }
-  if (self->db.ssl_mode != KT_SSL_PREFERRED)
+  if (db->ssl_mode != KT_SSL_PREFERRED)
     {
-      my_bool enforce = self->db.ssl_mode != KT_SSL_DISABLED;
-      my_bool verify = self->db.ssl_mode >= KT_SSL_VERIFY_CA;
+      my_bool enforce = db->ssl_mode != KT_SSL_DISABLED;
+      my_bool verify = db->ssl_mode >= KT_SSL_VERIFY_CA;
 
       if (enforce)
         {
-          mysql_ssl_set (conn, self->db.ssl_key, self->db.ssl_cert, self->db.ssl_ca,
-                         NULL, NULL);
+          mysql_ssl_set (conn, db->ssl_key, db->ssl_cert, db->ssl_ca, NULL, NULL);
           /* No silent fall back to plain text if the server has no TLS. */
           mysql_options (conn, MYSQL_OPT_SSL_ENFORCE, &enforce);
         }
       mysql_options (conn, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &verify);
     }
 
-  if (mysql_real_connect (conn, self->db.host, self->db.user, self->db.password,
-                          self->db.database, self->db.port, self->db.socket,
-                          0) == NULL)
+  if (mysql_real_connect (conn, db->host, db->user, db->password, db->database, db->port,
+                          db->socket, 0) == NULL)
     {
       unsigned int code = mysql_errno (conn);
       g_set_error (error, KT_ERROR,
                    is_transient (code) ? KT_ERROR_TRANSIENT : KT_ERROR_FATAL,
-                   "cannot connect to MySQL at %s: %s", self->description,
-                   mysql_error (conn));
-      return FALSE;
+                   "cannot connect to MySQL at %s: %s", description, mysql_error (conn));
+      return NULL;
     }
-  if (self->db.ssl_mode >= KT_SSL_REQUIRED && mysql_get_ssl_cipher (conn) == NULL)
+  /* Whatever the client library did with ssl-mode: not encrypted, not used. */
+  if (db->ssl_mode >= KT_SSL_REQUIRED && mysql_get_ssl_cipher (conn) == NULL)
     {
       g_set_error (error, KT_ERROR, KT_ERROR_FATAL,
                    "cannot connect to MySQL at %s: ssl-mode requires TLS and the "
-                   "connection is not encrypted", self->description);
-      return FALSE;
+                   "connection is not encrypted", description);
+      return NULL;
     }
-  self->conn = g_steal_pointer (&conn);
+  return g_steal_pointer (&conn);
+}
+
+gboolean
+kt_sink_connect (KtSink *self, GError **error)
+{
+  if (self->conn != NULL)
+    return TRUE;
+  self->conn = kt_db_open (&self->db, self->description, 5, 60, error);
+  if (self->conn == NULL)
+    return FALSE;
 
   /* READ COMMITTED: the fenced UPDATE reads the latest committed offset
    * either way; this only spares us InnoDB's gap locks on error_log. */

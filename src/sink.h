@@ -6,6 +6,7 @@
  * so a second writer on the same job can never count a range twice. */
 #pragma once
 #include <glib.h>
+#include <mysql.h>
 #include "plan.h"
 #include "reduce.h"
 
@@ -90,6 +91,14 @@ typedef struct
 /* [A-Za-z0-9_]{1,64}: the only table and database names ktally accepts.
  * Anything else is refused, never quoted through. */
 gboolean kt_is_identifier (const char *name);
+
+/* A connection to @db with bounded waits (seconds), no automatic
+ * reconnect, and ssl-mode enforced; @description names it in errors (never
+ * with the password). Access denied, unknown database: KT_ERROR_FATAL;
+ * unreachable: KT_ERROR_TRANSIENT. The caller owns the connection. */
+MYSQL   *kt_db_open (const KtDbConfig *db, const char *description,
+                     unsigned int connect_timeout, unsigned int io_timeout,
+                     GError **error);
 
 /* Copies @db; does not connect yet. Counts go to @table (an identifier the
  * CLI checked; error_log unless replaying). */
