@@ -30,6 +30,11 @@ struct _KtParser
   pcre2_match_data *match;
   gboolean          jit;
   gboolean          shortcut;  /* the ERROR fast path (on unless testing) */
+  /* The last valid timestamp and its minute: log lines come in time order,
+   * so most lines repeat the previous one's and skip the calendar. */
+  char              last_ts[19];
+  gint64            last_minute;
+  gboolean          have_last;
   /* Another format (custom is FALSE for the default one). */
   gboolean          custom;
   guint32           time_group, level_group;
@@ -159,6 +164,7 @@ KtLineKind
 kt_parser_line (KtParser *self, const char *line, gsize len, gint64 *minute)
 {
   static const guint8 digit_at[14] = { 0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18 };
+  gboolean known;
   gsize level_len;
   int year, month, day, hour, min, sec;
 
@@ -170,9 +176,11 @@ kt_parser_line (KtParser *self, const char *line, gsize len, gint64 *minute)
   if (len < 21 || line[4] != '-' || line[7] != '-' || line[10] != ' '
       || line[13] != ':' || line[16] != ':' || line[19] != ' ')
     return KT_LINE_MALFORMED;
-  for (gsize i = 0; i < sizeof digit_at; i++)
-    if (!is_digit (line[digit_at[i]]))
-      return KT_LINE_MALFORMED;
+  known = self->have_last && memcmp (line, self->last_ts, sizeof self->last_ts) == 0;
+  if (!known)
+    for (gsize i = 0; i < sizeof digit_at; i++)
+      if (!is_digit (line[digit_at[i]]))
+        return KT_LINE_MALFORMED;
 
   /* The hot path: with the timestamp's shape known, "ERROR" followed by a
    * space or the end is exactly what LINE_PATTERN matches for an ERROR
@@ -195,21 +203,27 @@ kt_parser_line (KtParser *self, const char *line, gsize len, gint64 *minute)
       level_len = ov[3] - ov[2];
     }
 
-  year = digits (line, 4);
-  month = digits (line + 5, 2);
-  day = digits (line + 8, 2);
-  hour = digits (line + 11, 2);
-  min = digits (line + 14, 2);
-  sec = digits (line + 17, 2);
-  /* MariaDB's DATETIME starts at year 1000; no leap seconds either. */
-  if (year < 1000 || month < 1 || month > 12 || day < 1
-      || day > days_in_month (year, month) || hour > 23 || min > 59 || sec > 59)
-    return KT_LINE_MALFORMED;
+  if (!known)
+    {
+      year = digits (line, 4);
+      month = digits (line + 5, 2);
+      day = digits (line + 8, 2);
+      hour = digits (line + 11, 2);
+      min = digits (line + 14, 2);
+      sec = digits (line + 17, 2);
+      /* MariaDB's DATETIME starts at year 1000; no leap seconds either. */
+      if (year < 1000 || month < 1 || month > 12 || day < 1
+          || day > days_in_month (year, month) || hour > 23 || min > 59 || sec > 59)
+        return KT_LINE_MALFORMED;
+      memcpy (self->last_ts, line, sizeof self->last_ts);
+      self->last_minute = kt_minute_from_civil (year, month, day, hour, min);
+      self->have_last = TRUE;
+    }
 
   if (level_len != 5 || memcmp (line + 20, "ERROR", 5) != 0)
     return KT_LINE_OTHER;
 
-  *minute = kt_minute_from_civil (year, month, day, hour, min);
+  *minute = self->last_minute;
   return KT_LINE_ERROR;
 }
 
