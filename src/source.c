@@ -77,7 +77,8 @@ make_conf (const KtSourceConfig *config, GError **error)
    *   error to report, never a silent jump;
    * - pre-fetch bounded in bytes (memory stays flat with any backlog) but
    *   not in messages: librdkafka 2.0 re-checks a full queue only every
-   *   second, so a count limit would stall small-message batches. */
+   *   second, so a count limit would stall small-message batches;
+   * - reconnects within a second. */
   static const char *const defaults[][2] = {
     { "enable.auto.commit", "false" },
     { "enable.auto.offset.store", "false" },
@@ -87,6 +88,9 @@ make_conf (const KtSourceConfig *config, GError **error)
     { "queued.min.messages", "10000000" },
     { "queued.max.messages.kbytes", "32768" },
     { "topic.metadata.refresh.interval.ms", "60000" },
+    /* A broker back after a short outage is used again within a second,
+     * not after librdkafka's default 10 s backoff. */
+    { "reconnect.backoff.max.ms", "1000" },
   };
 
   if (!conf_set (conf, "bootstrap.servers", config->brokers, FALSE, error))
@@ -617,7 +621,10 @@ position_streams (KtSource *self, GArray *ranges, GError **error)
     }
   else if (seek->cnt > 0)
     {
-      rd_kafka_error_t *e = rd_kafka_seek_partitions (self->rk, seek, 10000);
+      /* librdkafka before 2.1 read this timeout as microseconds (fixed
+       * upstream in 2.1.0): 10 s meant 10 ms, and seeks "timed out". */
+      int timeout = rd_kafka_version () < 0x020100ff ? 10000 * 1000 : 10000;
+      rd_kafka_error_t *e = rd_kafka_seek_partitions (self->rk, seek, timeout);
 
       if (e == NULL)
         for (int i = 0; i < seek->cnt && e == NULL; i++)

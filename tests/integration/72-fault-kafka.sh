@@ -106,8 +106,16 @@ for ((round = 0; round < ROUNDS; round++)); do
   done
 done
 kt_feed_stop feed
-messages=$(($(kt_gen_messages "$WORK/gen1") + $(<"$WORK/feed.messages")))
+produced=$(($(kt_gen_messages "$WORK/gen1") + $(<"$WORK/feed.messages")))
 kt_sum_truths "$WORK/t1" "$WORK/feed.truth" > "$WORK/truth"
+# The producers retry through the outages, and the mock broker sometimes
+# stores a retried batch twice (seen: 3 records, same timestamps, right
+# after a leader came back): the topic then holds more than kt-gen says,
+# and what it holds is the truth ktally must count.
+messages=$(kt_high_sum "$topic")
+((messages >= produced)) || fail "the topic holds $messages records, kt-gen produced $produced"
+dups=$((messages - produced))
+if ((dups > 0)); then kt_reference_truth "$topic" "$WORK/truth"; fi
 kt_wait_for 60 kt_offsets_reach "$db" "$topic" "$messages" \
   || kt_sup_stuck ktally "ktally did not reach the end within 60 s of the last fault"
 kt_sup_stop ktally
@@ -117,5 +125,5 @@ kt_fault_verify "$db" "$topic" "$WORK/truth" "$messages" "${run_args[@]}"
 retries=$(grep -c 'warning: .*retrying in' "$WORK/ktally.log" || true)
 if ((n_exits > 0)); then note "ktally exits:"; kt_sup_exit_reasons ktally | sed 's/^/#   /'; fi
 note "$TEST_NAME: $faults Kafka faults ($downs outages of 1-2.5 s), $retries retried batches," \
-  "slowest recovery $worst ms, ktally exits: $exits, $(commits) commits," \
+  "slowest recovery $worst ms, ktally exits: $exits, $(commits) commits, $dups records stored twice by the mock," \
   "$((30000 + $(<"$WORK/feed.lines"))) lines ($messages records), exact, $((SECONDS - t0)) s"

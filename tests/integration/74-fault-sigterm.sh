@@ -68,13 +68,19 @@ while ((inflight < SIGNALS)); do
   pid=$!; KT_CHILDREN+=("$pid")
   kt_wait_for 20 grep -q ': reading ' "$log" || fail "cycle $cycles: ktally did not start within 20 s"
   if ((cycles % 2)); then
-    kt_sleep_ms 50 1200  # into the first batch (the first takes longest)
+    kt_sleep_ms 50 700  # into the first batch (~1 s: connections, assignment)
   else
-    # Into the second: it begins an interval after the first began.
+    # Into the second, which begins an interval after the first began.
     kt_wait_for 20 grep -q 'batch 1: .* records' "$log" || fail "cycle $cycles: no first batch within 20 s"
-    d1=$(sed -n 's/.*batch 1: .*, \([0-9.]*\) s, lag.*/\1/p' "$log")
-    sleep "$(gawk -v d="$d1" -v iv="$interval" -v r="$(kt_rand 350)" \
-               'BEGIN { w = iv - d; printf "%.3f", (w > 0 ? w : 0) + (20 + r) / 1000 }')"
+    # The second one is short (~2 rtt of watermarks): aim at its start,
+    # from the first one's log line (when it ended, how long it took).
+    sleep "$(grep -m1 'batch 1: .* records' "$log" | gawk -v now="$(kt_epoch)" -v iv="$interval" \
+               -v r="$(kt_rand 120)" '{
+                 split($2, c, ":"); sec = c[3] + 0
+                 end = mktime(gensub(/-/, " ", "g", $1) " " c[1] " " c[2] " " int(sec)) + sec - int(sec)
+                 match($0, /, ([0-9.]+) s, lag/, m); d = m[1] + 0
+                 w = (d >= iv ? end : end - d + iv) + (20 + r) / 1000 - now
+                 printf "%.3f", (w > 0 ? w : 0) }')"
   fi
   ts=$(kt_epoch)
   kill -TERM "$pid"

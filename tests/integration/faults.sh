@@ -235,3 +235,28 @@ kt_feed_stop() {  # kt_feed_stop NAME: lets the chunk in flight finish
   kt_gen_messages "$WORK/$name.d"/*.gen > "$WORK/$name.messages"
   cat "$WORK/$name.d"/*.gen | sed -n 's/^lines=\([0-9]*\).*/\1/p' | awk '{ s += $1 } END { print s + 0 }' > "$WORK/$name.lines"
 }
+
+kt_high_sum() {  # kt_high_sum TOPIC: the sum of its high watermarks (what the topic holds)
+  local reply tries
+  for ((tries = 0; tries < 5; tries++)); do
+    # The ctl's own ListOffsets may meet an injected error: ask again.
+    if reply=$(kt_ctl watermarks "$1" 2>/dev/null) && [[ $reply == ok\ * ]]; then
+      echo "${reply#ok }" | tr ' ' '\n' | awk -F: '{ s += $3 } END { print s + 0 }'
+      return 0
+    fi
+    sleep 0.5
+  done
+  fail "cannot read the watermarks of $1"
+}
+
+# kt_reference_truth TOPIC FILE: the per-minute truth of what TOPIC holds,
+# from a plain ktally run into a fresh database. For when the topic holds
+# more than the generators reported: a producer retry that the mock broker
+# stored twice, during a broker outage.
+kt_reference_truth() {
+  local ref_uri ref
+  ref_uri=$(kt_new_db ref); ref=$(kt_db_name "$ref_uri")
+  timeout 60 "$KTALLY" run --brokers "$KT_BROKERS" --topic "$1" --db "$ref_uri" --interval 0 \
+    --exit-when-idle 2> "$WORK/reference.log" || fail "the reference run failed"
+  kt_sql "$ref" "SELECT log_time, log_count FROM error_log ORDER BY log_time" > "$2"
+}
