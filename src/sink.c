@@ -311,22 +311,54 @@ table_type (KtSink *self, const char *table, char **type, GError **error)
   return TRUE;
 }
 
+/* Whether every table and view that the embedded .sql file @text creates
+ * ("CREATE TABLE|VIEW IF NOT EXISTS name") is in the database. DDL commits
+ * statement by statement, so a kill -9 while a schema was being created
+ * leaves only the first of its tables: one present table proves nothing. */
+static gboolean
+schema_complete (KtSink *self, const char *text, gboolean *complete, GError **error)
+{
+  static const char *const creates[] = { "CREATE TABLE IF NOT EXISTS ",
+                                         "CREATE VIEW IF NOT EXISTS " };
+  g_autoptr(GString) sql = g_string_new ("SELECT COUNT(*) FROM information_schema.tables "
+                                         "WHERE table_schema = DATABASE() AND table_name IN (");
+  g_autoptr(MYSQL_RES) res = NULL;
+  MYSQL_ROW row;
+  guint wanted = 0;
+
+  for (gsize c = 0; c < G_N_ELEMENTS (creates); c++)
+    for (const char *p = strstr (text, creates[c]); p != NULL; p = strstr (p, creates[c]))
+      {
+        g_autofree char *name = NULL;
+
+        p += strlen (creates[c]);
+        name = g_strndup (p, strcspn (p, " (\n"));
+        if (wanted++ > 0)
+          g_string_append_c (sql, ',');
+        append_quoted (self, sql, name);
+      }
+  g_assert (wanted > 0);
+  g_string_append_c (sql, ')');
+  res = select_rows (self, sql->str, "cannot look for the tables", error);
+  if (res == NULL)
+    return FALSE;
+  row = mysql_fetch_row (res);
+  *complete = row != NULL && row[0] != NULL && g_ascii_strtoull (row[0], NULL, 10) == wanted;
+  return TRUE;
+}
+
 gboolean
 kt_sink_prepare (KtSink *self, gboolean idempotent, GError **error)
 {
+  const char *schema = idempotent ? kt_idempotent_sql : kt_schema_sql;
   g_autofree char *error_log = NULL;
   g_autofree char *target = NULL;
-  g_autofree char *offsets = NULL;
-  g_autofree char *batches = NULL;
-  g_autofree char *chunks = NULL;
-  gboolean is_view;
+  gboolean is_view, complete;
 
   if (!kt_sink_connect (self, error)
       || !table_type (self, "error_log", &error_log, error)
       || !table_type (self, self->table, &target, error)
-      || !table_type (self, "kafka_offset", &offsets, error)
-      || !table_type (self, "ktally_batches", &batches, error)
-      || !table_type (self, "ktally_chunk", &chunks, error))
+      || !schema_complete (self, schema, &complete, error))
     return FALSE;
 
   is_view = g_strcmp0 (error_log, "VIEW") == 0;
@@ -349,12 +381,11 @@ kt_sink_prepare (KtSink *self, gboolean idempotent, GError **error)
       return FALSE;
     }
 
-  if (error_log == NULL || offsets == NULL || batches == NULL
-      || (idempotent && chunks == NULL))
+  if (!complete)
     {
-      g_message ("creating ktally's %s tables in %s",
-                 idempotent ? "idempotent-mode" : "", self->description);
-      if (!apply_sql (self, idempotent ? kt_idempotent_sql : kt_schema_sql, error))
+      g_message ("creating ktally's %stables in %s",
+                 idempotent ? "idempotent-mode " : "", self->description);
+      if (!apply_sql (self, schema, error))
         return FALSE;
     }
   if (!idempotent && target == NULL && g_strcmp0 (self->table, "error_log") != 0)
@@ -996,16 +1027,13 @@ kt_sink_last_committers (KtSink *self, const char *job, const char *topic,
 gboolean
 kt_sink_prepare_ledger (KtSink *self, GError **error)
 {
-  g_autofree char *balances = NULL;
-  g_autofree char *offsets = NULL;
-  g_autofree char *batches = NULL;
+  gboolean counts_complete, ledger_complete;
 
   if (!kt_sink_connect (self, error)
-      || !table_type (self, "account_balance", &balances, error)
-      || !table_type (self, "kafka_offset", &offsets, error)
-      || !table_type (self, "ktally_batches", &batches, error))
+      || !schema_complete (self, kt_schema_sql, &counts_complete, error)
+      || !schema_complete (self, kt_ledger_sql, &ledger_complete, error))
     return FALSE;
-  if (balances != NULL && offsets != NULL && batches != NULL)
+  if (counts_complete && ledger_complete)
     return TRUE;
   g_message ("creating ktally's ledger tables in %s", self->description);
   return apply_sql (self, kt_schema_sql, error) && apply_sql (self, kt_ledger_sql, error);
