@@ -56,8 +56,9 @@ gboolean  kt_source_watermarks (KtSource *self, KtPartitionState *states,
 /* Reads every range of @ranges from read_from up to until, calling @func per
  * record. Gaps in the offsets are fine: a partition is done once a record at
  * until - 1 or later, or its end at until or later, is seen. If the byte cap
- * stops the read early, a range's until is lowered to just past the last
- * record read (so the caller commits exactly what was read). Fails with
+ * (or the bound on records carried past their ranges, the queue's record
+ * cap) stops the read early, a range's until is lowered to just past the
+ * last record read (so the caller commits exactly what was read). Fails with
  * KT_ERROR_CANCELLED once *@stop is set, KT_ERROR_TRANSIENT when no record
  * arrives for @stall_ms, KT_ERROR_DATA_LOSS when an offset vanished to
  * retention while being read. @ranges is modified only on success. */
@@ -89,7 +90,7 @@ void      kt_source_owned (KtSource *self, GArray *partitions, gboolean *assigne
 
 /* --group: serves group events (assignments, revocations) for up to
  * @timeout_ms between batches. Records that arrive meanwhile are kept for
- * the next batch, up to the byte cap. */
+ * the next batch, up to the byte cap and the carried-records bound. */
 void      kt_source_serve (KtSource *self, int timeout_ms);
 
 /* --group: "COOPERATIVE", "EAGER" or "NONE" (no assignment yet). */
