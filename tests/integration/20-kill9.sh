@@ -18,12 +18,8 @@ run_args=(run --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri"
           --interval 0 --max-per-partition 2000)
 kills=0
 while ((kills < KILLS)); do
-  "$KTALLY" "${run_args[@]}" 2>> "$WORK/run.log" &
-  pid=$!
   # 20..420 ms: from before the first batch to several batches in.
-  sleep "0.$(printf '%03d' $((20 + $(kt_rand 400))))"
-  kill -9 "$pid" 2>/dev/null && kills=$((kills + 1))
-  wait "$pid" 2>/dev/null || true
+  kt_kill9 20 400 "$WORK/run.log" "$KTALLY" "${run_args[@]}" && kills=$((kills + 1))
 done
 wait "$gen" || fail "kt-gen failed"
 

@@ -16,12 +16,9 @@ sizes=(700 3000 15000 40000)
 kills=0
 while ((kills < KILLS)); do
   max=${sizes[$(kt_rand ${#sizes[@]})]}
-  "$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" --mode idempotent \
-    --interval 0 --max-per-partition "$max" 2>> "$WORK/run.log" &
-  pid=$!
-  sleep "0.$(printf '%03d' $((30 + $(kt_rand 400))))"
-  kill -9 "$pid" 2>/dev/null && kills=$((kills + 1))
-  wait "$pid" 2>/dev/null || true
+  kt_kill9 30 400 "$WORK/run.log" "$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" \
+    --db "$db_uri" --mode idempotent --interval 0 --max-per-partition "$max" \
+    && kills=$((kills + 1))
 done
 wait "$gen" || fail "kt-gen failed"
 messages=$(sed 's/.*messages=\([0-9]*\).*/\1/' "$WORK/gen1")
@@ -47,12 +44,9 @@ kt_check_counts "$db" "$WORK/t1"
 # new database, killed a few times, then idle.
 kdb_uri=$(kt_new_db idemk); kdb=$(kt_db_name "$kdb_uri")
 for ((k = 0; k < 5; k++)); do
-  "$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" --db "$kdb_uri" --mode idempotent \
-    --offsets kafka --job "k$RUN_ID" --interval 0 --max-per-partition 3000 2>> "$WORK/runk.log" &
-  pid=$!
-  sleep "0.$(printf '%03d' $((50 + $(kt_rand 300))))"
-  kill -9 "$pid" 2>/dev/null || true
-  wait "$pid" 2>/dev/null || true
+  kt_kill9 50 300 "$WORK/runk.log" "$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" \
+    --db "$kdb_uri" --mode idempotent --offsets kafka --job "k$RUN_ID" --interval 0 \
+    --max-per-partition 3000 || true
 done
 "$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" --db "$kdb_uri" --mode idempotent \
   --offsets kafka --job "k$RUN_ID" --interval 0 --exit-when-idle 2>> "$WORK/runk.log" \

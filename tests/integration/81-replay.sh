@@ -33,11 +33,8 @@ kt_check_counts "$db" "$WORK/t2" error_log_replay
 # Killed midway (small batches make it slow enough), then run again.
 kills=0
 for ((k = 0; k < 5; k++)); do
-  replay "${range[@]}" --table again --max-per-partition 100 2>> "$WORK/r3.log" &
-  pid=$!
-  sleep "0.$(printf '%03d' $((20 + $(kt_rand 150))))"
-  kill -9 "$pid" 2>/dev/null && kills=$((kills + 1))
-  wait "$pid" 2>/dev/null || true
+  kt_kill9 20 150 "$WORK/r3.log" replay "${range[@]}" --table again --max-per-partition 100 \
+    && kills=$((kills + 1))
 done
 replay "${range[@]}" --table again 2>> "$WORK/r3.log" || fail "replay after kills failed"
 kt_check_counts "$db" "$WORK/t2" again

@@ -32,11 +32,7 @@ for mode in keyed unkeyed; do
          --db "$db_uri" --interval 0 --max-per-partition 400)
     kills=0
     for ((k = 0; k < 8; k++)); do
-      "$KTALLY" "${run[@]}" 2>> "$WORK/run_${mode}_$workers.log" &
-      pid=$!; KT_CHILDREN+=("$pid")
-      sleep "0.$(printf '%03d' $((50 + $(kt_rand 300))))"
-      kill -9 "$pid" 2> /dev/null && kills=$((kills + 1))
-      wait "$pid" 2> /dev/null || true
+      kt_kill9 50 300 "$WORK/run_${mode}_$workers.log" "$KTALLY" "${run[@]}" && kills=$((kills + 1))
     done
     "$KTALLY" "${run[@]}" --exit-when-idle 2>> "$WORK/run_${mode}_$workers.log" \
       || { tail -20 "$WORK/run_${mode}_$workers.log" >&2; fail "$mode, $workers workers: final run failed"; }

@@ -12,11 +12,7 @@ kt_sum_truths "$WORK/ta" "$WORK/tb" > "$WORK/truth"
 run=(run --brokers "$KT_BROKERS" --topic "$a,$b" --job both --db "$db_uri" --interval 0
      --max-per-partition 1000)
 for ((k = 0; k < 5; k++)); do
-  "$KTALLY" "${run[@]}" 2>> "$WORK/run.log" &
-  pid=$!; KT_CHILDREN+=("$pid")
-  sleep "0.$(printf '%03d' $((50 + $(kt_rand 200))))"
-  kill -9 "$pid" 2> /dev/null || true
-  wait "$pid" 2> /dev/null || true
+  kt_kill9 50 200 "$WORK/run.log" "$KTALLY" "${run[@]}" || true
 done
 "$KTALLY" "${run[@]}" --exit-when-idle 2>> "$WORK/run.log" || { tail "$WORK/run.log" >&2; fail "run failed"; }
 kt_check_counts "$db" "$WORK/truth"

@@ -15,15 +15,11 @@ kt_sum_truths "$WORK/t1" "$WORK/t2" > "$WORK/truth"
 
 check() {  # check NAME LOG_MARK ARGS...: kill -9 a few times, then to idle
   local name=$1 mark=$2; shift 2
-  local db_uri db pid k
+  local db_uri db k
   db_uri=$(kt_new_db "caps_$name"); db=$(kt_db_name "$db_uri")
   local run=(run --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" --interval 0 --verbose "$@")
   for ((k = 0; k < 4; k++)); do
-    "$KTALLY" "${run[@]}" 2>> "$WORK/$name.log" &
-    pid=$!; KT_CHILDREN+=("$pid")
-    sleep "0.$(printf '%03d' $((100 + $(kt_rand 400))))"
-    kill -9 "$pid" 2> /dev/null || true
-    wait "$pid" 2> /dev/null || true
+    kt_kill9 100 400 "$WORK/$name.log" "$KTALLY" "${run[@]}" || true
   done
   "$KTALLY" "${run[@]}" --exit-when-idle 2>> "$WORK/$name.log" \
     || { grep -v debug "$WORK/$name.log" | tail -5 >&2; fail "$name: the final run failed"; }

@@ -90,6 +90,19 @@ kt_rand() {  # kt_rand N: a number in [0, N) from the test's seeded RANDOM
   echo $((RANDOM % $1))
 }
 
+kt_kill9() {  # kt_kill9 MIN_MS SPREAD_MS LOG COMMAND...: runs COMMAND (stderr to LOG),
+              # kill -9 after MIN_MS + [0, SPREAD_MS) ms; succeeds if the kill landed
+  local min=$1 spread=$2 log=$3 pid ms landed=1
+  shift 3
+  "$@" 2>> "$log" &
+  pid=$!; KT_CHILDREN+=("$pid")
+  ms=$((min + $(kt_rand "$spread")))
+  sleep "$((ms / 1000)).$(printf '%03d' $((ms % 1000)))"
+  kill -9 "$pid" 2> /dev/null && landed=0
+  wait "$pid" 2> /dev/null || true
+  return "$landed"
+}
+
 # Seeded and reproducible: a failing run prints the seed to rerun it with.
 KT_SEED=${KT_SEED:-$(( $(date +%s) % 100000 ))}
 RANDOM=$KT_SEED
