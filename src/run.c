@@ -47,6 +47,7 @@ typedef struct
   GPtrArray *records;     /* of GPtrArray of LedgerRecord, one per range */
   GArray    *partitions;  /* gint32, ascending (replay: the listed ones) */
   GHashTable *chunks;     /* idempotent: ChunkKey -> KtReducer, per batch */
+  GHashTable *tips;       /* idempotent: partition -> Tip */
   gint64     metadata_at; /* monotonic time of the last partition list */
   guint64    batch_no;
   /* Set when a COMMIT's answer was lost: the next batch reads the offsets
@@ -75,6 +76,39 @@ ledger_record_free (gpointer data)
   LedgerRecord *rec = data;
   g_clear_pointer (&rec->value, g_bytes_unref);
   g_free (rec);
+}
+
+/* Idempotent mode: what this process last wrote of a partition's open
+ * chunk, the row [start, until) of ktally_chunk, with its counts. A batch
+ * that starts exactly there, with that row still as we left it, goes on
+ * from these counts instead of reading the chunk again from its start:
+ * the row it writes is the same as after a re-read, the records being the
+ * same. Anything else (a restart, another writer, offsets moved back, an
+ * output written but its offsets not) shows as a mismatch, and the chunk
+ * is read again from its start as before. */
+typedef struct
+{
+  gint64     start;
+  gint64     until;
+  KtReducer *counts;    /* owned; copied into a batch, never changed by it */
+  gboolean   resumed;   /* the batch being read goes on from it */
+} Tip;
+
+static void
+tip_free (gpointer data)
+{
+  Tip *tip = data;
+  kt_reducer_free (tip->counts);
+  g_free (tip);
+}
+
+/* Where @range's first chunk row starts: the remembered tip's start when
+ * the batch goes on from it, else where reading starts. */
+static gint64
+chunk_base (GHashTable *tips, const KtRange *range)
+{
+  const Tip *tip = g_hash_table_lookup (tips, GINT_TO_POINTER (range->partition));
+  return tip != NULL && tip->resumed ? tip->start : range->read_from;
 }
 
 /* Idempotent mode: counts are kept per (partition, chunk start). */
@@ -144,8 +178,8 @@ find_chunk (BatchReading *b, gint32 partition, gint64 offset)
     {
       const KtRange *r = &g_array_index (b->ranges, KtRange, i);
       /* The first chunk of a range may start off the grid (see plan.h). */
-      if (r->partition == partition && r->read_from > key.start)
-        key.start = r->read_from;
+      if (r->partition == partition && chunk_base (b->runner->tips, r) > key.start)
+        key.start = chunk_base (b->runner->tips, r);
     }
   counts = g_hash_table_lookup (b->runner->chunks, &key);
   if (counts == NULL)
@@ -409,13 +443,20 @@ report_unknown_commit (Runner *r, GArray *states)
   g_array_set_size (r->unknown_commit, 0);
 }
 
-/* Idempotent mode, before reading: moves each range back to the start of
- * its open chunk, so the chunk is rewritten whole (see plan.h). */
+/* Idempotent mode, before reading: each range goes on from its remembered
+ * tip (whose counts seed the batch's first chunk), or moves back to the
+ * start of its open chunk, so the chunk is rewritten whole (see plan.h). */
 static gboolean
 reread_open_chunks (Runner *r, GArray *ranges, const GArray *states, GError **error)
 {
   g_autoptr(GArray) open = g_array_new (FALSE, FALSE, sizeof (KtOpenChunk));
 
+  GHashTableIter iter;
+  gpointer value;
+
+  g_hash_table_iter_init (&iter, r->tips);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    ((Tip *) value)->resumed = FALSE;
   if (!kt_sink_open_chunks (r->sink, r->config->job, r->config->topic, ranges,
                             CHUNK_OFFSETS, open, error))
     return FALSE;
@@ -423,7 +464,21 @@ reread_open_chunks (Runner *r, GArray *ranges, const GArray *states, GError **er
     {
       KtRange *rg = &g_array_index (ranges, KtRange, i);
       const KtOpenChunk *o = &g_array_index (open, KtOpenChunk, i);
+      Tip *tip = g_hash_table_lookup (r->tips, GINT_TO_POINTER (rg->partition));
       gint64 low = 0;
+
+      if (tip != NULL && rg->read_from == rg->from && tip->until == rg->from
+          && o->chunk_start == tip->start && o->chunk_until == tip->until)
+        {
+          ChunkKey key = { rg->partition, tip->start };
+          KtReducer *seed = kt_reducer_new ();
+
+          kt_reducer_merge (seed, tip->counts);
+          g_hash_table_insert (r->chunks, g_memdup2 (&key, sizeof key), seed);
+          tip->resumed = TRUE;
+          continue;
+        }
+      g_hash_table_remove (r->tips, GINT_TO_POINTER (rg->partition));
 
       for (guint j = 0; j < states->len; j++)
         if (g_array_index (states, KtPartitionState, j).partition == rg->partition)
@@ -431,6 +486,38 @@ reread_open_chunks (Runner *r, GArray *ranges, const GArray *states, GError **er
       kt_plan_reread_chunk (rg, o->chunk_start, o->chunk_until, low);
     }
   return TRUE;
+}
+
+/* After an idempotent commit: remembers the last chunk of each range while
+ * it is still open (it ends off the grid), for the next batch to go on
+ * from. Nothing is remembered when another writer moved an offset. */
+static void
+remember_tips (Runner *r, const GArray *chunks, gboolean ours)
+{
+  if (!ours)
+    {
+      g_hash_table_remove_all (r->tips);
+      return;
+    }
+  for (guint i = 0; i < chunks->len; i++)
+    {
+      const KtChunk *c = &g_array_index (chunks, KtChunk, i);
+      Tip *tip;
+
+      if (i + 1 < chunks->len && g_array_index (chunks, KtChunk, i + 1).partition == c->partition)
+        continue;  /* not the range's last chunk */
+      if (c->until % CHUNK_OFFSETS == 0)
+        {
+          g_hash_table_remove (r->tips, GINT_TO_POINTER (c->partition));
+          continue;
+        }
+      tip = g_new0 (Tip, 1);
+      tip->start = c->chunk_start;
+      tip->until = c->until;
+      tip->counts = kt_reducer_new ();
+      kt_reducer_merge (tip->counts, c->counts);
+      g_hash_table_replace (r->tips, GINT_TO_POINTER (c->partition), tip);
+    }
 }
 
 /* Idempotent mode: writes every chunk the batch covered (an empty chunk
@@ -446,8 +533,10 @@ commit_idempotent (Runner *r, const GArray *ranges, const KtRangeStats *stats,
 
   for (guint i = 0; i < ranges->len; i++)
     {
-      const KtRange *rg = &g_array_index (ranges, KtRange, i);
+      KtRange rg_chunks = g_array_index (ranges, KtRange, i);
+      const KtRange *rg = &rg_chunks;
 
+      rg_chunks.read_from = chunk_base (r->tips, rg);
       g_array_set_size (bounds, 0);
       kt_plan_chunks (rg, CHUNK_OFFSETS, bounds);
       for (guint j = 0; j < bounds->len; j += 2)
@@ -469,12 +558,14 @@ commit_idempotent (Runner *r, const GArray *ranges, const KtRangeStats *stats,
   *fenced = -1;
   if (!kt_sink_write_chunks (r->sink, config->job, config->topic, chunks, error))
     return FALSE;
-  if (config->offsets == KT_OFFSETS_KAFKA)
-    return kt_source_commit (r->source, ranges, error)
-           && kt_sink_store_offsets (r->sink, config->job, config->topic, ranges,
-                                     stats, FALSE, fenced, error);
-  return kt_sink_store_offsets (r->sink, config->job, config->topic, ranges, stats,
-                                TRUE, fenced, error);
+  if (config->offsets == KT_OFFSETS_KAFKA
+      && !kt_source_commit (r->source, ranges, error))
+    return FALSE;
+  if (!kt_sink_store_offsets (r->sink, config->job, config->topic, ranges, stats,
+                              config->offsets != KT_OFFSETS_KAFKA, fenced, error))
+    return FALSE;
+  remember_tips (r, chunks, *fenced < 0);
+  return TRUE;
 }
 
 /* --kind ledger: a fresh ledger batch (a commit may be tried again after a
@@ -672,6 +763,7 @@ run_batch (Runner *r, gboolean *idle, GError **error)
                r->batch_no);
       return TRUE;
     }
+  g_hash_table_remove_all (r->chunks);
   if (r->idempotent && !reread_open_chunks (r, ranges, states, error))
     return FALSE;
 
@@ -685,7 +777,6 @@ run_batch (Runner *r, gboolean *idle, GError **error)
         g_ptr_array_add (r->records, g_ptr_array_new_with_free_func (ledger_record_free));
     }
   kt_reducer_clear (r->reducer);
-  g_hash_table_remove_all (r->chunks);
   if (!kt_source_read (r->source, ranges, on_record, &reading, r->stop, STALL_MS, error))
     return FALSE;
 
@@ -856,6 +947,7 @@ runner_clear (Runner *r)
   g_clear_pointer (&r->parser, kt_parser_free);
   g_clear_pointer (&r->reducer, kt_reducer_free);
   g_clear_pointer (&r->chunks, g_hash_table_unref);
+  g_clear_pointer (&r->tips, g_hash_table_unref);
   g_clear_pointer (&r->records, g_ptr_array_unref);
   g_clear_pointer (&r->partitions, g_array_unref);
   g_clear_pointer (&r->unknown_commit, g_array_unref);
@@ -913,6 +1005,7 @@ runner_start (Runner *r, const KtConfig *config, const volatile int *stop,
   r->reducer = kt_reducer_new ();
   r->chunks = g_hash_table_new_full (chunk_key_hash, chunk_key_equal, g_free,
                                      (GDestroyNotify) kt_reducer_free);
+  r->tips = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL, tip_free);
   r->partitions = g_array_new (FALSE, FALSE, sizeof (gint32));
   r->unknown_commit = g_array_new (FALSE, FALSE, sizeof (KtRange));
 
