@@ -178,8 +178,8 @@ find_chunk (BatchReading *b, gint32 partition, gint64 offset)
     {
       const KtRange *r = &g_array_index (b->ranges, KtRange, i);
       /* The first chunk of a range may start off the grid (see plan.h). */
-      if (r->partition == partition && chunk_base (b->runner->tips, r) > key.start)
-        key.start = chunk_base (b->runner->tips, r);
+      if (r->partition == partition)
+        key.start = MAX (key.start, chunk_base (b->runner->tips, r));
     }
   counts = g_hash_table_lookup (b->runner->chunks, &key);
   if (counts == NULL)
@@ -450,7 +450,6 @@ static gboolean
 reread_open_chunks (Runner *r, GArray *ranges, const GArray *states, GError **error)
 {
   g_autoptr(GArray) open = g_array_new (FALSE, FALSE, sizeof (KtOpenChunk));
-
   GHashTableIter iter;
   gpointer value;
 
@@ -533,16 +532,16 @@ commit_idempotent (Runner *r, const GArray *ranges, const KtRangeStats *stats,
 
   for (guint i = 0; i < ranges->len; i++)
     {
-      KtRange rg_chunks = g_array_index (ranges, KtRange, i);
-      const KtRange *rg = &rg_chunks;
+      /* The chunk rows this range writes start at its chunk base. */
+      KtRange rows = g_array_index (ranges, KtRange, i);
 
-      rg_chunks.read_from = chunk_base (r->tips, rg);
+      rows.read_from = chunk_base (r->tips, &rows);
       g_array_set_size (bounds, 0);
-      kt_plan_chunks (rg, CHUNK_OFFSETS, bounds);
+      kt_plan_chunks (&rows, CHUNK_OFFSETS, bounds);
       for (guint j = 0; j < bounds->len; j += 2)
         {
-          ChunkKey key = { rg->partition, g_array_index (bounds, gint64, j) };
-          KtChunk c = { rg->partition, key.start, g_array_index (bounds, gint64, j + 1),
+          ChunkKey key = { rows.partition, g_array_index (bounds, gint64, j) };
+          KtChunk c = { rows.partition, key.start, g_array_index (bounds, gint64, j + 1),
                         g_hash_table_lookup (r->chunks, &key) };
           if (c.counts == NULL)
             {
