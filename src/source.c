@@ -190,13 +190,19 @@ make_conf (const KtSourceConfig *config, GError **error)
    *   byte cap, and a small record costs ~450 bytes queued, so the record
    *   cap is what bounds one-line records (50,000: ~25 MB); the nudger
    *   (above) keeps the fetchers going under both;
+   * - an empty Fetch held at most 50 ms (librdkafka's default is 500):
+   *   the end of a range with a gap at its tail is seen only after one,
+   *   and a broker that does not answer a held Fetch when data arrives
+   *   (the mock does not) delays a batch's records by up to that much.
+   *   Measured: 1-record batches 15 ms median instead of 19-35 with 100,
+   *   idle batches no costlier;
    * - reconnects within a second. */
   static const char *const defaults[][2] = {
     { "enable.auto.commit", "false" },
     { "enable.auto.offset.store", "false" },
     { "enable.partition.eof", "true" },
     { "auto.offset.reset", "error" },
-    { "fetch.wait.max.ms", "100" },
+    { "fetch.wait.max.ms", "50" },
     { "queued.min.messages", "50000" },
     { "queued.max.messages.kbytes", "16384" },
     { "topic.metadata.refresh.interval.ms", "60000" },
