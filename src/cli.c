@@ -975,6 +975,17 @@ parse_command (const char *command, int argc, char **argv, GError **error)
   return g_steal_pointer (&config);
 }
 
+gboolean
+kt_config_is_command (const char *name)
+{
+  static const char *const commands[] = { "run", "replay", "status", "audit", "init-db" };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (commands); i++)
+    if (g_strcmp0 (name, commands[i]) == 0)
+      return TRUE;
+  return FALSE;
+}
+
 KtConfig *
 kt_config_parse (const char *command, int argc, char **argv, GError **error)
 {

@@ -76,6 +76,9 @@ typedef struct
   gboolean     quiet;
 } KtConfig;
 
+/* Whether @name is a command kt_config_parse() knows. */
+gboolean  kt_config_is_command (const char *name);
+
 /* Parses `ktally COMMAND ARGS...` (@argv[0] is the command name). --help
  * prints and exits 0 (GLib's behaviour). Fails with KT_ERROR_USAGE and one
  * line naming the flag; the message never contains a password. */

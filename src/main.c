@@ -99,8 +99,9 @@ fail (const char *command, const GError *error)
   int code = kt_error_exit_code (error);
 
   if (code == KT_EXIT_USAGE)
-    fprintf (stderr, "ktally: %s (try 'ktally %s --help')\n", error->message,
-             command);
+    fprintf (stderr, "ktally: %s (try 'ktally%s%s --help')\n", error->message,
+             kt_config_is_command (command) ? " " : "",
+             kt_config_is_command (command) ? command : "");
   else
     fprintf (stderr, "ktally: %s\n", error->message);
   return code;

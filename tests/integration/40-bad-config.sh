@@ -28,7 +28,7 @@ expect 2 "--max-per-partition" $(run) --db "$db_uri" --max-per-partition 0
 expect 2 "--mode" $(run) --db "$db_uri" --mode sometimes
 expect 2 "--topic" run --brokers "$KT_BROKERS" --topic "bad/topic" --db "$db_uri"
 expect 2 "-X" $(run) --db "$db_uri" -X no.such.property=1
-expect 2 "unknown command" frobnicate
+expect 2 "unknown command 'frobnicate' (try 'ktally --help')" frobnicate
 
 # Dependencies refusing us: exit 3, within the start-up timeout.
 expect 3 "Kafka" run --brokers 127.0.0.1:1 --topic "$topic" --db "$db_uri" --startup-timeout 2
