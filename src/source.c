@@ -12,6 +12,14 @@
 
 static void stream_free (gpointer data);
 
+/* Whether this librdkafka re-checks a full pre-fetch queue on its own soon
+ * (fetch.queue.backoff.ms, 2.2+); before, the nudger below does it. */
+static gboolean
+has_fetch_queue_backoff (void)
+{
+  return rd_kafka_version () >= 0x020200ff;
+}
+
 /* Flat memory needs a bounded pre-fetch queue, and librdkafka bounds it by
  * stopping a partition's fetcher when the consumer queue holds
  * queued.min.messages records or queued.max.messages.kbytes of payload.
@@ -247,9 +255,9 @@ make_conf (const KtSourceConfig *config, GError **error)
   for (gsize i = 0; i < G_N_ELEMENTS (defaults); i++)
     if (!conf_set (conf, defaults[i][0], defaults[i][1], FALSE, error))
       return NULL;
-  /* From 2.2 on, librdkafka itself looks at a full queue again this soon
-   * (its default is a second); before, the nudger does it. */
-  if (rd_kafka_version () >= 0x020200ff
+  /* Look at a full queue again this soon (librdkafka's default is a
+   * second). */
+  if (has_fetch_queue_backoff ()
       && !conf_set (conf, "fetch.queue.backoff.ms", "5", FALSE, error))
     return NULL;
 
@@ -355,7 +363,7 @@ kt_source_new (const KtSourceConfig *config, GError **error)
     }
   meta_conf = NULL;
 
-  if (rd_kafka_version () < 0x020200ff)
+  if (!has_fetch_queue_backoff ())
     self->nudger = nudger_new (self->rk);
 
   self->queue = rd_kafka_queue_get_consumer (self->rk);
