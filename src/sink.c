@@ -243,6 +243,27 @@ query (KtSink *self, const char *sql, const char *doing, GError **error)
   return TRUE;
 }
 
+/* An INSERT of rows that this transaction found absent when it looked,
+ * under locks that cannot cover a row that does not exist yet: a duplicate
+ * key means another writer created the row since, so this transaction
+ * decided on a stale view. That is a conflict (the caller rolls back and
+ * commits again, and then sees the row), never a failure. */
+static gboolean
+insert_new_rows (KtSink *self, const char *sql, const char *doing, GError **error)
+{
+  if (mysql_real_query (self->conn, sql, strlen (sql)) == 0)
+    return TRUE;
+  if (mysql_errno (self->conn) != ER_DUP_ENTRY)
+    {
+      set_mysql_error (self, error, doing);
+      return FALSE;
+    }
+  g_set_error (error, KT_ERROR, KT_ERROR_CONFLICT,
+               "%s on %s: another writer created the same row at the same time (%s)",
+               doing, self->description, mysql_error (self->conn));
+  return FALSE;
+}
+
 /* Runs a SELECT and keeps its whole result (NULL, with @error, on failure). */
 static MYSQL_RES *
 select_rows (KtSink *self, const char *sql, const char *doing, GError **error)
@@ -1103,7 +1124,37 @@ load_ledger_state (KtSink *self, KtLedgerBatch *batch, GError **error)
   return TRUE;
 }
 
-/* Writes the applied batch: balances, applied and rejected txns. */
+/* Appends the balance rows of @balances whose is_new is @is_new to @sql
+ * ("(account,balance),..."), from @at; returns where it stopped. */
+static guint
+append_balances (KtSink *self, GString *sql, const GArray *balances, gboolean is_new,
+                 guint at, guint *n_rows)
+{
+  for (*n_rows = 0; at < balances->len && *n_rows < UPSERT_ROWS; at++)
+    {
+      const KtLedgerBalance *b = &g_array_index (balances, KtLedgerBalance, at);
+      char amount[32];
+
+      if (b->is_new != is_new)
+        continue;
+      kt_amount_format (b->after, amount);
+      g_string_append (sql, (*n_rows)++ > 0 ? ",(" : "(");
+      append_quoted (self, sql, b->account);
+      g_string_append_printf (sql, ",%s)", amount);
+    }
+  return at;
+}
+
+/* Writes the applied batch: balances, applied and rejected txns.
+ *
+ * The balances of accounts that had rows were read FOR UPDATE: those rows
+ * are ours until COMMIT, so overwriting them is exact. An account that had
+ * no row was locked by nothing (READ COMMITTED takes no gap locks), and a
+ * second writer may have created it meanwhile from the same 0: a plain
+ * INSERT makes that a duplicate key, hence a conflict that commits the
+ * batch again, which then finds the row and locks it. The same holds for
+ * txns that two writers both found undecided (one txn on two partitions).
+ * Never an upsert over a row we did not lock: that lost updates. */
 static gboolean
 write_ledger (KtSink *self, const char *topic, KtLedgerBatch *batch, GError **error)
 {
@@ -1111,25 +1162,24 @@ write_ledger (KtSink *self, const char *topic, KtLedgerBatch *batch, GError **er
   const GArray *lists[2] = { kt_ledger_batch_applied (batch), kt_ledger_batch_rejected (batch) };
   g_autoptr(GString) sql = g_string_new (NULL);
 
-  for (guint at = 0; at < balances->len; at += UPSERT_ROWS)
-    {
-      g_string_assign (sql, "INSERT INTO account_balance (account, balance) VALUES ");
-      for (guint i = at; i < MIN (balances->len, at + UPSERT_ROWS); i++)
-        {
-          const KtLedgerBalance *b = &g_array_index (balances, KtLedgerBalance, i);
-          char amount[32];
-
-          kt_amount_format (b->after, amount);
-          g_string_append (sql, i > at ? ",(" : "(");
-          append_quoted (self, sql, b->account);
-          g_string_append_printf (sql, ",%s)", amount);
-        }
-      /* The rows are locked by load_ledger_state(): overwriting is exact. */
-      g_string_append (sql, " ON DUPLICATE KEY UPDATE balance = VALUES(balance), "
-                            "updated_at = CURRENT_TIMESTAMP(3)");
-      if (!query (self, sql->str, "cannot write account_balance", error))
-        return FALSE;
-    }
+  for (int is_new = 0; is_new < 2; is_new++)
+    for (guint at = 0, n_rows; at < balances->len;)
+      {
+        g_string_assign (sql, "INSERT INTO account_balance (account, balance) VALUES ");
+        at = append_balances (self, sql, balances, is_new, at, &n_rows);
+        if (n_rows == 0)
+          break;
+        if (is_new)
+          {
+            if (!insert_new_rows (self, sql->str, "cannot create account_balance rows", error))
+              return FALSE;
+            continue;
+          }
+        g_string_append (sql, " ON DUPLICATE KEY UPDATE balance = VALUES(balance), "
+                              "updated_at = CURRENT_TIMESTAMP(3)");
+        if (!query (self, sql->str, "cannot write account_balance", error))
+          return FALSE;
+      }
 
   for (int l = 0; l < 2; l++)
     for (guint at = 0; at < lists[l]->len; at += UPSERT_ROWS)
@@ -1159,8 +1209,8 @@ write_ledger (KtSink *self, const char *topic, KtLedgerBatch *batch, GError **er
             append_quoted (self, sql, topic);
             g_string_append_printf (sql, ",%d,%" G_GINT64_FORMAT ")", e->partition, e->offset);
           }
-        if (!query (self, sql->str, l == 0 ? "cannot write ledger_applied"
-                                           : "cannot write ledger_rejected", error))
+        if (!insert_new_rows (self, sql->str, l == 0 ? "cannot write ledger_applied"
+                                                     : "cannot write ledger_rejected", error))
           return FALSE;
       }
   return TRUE;
