@@ -2,30 +2,30 @@
 -- `ktally run --mode idempotent` (and `ktally init-db --mode idempotent`)
 -- when absent. Every statement is safe to run again.
 
--- What each chunk of a partition contributed: chunks are aligned offset
--- ranges [chunk_start, next multiple of the chunk size), and a chunk's rows
--- are always replaced whole, so writing a chunk twice never adds twice.
-CREATE TABLE IF NOT EXISTS error_log_chunk (
+-- Each partition's ERROR counts per minute. Counts are only ever added
+-- together with the offsets they include (ktally_coverage), in one
+-- transaction, so no offset is counted twice.
+CREATE TABLE IF NOT EXISTS error_log_partition (
   job         VARCHAR(64)  NOT NULL,
   topic       VARCHAR(249) NOT NULL,
   `partition` INT          NOT NULL,
-  chunk_start BIGINT       NOT NULL,
   log_time    DATETIME     NOT NULL,
-  log_count   INT          NOT NULL,
-  PRIMARY KEY (job, topic, `partition`, chunk_start, log_time),
+  log_count   BIGINT       NOT NULL,
+  PRIMARY KEY (job, topic, `partition`, log_time),
   KEY by_time (log_time)
 ) ENGINE = InnoDB;
 
--- How far each chunk's rows go: [chunk_start, chunk_until). A chunk is only
--- ever replaced by a longer prefix of itself, so a late or replayed write of
--- a shorter prefix changes nothing.
-CREATE TABLE IF NOT EXISTS ktally_chunk (
+-- Which offsets each partition's counts include: ascending ranges "A-B,..."
+-- (usually one). A batch counts only offsets outside the set it planned
+-- from, and adds its counts only if the set is still that one (read FOR
+-- UPDATE), extending it in the same transaction: a repeated, late or
+-- concurrent write, or a rewind of the offsets, counts nothing twice.
+CREATE TABLE IF NOT EXISTS ktally_coverage (
   job         VARCHAR(64)  NOT NULL,
   topic       VARCHAR(249) NOT NULL,
   `partition` INT          NOT NULL,
-  chunk_start BIGINT       NOT NULL,
-  chunk_until BIGINT       NOT NULL,
-  PRIMARY KEY (job, topic, `partition`, chunk_start)
+  covered     MEDIUMTEXT   NOT NULL,
+  PRIMARY KEY (job, topic, `partition`)
 ) ENGINE = InnoDB;
 
 -- Offsets, as in schema.sql: committed after the output, in their own
@@ -66,5 +66,5 @@ CREATE TABLE IF NOT EXISTS ktally_batches (
 -- The per-minute counts dashboards read, exactly as in transactional mode.
 CREATE VIEW IF NOT EXISTS error_log AS
   SELECT log_time, CAST(SUM(log_count) AS SIGNED) AS log_count
-  FROM error_log_chunk
+  FROM error_log_partition
   GROUP BY log_time;

@@ -7,15 +7,50 @@
 #include <stdio.h>
 #include "error.h"
 
+/* An idempotent job's chain [@first, @last) of @rows: see kt_audit_chains(). */
+static void
+check_covered (const GArray *rows, guint first, guint last, const KtCoverage *covered,
+               GPtrArray *problems)
+{
+  const KtBatchRow *b = &g_array_index (rows, KtBatchRow, first);
+  g_autoptr(KtCoverage) batches = kt_coverage_new ();
+  g_autoptr(GArray) counted = g_array_new (FALSE, FALSE, sizeof (KtInterval));
+  KtInterval twice;
+
+  for (guint i = first; i < last; i++)
+    kt_coverage_add (batches, g_array_index (rows, KtBatchRow, i).from,
+                     g_array_index (rows, KtBatchRow, i).until);
+  if (kt_coverage_overlap (covered, &twice))
+    g_ptr_array_add (problems, g_strdup_printf (
+      "job %s, %s/%d: overlap: offsets [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT
+      ") were counted twice (chunks written by an older ktally)", b->job, b->topic,
+      b->partition, twice.from, twice.until));
+  kt_coverage_within (covered, 0, G_MAXINT64, counted);
+  for (guint i = 0; i < counted->len; i++)
+    {
+      const KtInterval *c = &g_array_index (counted, KtInterval, i);
+      gint64 gap = kt_coverage_next_gap (batches, c->from);
+
+      if (gap >= c->until && kt_coverage_contains (batches, c->from))
+        continue;
+      gap = kt_coverage_contains (batches, c->from) ? gap : c->from;
+      g_ptr_array_add (problems, g_strdup_printf (
+        "job %s, %s/%d: offsets from %" G_GINT64_FORMAT " are counted in the output "
+        "but in no batch", b->job, b->topic, b->partition, gap));
+    }
+}
+
 guint
 kt_audit_chains (const GArray *rows, KtStoredOffsetFunc stored_offset,
-                 gpointer user_data, GPtrArray *problems)
+                 KtCoveredFunc covered, gpointer user_data, GPtrArray *problems)
 {
   guint chains = 0;
 
   for (guint i = 0; i < rows->len;)
     {
       const KtBatchRow *first = &g_array_index (rows, KtBatchRow, i);
+      const KtCoverage *counted = covered != NULL
+        ? covered (first->job, first->topic, first->partition, user_data) : NULL;
       gint64 end = first->until, stored;
       guint j = i + 1;
 
@@ -30,7 +65,9 @@ kt_audit_chains (const GArray *rows, KtStoredOffsetFunc stored_offset,
           if (g_strcmp0 (b->job, first->job) != 0 || g_strcmp0 (b->topic, first->topic) != 0
               || b->partition != first->partition)
             break;
-          if (b->from > end)
+          if (counted != NULL)
+            ;  /* idempotent: overlaps and gaps are checked against the output */
+          else if (b->from > end)
             g_ptr_array_add (problems, g_strdup_printf (
               "job %s, %s/%d: gap: offsets [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT
               ") are in no batch", b->job, b->topic, b->partition, end, b->from));
@@ -42,23 +79,41 @@ kt_audit_chains (const GArray *rows, KtStoredOffsetFunc stored_offset,
           end = MAX (end, b->until);
         }
 
-      stored = stored_offset (first->job, first->topic, first->partition, user_data);
-      if (stored >= 0 && stored != end)
-        g_ptr_array_add (problems, g_strdup_printf (
-          "job %s, %s/%d: the batches end at %" G_GINT64_FORMAT " but the stored offset is %"
-          G_GINT64_FORMAT, first->job, first->topic, first->partition, end, stored));
+      if (counted != NULL)
+        check_covered (rows, i, j, counted, problems);
+      else
+        {
+          stored = stored_offset (first->job, first->topic, first->partition, user_data);
+          if (stored >= 0 && stored != end)
+            g_ptr_array_add (problems, g_strdup_printf (
+              "job %s, %s/%d: the batches end at %" G_GINT64_FORMAT " but the stored offset is %"
+              G_GINT64_FORMAT, first->job, first->topic, first->partition, end, stored));
+        }
       chains++;
       i = j;
     }
   return chains;
 }
 
+typedef struct
+{
+  GHashTable *stored;   /* "job\ttopic\tpartition" -> gint64* */
+  GHashTable *covered;  /* the same -> KtCoverage* (idempotent jobs) */
+} Stored;
+
 static gint64
 lookup_stored (const char *job, const char *topic, gint32 partition, gpointer user_data)
 {
   g_autofree char *key = g_strdup_printf ("%s\t%s\t%d", job, topic, partition);
-  gint64 *offset = g_hash_table_lookup (user_data, key);
+  gint64 *offset = g_hash_table_lookup (((Stored *) user_data)->stored, key);
   return offset != NULL ? *offset : -1;
+}
+
+static const KtCoverage *
+lookup_covered (const char *job, const char *topic, gint32 partition, gpointer user_data)
+{
+  g_autofree char *key = g_strdup_printf ("%s\t%s\t%d", job, topic, partition);
+  return g_hash_table_lookup (((Stored *) user_data)->covered, key);
 }
 
 gboolean
@@ -69,14 +124,18 @@ kt_audit (const KtConfig *config, GError **error)
   g_autoptr(GArray) mine = g_array_new (FALSE, FALSE, sizeof (KtBatchRow));
   g_autoptr(GPtrArray) problems = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(GHashTable) stored = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  g_autoptr(GHashTable) covered = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                                        (GDestroyNotify) kt_coverage_free);
   g_autoptr(GHashTable) targets = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  Stored lookup = { stored, covered };
   GHashTableIter iter;
   gpointer key, value;
   guint chains;
 
   g_array_set_clear_func (rows, (GDestroyNotify) kt_batch_row_clear);
   if (!kt_sink_read_batches (sink, NULL, rows, error)
-      || !kt_sink_load_all_offsets (sink, stored, error))
+      || !kt_sink_load_all_offsets (sink, stored, error)
+      || !kt_sink_load_all_coverage (sink, covered, error))
     return FALSE;
 
   /* Chains of the audited job(s); totals over every job, since the sum of
@@ -95,7 +154,7 @@ kt_audit (const KtConfig *config, GError **error)
       if (config->job == NULL || g_str_equal (b->job, config->job))
         g_array_append_vals (mine, b, 1);  /* borrowed: rows owns the strings */
     }
-  chains = kt_audit_chains (mine, lookup_stored, stored, problems);
+  chains = kt_audit_chains (mine, lookup_stored, lookup_covered, &lookup, problems);
   printf ("audit: %u partition chains, %u batches%s%s\n", chains, mine->len,
           config->job != NULL ? " of job " : "", config->job != NULL ? config->job : "");
 

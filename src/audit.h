@@ -12,14 +12,22 @@
 
 /* One verdict for a set of rows (KtBatchRow, ordered by job, topic,
  * partition, from). @stored_offset(job, topic, partition) gives the
- * offset stored for the partition (-1 if none). Appends one line per
- * problem to @problems; returns the number of chains checked. Pure: no
- * database, easy to test. */
+ * offset stored for the partition (-1 if none); @covered(job, topic,
+ * partition) the offsets an idempotent job's output counted (NULL for a
+ * transactional job). A transactional chain must be one unbroken chain up
+ * to the stored offset. An idempotent job's batches may overlap (a rewind
+ * reads counted offsets again, and counts none of them twice), so its check
+ * is that every covered offset is in some batch and that the covered set
+ * holds nothing twice. Appends one line per problem to @problems; returns
+ * the number of chains checked. Pure: no database, easy to test. */
 typedef gint64 (*KtStoredOffsetFunc) (const char *job, const char *topic,
                                       gint32 partition, gpointer user_data);
+typedef const KtCoverage *(*KtCoveredFunc) (const char *job, const char *topic,
+                                            gint32 partition, gpointer user_data);
 
 guint    kt_audit_chains (const GArray *rows, KtStoredOffsetFunc stored_offset,
-                          gpointer user_data, GPtrArray *problems);
+                          KtCoveredFunc covered, gpointer user_data,
+                          GPtrArray *problems);
 
 /* Runs the whole audit against the database and prints the verdict on
  * stdout. Returns FALSE with KT_ERROR_AUDIT when anything is broken. */

@@ -69,32 +69,15 @@ kt_plan_span (const GArray *ranges)
 }
 
 void
-kt_plan_reread_chunk (KtRange *range, gint64 open_start, gint64 open_until,
-                      gint64 low)
+kt_plan_skip_covered (KtRange *range, const KtCoverage *covered, gint64 high,
+                      gint64 max_per_partition)
 {
-  if (range->read_from != range->from)
-    return;  /* a skipped data loss: reading starts at the log start */
-  if (open_start >= 0 && open_start >= low)
-    range->read_from = open_start;  /* rewrite the open chunk from its start */
-  else if (open_start >= 0)
-    /* Its head is gone: keep the row, start a new chunk where it ends
-     * (past `from` when the output landed but the offsets did not). */
-    range->read_from = MAX (range->from, open_until);
-  /* else: nothing of this chunk was ever written (a first batch, --start
-   * latest): it starts at from. */
+  gint64 first = MIN (kt_coverage_next_gap (covered, range->read_from), high);
 
-  if (range->read_from > range->until)
-    range->until = range->read_from;
-}
-
-void
-kt_plan_chunks (const KtRange *range, gint64 chunk_size, GArray *bounds)
-{
-  for (gint64 start = range->read_from; start < range->until;)
-    {
-      gint64 next = MIN (range->until, start - start % chunk_size + chunk_size);
-      g_array_append_val (bounds, start);
-      g_array_append_val (bounds, next);
-      start = next;
-    }
+  if (first <= range->read_from)
+    return;
+  range->read_from = first;
+  if (range->until <= first)
+    range->until = MIN (high, first + max_per_partition);
+  range->until = MAX (range->until, range->read_from);
 }

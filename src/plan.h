@@ -6,6 +6,7 @@
  * each. The plan is pure arithmetic: no Kafka, no MySQL, easy to test. */
 #pragma once
 #include <glib.h>
+#include "coverage.h"
 
 typedef enum
 {
@@ -52,21 +53,15 @@ gboolean kt_plan_make (const KtPartitionState *states, guint n_states,
                        gint64 max_per_partition, KtOnDataLoss on_data_loss,
                        GArray *ranges, GArray *losses, GError **error);
 
-/* Idempotent mode: partitions are cut into aligned chunks, and a chunk's
- * counts are always rewritten from its start, so each range is moved back
- * to re-read the open chunk: read_from becomes the start of the chunk row
- * @open_start (the row nearest below `from` in from's aligned chunk, -1 for
- * none; @open_until is where that row ends). Where retention already
- * removed that row's head (below @low), it cannot be re-read: reading goes
- * on from where the row ends, as a new chunk. With no row, from stays. */
-void     kt_plan_reread_chunk (KtRange *range, gint64 open_start, gint64 open_until,
-                               gint64 low);
-
-/* Idempotent mode: the chunks [start, until) that @range covers: the first
- * starts at read_from, the others at multiples of @chunk_size, each ending
- * at the next multiple or at the range's until. Appends to @bounds pairs of
- * gint64 (start, until). */
-void     kt_plan_chunks (const KtRange *range, gint64 chunk_size, GArray *bounds);
+/* Idempotent mode: fits @range to the offsets its partition's output
+ * already counted (@covered, see coverage.h). Reading starts at the first
+ * offset from read_from on that is not covered; when the whole range is
+ * covered, the range moves on past it, at most @max_per_partition
+ * uncovered offsets further (never past @high), so that a rewind over
+ * counted offsets costs one batch, not one per --max-per-partition. Covered
+ * offsets that are still inside the range are read but never counted. */
+void     kt_plan_skip_covered (KtRange *range, const KtCoverage *covered, gint64 high,
+                               gint64 max_per_partition);
 
 /* Sum of (until - read_from) over @ranges: offsets this batch covers. */
 gint64   kt_plan_span (const GArray *ranges);

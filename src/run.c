@@ -25,9 +25,6 @@
 #define STALL_MS           30000
 #define SAMPLE_EVERY_US    (60 * G_USEC_PER_SEC)
 #define SAMPLE_BYTES       120
-/* Idempotent mode's chunk: the unit that is rewritten whole. Smaller means
- * less to re-read at the tip each batch, more rows in error_log_chunk. */
-#define CHUNK_OFFSETS      10000
 
 typedef struct
 {
@@ -46,8 +43,7 @@ typedef struct
    * applied in (partition, offset) order whatever order they came in. */
   GPtrArray *records;     /* of GPtrArray of LedgerRecord, one per range */
   GArray    *partitions;  /* gint32, ascending (replay: the listed ones) */
-  GHashTable *chunks;     /* idempotent: ChunkKey -> KtReducer, per batch */
-  GHashTable *tips;       /* idempotent: partition -> Tip */
+  GHashTable *parts;      /* idempotent: partition -> Part, per batch */
   gint64     metadata_at; /* monotonic time of the last partition list */
   guint64    batch_no;
   /* Set when a COMMIT's answer was lost: the next batch reads the offsets
@@ -78,58 +74,35 @@ ledger_record_free (gpointer data)
   g_free (rec);
 }
 
-/* Idempotent mode: what this process last wrote of a partition's open
- * chunk, the row [start, until) of ktally_chunk, with its counts. A batch
- * that starts exactly there, with that row still as we left it, goes on
- * from these counts instead of reading the chunk again from its start:
- * the row it writes is the same as after a re-read, the records being the
- * same. Anything else (a restart, another writer, offsets moved back, an
- * output written but its offsets not) shows as a mismatch, and the chunk
- * is read again from its start as before. */
+/* Idempotent mode: what a batch does with one partition. */
 typedef struct
 {
-  gint64     start;
-  gint64     until;
-  KtReducer *counts;    /* owned; copied into a batch, never changed by it */
-  gboolean   resumed;   /* the batch being read goes on from it */
-} Tip;
+  KtCoverage *expected;  /* the offsets counted when the batch planned */
+  KtReducer  *counts;    /* what it reads outside them */
+  GArray     *skips;     /* KtInterval: the covered parts of its range */
+  guint       skip_at;   /* the first skip not wholly below the last offset */
+} Part;
 
 static void
-tip_free (gpointer data)
+part_free (gpointer data)
 {
-  Tip *tip = data;
-  kt_reducer_free (tip->counts);
-  g_free (tip);
+  Part *part = data;
+  kt_coverage_free (part->expected);
+  kt_reducer_free (part->counts);
+  g_array_unref (part->skips);
+  g_free (part);
 }
 
-/* Where @range's first chunk row starts: the remembered tip's start when
- * the batch goes on from it, else where reading starts. */
-static gint64
-chunk_base (GHashTable *tips, const KtRange *range)
-{
-  const Tip *tip = g_hash_table_lookup (tips, GINT_TO_POINTER (range->partition));
-  return tip != NULL && tip->resumed ? tip->start : range->read_from;
-}
-
-/* Idempotent mode: counts are kept per (partition, chunk start). */
-typedef struct
-{
-  gint32 partition;
-  gint64 start;
-} ChunkKey;
-
-static guint
-chunk_key_hash (gconstpointer p)
-{
-  const ChunkKey *k = p;
-  return g_int64_hash (&k->start) * 31u + (guint) k->partition;
-}
-
+/* Whether @offset was counted before: read again, never counted again.
+ * Offsets come in ascending order per partition. */
 static gboolean
-chunk_key_equal (gconstpointer a, gconstpointer b)
+part_covers (Part *part, gint64 offset)
 {
-  const ChunkKey *x = a, *y = b;
-  return x->partition == y->partition && x->start == y->start;
+  while (part->skip_at < part->skips->len
+         && g_array_index (part->skips, KtInterval, part->skip_at).until <= offset)
+    part->skip_at++;
+  return part->skip_at < part->skips->len
+         && g_array_index (part->skips, KtInterval, part->skip_at).from <= offset;
 }
 
 /* What one batch read. */
@@ -137,10 +110,8 @@ typedef struct
 {
   Runner        *runner;
   const GArray  *ranges;
-  /* Idempotent: the chunk the last record went to (records come in runs). */
-  gint32         chunk_partition;
-  gint64         chunk_start, chunk_end;
-  KtReducer     *chunk_counts;
+  Part          *part;        /* idempotent: the last record's (records come in runs) */
+  gint32         part_partition;
   KtRangeStats  *stats;       /* per range, for ktally_batches */
   guint          last_range;
   KtParseCounts  counts;
@@ -164,33 +135,6 @@ nap (const volatile int *stop, double seconds)
         break;
       g_usleep (MIN (left, 50000));
     }
-}
-
-/* Points @b at the chunk of @partition that holds @offset: the chunk of
- * this batch's range that starts at or below it. */
-static void
-find_chunk (BatchReading *b, gint32 partition, gint64 offset)
-{
-  ChunkKey key = { partition, offset - offset % CHUNK_OFFSETS };
-  KtReducer *counts;
-
-  for (guint i = 0; i < b->ranges->len; i++)
-    {
-      const KtRange *r = &g_array_index (b->ranges, KtRange, i);
-      /* The first chunk of a range may start off the grid (see plan.h). */
-      if (r->partition == partition)
-        key.start = MAX (key.start, chunk_base (b->runner->tips, r));
-    }
-  counts = g_hash_table_lookup (b->runner->chunks, &key);
-  if (counts == NULL)
-    {
-      counts = kt_reducer_new ();
-      g_hash_table_insert (b->runner->chunks, g_memdup2 (&key, sizeof key), counts);
-    }
-  b->chunk_partition = partition;
-  b->chunk_start = key.start;
-  b->chunk_end = offset - offset % CHUNK_OFFSETS + CHUNK_OFFSETS;
-  b->chunk_counts = counts;
 }
 
 /* Waits between batches. A group member keeps serving the group's
@@ -221,16 +165,14 @@ on_record (gint32 partition, gint64 offset, const char *value, gsize len,
   BatchReading *b = user_data;
   KtReducer *counts = b->runner->reducer;
   KtParseCounts mine = { 0 };
-  const KtRange *range;
   const char *bad = NULL;
   gsize bad_len = 0;
 
   b->records++;
-  range = &g_array_index (b->ranges, KtRange, b->last_range);
-  if (range->partition != partition)
+  if (g_array_index (b->ranges, KtRange, b->last_range).partition != partition)
     for (guint i = 0; i < b->ranges->len; i++)
       if (g_array_index (b->ranges, KtRange, i).partition == partition)
-        range = &g_array_index (b->ranges, KtRange, b->last_range = i);
+        b->last_range = i;
 
   if (b->runner->ledger)
     {
@@ -245,10 +187,14 @@ on_record (gint32 partition, gint64 offset, const char *value, gsize len,
     }
   if (b->runner->idempotent)
     {
-      if (partition != b->chunk_partition || offset < b->chunk_start
-          || offset >= b->chunk_end)
-        find_chunk (b, partition, offset);
-      counts = b->chunk_counts;
+      if (partition != b->part_partition)
+        {
+          b->part = g_hash_table_lookup (b->runner->parts, GINT_TO_POINTER (partition));
+          b->part_partition = partition;
+        }
+      if (part_covers (b->part, offset))
+        return;
+      counts = b->part->counts;
     }
   if (kt_parser_value (b->runner->parser, value, len, counts, &mine, &bad, &bad_len) > 0
       && !b->have_sample)
@@ -263,16 +209,15 @@ on_record (gint32 partition, gint64 offset, const char *value, gsize len,
   b->counts.errors += mine.errors;
   b->counts.malformed += mine.malformed;
 
-  /* The audit trail counts each offset once: not the open chunk's head
-   * that idempotent mode reads again. */
-  if (offset >= range->from)
-    {
-      KtRangeStats *st = &b->stats[b->last_range];
-      st->records++;
-      st->lines += mine.lines;
-      st->errors += mine.errors;
-      st->malformed += mine.malformed;
-    }
+  /* The audit trail: what this batch counted (idempotent mode reads
+   * covered offsets again but never counts them). */
+  {
+    KtRangeStats *st = &b->stats[b->last_range];
+    st->records++;
+    st->lines += mine.lines;
+    st->errors += mine.errors;
+    st->malformed += mine.malformed;
+  }
 }
 
 /* The partitions this instance reads: its group assignment, or the
@@ -342,6 +287,7 @@ static gboolean
 load_states (Runner *r, GArray *states, GError **error)
 {
   const KtConfig *config = r->config;
+  g_autoptr(GArray) starts = g_array_new (FALSE, FALSE, sizeof (KtRange));
   KtPartitionState *s;
   gboolean missing = FALSE;
 
@@ -367,7 +313,11 @@ load_states (Runner *r, GArray *states, GError **error)
                      config->start == KT_START_LATEST ? "latest" : "earliest", at);
         if (config->offsets == KT_OFFSETS_KAFKA)
           {
-            s[i].stored = at;  /* committed to the group after the first batch */
+            /* Decided once: committed to the group before the first read.
+             * Re-decided every batch, "latest" would move ahead of the
+             * data forever. */
+            g_array_append_val (starts, ((KtRange) { s[i].partition, at, at, at }));
+            s[i].stored = at;
             continue;
           }
         missing = TRUE;
@@ -375,6 +325,8 @@ load_states (Runner *r, GArray *states, GError **error)
                                   s[i].partition, at, error))
           return FALSE;
       }
+  if (!kt_source_commit (r->source, starts, error))
+    return FALSE;
   if (missing
       && (!load_offsets (r, s, states->len, error)
           || !kt_source_watermarks (r->source, s, states->len, KAFKA_TIMEOUT_MS, error)))
@@ -443,128 +395,71 @@ report_unknown_commit (Runner *r, GArray *states)
   g_array_set_size (r->unknown_commit, 0);
 }
 
-/* Idempotent mode, before reading: each range goes on from its remembered
- * tip (whose counts seed the batch's first chunk), or moves back to the
- * start of its open chunk, so the chunk is rewritten whole (see plan.h). */
+/* Idempotent mode, before reading: each range skips what its partition's
+ * output already counted (see coverage.h), and gets its Part. */
 static gboolean
-reread_open_chunks (Runner *r, GArray *ranges, const GArray *states, GError **error)
+plan_coverage (Runner *r, GArray *ranges, const GArray *states, GError **error)
 {
-  g_autoptr(GArray) open = g_array_new (FALSE, FALSE, sizeof (KtOpenChunk));
-  GHashTableIter iter;
-  gpointer value;
+  g_autoptr(GPtrArray) sets = g_ptr_array_new_with_free_func ((GDestroyNotify) kt_coverage_free);
 
-  g_hash_table_iter_init (&iter, r->tips);
-  while (g_hash_table_iter_next (&iter, NULL, &value))
-    ((Tip *) value)->resumed = FALSE;
-  if (!kt_sink_open_chunks (r->sink, r->config->job, r->config->topic, ranges,
-                            CHUNK_OFFSETS, open, error))
+  if (!kt_sink_load_coverage (r->sink, r->config->job, r->config->topic, ranges, sets, error))
     return FALSE;
   for (guint i = 0; i < ranges->len; i++)
     {
       KtRange *rg = &g_array_index (ranges, KtRange, i);
-      const KtOpenChunk *o = &g_array_index (open, KtOpenChunk, i);
-      Tip *tip = g_hash_table_lookup (r->tips, GINT_TO_POINTER (rg->partition));
-      gint64 low = 0;
-
-      if (tip != NULL && rg->read_from == rg->from && tip->until == rg->from
-          && o->chunk_start == tip->start && o->chunk_until == tip->until)
-        {
-          ChunkKey key = { rg->partition, tip->start };
-          KtReducer *seed = kt_reducer_new ();
-
-          kt_reducer_merge (seed, tip->counts);
-          g_hash_table_insert (r->chunks, g_memdup2 (&key, sizeof key), seed);
-          tip->resumed = TRUE;
-          continue;
-        }
-      g_hash_table_remove (r->tips, GINT_TO_POINTER (rg->partition));
+      Part *part = g_new0 (Part, 1);
 
       for (guint j = 0; j < states->len; j++)
         if (g_array_index (states, KtPartitionState, j).partition == rg->partition)
-          low = g_array_index (states, KtPartitionState, j).low;
-      kt_plan_reread_chunk (rg, o->chunk_start, o->chunk_until, low);
+          kt_plan_skip_covered (rg, sets->pdata[i],
+                                g_array_index (states, KtPartitionState, j).high,
+                                r->config->max_per_partition);
+      part->expected = g_steal_pointer (&sets->pdata[i]);
+      part->counts = kt_reducer_new ();
+      part->skips = g_array_new (FALSE, FALSE, sizeof (KtInterval));
+      kt_coverage_within (part->expected, rg->read_from, rg->until, part->skips);
+      g_hash_table_replace (r->parts, GINT_TO_POINTER (rg->partition), part);
     }
   return TRUE;
 }
 
-/* After an idempotent commit: remembers the last chunk of each range while
- * it is still open (it ends off the grid), for the next batch to go on
- * from. Nothing is remembered when another writer moved an offset. */
-static void
-remember_tips (Runner *r, const GArray *chunks, gboolean ours)
-{
-  if (!ours)
-    {
-      g_hash_table_remove_all (r->tips);
-      return;
-    }
-  for (guint i = 0; i < chunks->len; i++)
-    {
-      const KtChunk *c = &g_array_index (chunks, KtChunk, i);
-      Tip *tip;
-
-      if (i + 1 < chunks->len && g_array_index (chunks, KtChunk, i + 1).partition == c->partition)
-        continue;  /* not the range's last chunk */
-      if (c->until % CHUNK_OFFSETS == 0)
-        {
-          g_hash_table_remove (r->tips, GINT_TO_POINTER (c->partition));
-          continue;
-        }
-      tip = g_new0 (Tip, 1);
-      tip->start = c->chunk_start;
-      tip->until = c->until;
-      tip->counts = kt_reducer_new ();
-      kt_reducer_merge (tip->counts, c->counts);
-      g_hash_table_replace (r->tips, GINT_TO_POINTER (c->partition), tip);
-    }
-}
-
-/* Idempotent mode: writes every chunk the batch covered (an empty chunk
- * too: its row records how far it was read), then stores the offsets. */
+/* Idempotent mode: adds what each range counted to its partition's output
+ * along with the offsets it read, then stores the offsets. The output
+ * comes first: a crash between the two leaves offsets the next plan finds
+ * covered, and skips. */
 static gboolean
 commit_idempotent (Runner *r, const GArray *ranges, const KtRangeStats *stats,
-                   gint32 *fenced, GError **error)
+                   KtCommitResult *result, gint32 *fenced, GError **error)
 {
   const KtConfig *config = r->config;
-  g_autoptr(GArray) chunks = g_array_new (FALSE, FALSE, sizeof (KtChunk));
-  g_autoptr(GArray) bounds = g_array_new (FALSE, FALSE, sizeof (gint64));
-  g_autoptr(GPtrArray) empty = g_ptr_array_new_with_free_func ((GDestroyNotify) kt_reducer_free);
+  g_autoptr(GArray) parts = g_array_new (FALSE, FALSE, sizeof (KtCounted));
+  g_autoptr(GPtrArray) covered = g_ptr_array_new_with_free_func ((GDestroyNotify) kt_coverage_free);
 
   for (guint i = 0; i < ranges->len; i++)
     {
-      /* The chunk rows this range writes start at its chunk base. */
-      KtRange rows = g_array_index (ranges, KtRange, i);
+      const KtRange *rg = &g_array_index (ranges, KtRange, i);
+      Part *part = g_hash_table_lookup (r->parts, GINT_TO_POINTER (rg->partition));
+      KtCoverage *now = kt_coverage_copy (part->expected);
 
-      rows.read_from = chunk_base (r->tips, &rows);
-      g_array_set_size (bounds, 0);
-      kt_plan_chunks (&rows, CHUNK_OFFSETS, bounds);
-      for (guint j = 0; j < bounds->len; j += 2)
-        {
-          ChunkKey key = { rows.partition, g_array_index (bounds, gint64, j) };
-          KtChunk c = { rows.partition, key.start, g_array_index (bounds, gint64, j + 1),
-                        g_hash_table_lookup (r->chunks, &key) };
-          if (c.counts == NULL)
-            {
-              c.counts = kt_reducer_new ();
-              g_ptr_array_add (empty, c.counts);
-            }
-          g_array_append_val (chunks, c);
-        }
+      kt_coverage_add (now, rg->read_from, rg->until);
+      g_ptr_array_add (covered, now);
+      if (!kt_coverage_equal (now, part->expected))
+        g_array_append_val (parts, ((KtCounted) { *rg, &stats[i], part->expected, now,
+                                                  part->counts }));
     }
-
-  /* Output first, then the offsets: a crash between the two rewrites the
-   * same chunks, to the same rows. */
-  *fenced = -1;
-  if (!kt_sink_write_chunks (r->sink, config->job, config->topic, chunks, error))
+  if (!kt_sink_write_counted (r->sink, config->job, config->topic, parts, fenced, error))
     return FALSE;
+  if (*fenced >= 0)
+    {
+      *result = KT_COMMIT_FENCED;
+      return TRUE;
+    }
   if (config->offsets == KT_OFFSETS_KAFKA
       && !kt_source_commit (r->source, ranges, error))
     return FALSE;
-  if (!kt_sink_store_offsets (r->sink, config->job, config->topic, ranges, stats,
-                              config->offsets != KT_OFFSETS_KAFKA, fenced, error))
-    return FALSE;
-  remember_tips (r, chunks, *fenced < 0);
-  return TRUE;
+  return config->offsets == KT_OFFSETS_KAFKA
+         || kt_sink_store_offsets (r->sink, config->job, config->topic, ranges, fenced,
+                                   error);
 }
 
 /* --kind ledger: a fresh ledger batch (a commit may be tried again after a
@@ -631,7 +526,7 @@ commit (Runner *r, const GArray *ranges, const KtRangeStats *stats,
 
   *result = KT_COMMIT_DONE;
   if (r->idempotent)
-    return commit_idempotent (r, ranges, stats, fenced, error);
+    return commit_idempotent (r, ranges, stats, result, fenced, error);
   if (r->ledger)
     return commit_ledger (r, ranges, stats, result, fenced, error);
   if (kt_sink_commit (r->sink, config->job, config->topic, ranges, stats, r->reducer,
@@ -645,6 +540,22 @@ commit (Runner *r, const GArray *ranges, const KtRangeStats *stats,
                       "tell whether it landed): ");
     }
   return FALSE;
+}
+
+/* The (partition,) minute rows a batch adds to. */
+static guint
+batch_minutes (Runner *r)
+{
+  GHashTableIter iter;
+  gpointer value;
+  guint n = 0;
+
+  if (!r->idempotent)
+    return kt_reducer_size (r->reducer);
+  g_hash_table_iter_init (&iter, r->parts);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    n += kt_reducer_size (((Part *) value)->counts);
+  return n;
 }
 
 static gint64
@@ -715,7 +626,7 @@ run_batch (Runner *r, gboolean *idle, GError **error)
   g_autoptr(GArray) states = g_array_new (FALSE, TRUE, sizeof (KtPartitionState));
   g_autoptr(GArray) ranges = g_array_new (FALSE, TRUE, sizeof (KtRange));
   g_autoptr(GArray) losses = g_array_new (FALSE, TRUE, sizeof (KtDataLoss));
-  BatchReading reading = { .runner = r, .ranges = ranges, .chunk_partition = -1 };
+  BatchReading reading = { .runner = r, .ranges = ranges, .part_partition = -1 };
   g_autofree KtRangeStats *stats = NULL;
   g_autoptr(GString) conflicts = g_string_new (NULL);
   KtCommitResult result = KT_COMMIT_DONE;
@@ -762,8 +673,8 @@ run_batch (Runner *r, gboolean *idle, GError **error)
                r->batch_no);
       return TRUE;
     }
-  g_hash_table_remove_all (r->chunks);
-  if (r->idempotent && !reread_open_chunks (r, ranges, states, error))
+  g_hash_table_remove_all (r->parts);
+  if (r->idempotent && !plan_coverage (r, ranges, states, error))
     return FALSE;
 
   /* Read, parse, reduce: the source hands each record to on_record(). */
@@ -825,13 +736,10 @@ run_batch (Runner *r, gboolean *idle, GError **error)
     }
   if (result == KT_COMMIT_FENCED || fenced >= 0)
     r->fenced++;
-  if (r->idempotent)
-    {
-      if (fenced >= 0)
-        g_message ("job %s: batch %" G_GUINT64_FORMAT ": %s/%d was moved by another "
-                   "writer: its output stands (idempotent), its offsets are theirs",
-                   config->job, r->batch_no, config->topic, fenced);
-    }
+  if (r->idempotent && result != KT_COMMIT_FENCED && fenced >= 0)
+    g_message ("job %s: batch %" G_GUINT64_FORMAT ": %s/%d was moved by another "
+               "writer: its output stands (idempotent), its offsets are theirs",
+               config->job, r->batch_no, config->topic, fenced);
   else if (result == KT_COMMIT_FENCED)
     {
       g_message ("job %s: batch %" G_GUINT64_FORMAT ": fenced: %s/%d was moved by "
@@ -867,8 +775,7 @@ run_batch (Runner *r, gboolean *idle, GError **error)
          G_GUINT64_FORMAT " malformed, %u %s, %.3f s, lag %" G_GINT64_FORMAT "%s",
          config->job, r->batch_no, ranges->len, reading.records,
          reading.counts.lines, reading.counts.errors, reading.counts.malformed,
-         r->idempotent ? g_hash_table_size (r->chunks) : kt_reducer_size (r->reducer),
-         r->idempotent ? "chunks" : "minutes",
+         batch_minutes (r), "minutes",
          (double) (g_get_monotonic_time () - started) / G_USEC_PER_SEC,
          lag_after (states, ranges), conflicts->str);
 
@@ -945,8 +852,7 @@ runner_clear (Runner *r)
   g_clear_pointer (&r->sink, kt_sink_free);
   g_clear_pointer (&r->parser, kt_parser_free);
   g_clear_pointer (&r->reducer, kt_reducer_free);
-  g_clear_pointer (&r->chunks, g_hash_table_unref);
-  g_clear_pointer (&r->tips, g_hash_table_unref);
+  g_clear_pointer (&r->parts, g_hash_table_unref);
   g_clear_pointer (&r->records, g_ptr_array_unref);
   g_clear_pointer (&r->partitions, g_array_unref);
   g_clear_pointer (&r->unknown_commit, g_array_unref);
@@ -1002,9 +908,7 @@ runner_start (Runner *r, const KtConfig *config, const volatile int *stop,
   if (r->parser == NULL)
     return FALSE;
   r->reducer = kt_reducer_new ();
-  r->chunks = g_hash_table_new_full (chunk_key_hash, chunk_key_equal, g_free,
-                                     (GDestroyNotify) kt_reducer_free);
-  r->tips = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL, tip_free);
+  r->parts = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL, part_free);
   r->partitions = g_array_new (FALSE, FALSE, sizeof (gint32));
   r->unknown_commit = g_array_new (FALSE, FALSE, sizeof (KtRange));
 

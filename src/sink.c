@@ -589,14 +589,13 @@ insert_batches (KtSink *self, const char *job, const char *topic,
 
 gboolean
 kt_sink_store_offsets (KtSink *self, const char *job, const char *topic,
-                       const GArray *ranges, const KtRangeStats *stats,
-                       gboolean offsets_too, gint32 *fenced_partition, GError **error)
+                       const GArray *ranges, gint32 *fenced_partition, GError **error)
 {
   *fenced_partition = -1;
   if (!kt_sink_connect (self, error)
       || !query (self, "START TRANSACTION", "cannot start a transaction", error))
     return FALSE;
-  if (offsets_too && !update_offsets (self, job, topic, ranges, fenced_partition, error))
+  if (!update_offsets (self, job, topic, ranges, fenced_partition, error))
     {
       rollback (self);
       return FALSE;
@@ -605,11 +604,6 @@ kt_sink_store_offsets (KtSink *self, const char *job, const char *topic,
     {
       rollback (self);
       return TRUE;
-    }
-  if (!insert_batches (self, job, topic, ranges, stats, error))
-    {
-      rollback (self);
-      return FALSE;
     }
   return query (self, "COMMIT", "cannot commit the offsets", error);
 }
@@ -673,207 +667,207 @@ kt_sink_commit (KtSink *self, const char *job, const char *topic,
   return finish_commit (self, result, error);
 }
 
-/* Appends "(`partition` = P AND chunk_start = S) OR ..." for @chunks. */
+/* Appends " WHERE job = 'J' AND topic = 'T' AND `partition` IN (...)". */
 static void
-append_chunk_keys (GString *sql, const GArray *chunks, const gboolean *want)
+append_partitions_where (KtSink *self, GString *sql, const char *job, const char *topic,
+                         const GArray *items, gsize stride)
 {
-  gboolean first = TRUE;
-
-  g_string_append_c (sql, '(');
-  for (guint i = 0; i < chunks->len; i++)
-    {
-      const KtChunk *c = &g_array_index (chunks, KtChunk, i);
-      if (want != NULL && !want[i])
-        continue;
-      g_string_append_printf (sql, "%s(`partition` = %d AND chunk_start = %" G_GINT64_FORMAT ")",
-                              first ? "" : " OR ", c->partition, c->chunk_start);
-      first = FALSE;
-    }
+  g_string_append (sql, " WHERE job = ");
+  append_quoted (self, sql, job);
+  g_string_append (sql, " AND topic = ");
+  append_quoted (self, sql, topic);
+  g_string_append (sql, " AND `partition` IN (");
+  for (guint i = 0; i < items->len; i++)
+    g_string_append_printf (sql, "%s%d", i ? "," : "",
+                            *(const gint32 *) (const void *) (items->data + i * stride));
   g_string_append_c (sql, ')');
 }
 
+/* Reads the covered sets of @items' partitions (FOR UPDATE when @lock) into
+ * @sets: partition -> KtCoverage*, absent where no row exists. */
+static gboolean
+read_coverage (KtSink *self, const char *job, const char *topic, const GArray *items,
+               gsize stride, gboolean lock, GHashTable *sets, GError **error)
+{
+  g_autoptr(GString) sql = g_string_new ("SELECT `partition`, covered FROM ktally_coverage");
+  g_autoptr(MYSQL_RES) res = NULL;
+  MYSQL_ROW row;
+
+  append_partitions_where (self, sql, job, topic, items, stride);
+  if (lock)
+    g_string_append (sql, " ORDER BY `partition` FOR UPDATE");
+  res = select_rows (self, sql->str, "cannot read ktally_coverage", error);
+  if (res == NULL)
+    return FALSE;
+  while ((row = mysql_fetch_row (res)) != NULL)
+    {
+      g_autofree char *what = g_strdup_printf ("ktally_coverage of %s/%s", topic, row[0]);
+      KtCoverage *set = kt_coverage_parse (row[1], what, error);
+
+      if (set == NULL)
+        return FALSE;
+      g_hash_table_replace (sets, GINT_TO_POINTER (atoi (row[0])), set);
+    }
+  return TRUE;
+}
+
 gboolean
-kt_sink_write_chunks (KtSink *self, const char *job, const char *topic,
-                      const GArray *chunks, GError **error)
+kt_sink_load_coverage (KtSink *self, const char *job, const char *topic,
+                       const GArray *ranges, GPtrArray *coverages, GError **error)
+{
+  g_autoptr(GHashTable) sets = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL,
+                                                      (GDestroyNotify) kt_coverage_free);
+
+  if (ranges->len > 0
+      && (!kt_sink_connect (self, error)
+          || !read_coverage (self, job, topic, ranges, sizeof (KtRange), FALSE, sets, error)))
+    return FALSE;
+  for (guint i = 0; i < ranges->len; i++)
+    {
+      gpointer key = GINT_TO_POINTER (g_array_index (ranges, KtRange, i).partition);
+      KtCoverage *set = NULL;
+
+      if (!g_hash_table_steal_extended (sets, key, NULL, (gpointer *) &set))
+        set = kt_coverage_new ();
+      g_ptr_array_add (coverages, set);
+    }
+  return TRUE;
+}
+
+static gboolean
+flush_counts (KtSink *self, GString *sql, guint *rows, GError **error)
+{
+  *rows = 0;
+  g_string_append (sql, " ON DUPLICATE KEY UPDATE log_count = log_count + VALUES(log_count)");
+  return query (self, sql->str, "cannot write error_log_partition", error);
+}
+
+/* Adds every part's counts to error_log_partition, in (partition, minute)
+ * order, UPSERT_ROWS at a time. */
+static gboolean
+add_counts (KtSink *self, const char *job, const char *topic, const GArray *parts,
+            GError **error)
 {
   g_autoptr(GString) sql = g_string_new (NULL);
   g_autoptr(GString) key = g_string_new (NULL);  /* 'job','topic', */
-  g_autoptr(MYSQL_RES) res = NULL;
-  g_autofree gboolean *write = NULL;
-  guint n_write = 0, rows = 0;
-  MYSQL_ROW row;
-
-  if (chunks->len == 0)
-    return TRUE;
-  if (!kt_sink_connect (self, error)
-      || !query (self, "START TRANSACTION", "cannot start a transaction", error))
-    return FALSE;
+  guint rows = 0;
 
   append_quoted (self, key, job);
   g_string_append_c (key, ',');
   append_quoted (self, key, topic);
   g_string_append_c (key, ',');
-
-  /* 1. Lock each chunk's row (creating it if new), in (partition, chunk)
-   *    order: writers of one chunk queue here, one at a time. */
-  g_string_assign (sql, "INSERT IGNORE INTO ktally_chunk (job, topic, `partition`, "
-                        "chunk_start, chunk_until) VALUES ");
-  for (guint i = 0; i < chunks->len; i++)
+  for (guint i = 0; i < parts->len; i++)
     {
-      const KtChunk *c = &g_array_index (chunks, KtChunk, i);
-      g_string_append_printf (sql, "%s(%s%d,%" G_GINT64_FORMAT ",-1)", i ? "," : "",
-                              key->str, c->partition, c->chunk_start);
-    }
-  if (!query (self, sql->str, "cannot write ktally_chunk", error))
-    goto fail;
+      const KtCounted *part = &g_array_index (parts, KtCounted, i);
+      g_autoptr(GArray) counts = kt_reducer_sorted (part->counts);
 
-  g_string_assign (sql, "SELECT `partition`, chunk_start, chunk_until FROM ktally_chunk WHERE job = ");
-  append_quoted (self, sql, job);
-  g_string_append (sql, " AND topic = ");
-  append_quoted (self, sql, topic);
-  g_string_append (sql, " AND ");
-  append_chunk_keys (sql, chunks, NULL);
-  g_string_append (sql, " ORDER BY `partition`, chunk_start FOR UPDATE");
-  res = select_rows (self, sql->str, "cannot read ktally_chunk", error);
-  if (res == NULL)
-    goto fail;
-
-  /* 2. Only a longer prefix replaces a chunk. */
-  write = g_new0 (gboolean, chunks->len);
-  while ((row = mysql_fetch_row (res)) != NULL)
-    {
-      gint32 partition = atoi (row[0]);
-      gint64 start = g_ascii_strtoll (row[1], NULL, 10);
-      gint64 until = g_ascii_strtoll (row[2], NULL, 10);
-
-      for (guint i = 0; i < chunks->len; i++)
-        {
-          const KtChunk *c = &g_array_index (chunks, KtChunk, i);
-          if (c->partition == partition && c->chunk_start == start && c->until > until)
-            {
-              write[i] = TRUE;
-              n_write++;
-            }
-        }
-    }
-  if (n_write == 0)
-    return query (self, "COMMIT", "cannot commit", error);
-
-  /* 3. Replace the rows of those chunks whole. */
-  g_string_assign (sql, "DELETE FROM error_log_chunk WHERE job = ");
-  append_quoted (self, sql, job);
-  g_string_append (sql, " AND topic = ");
-  append_quoted (self, sql, topic);
-  g_string_append (sql, " AND ");
-  append_chunk_keys (sql, chunks, write);
-  if (!query (self, sql->str, "cannot write error_log_chunk", error))
-    goto fail;
-
-  g_string_truncate (sql, 0);
-  for (guint i = 0; i < chunks->len; i++)
-    {
-      const KtChunk *c = &g_array_index (chunks, KtChunk, i);
-      g_autoptr(GArray) counts = NULL;
-
-      if (!write[i])
-        continue;
-      counts = kt_reducer_sorted (c->counts);
       for (guint j = 0; j < counts->len; j++)
         {
           const KtMinuteCount *mc = &g_array_index (counts, KtMinuteCount, j);
           char when[20];
 
           if (rows == 0)
-            g_string_assign (sql, "INSERT INTO error_log_chunk (job, topic, `partition`, "
-                                  "chunk_start, log_time, log_count) VALUES ");
+            g_string_assign (sql, "INSERT INTO error_log_partition (job, topic, `partition`, "
+                                  "log_time, log_count) VALUES ");
           kt_minute_format (mc->minute, when);
-          g_string_append_printf (sql, "%s(%s%d,%" G_GINT64_FORMAT ",'%s',%" G_GUINT64_FORMAT ")",
-                                  rows ? "," : "", key->str, c->partition,
-                                  c->chunk_start, when, mc->count);
-          if (++rows == UPSERT_ROWS)
-            {
-              if (!query (self, sql->str, "cannot write error_log_chunk", error))
-                goto fail;
-              rows = 0;
-            }
+          g_string_append_printf (sql, "%s(%s%d,'%s',%" G_GUINT64_FORMAT ")", rows ? "," : "",
+                                  key->str, part->range.partition, when, mc->count);
+          if (++rows == UPSERT_ROWS && !flush_counts (self, sql, &rows, error))
+            return FALSE;
         }
     }
-  if (rows > 0 && !query (self, sql->str, "cannot write error_log_chunk", error))
+  return rows == 0 || flush_counts (self, sql, &rows, error);
+}
+
+gboolean
+kt_sink_write_counted (KtSink *self, const char *job, const char *topic,
+                       const GArray *parts, gint32 *moved_partition, GError **error)
+{
+  g_autoptr(GHashTable) sets = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL,
+                                                      (GDestroyNotify) kt_coverage_free);
+  g_autoptr(GString) sql = g_string_new (NULL);
+
+  *moved_partition = -1;
+  if (parts->len == 0)
+    return TRUE;
+  if (!kt_sink_connect (self, error)
+      || !query (self, "START TRANSACTION", "cannot start a transaction", error))
+    return FALSE;
+
+  /* 1. Lock each partition's covered set, in partition order, creating the
+   *    rows of new partitions first: a row that does not exist locks
+   *    nothing, and writers of one partition must queue here. */
+  g_string_assign (sql, "INSERT IGNORE INTO ktally_coverage (job, topic, `partition`, covered) "
+                        "VALUES ");
+  for (guint i = 0; i < parts->len; i++)
+    {
+      g_string_append (sql, i ? ",(" : "(");
+      append_quoted (self, sql, job);
+      g_string_append_c (sql, ',');
+      append_quoted (self, sql, topic);
+      g_string_append_printf (sql, ",%d,'')", g_array_index (parts, KtCounted, i).range.partition);
+    }
+  if (!query (self, sql->str, "cannot write ktally_coverage", error)
+      || !read_coverage (self, job, topic, parts, sizeof (KtCounted), TRUE, sets, error))
     goto fail;
 
-  g_string_assign (sql, "INSERT INTO ktally_chunk (job, topic, `partition`, chunk_start, "
-                        "chunk_until) VALUES ");
-  for (guint i = 0, n = 0; i < chunks->len; i++)
+  /* 2. Compare and set: a set that moved since we planned means another
+   *    writer (or an earlier life of this one) counted some of our offsets. */
+  for (guint i = 0; i < parts->len; i++)
     {
-      const KtChunk *c = &g_array_index (chunks, KtChunk, i);
-      if (write[i])
-        g_string_append_printf (sql, "%s(%s%d,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ")",
-                                n++ ? "," : "", key->str, c->partition, c->chunk_start,
-                                c->until);
+      const KtCounted *part = &g_array_index (parts, KtCounted, i);
+      const KtCoverage *now = g_hash_table_lookup (sets,
+                                                   GINT_TO_POINTER (part->range.partition));
+
+      if (now == NULL || !kt_coverage_equal (now, part->expected))
+        {
+          *moved_partition = part->range.partition;
+          rollback (self);
+          return TRUE;
+        }
     }
-  g_string_append (sql, " ON DUPLICATE KEY UPDATE chunk_until = VALUES(chunk_until)");
-  if (!query (self, sql->str, "cannot write ktally_chunk", error))
+
+  /* 3. The counts, then the sets that include them, and the audit rows. */
+  if (!add_counts (self, job, topic, parts, error))
     goto fail;
-  /* A COMMIT whose answer is lost needs no special care here: rewriting a
-   * chunk is harmless, which is the point of this mode. */
-  return query (self, "COMMIT", "cannot commit the chunks", error);
+  {
+    g_autoptr(GArray) read = g_array_new (FALSE, FALSE, sizeof (KtRange));
+    g_autofree KtRangeStats *stats = g_new0 (KtRangeStats, parts->len);
+
+    for (guint i = 0; i < parts->len; i++)
+      {
+        const KtCounted *part = &g_array_index (parts, KtCounted, i);
+        KtRange audited = { part->range.partition, part->range.read_from,
+                            part->range.read_from, part->range.until };
+
+        g_array_append_val (read, audited);
+        stats[i] = *part->stats;
+      }
+    if (!insert_batches (self, job, topic, read, stats, error))
+      goto fail;
+  }
+  for (guint i = 0; i < parts->len; i++)
+    {
+      const KtCounted *part = &g_array_index (parts, KtCounted, i);
+      g_autofree char *text = kt_coverage_format (part->covered);
+
+      g_string_assign (sql, "UPDATE ktally_coverage SET covered = ");
+      append_quoted (self, sql, text);
+      g_string_append (sql, " WHERE job = ");
+      append_quoted (self, sql, job);
+      g_string_append (sql, " AND topic = ");
+      append_quoted (self, sql, topic);
+      g_string_append_printf (sql, " AND `partition` = %d", part->range.partition);
+      if (!query (self, sql->str, "cannot write ktally_coverage", error))
+        goto fail;
+    }
+  /* A COMMIT whose answer is lost needs no special care here: if it
+   * landed, the next plan reads the new sets and counts nothing twice. */
+  return query (self, "COMMIT", "cannot commit the counts", error);
 
 fail:
   rollback (self);
   return FALSE;
-}
-
-gboolean
-kt_sink_open_chunks (KtSink *self, const char *job, const char *topic,
-                     const GArray *ranges, gint64 chunk_size, GArray *open,
-                     GError **error)
-{
-  g_autoptr(GString) sql = g_string_new (NULL);
-  g_autoptr(MYSQL_RES) res = NULL;
-  MYSQL_ROW row;
-
-  g_array_set_size (open, ranges->len);
-  for (guint i = 0; i < ranges->len; i++)
-    g_array_index (open, KtOpenChunk, i) = (KtOpenChunk) {
-      g_array_index (ranges, KtRange, i).partition, -1, -1 };
-  if (ranges->len == 0)
-    return TRUE;
-  if (!kt_sink_connect (self, error))
-    return FALSE;
-
-  g_string_assign (sql, "SELECT `partition`, chunk_start, chunk_until FROM ktally_chunk WHERE job = ");
-  append_quoted (self, sql, job);
-  g_string_append (sql, " AND topic = ");
-  append_quoted (self, sql, topic);
-  g_string_append (sql, " AND (");
-  for (guint i = 0; i < ranges->len; i++)
-    {
-      const KtRange *r = &g_array_index (ranges, KtRange, i);
-      g_string_append_printf (sql, "%s(`partition` = %d AND chunk_start BETWEEN %"
-                              G_GINT64_FORMAT " AND %" G_GINT64_FORMAT ")",
-                              i ? " OR " : "", r->partition,
-                              r->from - r->from % chunk_size, r->from);
-    }
-  g_string_append (sql, ") AND chunk_until >= 0");
-  res = select_rows (self, sql->str, "cannot read ktally_chunk", error);
-  if (res == NULL)
-    return FALSE;
-  while ((row = mysql_fetch_row (res)) != NULL)
-    {
-      gint32 partition = atoi (row[0]);
-      gint64 start = g_ascii_strtoll (row[1], NULL, 10);
-
-      for (guint i = 0; i < open->len; i++)
-        {
-          KtOpenChunk *o = &g_array_index (open, KtOpenChunk, i);
-          if (o->partition == partition && start > o->chunk_start)
-            {
-              o->chunk_start = start;
-              o->chunk_until = g_ascii_strtoll (row[2], NULL, 10);
-            }
-        }
-    }
-  return TRUE;
 }
 
 void
@@ -1017,6 +1011,33 @@ kt_sink_load_all_offsets (KtSink *self, GHashTable *offsets, GError **error)
       *offset = g_ascii_strtoll (row[3], NULL, 10);
       g_hash_table_insert (offsets, g_strdup_printf ("%s\t%s\t%s", row[0], row[1], row[2]),
                            offset);
+    }
+  return TRUE;
+}
+
+gboolean
+kt_sink_load_all_coverage (KtSink *self, GHashTable *covered, GError **error)
+{
+  g_autofree char *type = NULL;
+  g_autoptr(MYSQL_RES) res = NULL;
+  MYSQL_ROW row;
+
+  if (!kt_sink_connect (self, error) || !table_type (self, "ktally_coverage", &type, error))
+    return FALSE;
+  if (type == NULL)
+    return TRUE;
+  res = select_rows (self, "SELECT job, topic, `partition`, covered FROM ktally_coverage",
+                     "cannot read ktally_coverage", error);
+  if (res == NULL)
+    return FALSE;
+  while ((row = mysql_fetch_row (res)) != NULL)
+    {
+      g_autofree char *key = g_strdup_printf ("%s\t%s\t%s", row[0], row[1], row[2]);
+      KtCoverage *set = kt_coverage_parse (row[3], key, error);
+
+      if (set == NULL)
+        return FALSE;
+      g_hash_table_insert (covered, g_steal_pointer (&key), set);
     }
   return TRUE;
 }

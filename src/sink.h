@@ -7,6 +7,7 @@
 #pragma once
 #include <glib.h>
 #include <mysql.h>
+#include "coverage.h"
 #include "plan.h"
 #include "reduce.h"
 
@@ -48,6 +49,16 @@ typedef struct
   guint64 malformed;
 } KtRangeStats;
 
+/* Idempotent mode: one partition's share of a batch's output. */
+typedef struct
+{
+  KtRange             range;     /* read [read_from, until) */
+  const KtRangeStats *stats;     /* what it counted: its audit row */
+  const KtCoverage   *expected;  /* the offsets counted when the batch planned */
+  const KtCoverage   *covered;   /* expected, plus every offset the batch read */
+  KtReducer          *counts;    /* what it read outside expected */
+} KtCounted;
+
 /* One row of ktally_batches, as `ktally audit` reads it. */
 typedef struct
 {
@@ -70,23 +81,6 @@ typedef enum
   KT_COMMIT_UNKNOWN,  /* the connection died during COMMIT: read it back */
 } KtCommitResult;
 
-/* One chunk's share of an idempotent batch: the ERROR counts of offsets
- * [chunk_start, until) of a partition. */
-typedef struct
-{
-  gint32     partition;
-  gint64     chunk_start;
-  gint64     until;
-  KtReducer *counts;  /* borrowed */
-} KtChunk;
-
-/* The chunk row of a partition nearest below an offset (idempotent mode). */
-typedef struct
-{
-  gint32 partition;
-  gint64 chunk_start;  /* -1: no row */
-  gint64 chunk_until;
-} KtOpenChunk;
 
 /* [A-Za-z0-9_]{1,64}: the only table and database names ktally accepts.
  * Anything else is refused, never quoted through. */
@@ -171,25 +165,30 @@ gboolean kt_sink_commit_ledger (KtSink *self, const char *job, const char *topic
                                 KtCommitResult *result, gint32 *fenced_partition,
                                 GError **error);
 
-/* Idempotent output, in one transaction of its own: each chunk's rows are
- * replaced whole, unless the chunk already holds a prefix at least as
- * long (a late or repeated write of a chunk changes nothing). */
-gboolean kt_sink_write_chunks (KtSink *self, const char *job, const char *topic,
-                               const GArray *chunks, GError **error);
+/* Idempotent mode: the covered set of each range's partition (an empty
+ * set where none is stored), into @coverages (KtCoverage*, one per range, in
+ * order; the array owns them). */
+gboolean kt_sink_load_coverage (KtSink *self, const char *job, const char *topic,
+                                const GArray *ranges, GPtrArray *coverages,
+                                GError **error);
 
-/* For each range of @ranges (in order), the chunk row with the largest
- * start in [from rounded down to @chunk_size, from] into @open (KtOpenChunk). */
-gboolean kt_sink_open_chunks (KtSink *self, const char *job, const char *topic,
-                              const GArray *ranges, gint64 chunk_size,
-                              GArray *open, GError **error);
+/* Idempotent output, in one transaction of its own: if every one of @parts
+ * (KtCounted, ascending partitions) still finds its partition's covered set
+ * exactly as expected (read under a row lock), adds their counts, stores
+ * their covered sets and writes their audit rows (ktally_batches: the
+ * range read, and what it counted). Adding is exact because the set moves
+ * with the counts: a late, repeated or concurrent write finds the set
+ * changed. If any partition's set changed, nothing is written and
+ * *@moved_partition names it (else -1): the batch is planned again. */
+gboolean kt_sink_write_counted (KtSink *self, const char *job, const char *topic,
+                                const GArray *parts, gint32 *moved_partition,
+                                GError **error);
 
-/* Idempotent mode's offset commit, after the output: the fenced UPDATEs
- * and audit rows of kt_sink_commit() without any counts. *@fenced_partition
- * is the first partition whose offset had moved, or -1. With @offsets_too
- * FALSE (offsets kept in Kafka), only the audit rows. */
+/* Idempotent mode's offset commit, after the output (which carries the
+ * audit rows): the fenced UPDATEs of kt_sink_commit(), alone.
+ * *@fenced_partition is the first partition whose offset had moved, or -1. */
 gboolean kt_sink_store_offsets (KtSink *self, const char *job, const char *topic,
-                                const GArray *ranges, const KtRangeStats *stats,
-                                gboolean offsets_too, gint32 *fenced_partition,
+                                const GArray *ranges, gint32 *fenced_partition,
                                 GError **error);
 
 /* --audit-keep: folds @job's ktally_batches rows older than @keep_seconds
@@ -205,6 +204,10 @@ gboolean kt_sink_read_batches (KtSink *self, const char *job, GArray *rows,
 
 /* Every kafka_offset row into @offsets: "job\ttopic\tpartition" -> gint64*. */
 gboolean kt_sink_load_all_offsets (KtSink *self, GHashTable *offsets, GError **error);
+
+/* Every ktally_coverage row (idempotent jobs) into @covered:
+ * "job\ttopic\tpartition" -> KtCoverage*. None without the table. */
+gboolean kt_sink_load_all_coverage (KtSink *self, GHashTable *covered, GError **error);
 
 /* SUM(log_count) of @table (0 when empty). */
 gboolean kt_sink_table_total (KtSink *self, const char *table, guint64 *total,

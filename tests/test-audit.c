@@ -31,7 +31,7 @@ check (const Row *rows, gsize n, const gint64 *stored, GPtrArray *problems)
                        rows[i].from, rows[i].until, 1, (char *) "error_log" };
       g_array_append_val (array, b);
     }
-  return kt_audit_chains (array, stored_table, (gpointer) stored, problems);
+  return kt_audit_chains (array, stored_table, NULL, (gpointer) stored, problems);
 }
 
 static void
@@ -98,6 +98,62 @@ test_jobs_apart (void)
   g_assert_cmpuint (problems->len, ==, 0);
 }
 
+/* Idempotent jobs: batches may overlap (rewinds); every covered offset must
+ * be in some batch, and the covered set must hold nothing twice. */
+static const KtCoverage *
+covered_table (const char *job, const char *topic, gint32 partition, gpointer user_data)
+{
+  (void) topic;
+  (void) partition;
+  return g_str_equal (job, "idem") ? user_data : NULL;
+}
+
+static void
+test_idempotent (void)
+{
+  static const struct
+  {
+    const char *name, *covered;
+    Row rows[4];
+    const char *problem;  /* NULL: none */
+  } cases[] = {
+    { "one chain", "0-30", { { "idem", 0, 0, 10 }, { "idem", 0, 10, 30 } }, NULL },
+    { "a rewind overlaps", "0-30", { { "idem", 0, 0, 20 }, { "idem", 0, 5, 30 } }, NULL },
+    { "a skip ahead leaves a gap", "0-10,20-30",
+      { { "idem", 0, 0, 10 }, { "idem", 0, 20, 30 } }, NULL },
+    { "counted, in no batch", "0-40", { { "idem", 0, 0, 10 }, { "idem", 0, 20, 40 } },
+      "offsets from 10 are counted in the output but in no batch" },
+    { "counted before the first batch", "0-40", { { "idem", 0, 10, 40 } },
+      "offsets from 0 are counted" },
+    { "an older ktally counted twice", "0-30,20-40", { { "idem", 0, 0, 40 } },
+      "overlap: offsets [20, 30) were counted twice" },
+  };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autoptr(GPtrArray) problems = g_ptr_array_new_with_free_func (g_free);
+      g_autoptr(GArray) array = g_array_new (FALSE, FALSE, sizeof (KtBatchRow));
+      g_autoptr(KtCoverage) covered = kt_coverage_parse (cases[i].covered, "test", NULL);
+
+      g_test_message ("%s", cases[i].name);
+      for (gsize j = 0; j < G_N_ELEMENTS (cases[i].rows) && cases[i].rows[j].job; j++)
+        {
+          KtBatchRow b = { (char *) cases[i].rows[j].job, (char *) "t", 0,
+                           cases[i].rows[j].from, cases[i].rows[j].until, 1,
+                           (char *) "error_log" };
+          g_array_append_val (array, b);
+        }
+      g_assert_cmpuint (kt_audit_chains (array, NULL, covered_table, covered, problems), ==, 1);
+      if (cases[i].problem == NULL)
+        g_assert_cmpuint (problems->len, ==, 0);
+      else
+        {
+          g_assert_cmpuint (problems->len, ==, 1);
+          g_assert_nonnull (strstr (problems->pdata[0], cases[i].problem));
+        }
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -107,5 +163,6 @@ main (int argc, char **argv)
   g_test_add_func ("/audit/overlap", test_overlap);
   g_test_add_func ("/audit/short-of-stored", test_short_of_stored);
   g_test_add_func ("/audit/jobs-apart", test_jobs_apart);
+  g_test_add_func ("/audit/idempotent", test_idempotent);
   return g_test_run ();
 }

@@ -207,73 +207,42 @@ test_default_is_fail (void)
   g_assert_cmpint (KT_DATA_LOSS_FAIL, ==, 0);
 }
 
-/* Idempotent mode: the range moves back to re-read its open chunk. */
+/* Idempotent mode: a range skips what its partition already counted. */
 static void
-test_reread_chunk (void)
+test_skip_covered (void)
 {
   static const struct
   {
     const char *name;
-    gint64 from, until, open_start, open_until, low;
+    const char *covered;
+    gint64 from, read_from, until, high;
     gint64 want_read_from, want_until;
   } cases[] = {
-    { "no row: from stays", 12345, 20000, -1, -1, 0, 12345, 20000 },
-    { "row: back to its start", 15000, 20000, 10000, 15000, 0, 10000, 20000 },
-    { "unaligned row start", 15000, 20000, 12345, 15000, 0, 12345, 20000 },
-    { "output landed, offsets not", 15000, 20000, 10000, 17000, 0, 10000, 20000 },
-    { "head gone: new chunk at from", 15000, 20000, 10000, 15000, 11000, 15000, 20000 },
-    { "head gone, output ahead", 15000, 20000, 10000, 17000, 11000, 17000, 20000 },
-    { "head gone, output past until", 15000, 16000, 10000, 17000, 11000, 17000, 17000 },
-    { "head exactly at low", 15000, 20000, 10000, 15000, 10000, 10000, 20000 },
+    { "nothing counted", "", 100, 100, 200, 500, 100, 200 },
+    { "counted up to from", "0-100", 100, 100, 200, 500, 100, 200 },
+    { "output ahead of the offsets", "0-150", 100, 100, 200, 500, 150, 200 },
+    { "a rewind to 0 over counted offsets", "0-400", 0, 0, 100, 500, 400, 500 },
+    { "rewound, more budget than left", "0-400", 0, 0, 100, 450, 400, 450 },
+    { "a rewind below the first counted offset", "12345-13345", 0, 0, 5000, 13345, 0, 5000 },
+    { "a rewind into the middle", "0-20000", 7777, 7777, 8777, 30000, 20000, 21000 },
+    { "a gap left by a skip ahead", "0-100,300-400", 50, 50, 150, 500, 100, 150 },
+    { "all covered to the end", "0-500", 200, 200, 300, 500, 500, 500 },
+    { "counted past the high watermark", "0-900", 200, 200, 300, 500, 500, 500 },
+    { "a skipped data loss reads from the log start", "0-100", 100, 3000, 3100, 5000, 3000, 3100 },
   };
 
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
     {
-      KtRange r = { 0, cases[i].from, cases[i].from, cases[i].until };
+      g_autoptr(GError) error = NULL;
+      g_autoptr(KtCoverage) covered = kt_coverage_parse (cases[i].covered, "test", &error);
+      KtRange r = { 0, cases[i].from, cases[i].read_from, cases[i].until };
 
       g_test_message ("%s", cases[i].name);
-      kt_plan_reread_chunk (&r, cases[i].open_start, cases[i].open_until, cases[i].low);
+      g_assert_no_error (error);
+      kt_plan_skip_covered (&r, covered, cases[i].high, 1000);
       g_assert_cmpint (r.from, ==, cases[i].from);  /* the fence never moves */
       g_assert_cmpint (r.read_from, ==, cases[i].want_read_from);
       g_assert_cmpint (r.until, ==, cases[i].want_until);
-    }
-
-  /* A skipped data loss already reads from the log start: untouched. */
-  {
-    KtRange r = { 0, 100, 5000, 9000 };
-    kt_plan_reread_chunk (&r, 0, 100, 5000);
-    g_assert_cmpint (r.read_from, ==, 5000);
-  }
-}
-
-/* The chunks a range covers: the first from read_from, then aligned. */
-static void
-test_chunks (void)
-{
-  static const struct
-  {
-    gint64 read_from, until;
-    gint64 want[8];  /* start, until pairs, then -1 */
-  } cases[] = {
-    { 0, 25000, { 0, 10000, 10000, 20000, 20000, 25000, -1 } },
-    { 12345, 20000, { 12345, 20000, -1 } },
-    { 12345, 20001, { 12345, 20000, 20000, 20001, -1 } },
-    { 9999, 10000, { 9999, 10000, -1 } },
-    { 500, 500, { -1 } },
-  };
-
-  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
-    {
-      g_autoptr(GArray) bounds = g_array_new (FALSE, FALSE, sizeof (gint64));
-      KtRange r = { 3, cases[i].read_from, cases[i].read_from, cases[i].until };
-      guint n = 0;
-
-      kt_plan_chunks (&r, 10000, bounds);
-      while (cases[i].want[n] >= 0)
-        n++;
-      g_assert_cmpuint (bounds->len, ==, n);
-      for (guint j = 0; j < n; j++)
-        g_assert_cmpint (g_array_index (bounds, gint64, j), ==, cases[i].want[j]);
     }
 }
 
@@ -288,7 +257,6 @@ main (int argc, char *argv[])
   g_test_add_func ("/plan/span", test_span);
   g_test_add_func ("/plan/data-loss/default-is-fail", test_default_is_fail);
 
-  g_test_add_func ("/plan/idempotent/reread-chunk", test_reread_chunk);
-  g_test_add_func ("/plan/idempotent/chunks", test_chunks);
+  g_test_add_func ("/plan/idempotent/skip-covered", test_skip_covered);
   return g_test_run ();
 }
