@@ -606,14 +606,39 @@ validate_replay (KtConfig *config, RawOptions *raw, GError **error)
     }
   if (!validate_table (config, raw, "error_log_replay", error))
     return FALSE;
-  if (!raw->job_given)
+  /* A replay's offsets live under a job of its own, whatever --job says:
+   * "replay." names are never a live job's (validate_run refuses them), so
+   * a replay can never move a live job's offsets. */
+  if (raw->job_given)
     {
-      /* Derived from the table and the range: rerunning the same replay
-       * resumes it (or finds it finished); another range is another job. */
-      g_autofree char *key = g_strdup_printf ("%s|%s", raw->from, raw->until);
-      g_autofree char *digest = g_compute_checksum_for_string (G_CHECKSUM_SHA1, key, -1);
+      g_autofree char *given = g_steal_pointer (&config->job);
+      config->job = g_strdup_printf ("%s%s", KT_REPLAY_JOB_PREFIX, given);
+    }
+  else
+    {
+      /* Derived from the table and the range as parsed (partitions in
+       * order, offsets as numbers), so that any spelling of one range is one
+       * replay: rerunning it resumes it, or finds it finished. */
+      g_autoptr(GString) key = g_string_new (config->table);
+      g_autofree char *digest = NULL;
+
+      for (guint i = 0; i < config->replay_from->len; i++)
+        g_string_append_printf (key, "|%d:%" G_GINT64_FORMAT "-%" G_GINT64_FORMAT,
+                                g_array_index (config->replay_from, KtPartitionOffset, i).partition,
+                                g_array_index (config->replay_from, KtPartitionOffset, i).offset,
+                                g_array_index (config->replay_until, KtPartitionOffset, i).offset);
+      digest = g_compute_checksum_for_string (G_CHECKSUM_SHA256, key->str, -1);
+      /* The table's name is only for people: the digest covers all of it. */
       g_free (config->job);
-      config->job = g_strdup_printf ("replay.%.40s.%.12s", config->table, digest);
+      config->job = g_strdup_printf ("%s%.32s.%.24s", KT_REPLAY_JOB_PREFIX, config->table,
+                                     digest);
+    }
+  if (strlen (config->job) > 64)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "--job: a replay's job is '%s' followed by its name, at most 64 "
+                   "characters in all", KT_REPLAY_JOB_PREFIX);
+      return FALSE;
     }
   config->interval = 0;
   config->exit_when_idle = TRUE;
@@ -628,6 +653,15 @@ validate_run (KtConfig *config, RawOptions *raw, GError **error)
   static const char *const losses[] = { "fail", "skip", NULL };
   static const char *const stores[] = { "mysql", "kafka", NULL };
   int v;
+
+  if (g_str_equal (config->command, "run") && g_str_has_prefix (config->job, KT_REPLAY_JOB_PREFIX))
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "--job: '%s': names starting with '%s' belong to `ktally replay`%s",
+                   config->job, KT_REPLAY_JOB_PREFIX,
+                   raw->job_given ? "" : " (the job is named after the topic: give --job)");
+      return FALSE;
+    }
 
   if (raw->mode != NULL)
     {

@@ -8,6 +8,9 @@
 #include "plan.h"
 #include "sink.h"
 
+/* Every replay's offsets are kept under a job named so; no live job may be. */
+#define KT_REPLAY_JOB_PREFIX "replay."
+
 typedef enum
 {
   KT_MODE_TRANSACTIONAL,
