@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <json-glib/json-glib.h>
 #include "error.h"
 #include "http.h"
 #include "ledger.h"
@@ -1189,17 +1190,154 @@ kt_run (const KtConfig *config, const volatile int *stop, GError **error)
   return run_loop (&r, error);
 }
 
+/* One partition of `ktally status`: its lag and what was lost. */
+typedef struct
+{
+  const KtPartitionState *s;
+  gboolean lost;
+  gint64   lost_n;
+  gint64   lag;
+  const char *owner;
+} StatusRow;
+
+static StatusRow
+status_row (const KtPartitionState *s, GHashTable *owners)
+{
+  StatusRow row = { s, s->stored >= 0 && (s->stored < s->low || s->stored > s->high), 0, 0,
+                    g_hash_table_lookup (owners, GINT_TO_POINTER (s->partition)) };
+
+  if (row.lost)
+    row.lost_n = s->stored < s->low ? s->low - s->stored : s->stored - s->high;
+  /* Without a stored offset, everything readable is still to do. */
+  row.lag = MAX (0, s->stored < 0 ? s->high - s->low : s->high - MAX (s->stored, s->low));
+  return row;
+}
+
+/* `status --json`: one document, built by json-glib (names are escaped). */
+static char *
+status_json (const KtConfig *config, const GArray *states, GHashTable *owners)
+{
+  g_autoptr(JsonBuilder) b = json_builder_new ();
+  g_autoptr(JsonGenerator) gen = json_generator_new ();
+  g_autoptr(JsonNode) root = NULL;
+  gint64 t_stored = 0, t_high = 0, t_lag = 0, t_lost = 0;
+
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "job");
+  json_builder_add_string_value (b, config->job);
+  json_builder_set_member_name (b, "topic");
+  json_builder_add_string_value (b, config->topic);
+  json_builder_set_member_name (b, "partitions");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < states->len; i++)
+    {
+      StatusRow row = status_row (&g_array_index (states, KtPartitionState, i), owners);
+
+      t_stored += MAX (row.s->stored, 0);
+      t_high += row.s->high;
+      t_lag += row.lag;
+      t_lost += row.lost_n;
+      json_builder_begin_object (b);
+      json_builder_set_member_name (b, "partition");
+      json_builder_add_int_value (b, row.s->partition);
+      json_builder_set_member_name (b, "stored");
+      if (row.s->stored >= 0)
+        json_builder_add_int_value (b, row.s->stored);
+      else
+        json_builder_add_null_value (b);
+      json_builder_set_member_name (b, "log_start");
+      json_builder_add_int_value (b, row.s->low);
+      json_builder_set_member_name (b, "high_watermark");
+      json_builder_add_int_value (b, row.s->high);
+      json_builder_set_member_name (b, "lag");
+      json_builder_add_int_value (b, row.lag);
+      json_builder_set_member_name (b, "data_lost");
+      json_builder_add_boolean_value (b, row.lost);
+      json_builder_set_member_name (b, "lost_offsets");
+      json_builder_add_int_value (b, row.lost_n);
+      if (config->group != NULL)
+        {
+          json_builder_set_member_name (b, "owner");
+          if (row.owner != NULL)
+            json_builder_add_string_value (b, row.owner);
+          else
+            json_builder_add_null_value (b);
+        }
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  json_builder_set_member_name (b, "totals");
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "partitions");
+  json_builder_add_int_value (b, states->len);
+  json_builder_set_member_name (b, "stored");
+  json_builder_add_int_value (b, t_stored);
+  json_builder_set_member_name (b, "high_watermark");
+  json_builder_add_int_value (b, t_high);
+  json_builder_set_member_name (b, "lag");
+  json_builder_add_int_value (b, t_lag);
+  json_builder_set_member_name (b, "lost_offsets");
+  json_builder_add_int_value (b, t_lost);
+  json_builder_end_object (b);
+  json_builder_end_object (b);
+
+  root = json_builder_get_root (b);
+  json_generator_set_root (gen, root);
+  return json_generator_to_data (gen, NULL);
+}
+
+/* `status` as a table for people. */
+static char *
+status_table (const KtConfig *config, const GArray *states, GHashTable *owners,
+              const char *owner_kind)
+{
+  GString *out = g_string_new (NULL);
+  gint64 t_stored = 0, t_high = 0, t_lag = 0, t_lost = 0;
+  const char *sep = config->group != NULL ? "  " : "";
+
+  g_string_append_printf (out, "job %s, topic %s%s%s\n%9s %12s %12s %14s %12s  %-22s%s%s\n",
+                          config->job, config->topic,
+                          config->group != NULL ? ", group " : "",
+                          config->group != NULL ? config->group : "", "partition",
+                          "stored", "log start", "high watermark", "lag", "data lost", sep,
+                          config->group != NULL ? owner_kind : "");
+  for (guint i = 0; i < states->len; i++)
+    {
+      StatusRow row = status_row (&g_array_index (states, KtPartitionState, i), owners);
+      const KtPartitionState *s = row.s;
+      g_autofree char *stored = s->stored >= 0
+        ? g_strdup_printf ("%" G_GINT64_FORMAT, s->stored) : g_strdup ("-");
+      g_autofree char *what = !row.lost ? g_strdup ("-")
+        : s->stored < s->low
+          ? g_strdup_printf ("YES: [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") gone",
+                             s->stored, s->low)
+          : g_strdup_printf ("YES: stored offset beyond the end");
+
+      t_stored += MAX (s->stored, 0);
+      t_high += s->high;
+      t_lag += row.lag;
+      t_lost += row.lost_n;
+      g_string_append_printf (out, "%9d %12s %12" G_GINT64_FORMAT " %14" G_GINT64_FORMAT
+                              " %12" G_GINT64_FORMAT "  %-22s%s%s\n", s->partition, stored,
+                              s->low, s->high, row.lag, what, sep,
+                              config->group != NULL ? (row.owner != NULL ? row.owner : "-") : "");
+    }
+  g_string_append_printf (out, "%9s %12" G_GINT64_FORMAT " %12s %14" G_GINT64_FORMAT
+                          " %12" G_GINT64_FORMAT "  %s\n", "total", t_stored, "",
+                          t_high, t_lag, t_lost > 0 ? "YES" : "-");
+  return g_string_free (out, FALSE);
+}
+
 gboolean
 kt_status (const KtConfig *config, GError **error)
 {
   g_auto(Runner) r = { 0 };
   g_autoptr(GArray) states = g_array_new (FALSE, TRUE, sizeof (KtPartitionState));
-  g_autoptr(GString) out = g_string_new (NULL);
   g_autoptr(GHashTable) owners = g_hash_table_new_full (g_direct_hash, g_direct_equal,
                                                         NULL, g_free);
+  g_autofree char *out = NULL;
   static const volatile int never = 0;
   const char *owner_kind = "owner";
-  gint64 t_stored = 0, t_high = 0, t_lag = 0, t_lost = 0;
   gboolean stopped, present;
 
   if (!runner_start (&r, config, &never, &stopped, error)
@@ -1233,78 +1371,11 @@ kt_status (const KtConfig *config, GError **error)
             return FALSE;
         }
     }
-
+  out = config->json ? status_json (config, states, owners)
+                     : status_table (config, states, owners, owner_kind);
+  fputs (out, stdout);
   if (config->json)
-    g_string_append_printf (out, "{\"job\": \"%s\", \"topic\": \"%s\", \"partitions\": [",
-                            config->job, config->topic);
-  else
-    g_string_append_printf (out, "job %s, topic %s%s%s\n%9s %12s %12s %14s %12s  %-22s%s%s\n",
-                            config->job, config->topic,
-                            config->group != NULL ? ", group " : "",
-                            config->group != NULL ? config->group : "", "partition",
-                            "stored", "log start", "high watermark", "lag", "data lost",
-                            config->group != NULL ? "  " : "",
-                            config->group != NULL ? owner_kind : "");
-  for (guint i = 0; i < states->len; i++)
-    {
-      const KtPartitionState *s = &g_array_index (states, KtPartitionState, i);
-      gboolean lost = s->stored >= 0 && (s->stored < s->low || s->stored > s->high);
-      const char *owner = g_hash_table_lookup (owners, GINT_TO_POINTER (s->partition));
-      gint64 lost_n = !lost ? 0 : s->stored < s->low ? s->low - s->stored : s->stored - s->high;
-      /* Without a stored offset, everything readable is still to do. */
-      gint64 lag = s->stored < 0 ? s->high - s->low : s->high - MAX (s->stored, s->low);
-
-      lag = MAX (lag, 0);
-      t_stored += MAX (s->stored, 0);
-      t_high += s->high;
-      t_lag += lag;
-      t_lost += lost_n;
-      if (config->json)
-        {
-          g_string_append_printf (out, "%s{\"partition\": %d, \"stored\": ", i ? ", " : "",
-                                  s->partition);
-          if (s->stored >= 0)
-            g_string_append_printf (out, "%" G_GINT64_FORMAT, s->stored);
-          else
-            g_string_append (out, "null");
-          g_string_append_printf (out, ", \"log_start\": %" G_GINT64_FORMAT
-                                  ", \"high_watermark\": %" G_GINT64_FORMAT
-                                  ", \"lag\": %" G_GINT64_FORMAT ", \"data_lost\": %s"
-                                  ", \"lost_offsets\": %" G_GINT64_FORMAT,
-                                  s->low, s->high, lag, lost ? "true" : "false", lost_n);
-          if (config->group != NULL && owner != NULL)
-            g_string_append_printf (out, ", \"owner\": \"%s\"", owner);
-          else if (config->group != NULL)
-            g_string_append (out, ", \"owner\": null");
-          g_string_append_c (out, '}');
-        }
-      else
-        {
-          g_autofree char *stored = s->stored >= 0
-            ? g_strdup_printf ("%" G_GINT64_FORMAT, s->stored) : g_strdup ("-");
-          g_autofree char *what = !lost ? g_strdup ("-")
-            : s->stored < s->low
-              ? g_strdup_printf ("YES: [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") gone",
-                                 s->stored, s->low)
-              : g_strdup_printf ("YES: stored offset beyond the end");
-          g_string_append_printf (out, "%9d %12s %12" G_GINT64_FORMAT " %14" G_GINT64_FORMAT
-                                  " %12" G_GINT64_FORMAT "  %-22s%s%s\n", s->partition, stored,
-                                  s->low, s->high, lag, what,
-                                  config->group != NULL ? "  " : "",
-                                  config->group != NULL ? (owner != NULL ? owner : "-") : "");
-        }
-    }
-  if (config->json)
-    g_string_append_printf (out, "], \"totals\": {\"partitions\": %u, \"stored\": %"
-                            G_GINT64_FORMAT ", \"high_watermark\": %" G_GINT64_FORMAT
-                            ", \"lag\": %" G_GINT64_FORMAT ", \"lost_offsets\": %"
-                            G_GINT64_FORMAT "}}\n", states->len, t_stored, t_high,
-                            t_lag, t_lost);
-  else
-    g_string_append_printf (out, "%9s %12" G_GINT64_FORMAT " %12s %14" G_GINT64_FORMAT
-                            " %12" G_GINT64_FORMAT "  %s\n", "total", t_stored, "",
-                            t_high, t_lag, t_lost > 0 ? "YES" : "-");
-  fputs (out->str, stdout);
+    fputc ('\n', stdout);
   return TRUE;
 }
 
