@@ -550,6 +550,64 @@ test_scrub (void)
     }
 }
 
+/* A replay's job: from the range as parsed and the whole table name, in
+ * its own namespace whatever --job says. */
+static char *
+replay_job (const char *from, const char *until, const char *table, const char *job)
+{
+  const char *args[16] = { "replay", KAFKA, DB, "--from", from, "--until", until };
+  int n = 11;  /* the elements above */
+  g_autoptr(GError) error = NULL;
+  g_autoptr(KtConfig) config = NULL;
+
+  if (table != NULL)
+    {
+      args[n++] = "--table";
+      args[n++] = table;
+    }
+  if (job != NULL)
+    {
+      args[n++] = "--job";
+      args[n++] = job;
+    }
+  config = parse_args (args, &error);
+  g_assert_no_error (error);
+  return g_strdup (config->job);
+}
+
+static void
+test_replay_job (void)
+{
+  g_autofree char *a = replay_job ("0:0,1:0", "0:10,1:20", NULL, NULL);
+  g_autofree char *b = replay_job ("1:0,0:0", "1:20,0:10", NULL, NULL);
+  g_autofree char *c = replay_job ("0:00,1:0", "0:010,1:20", NULL, NULL);
+  g_autofree char *d = replay_job ("0:0,1:0", "0:10,1:21", NULL, NULL);
+  g_autofree char *e = replay_job ("0:0", "0:10", "t" C50 "_a", NULL);
+  g_autofree char *f = replay_job ("0:0", "0:10", "t" C50 "_b", NULL);
+  g_autofree char *g = replay_job ("0:0", "0:10", NULL, "logs");
+  const char *live[] = { "run", KAFKA, DB, "--job", "replay.x", NULL };
+  const char *topic[] = { "run", "--brokers", "b:9092", "--topic", "replay.t", DB, NULL };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(KtConfig) refused = NULL;
+
+  g_assert_true (g_str_has_prefix (a, "replay.error_log_replay."));
+  g_assert_cmpstr (a, ==, b);
+  g_assert_cmpstr (a, ==, c);
+  g_assert_cmpstr (a, !=, d);
+  g_assert_cmpstr (e, !=, f);
+  g_assert_cmpuint (strlen (e), <=, 64);
+  g_assert_cmpstr (g, ==, "replay.logs");
+
+  refused = parse_args (live, &error);
+  g_assert_null (refused);
+  g_assert_error (error, KT_ERROR, KT_ERROR_USAGE);
+  g_clear_error (&error);
+  refused = parse_args (topic, &error);
+  g_assert_null (refused);
+  g_assert_error (error, KT_ERROR, KT_ERROR_USAGE);
+  g_assert_nonnull (strstr (error->message, "give --job"));
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -571,6 +629,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/cli/uri/mysql-pwd", test_uri_mysql_pwd);
   g_test_add_func ("/cli/identifier", test_identifier);
   g_test_add_func ("/cli/scrub-argv", test_scrub);
+  g_test_add_func ("/cli/replay/job", test_replay_job);
 
   return g_test_run ();
 }
