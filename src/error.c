@@ -18,6 +18,7 @@ kt_error_exit_code (const GError *error)
     case KT_ERROR_FATAL:
     case KT_ERROR_TRANSIENT:  /* at start-up, a dependency that never came */
     case KT_ERROR_REBALANCED:
+    case KT_ERROR_OVERTAKEN:
     case KT_ERROR_CONFLICT:
       return KT_EXIT_DEPENDENCY;
     case KT_ERROR_DATA_LOSS:

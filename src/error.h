@@ -18,6 +18,7 @@ typedef enum
   KT_ERROR_AUDIT,      /* `ktally audit` found a break in the chain */
   KT_ERROR_REBALANCED, /* the group took a partition away mid-batch: re-plan */
   KT_ERROR_CONFLICT,   /* deadlock or lock wait timeout: retry the commit */
+  KT_ERROR_OVERTAKEN,  /* retention removed offsets mid-read: re-plan at once */
 } KtErrorCode;
 
 /* Process exit codes, documented in the README and --help. */

@@ -595,6 +595,22 @@ report_partitions (Runner *r, const GArray *states, const GArray *ranges)
     }
 }
 
+/* --on-data-loss skip: the ranges a committed batch skipped. */
+static void
+report_losses (Runner *r, const GArray *losses)
+{
+  for (guint i = 0; i < losses->len; i++)
+    {
+      const KtDataLoss *l = &g_array_index (losses, KtDataLoss, i);
+      g_warning ("job %s: DATA LOSS on %s/%d: offsets [%" G_GINT64_FORMAT ", %"
+                 G_GINT64_FORMAT ") are gone (%" G_GINT64_FORMAT " offsets never "
+                 "counted); continuing from %" G_GINT64_FORMAT " (--on-data-loss skip)",
+                 r->config->job, r->config->topic, l->partition, l->from, l->until,
+                 l->until - l->from, l->until);
+      kt_metrics_data_loss (r->metrics, l->until - l->from);
+    }
+}
+
 /* Replay on a terminal: offsets done of the total, rate, time left. */
 static void
 show_progress (Runner *r, const GArray *states, gint64 started)
@@ -652,16 +668,6 @@ run_batch (Runner *r, gboolean *idle, GError **error)
     {
       g_prefix_error (error, "topic %s, ", config->topic);
       return FALSE;
-    }
-  for (guint i = 0; i < losses->len; i++)
-    {
-      const KtDataLoss *l = &g_array_index (losses, KtDataLoss, i);
-      g_warning ("job %s: DATA LOSS on %s/%d: offsets [%" G_GINT64_FORMAT ", %"
-                 G_GINT64_FORMAT ") are gone (%" G_GINT64_FORMAT " offsets never "
-                 "counted); continuing from %" G_GINT64_FORMAT " (--on-data-loss skip)",
-                 config->job, config->topic, l->partition, l->from, l->until,
-                 l->until - l->from, l->until);
-      kt_metrics_data_loss (r->metrics, l->until - l->from);
     }
   if (ranges->len == 0)
     {
@@ -752,6 +758,9 @@ run_batch (Runner *r, gboolean *idle, GError **error)
       return TRUE;
     }
 
+  /* A skipped loss is part of what this batch committed: reported once,
+   * here, and not by a batch that failed or was fenced off. */
+  report_losses (r, losses);
   kt_metrics_batch (r->metrics, &(KtBatchReport) {
     .result = fenced >= 0 ? KT_BATCH_FENCED : KT_BATCH_COMMITTED,
     .duration = (double) (g_get_monotonic_time () - started) / G_USEC_PER_SEC,
@@ -1027,9 +1036,11 @@ run_loop (Runner *r, GError **error)
         {
           if (g_error_matches (local, KT_ERROR, KT_ERROR_CANCELLED))
             break;
-          if (g_error_matches (local, KT_ERROR, KT_ERROR_REBALANCED))
+          if (g_error_matches (local, KT_ERROR, KT_ERROR_REBALANCED)
+              || g_error_matches (local, KT_ERROR, KT_ERROR_OVERTAKEN))
             {
-              kt_metrics_retry (r->metrics, "rebalance");
+              kt_metrics_retry (r->metrics, local->code == KT_ERROR_REBALANCED
+                                            ? "rebalance" : "retention");
               /* Nothing was committed: plan again with what we own now. */
               g_message ("job %s: batch %" G_GUINT64_FORMAT ": %s", config->job,
                          r->batch_no, local->message);

@@ -676,9 +676,9 @@ take (Reading *rd, rd_kafka_message_t *m, GError **error)
   else if (m->err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET
            || m->err == RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE)
     {
-      g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT,
-                   "%s/%d: offset %" G_GINT64_FORMAT " vanished while being "
-                   "read (retention?); the batch will be planned again",
+      g_set_error (error, KT_ERROR, KT_ERROR_OVERTAKEN,
+                   "%s/%d: retention removed offset %" G_GINT64_FORMAT " while it "
+                   "was being read; nothing was committed, planning again",
                    self->topic, st->partition, st->pulled);
       /* Where the fetcher stands is unknown now: start this one afresh. */
       st->handed = st->pulled = -1;
@@ -716,7 +716,7 @@ take (Reading *rd, rd_kafka_message_t *m, GError **error)
  * new partitions join the assignment, streams that are elsewhere (after a
  * fence, a failed batch, a skipped data loss) seek. */
 static gboolean
-position_streams (KtSource *self, GArray *ranges, GError **error)
+position_streams (KtSource *self, GArray *ranges, gboolean fresh, GError **error)
 {
   g_autoptr(rd_kafka_topic_partition_list_t) seek = rd_kafka_topic_partition_list_new (4);
   gboolean reassign = FALSE;
@@ -806,8 +806,8 @@ position_streams (KtSource *self, GArray *ranges, GError **error)
                                     rd_kafka_err2str (seek->elems[i].err));
       if (e != NULL)
         {
-          g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT,
-                       "cannot seek in '%s': %s", self->topic, rd_kafka_error_string (e));
+          g_autofree char *why = g_strdup (rd_kafka_error_string (e));
+
           rd_kafka_error_destroy (e);
           if (self->group)
             {
@@ -821,11 +821,23 @@ position_streams (KtSource *self, GArray *ranges, GError **error)
                   stream_drop_carry (value);
                   ((Stream *) value)->handed = ((Stream *) value)->pulled = -1;
                 }
+              g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT,
+                           "cannot seek in '%s': %s", self->topic, why);
               return FALSE;
             }
-          /* Start afresh next time: forget every stream. */
+          /* A partition whose fetch failed (an offset that retention
+           * removed) refuses seeks ("Erroneous state"): assign every
+           * partition afresh, at the planned offsets, and go on. */
           rd_kafka_assign (self->rk, NULL);
           g_hash_table_remove_all (self->streams);
+          if (!fresh)
+            {
+              g_debug ("cannot seek in '%s': %s; assigning its partitions afresh",
+                       self->topic, why);
+              return position_streams (self, ranges, TRUE, error);
+            }
+          g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT,
+                       "cannot seek in '%s': %s", self->topic, why);
           return FALSE;
         }
     }
@@ -845,7 +857,7 @@ kt_source_read (KtSource *self, GArray *ranges, KtRecordFunc func,
   gpointer value;
 
   self->last_bytes = 0;
-  if (!position_streams (self, ranges, error))
+  if (!position_streams (self, ranges, FALSE, error))
     return FALSE;
 
   /* Carried records count against the caps like fresh ones. */
