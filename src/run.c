@@ -1116,13 +1116,19 @@ typedef struct
   GThread  *thread;
   GError   *error;
   gboolean  ok;
+  volatile int *stop; /* the job's: set when this topic fails */
 } TopicRun;
 
 static gpointer
 topic_thread (gpointer data)
 {
   TopicRun *t = data;
+
   t->ok = run_loop (&t->runner, &t->error);
+  /* One topic that cannot go on stops the job, at once: the others must
+   * not run on as if it were whole (a silent, partial job). */
+  if (!t->ok)
+    *t->stop = 1;
   return NULL;
 }
 
@@ -1131,7 +1137,7 @@ topic_thread (gpointer data)
  * All of them reach Kafka and MySQL before any creates a table, so an
  * unknown topic leaves nothing behind. */
 static gboolean
-run_topics (const KtConfig *config, const volatile int *stop, KtMetrics *metrics,
+run_topics (const KtConfig *config, volatile int *stop, KtMetrics *metrics,
             GError **error)
 {
   guint n = g_strv_length (config->topics);
@@ -1146,6 +1152,7 @@ run_topics (const KtConfig *config, const volatile int *stop, KtMetrics *metrics
       runs[i].config = *config;
       runs[i].config.topic = config->topics[i];
       runs[i].runner.metrics = metrics;
+      runs[i].stop = stop;
       ok = runner_start (&runs[i].runner, &runs[i].config, stop, &s, error);
       stopped |= s;
       started = i + 1;
@@ -1172,7 +1179,7 @@ run_topics (const KtConfig *config, const volatile int *stop, KtMetrics *metrics
 }
 
 gboolean
-kt_run (const KtConfig *config, const volatile int *stop, GError **error)
+kt_run (const KtConfig *config, volatile int *stop, GError **error)
 {
   g_auto(Runner) r = { 0 };
   /* Declared in this order so that the server stops before the registry

@@ -11,8 +11,10 @@
  * committed whole or abandoned whole), until idle with --exit-when-idle
  * (TRUE), or until a failure that retrying cannot cure (FALSE; the error's
  * code gives the exit status). Transient failures are logged and retried
- * with exponential backoff, capped at 30 s. */
-gboolean kt_run (const KtConfig *config, const volatile int *stop, GError **error);
+ * with exponential backoff, capped at 30 s. A job of several topics is one
+ * job: when one topic's runner fails for good, it sets *@stop, the others
+ * finish their batch in flight, and the failure is returned. */
+gboolean kt_run (const KtConfig *config, volatile int *stop, GError **error);
 
 /* `ktally status`: per partition, the stored offset, log start, high
  * watermark, lag and any data loss, as a table or JSON on stdout. Reads
