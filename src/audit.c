@@ -133,7 +133,11 @@ kt_audit (const KtConfig *config, GError **error)
   guint chains;
 
   g_array_set_clear_func (rows, (GDestroyNotify) kt_batch_row_clear);
-  if (!kt_sink_read_batches (sink, NULL, rows, error)
+  /* One snapshot for every read: a job that commits meanwhile must not
+   * make its chain look broken (read after its offsets, or its totals
+   * after its batches). */
+  if (!kt_sink_snapshot_begin (sink, error)
+      || !kt_sink_read_batches (sink, NULL, rows, error)
       || !kt_sink_load_all_offsets (sink, stored, error)
       || !kt_sink_load_all_coverage (sink, covered, error))
     return FALSE;
@@ -192,6 +196,7 @@ kt_audit (const KtConfig *config, GError **error)
           (const char *) key, total, *(guint64 *) value));
     }
   g_array_set_size (mine, 0);
+  kt_sink_snapshot_end (sink);
 
   for (guint i = 0; i < problems->len; i++)
     printf ("audit: BROKEN: %s\n", (const char *) problems->pdata[i]);

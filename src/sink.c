@@ -929,6 +929,22 @@ fail:
 }
 
 gboolean
+kt_sink_snapshot_begin (KtSink *self, GError **error)
+{
+  return kt_sink_connect (self, error)
+         && query (self, "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+                   "cannot set the isolation level", error)
+         && query (self, "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY",
+                   "cannot start a transaction", error);
+}
+
+void
+kt_sink_snapshot_end (KtSink *self)
+{
+  rollback (self);  /* it read only */
+}
+
+gboolean
 kt_sink_read_batches (KtSink *self, const char *job, GArray *rows, GError **error)
 {
   g_autoptr(GString) sql = g_string_new (

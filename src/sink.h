@@ -197,6 +197,13 @@ gboolean kt_sink_store_offsets (KtSink *self, const char *job, const char *topic
 gboolean kt_sink_compact_batches (KtSink *self, const char *job, const char *topic,
                                   gint64 keep_seconds, GError **error);
 
+/* Starts a read-only REPEATABLE READ transaction with a consistent
+ * snapshot: every read until kt_sink_snapshot_end() sees the database as
+ * of one instant, so batches, offsets and totals read one after the other
+ * agree even while jobs commit (`ktally audit`). */
+gboolean kt_sink_snapshot_begin (KtSink *self, GError **error);
+void     kt_sink_snapshot_end   (KtSink *self);
+
 /* Every ktally_batches row (of @job, or all jobs if NULL), ordered by job,
  * topic, partition and from, into @rows (KtBatchRow, cleared by the array). */
 gboolean kt_sink_read_batches (KtSink *self, const char *job, GArray *rows,
