@@ -406,8 +406,8 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (RawOptions, raw_options_clear)
     "and (?<level>...)", "REGEX" },                                              \
   { "time-format", 0, 0, G_OPTION_ARG_STRING, &(raw).time_format,                \
     "How the time group reads: strptime-style (%Y %m %d %H %M %S %b %e %T %F), " \
-    "iso8601 (offsets converted to UTC) or syslog (no year: the current one); "  \
-    "default %Y-%m-%d %H:%M:%S", "FORMAT" },                                     \
+    "iso8601 (offsets converted to UTC) or syslog (no year: the latest that "    \
+    "puts the line at most a day ahead); default %Y-%m-%d %H:%M:%S", "FORMAT" }, \
   { "levels", 0, 0, G_OPTION_ARG_STRING, &(raw).levels,                          \
     "The levels counted, exactly as written (default ERROR)", "A,B,..." },       \
   { "bucket", 0, 0, G_OPTION_ARG_STRING, &(raw).bucket,                          \

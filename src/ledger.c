@@ -48,7 +48,26 @@ skip_space (Scan *s)
     s->p++;
 }
 
-/* At a '"'. UTF-8 was validated for the whole value already. */
+/* Four hex digits of a \u escape, at s->p. */
+static gboolean
+scan_hex4 (Scan *s, guint *out)
+{
+  guint v = 0;
+
+  if (s->end - s->p < 4)
+    return scan_fail (s, KT_LEDGER_BAD_NOT_JSON);
+  for (int i = 0; i < 4; i++, s->p++)
+    {
+      if (!g_ascii_isxdigit (*s->p))
+        return scan_fail (s, KT_LEDGER_BAD_NOT_JSON);
+      v = v * 16 + (guint) g_ascii_xdigit_value (*s->p);
+    }
+  *out = v;
+  return TRUE;
+}
+
+/* At a '"'. UTF-8 was validated for the whole value already; escapes are
+ * checked here, so that the decoded string is valid UTF-8 too. */
 static gboolean
 scan_string (Scan *s)
 {
@@ -70,18 +89,29 @@ scan_string (Scan *s)
           break;
         case 'u':
           {
-            guint v = 0;
+            guint v, low;
 
-            if (s->end - s->p < 4)
-              return scan_fail (s, KT_LEDGER_BAD_NOT_JSON);
-            for (int i = 0; i < 4; i++, s->p++)
-              {
-                if (!g_ascii_isxdigit (*s->p))
-                  return scan_fail (s, KT_LEDGER_BAD_NOT_JSON);
-                v = v * 16 + (guint) g_ascii_xdigit_value (*s->p);
-              }
+            if (!scan_hex4 (s, &v))
+              return FALSE;
             if (v == 0)
               return scan_fail (s, KT_LEDGER_BAD_NUL_ESCAPE);
+            /* UTF-16 surrogates name a character only as a pair: a high
+             * one, then at once an escaped low one. RFC 8259 lets a lone
+             * one pass its grammar, but it is no character: json-glib 1.6
+             * turns "\ud800x" into invalid UTF-8 (and eats the x), which
+             * a utf8mb4 column refuses, failing the batch for ever. */
+            if (v >= 0xdc00 && v <= 0xdfff)
+              return scan_fail (s, KT_LEDGER_BAD_SURROGATE_ESCAPE);
+            if (v >= 0xd800 && v <= 0xdbff)
+              {
+                if (s->end - s->p < 2 || s->p[0] != '\\' || s->p[1] != 'u')
+                  return scan_fail (s, KT_LEDGER_BAD_SURROGATE_ESCAPE);
+                s->p += 2;
+                if (!scan_hex4 (s, &low))
+                  return FALSE;
+                if (low < 0xdc00 || low > 0xdfff)
+                  return scan_fail (s, KT_LEDGER_BAD_SURROGATE_ESCAPE);
+              }
           }
           break;
         default:
@@ -275,7 +305,9 @@ get_string (JsonObject *obj, const char *name, const char **out, KtLedgerBad *wh
   return TRUE;
 }
 
-/* txn and account become keys, log text and VARCHAR(64) values. */
+/* txn and account become keys, log text and VARCHAR(64) utf8mb4 values:
+ * 1 to 64 characters (code points, as MariaDB counts them), no control
+ * characters, valid UTF-8. */
 static gboolean
 check_key (const char *text, KtLedgerBad *why)
 {
@@ -283,6 +315,10 @@ check_key (const char *text, KtLedgerBad *why)
    * walking it. */
   if (*text == '\0')
     *why = KT_LEDGER_BAD_FIELD_EMPTY;
+  /* The scan makes json-glib's strings valid UTF-8; checked again because
+   * the walk below must not run past the end of a broken one. */
+  else if (!g_utf8_validate (text, -1, NULL))
+    *why = KT_LEDGER_BAD_NOT_JSON;
   else if (strlen (text) > 4 * KT_LEDGER_FIELD_MAX
            || g_utf8_strlen (text, -1) > KT_LEDGER_FIELD_MAX)
     *why = KT_LEDGER_BAD_FIELD_TOO_LONG;
@@ -313,7 +349,9 @@ digits (const char *p, int n)
   return v;
 }
 
-/* "YYYY-MM-DD HH:MM:SS", a date that exists, within MariaDB's DATETIME. */
+/* "YYYY-MM-DD HH:MM:SS", a date that exists, within MariaDB's DATETIME
+ * (years 1000..9999). ts is stored as given, and DATETIME has no second
+ * 60: a leap second is a bad timestamp here (log lines count it). */
 static gboolean
 check_ts (const char *ts)
 {
@@ -362,8 +400,8 @@ parse_fields (JsonParser *parser, const char *value, gsize len, Fields *f,
     value = "";
   if (!scan_document (value, len, &members, why))
     return FALSE;
-  /* The scan accepted it, so json-glib should too; if it does not (a lone
-   * surrogate escape), it is still not JSON we can read. */
+  /* The scan accepted it, so json-glib should too; if it does not, it is
+   * still not JSON we can read. */
   if (!json_parser_load_from_data (parser, value, (gssize) len, &local))
     {
       *why = KT_LEDGER_BAD_NOT_JSON;
@@ -411,6 +449,7 @@ kt_ledger_bad_to_string (KtLedgerBad why)
     [KT_LEDGER_BAD_NOT_JSON] = "not JSON",
     [KT_LEDGER_BAD_TOO_DEEP] = "nested too deep",
     [KT_LEDGER_BAD_NUL_ESCAPE] = "\\u0000 in a string",
+    [KT_LEDGER_BAD_SURROGATE_ESCAPE] = "lone surrogate escape",
     [KT_LEDGER_BAD_NOT_OBJECT] = "not an object",
     [KT_LEDGER_BAD_DUPLICATE_FIELD] = "duplicate field",
     [KT_LEDGER_BAD_MISSING_FIELD] = "missing field",
@@ -426,6 +465,21 @@ kt_ledger_bad_to_string (KtLedgerBad why)
 
   g_return_val_if_fail ((guint) why < KT_LEDGER_N_BAD, "?");
   return names[why];
+}
+
+char *
+kt_ledger_counts_bad_reasons (const KtLedgerCounts *counts)
+{
+  GString *out;
+
+  g_return_val_if_fail (counts != NULL, NULL);
+
+  out = g_string_new (NULL);
+  for (guint i = 0; i < KT_LEDGER_N_BAD; i++)
+    if (counts->bad_by_reason[i] > 0)
+      g_string_append_printf (out, "%s%" G_GUINT64_FORMAT " %s", out->len > 0 ? ", " : "",
+                              counts->bad_by_reason[i], kt_ledger_bad_to_string (i));
+  return g_string_free (out, FALSE);
 }
 
 const char *

@@ -31,6 +31,8 @@ typedef enum
                                     comments, trailing bytes, a second document */
   KT_LEDGER_BAD_TOO_DEEP,        /* nested beyond KT_LEDGER_DEPTH_MAX */
   KT_LEDGER_BAD_NUL_ESCAPE,      /* "\u0000" in a string: json-glib cuts there */
+  KT_LEDGER_BAD_SURROGATE_ESCAPE,/* "\ud800x", "\udc00": a UTF-16 surrogate escape
+                                    not in a high-low pair names no character */
   KT_LEDGER_BAD_NOT_OBJECT,      /* an array, a string, a number... */
   KT_LEDGER_BAD_DUPLICATE_FIELD, /* a member named twice: which one counts? */
   KT_LEDGER_BAD_MISSING_FIELD,   /* txn, account, amount or ts absent */
@@ -41,7 +43,9 @@ typedef enum
   KT_LEDGER_BAD_AMOUNT_SYNTAX,   /* amount not a decimal (KT_AMOUNT_ERROR_SYNTAX) */
   KT_LEDGER_BAD_AMOUNT_DECIMALS, /* too many decimals (..._PRECISION) */
   KT_LEDGER_BAD_AMOUNT_OVERFLOW, /* amount overflows (..._OVERFLOW) */
-  KT_LEDGER_BAD_TIMESTAMP,       /* ts not a real "YYYY-MM-DD HH:MM:SS", year >= 1000 */
+  KT_LEDGER_BAD_TIMESTAMP,       /* ts not a real "YYYY-MM-DD HH:MM:SS" that
+                                    DATETIME holds: years 1000..9999, no
+                                    second 60 */
   KT_LEDGER_N_BAD
 } KtLedgerBad;
 
@@ -100,6 +104,10 @@ typedef struct _KtLedgerBatch KtLedgerBatch;
 /* "not JSON", "insufficient funds", ...: lower case, for messages. */
 const char *kt_ledger_bad_to_string    (KtLedgerBad why);
 const char *kt_ledger_reject_to_string (KtLedgerReject why);
+
+/* The bad messages of @counts by reason, "2 bad timestamp, 1 field too
+ * long" (reasons in enum order), or "" if there were none. Free it. */
+char       *kt_ledger_counts_bad_reasons (const KtLedgerCounts *counts);
 
 /* Parses one Kafka value of @len bytes: any bytes at all (NUL, invalid
  * UTF-8, any nesting, any size) give an answer, never a crash. On success

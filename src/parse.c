@@ -42,7 +42,8 @@ struct _KtParser
   char             *time_format;
   GStrv             levels;
   int               bucket;
-  int               syslog_year;  /* fixed at start: the current UTC year */
+  KtClockFunc       clock;        /* dates syslog lines; NULL: g_get_real_time */
+  gpointer          clock_data;
 };
 
 KtParser *
@@ -126,29 +127,44 @@ kt_minute_from_civil (int year, int month, int day, int hour, int min)
   return days * 1440 + hour * 60 + min;
 }
 
-void
-kt_minute_format (gint64 minute, char buf[static 20])
+/* The civil date of @minute, and the minutes since its midnight. */
+static void
+civil_from_minute (gint64 minute, int *year, int *month, int *day, int *of_day)
 {
   gint64 days = minute >= 0 ? minute / 1440 : (minute - 1439) / 1440;
-  gint64 mod = minute - days * 1440;
   gint64 z = days + 719468;
   gint64 era = (z >= 0 ? z : z - 146096) / 146097;
   gint64 doe = z - era * 146097;
   gint64 yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
   gint64 doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
   gint64 mp = (5 * doy + 2) / 153;
-  int d = (int) (doy - (153 * mp + 2) / 5 + 1);
-  int m = (int) (mp < 10 ? mp + 3 : mp - 9);
-  int y = (int) (yoe + era * 400 + (m <= 2));
 
-  g_snprintf (buf, 20, "%04d-%02d-%02d %02d:%02d:00", y, m, d,
-              (int) (mod / 60), (int) (mod % 60));
+  *day = (int) (doy - (153 * mp + 2) / 5 + 1);
+  *month = (int) (mp < 10 ? mp + 3 : mp - 9);
+  *year = (int) (yoe + era * 400 + (*month <= 2));
+  *of_day = (int) (minute - days * 1440);
+}
+
+void
+kt_minute_format (gint64 minute, char buf[static 20])
+{
+  int y, m, d, mod;
+
+  civil_from_minute (minute, &y, &m, &d, &mod);
+  g_snprintf (buf, 20, "%04d-%02d-%02d %02d:%02d:00", y, m, d, mod / 60, mod % 60);
 }
 
 void
 kt_parser_set_shortcut (KtParser *self, gboolean enabled)
 {
   self->shortcut = enabled;
+}
+
+void
+kt_parser_set_clock (KtParser *self, KtClockFunc clock, gpointer user_data)
+{
+  self->clock = clock;
+  self->clock_data = user_data;
 }
 
 static inline gboolean
@@ -211,9 +227,12 @@ kt_parser_line (KtParser *self, const char *line, gsize len, gint64 *minute)
       hour = digits (line + 11, 2);
       min = digits (line + 14, 2);
       sec = digits (line + 17, 2);
-      /* MariaDB's DATETIME starts at year 1000; no leap seconds either. */
+      /* Four digits from 1000 are within DATETIME's range, and with no
+       * conversion and 1-minute buckets so is the minute: the range check
+       * of the other formats is this `year < 1000`, paid once per new
+       * timestamp. Second 60 is a leap second: it counts in its minute. */
       if (year < 1000 || month < 1 || month > 12 || day < 1
-          || day > days_in_month (year, month) || hour > 23 || min > 59 || sec > 59)
+          || day > days_in_month (year, month) || hour > 23 || min > 59 || sec > 60)
         return KT_LINE_MALFORMED;
       memcpy (self->last_ts, line, sizeof self->last_ts);
       self->last_minute = kt_minute_from_civil (year, month, day, hour, min);
@@ -390,11 +409,39 @@ parse_with_format (const char *format, const char *text, gsize len, int *y, int 
   return parse_fields (format, text, len, y, mo, d, h, mi, s);
 }
 
+/* A date and time that exist (second 60 included, as strptime's %S has
+ * it). Any year 0..9999 here: whether the minute fits DATETIME is decided
+ * on the bucket, after a time zone conversion. */
 static gboolean
 valid_civil (int y, int mo, int d, int h, int mi, int s)
 {
-  return y >= 1000 && y <= 9999 && mo >= 1 && mo <= 12 && d >= 1
-         && d <= days_in_month (y, mo) && h <= 23 && mi <= 59 && s <= 59 && h >= 0;
+  return y >= 0 && mo >= 1 && mo <= 12 && d >= 1 && d <= days_in_month (y, mo)
+         && h >= 0 && h <= 23 && mi >= 0 && mi <= 59 && s >= 0 && s <= 60;
+}
+
+/* The syslog rule (see parse.h): of next year, this year and last year,
+ * the latest in which the date exists and which puts the line at most a
+ * day after the clock's minute. */
+static gboolean
+syslog_minute (KtParser *self, int mo, int d, int h, int mi, int s, gint64 *out)
+{
+  gint64 usec = self->clock != NULL ? self->clock (self->clock_data) : g_get_real_time ();
+  gint64 now = usec >= 0 ? usec / (G_USEC_PER_SEC * 60)
+                         : (usec - (G_USEC_PER_SEC * 60 - 1)) / (G_USEC_PER_SEC * 60);
+  int year, month, day, of_day;
+
+  civil_from_minute (now, &year, &month, &day, &of_day);
+  for (int y = year + 1; y >= year - 1; y--)
+    if (valid_civil (y, mo, d, h, mi, s))
+      {
+        gint64 m = kt_minute_from_civil (y, mo, d, h, mi);
+        if (m <= now + 1440)
+          {
+            *out = m;
+            return TRUE;
+          }
+      }
+  return FALSE;
 }
 
 /* ISO 8601: YYYY-MM-DDTHH:MM:SS[.fraction](Z|+hh:mm|-hh:mm)?, to UTC. */
@@ -461,21 +508,9 @@ custom_line (KtParser *self, const char *line, gsize len, gint64 *minute)
         return KT_LINE_MALFORMED;
       break;
     case TIME_SYSLOG:
-      if (!parse_with_format ("%b %e %H:%M:%S", time, time_len, &y, &mo, &d, &h, &mi, &s))
+      if (!parse_with_format ("%b %e %H:%M:%S", time, time_len, &y, &mo, &d, &h, &mi, &s)
+          || !syslog_minute (self, mo, d, h, mi, s, &m))
         return KT_LINE_MALFORMED;
-      y = self->syslog_year;
-      if (mo == 2 && d == 29 && !is_leap (y))
-        return KT_LINE_MALFORMED;
-      if (!valid_civil (y, mo, d, h, mi, s))
-        return KT_LINE_MALFORMED;
-      m = kt_minute_from_civil (y, mo, d, h, mi);
-      /* More than a day ahead: last year's line (read after New Year). */
-      if (m > g_get_real_time () / G_USEC_PER_SEC / 60 + 1440)
-        {
-          if (!valid_civil (y - 1, mo, d, h, mi, s))
-            return KT_LINE_MALFORMED;
-          m = kt_minute_from_civil (y - 1, mo, d, h, mi);
-        }
       break;
     case TIME_STRPTIME:
     default:
@@ -486,11 +521,17 @@ custom_line (KtParser *self, const char *line, gsize len, gint64 *minute)
       break;
     }
 
+  /* Buckets start on the hour (and at midnight): floor, also before 1970.
+   * A bucket DATETIME cannot hold makes the line malformed whatever its
+   * level, like a date that does not exist. */
+  m -= ((m % self->bucket) + self->bucket) % self->bucket;
+  if (m < KT_MINUTE_MIN || m > KT_MINUTE_MAX)
+    return KT_LINE_MALFORMED;
+
   for (char **l = self->levels; *l != NULL; l++)
     if (strlen (*l) == level_len && memcmp (*l, level, level_len) == 0)
       {
-        /* Buckets start on the hour (and at midnight): floor, also before 1970. */
-        *minute = m - (((m % self->bucket) + self->bucket) % self->bucket);
+        *minute = m;
         return KT_LINE_ERROR;
       }
   return KT_LINE_OTHER;
@@ -504,7 +545,6 @@ kt_parser_new_format (const KtParseFormat *format, GError **error)
   const char *pattern = format->pattern;
   int errcode, group;
   PCRE2_SIZE erroffset;
-  GDateTime *now;
 
   if (format->pattern == NULL && format->time_format == NULL && format->levels == NULL
       && format->bucket <= 1)
@@ -529,9 +569,6 @@ kt_parser_new_format (const KtParseFormat *format, GError **error)
     return NULL;
   else
     self->time_format = g_strdup (format->time_format);
-  now = g_date_time_new_now_utc ();
-  self->syslog_year = g_date_time_get_year (now);
-  g_date_time_unref (now);
 
   /* Without --pattern: the default line shape, with this time and levels. */
   if (pattern == NULL)

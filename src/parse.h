@@ -3,12 +3,27 @@
  * A line is `YYYY-MM-DD HH:MM:SS LEVEL[ message]` from its first byte.
  * Only LEVEL exactly "ERROR" counts. Anything that does not match, or names
  * a date or time that does not exist, is malformed: counted, never fatal.
+ * Second 60 (a leap second) exists and counts in its minute, as strptime's
+ * %S has it. A line whose bucket (after any time zone conversion and the
+ * truncation to --bucket) falls outside what a DATETIME column holds,
+ * KT_MINUTE_MIN..KT_MINUTE_MAX, is malformed too: the sink could not
+ * write it, and one such line must never fail a batch for ever.
  * The parser never sees Kafka or MySQL. */
 #pragma once
 #include <glib.h>
 #include "reduce.h"
 
 typedef struct _KtParser KtParser;
+
+/* MariaDB's DATETIME range as minutes since 1970-01-01 00:00:
+ * 1000-01-01 00:00 and 9999-12-31 23:59. Every minute the parser hands on
+ * lies within them (test-parse checks these against kt_minute_from_civil). */
+#define KT_MINUTE_MIN G_GINT64_CONSTANT (-510170400)
+#define KT_MINUTE_MAX G_GINT64_CONSTANT (4223371679)
+
+/* The current time in microseconds since the epoch (UTC), as
+ * g_get_real_time() gives it. */
+typedef gint64 (*KtClockFunc) (gpointer user_data);
 
 typedef enum
 {
@@ -46,9 +61,14 @@ KtParser  *kt_parser_new   (GError **error);
  * (%Y-%m-%d) %% and literal characters. "iso8601" is
  * YYYY-MM-DDTHH:MM:SS[.fraction](Z|+hh:mm|-hh:mm)? and converts an offset
  * to UTC; naive times are kept as written. "syslog" is "%b %e %H:%M:%S"
- * with no year: the current year (UTC), or the one before if that puts
- * the line more than a day in the future (a December line read in
- * January). */
+ * with no year, decided per line from the clock (kt_parser_set_clock()):
+ * of next year, this year and last year (UTC), the latest in which the
+ * date exists and which puts the line at most one day (1440 minutes)
+ * after the current minute. A December line read in January is last
+ * year's, a January line read on 31 December (a producer east of UTC) is
+ * next year's, "Feb 29" goes to the latest leap year of the three that
+ * is not ahead; none (a "Feb 29" read in January of a leap year) is
+ * malformed. The day of slack covers producers' local time zones. */
 KtParser  *kt_parser_new_format (const KtParseFormat *format, GError **error);
 void       kt_parser_free  (KtParser *self);  /* NULL is fine */
 
@@ -57,6 +77,11 @@ void       kt_parser_free  (KtParser *self);  /* NULL is fine */
  * length. Not thread-safe: one parser per thread (it owns match data). */
 KtLineKind kt_parser_line  (KtParser *self, const char *line, gsize len,
                             gint64 *minute);
+
+/* The clock that dates syslog lines; NULL (the default) is
+ * g_get_real_time(). Read once per syslog line, never by other formats.
+ * Tests use it to stand on either side of New Year. */
+void       kt_parser_set_clock (KtParser *self, KtClockFunc clock, gpointer user_data);
 
 /* Tests only: with @enabled FALSE, every line goes through pcre2 (no ERROR
  * shortcut), so that both paths can be compared. */
@@ -71,11 +96,13 @@ guint64    kt_parser_value (KtParser *self, const char *value, gsize len,
                             KtReducer *reducer, KtParseCounts *counts,
                             const char **first_bad, gsize *first_bad_len);
 
-/* Minutes since 1970-01-01 00:00 for a valid civil date and time; the
- * inverse of kt_minute_format(). */
+/* Minutes since 1970-01-01 00:00 for a valid civil date and time (any
+ * year 0..9999, proleptic Gregorian); the inverse of kt_minute_format(). */
 gint64     kt_minute_from_civil (int year, int month, int day, int hour, int min);
 
-/* Writes "YYYY-MM-DD HH:MM:00" (20 bytes with the NUL) into @buf. */
+/* Writes "YYYY-MM-DD HH:MM:00" (20 bytes with the NUL) into @buf, for
+ * @minute in KT_MINUTE_MIN..KT_MINUTE_MAX (4-digit years: anything else
+ * would not fit, and is a bug of the caller). */
 void       kt_minute_format (gint64 minute, char buf[static 20]);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (KtParser, kt_parser_free)

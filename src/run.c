@@ -509,9 +509,11 @@ commit_ledger (Runner *r, const GArray *ranges, const KtRangeStats *stats,
       if (counts.bad > 0 && kt_ledger_batch_bad_sample (batch, &partition, &offset, &why, &text))
         {
           g_autofree char *escaped = g_strescape (text, NULL);
+          g_autofree char *reasons = kt_ledger_counts_bad_reasons (&counts);
           g_message ("job %s: bad ledger message at %s/%d offset %" G_GINT64_FORMAT
                      " (%s): \"%.120s\"", config->job, config->topic, partition, offset,
                      kt_ledger_bad_to_string (why), escaped);
+          g_message ("job %s: bad ledger messages by reason: %s", config->job, reasons);
         }
     }
   return TRUE;

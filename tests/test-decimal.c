@@ -263,6 +263,11 @@ test_round_trip_values (void)
         }
       kt_amount_format (v, buf);
       g_assert_cmpuint (strlen (buf), <, 22);
+      /* What the DECIMAL(20,4) columns hold: 16 digits, a point, 4. Every
+       * amount and balance ktally writes is such a value, so none can be
+       * refused by a strict sql_mode. */
+      g_assert_cmpuint (strcspn (buf + (buf[0] == '-'), "."), <=, 16);
+      g_assert_cmpuint (strlen (strchr (buf, '.') + 1), ==, 4);
       g_assert_true (kt_amount_parse (buf, &back, NULL));
       g_assert_cmpint (back, ==, v);
     }

@@ -148,8 +148,8 @@ static const BadCase bad_cases[] = {
   { "{\"txn\": \"T\", \"x\": tru, " GOOD_TAIL, 0, KT_LEDGER_BAD_NOT_JSON },
   { "{\"txn\": \"T\", \"x\": \"\\x41\", " GOOD_TAIL, 0, KT_LEDGER_BAD_NOT_JSON },
   { "{\"txn\": \"T\", \"x\": \"\\u12\", " GOOD_TAIL, 0, KT_LEDGER_BAD_NOT_JSON },
-  { "{\"txn\": \"T\", \"x\": \"\\ud800\", " GOOD_TAIL, 0, KT_LEDGER_BAD_NOT_JSON },
-  { "{\"txn\": \"T\", \"x\": \"\\ud800\\u0041\", " GOOD_TAIL, 0, KT_LEDGER_BAD_NOT_JSON },
+  { "{\"txn\": \"T\", \"x\": \"\\ud800\\u004\", " GOOD_TAIL, 0, KT_LEDGER_BAD_NOT_JSON },
+  { "{\"txn\": \"T\", \"x\": \"\\ud800\\x0041\", " GOOD_TAIL, 0, KT_LEDGER_BAD_SURROGATE_ESCAPE },
   { "{\"txn\": \"T\", \"x\": \"tab\there\", " GOOD_TAIL, 0, KT_LEDGER_BAD_NOT_JSON },
   { "{\"txn\": \"T\\", 0, KT_LEDGER_BAD_NOT_JSON },
   /* Bytes that are not UTF-8, and a NUL byte: inside a string, outside. */
@@ -257,6 +257,109 @@ static const BadCase bad_cases[] = {
   { "{\"txn\": \"T\", \"account\": \"A\", \"amount\": \"1.23456\", \"ts\": \"x\"}", 0,
     KT_LEDGER_BAD_AMOUNT_DECIMALS },
 };
+
+/* ---- kt_ledger_parse: what the columns hold -------------------------------- */
+
+/* Issue 11 item 9 for the ledger, and issue 17's lone surrogates: every
+ * field reaches SQL (txn, account: VARCHAR(64) utf8mb4; amount and the
+ * balances: DECIMAL(20,4); ts: DATETIME), so whatever the column cannot
+ * hold is a bad message, counted by its reason, never a failed batch. The
+ * last value each column holds is good. */
+#define TAIL_TS(ts) "\"amount\": \"1\", \"ts\": \"" ts "\"}"
+#define PAIR "\\ud83d\\ude00"   /* U+1F600, 4 bytes in UTF-8 */
+#define PAIR8 PAIR PAIR PAIR PAIR PAIR PAIR PAIR PAIR
+#define PAIR64 PAIR8 PAIR8 PAIR8 PAIR8 PAIR8 PAIR8 PAIR8 PAIR8
+
+typedef struct
+{
+  const char *json;
+  gboolean    good;
+  KtLedgerBad why;
+  gsize       account_bytes;  /* good: the account's length in bytes */
+} ColumnCase;
+
+static const ColumnCase column_cases[] = {
+  /* ts: DATETIME's range, and no leap second (log lines count one). */
+  { "{\"txn\": \"T\", \"account\": \"A\", " TAIL_TS ("9999-12-31 23:59:59"), TRUE, 0, 1 },
+  { "{\"txn\": \"T\", \"account\": \"A\", " TAIL_TS ("1000-01-01 00:00:00"), TRUE, 0, 1 },
+  { "{\"txn\": \"T\", \"account\": \"A\", " TAIL_TS ("2016-12-31 23:59:60"), FALSE,
+    KT_LEDGER_BAD_TIMESTAMP, 0 },
+  { "{\"txn\": \"T\", \"account\": \"A\", " TAIL_TS ("9999-12-31 23:59:60"), FALSE,
+    KT_LEDGER_BAD_TIMESTAMP, 0 },
+  { "{\"txn\": \"T\", \"account\": \"A\", " TAIL_TS ("10000-01-01 00:00:00"), FALSE,
+    KT_LEDGER_BAD_TIMESTAMP, 0 },
+  { "{\"txn\": \"T\", \"account\": \"A\", " TAIL_TS ("0999-12-31 23:59:59"), FALSE,
+    KT_LEDGER_BAD_TIMESTAMP, 0 },
+  { "{\"txn\": \"T\", \"account\": \"A\", " TAIL_TS ("0000-00-00 00:00:00"), FALSE,
+    KT_LEDGER_BAD_TIMESTAMP, 0 },
+  { "{\"txn\": \"T\", \"account\": \"A\", " TAIL_TS ("9999-12-31 23:59:59Z"), FALSE,
+    KT_LEDGER_BAD_TIMESTAMP, 0 },
+  /* account: 64 characters of 4 bytes each fit, 65 do not. */
+  { "{\"txn\": \"T\", \"account\": \"" PAIR64 "\", " TAIL_TS ("2017-07-30 14:09:08"), TRUE, 0, 256 },
+  { "{\"txn\": \"T\", \"account\": \"" PAIR64 PAIR "\", " TAIL_TS ("2017-07-30 14:09:08"), FALSE,
+    KT_LEDGER_BAD_FIELD_TOO_LONG, 0 },
+  { "{\"txn\": \"" PAIR64 "x\", \"account\": \"A\", " TAIL_TS ("2017-07-30 14:09:08"), FALSE,
+    KT_LEDGER_BAD_FIELD_TOO_LONG, 0 },
+  /* Surrogate escapes: only a high-low pair is a character. */
+  { "{\"txn\": \"T\", \"account\": \"\\ud800x\", " TAIL_TS ("2017-07-30 14:09:08"), FALSE,
+    KT_LEDGER_BAD_SURROGATE_ESCAPE, 0 },
+  { "{\"txn\": \"T\", \"account\": \"\\ud800\", " TAIL_TS ("2017-07-30 14:09:08"), FALSE,
+    KT_LEDGER_BAD_SURROGATE_ESCAPE, 0 },
+  { "{\"txn\": \"T\", \"account\": \"\\udc00\", " TAIL_TS ("2017-07-30 14:09:08"), FALSE,
+    KT_LEDGER_BAD_SURROGATE_ESCAPE, 0 },
+  { "{\"txn\": \"T\", \"account\": \"x\\uDFFF\", " TAIL_TS ("2017-07-30 14:09:08"), FALSE,
+    KT_LEDGER_BAD_SURROGATE_ESCAPE, 0 },
+  { "{\"txn\": \"T\", \"account\": \"\\ude00\\ud83d\", " TAIL_TS ("2017-07-30 14:09:08"), FALSE,
+    KT_LEDGER_BAD_SURROGATE_ESCAPE, 0 },
+  { "{\"txn\": \"T\", \"account\": \"\\ud800\\ud800\", " TAIL_TS ("2017-07-30 14:09:08"), FALSE,
+    KT_LEDGER_BAD_SURROGATE_ESCAPE, 0 },
+  { "{\"txn\": \"T\", \"account\": \"\\ud800\\u0041\", " TAIL_TS ("2017-07-30 14:09:08"), FALSE,
+    KT_LEDGER_BAD_SURROGATE_ESCAPE, 0 },
+  { "{\"txn\": \"T\", \"account\": \"\\ud800\\n\", " TAIL_TS ("2017-07-30 14:09:08"), FALSE,
+    KT_LEDGER_BAD_SURROGATE_ESCAPE, 0 },
+  { "{\"txn\": \"T\\ud800x\", \"account\": \"A\", " TAIL_TS ("2017-07-30 14:09:08"), FALSE,
+    KT_LEDGER_BAD_SURROGATE_ESCAPE, 0 },
+  /* Also in an ignored member or a name: json-glib would misread the text. */
+  { "{\"txn\": \"T\", \"note\": \"\\udbff\", \"account\": \"A\", " TAIL_TS ("2017-07-30 14:09:08"),
+    FALSE, KT_LEDGER_BAD_SURROGATE_ESCAPE, 0 },
+  { "{\"\\ud800\": 1, \"txn\": \"T\", \"account\": \"A\", " TAIL_TS ("2017-07-30 14:09:08"),
+    FALSE, KT_LEDGER_BAD_SURROGATE_ESCAPE, 0 },
+  { "{\"txn\": \"T\", \"account\": \"\\uD83D\\uDE00\", " TAIL_TS ("2017-07-30 14:09:08"), TRUE, 0, 4 },
+  { "{\"txn\": \"T\", \"account\": \"\\udbff\\udfff\", " TAIL_TS ("2017-07-30 14:09:08"), TRUE, 0, 4 },
+  /* NUL, escaped or raw: a C string (and the log) would cut there. */
+  { "{\"txn\": \"T\", \"account\": \"A\\u0000B\", " TAIL_TS ("2017-07-30 14:09:08"), FALSE,
+    KT_LEDGER_BAD_NUL_ESCAPE, 0 },
+  /* amount: the int64 bound, inside DECIMAL(20,4)'s, is the one that bites. */
+  { "{\"txn\": \"T\", \"account\": \"A\", \"amount\": \"9999999999999999.9999\", \"ts\": \"" TS "\"}",
+    FALSE, KT_LEDGER_BAD_AMOUNT_OVERFLOW, 0 },
+  { "{\"txn\": \"T\", \"account\": \"A\", \"amount\": \"-922337203685477.5808\", \"ts\": \"" TS "\"}",
+    FALSE, KT_LEDGER_BAD_AMOUNT_OVERFLOW, 0 },
+  { "{\"txn\": \"T\", \"account\": \"A\", \"amount\": \"0.00001\", \"ts\": \"" TS "\"}",
+    FALSE, KT_LEDGER_BAD_AMOUNT_DECIMALS, 0 },
+};
+
+static void
+test_parse_columns (void)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (column_cases); i++)
+    {
+      const ColumnCase *c = &column_cases[i];
+      g_auto(KtLedgerMessage) msg = { 0 };
+      KtLedgerBad why = KT_LEDGER_N_BAD;
+
+      g_test_message ("%s", c->json);
+      g_assert_cmpint (kt_ledger_parse (c->json, strlen (c->json), &msg, &why), ==, c->good);
+      if (c->good)
+        {
+          g_assert_true (g_utf8_validate (msg.account, -1, NULL));
+          g_assert_true (g_utf8_validate (msg.txn, -1, NULL));
+          g_assert_cmpuint (strlen (msg.account), ==, c->account_bytes);
+          g_assert_cmpint (g_utf8_strlen (msg.account, -1), <=, KT_LEDGER_FIELD_MAX);
+        }
+      else
+        g_assert_cmpstr (kt_ledger_bad_to_string (why), ==, kt_ledger_bad_to_string (c->why));
+    }
+}
 
 static void
 check_bad (const char *json, gsize len, KtLedgerBad want)
@@ -421,6 +524,8 @@ test_reason_names (void)
   g_assert_cmpstr (kt_ledger_reject_to_string (KT_LEDGER_REJECT_INSUFFICIENT_FUNDS), ==,
                    "insufficient funds");
   g_assert_cmpstr (kt_ledger_reject_to_string (KT_LEDGER_REJECT_OVERFLOW), ==, "overflow");
+  g_assert_cmpstr (kt_ledger_bad_to_string (KT_LEDGER_BAD_SURROGATE_ESCAPE), ==,
+                   "lone surrogate escape");
 }
 
 /* ---- the batch: bookkeeping ----------------------------------------------- */
@@ -570,6 +675,14 @@ test_batch_bad_counts (void)
   g_assert_cmpuint (counts.bad, ==, 5);
   g_assert_cmpuint (counts.bad_by_reason[KT_LEDGER_BAD_NOT_JSON], ==, 3);
   g_assert_cmpuint (counts.bad_by_reason[KT_LEDGER_BAD_WRONG_TYPE], ==, 2);
+  {
+    g_autofree char *reasons = kt_ledger_counts_bad_reasons (&counts);
+    KtLedgerCounts none = { 0 };
+    g_autofree char *empty = kt_ledger_counts_bad_reasons (&none);
+
+    g_assert_cmpstr (reasons, ==, "3 not JSON, 2 wrong type");
+    g_assert_cmpstr (empty, ==, "");
+  }
 
   /* The sample is the first bad one, printable whatever it held. */
   g_assert_true (kt_ledger_batch_bad_sample (batch, &partition, &offset, &why, &text));
@@ -1223,6 +1336,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/ledger/parse/good", test_parse_good);
   g_test_add_func ("/ledger/parse/field-limits", test_parse_field_limits);
   g_test_add_func ("/ledger/parse/bad", test_parse_bad);
+  g_test_add_func ("/ledger/parse/what-the-columns-hold", test_parse_columns);
   g_test_add_func ("/ledger/parse/deep-nesting", test_parse_deep);
   g_test_add_func ("/ledger/parse/huge-strings", test_parse_huge);
   g_test_add_func ("/ledger/parse/random-mutations", test_parse_mutations);

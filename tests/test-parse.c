@@ -40,6 +40,11 @@ static const LineCase valid_cases[] = {
   { "2017-12-31 23:59:59 ERROR x", 0, KT_LINE_ERROR, 2017, 12, 31, 23, 59 },
   { "2017-04-30 10:00:00 ERROR x", 0, KT_LINE_ERROR, 2017, 4, 30, 10, 0 },
   { "2017-02-28 10:00:00 ERROR x", 0, KT_LINE_ERROR, 2017, 2, 28, 10, 0 },
+  /* A leap second counts in its minute, as strptime's %S reads it. */
+  { "2016-12-31 23:59:60 ERROR leap", 0, KT_LINE_ERROR, 2016, 12, 31, 23, 59 },
+  { "2017-07-30 14:09:60 ERROR", 0, KT_LINE_ERROR, 2017, 7, 30, 14, 9 },
+  { "9999-12-31 23:59:60 ERROR x", 0, KT_LINE_ERROR, 9999, 12, 31, 23, 59 },
+  { "2016-12-31 23:59:60 INFO leap", 0, KT_LINE_OTHER, 0, 0, 0, 0, 0 },
 };
 
 /* The level is case-sensitive and exact. */
@@ -92,7 +97,8 @@ static const LineCase bad_date_cases[] = {
   { "2017-07-30 24:00:00 ERROR x", 0, KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
   { "2017-07-30 25:61:00 ERROR x", 0, KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
   { "2017-07-30 23:60:00 ERROR x", 0, KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
-  { "2017-07-30 23:59:60 ERROR x", 0, KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+  { "2017-07-30 23:59:61 ERROR x", 0, KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+  { "2017-07-30 23:59:99 ERROR x", 0, KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
   { "0999-12-31 23:59:59 ERROR x", 0, KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
   { "0000-01-01 00:00:00 ERROR x", 0, KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
   /* Leap days that do not exist: centuries not divisible by 400. */
@@ -710,6 +716,7 @@ test_line_shortcut_agrees (void)
   static const char *const heads[] = {
     "2017-07-30 14:09:08 ", "2016-02-29 23:59:59 ", "2017-02-29 10:00:00 ",
     "2017-07-30 24:00:00 ", "0999-01-01 00:00:00 ", "2017-07-30 14:09:08", "2017-07-3a 14:09:08 ",
+    "2016-12-31 23:59:60 ", "2016-12-31 23:59:61 ", "9999-12-31 23:59:59 ",
   };
   guint checked = 0;
 
@@ -792,6 +799,260 @@ test_format_custom (void)
   g_assert_cmpint (minute, ==, kt_minute_from_civil (1969, 12, 31, 23, 0));
 }
 
+/* ---- what DATETIME can hold ------------------------------------------- */
+
+/* The bounds are the minutes of 1000-01-01 00:00 and 9999-12-31 23:59. */
+static void
+test_minute_datetime_bounds (void)
+{
+  char buf[20];
+
+  g_assert_cmpint (KT_MINUTE_MIN, ==, kt_minute_from_civil (1000, 1, 1, 0, 0));
+  g_assert_cmpint (KT_MINUTE_MAX, ==, kt_minute_from_civil (9999, 12, 31, 23, 59));
+  kt_minute_format (KT_MINUTE_MIN, buf);
+  g_assert_cmpstr (buf, ==, "1000-01-01 00:00:00");
+  kt_minute_format (KT_MINUTE_MAX, buf);
+  g_assert_cmpstr (buf, ==, "9999-12-31 23:59:00");
+}
+
+/* A fixed clock for kt_parser_set_clock(): microseconds in *data. */
+static gint64
+fixed_clock (gpointer data)
+{
+  return *(const gint64 *) data;
+}
+
+static gint64
+usec_at (int y, int mo, int d, int h, int mi)
+{
+  return kt_minute_from_civil (y, mo, d, h, mi) * 60 * G_USEC_PER_SEC;
+}
+
+#define CUSTOM_PATTERN "^(?<time>\\S+ \\S+) (?<level>[A-Z]+)(?: |\\z)"
+
+/* The poison pill (issue 11 item 9) and its family: a line whose bucket,
+ * after the time zone conversion and the truncation, is outside
+ * 1000-01-01 00:00 .. 9999-12-31 23:59 is malformed, in every format,
+ * whatever its level; the last bucket inside either bound is counted. */
+static void
+test_format_datetime_range (void)
+{
+  static const struct
+  {
+    const char *time_format;  /* NULL: the default format */
+    const char *pattern;
+    int         bucket;
+    int         clock[5];     /* syslog: the clock's civil minute */
+    const char *line;
+    KtLineKind  kind;
+    int         y, mo, d, h, mi;
+  } cases[] = {
+    /* iso8601: the offset moves the minute past either end. */
+    { "iso8601", NULL, 1, { 0 }, "9999-12-31T23:59:59-01:00 ERROR poison", KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+    { "iso8601", NULL, 1, { 0 }, "9999-12-31T23:59:59-01:00 INFO poison", KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+    { "iso8601", NULL, 1, { 0 }, "9999-12-31T23:30:00-00:30 ERROR", KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+    { "iso8601", NULL, 1, { 0 }, "9999-12-31T23:29:00-00:30 ERROR", KT_LINE_ERROR, 9999, 12, 31, 23, 59 },
+    { "iso8601", NULL, 1, { 0 }, "9999-12-31T23:59:59Z ERROR", KT_LINE_ERROR, 9999, 12, 31, 23, 59 },
+    { "iso8601", NULL, 1, { 0 }, "9999-12-31T23:59:60.999Z ERROR", KT_LINE_ERROR, 9999, 12, 31, 23, 59 },
+    { "iso8601", NULL, 1, { 0 }, "9999-12-31T23:59:59+14:00 ERROR", KT_LINE_ERROR, 9999, 12, 31, 9, 59 },
+    { "iso8601", NULL, 1, { 0 }, "1000-01-01T00:00:00+00:01 ERROR", KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+    { "iso8601", NULL, 1, { 0 }, "1000-01-01T00:00:00Z ERROR", KT_LINE_ERROR, 1000, 1, 1, 0, 0 },
+    { "iso8601", NULL, 1, { 0 }, "1000-01-01T00:00:59-00:00 ERROR", KT_LINE_ERROR, 1000, 1, 1, 0, 0 },
+    /* The bucket decides, not the local year. */
+    { "iso8601", NULL, 1, { 0 }, "0999-12-31T23:30:00-01:00 ERROR", KT_LINE_ERROR, 1000, 1, 1, 0, 30 },
+    { "iso8601", NULL, 1, { 0 }, "0000-01-01T00:00:00Z ERROR", KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+    { "iso8601", NULL, 60, { 0 }, "1000-01-01T00:59:00+00:30 ERROR", KT_LINE_ERROR, 1000, 1, 1, 0, 0 },
+    { "iso8601", NULL, 60, { 0 }, "1000-01-01T00:29:00+00:30 ERROR", KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+    { "iso8601", NULL, 5, { 0 }, "9999-12-31T23:59:59Z ERROR", KT_LINE_ERROR, 9999, 12, 31, 23, 55 },
+    { "iso8601", NULL, 60, { 0 }, "9999-12-31T23:59:59-00:59 ERROR", KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+    /* strptime-style: no conversion, the year's digits decide. */
+    { NULL, NULL, 5, { 0 }, "0999-12-31 23:59:59 ERROR", KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+    { NULL, NULL, 5, { 0 }, "1000-01-01 00:04:59 ERROR", KT_LINE_ERROR, 1000, 1, 1, 0, 0 },
+    { NULL, NULL, 60, { 0 }, "9999-12-31 23:59:60 ERROR", KT_LINE_ERROR, 9999, 12, 31, 23, 0 },
+    { "%d.%m.%Y %T", CUSTOM_PATTERN, 1, { 0 }, "31.12.0999 23:59:59 ERROR", KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+    { "%d.%m.%Y %T", CUSTOM_PATTERN, 1, { 0 }, "00.01.1000 00:00:00 ERROR", KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+    { "%d.%m.%Y %T", CUSTOM_PATTERN, 1, { 0 }, "01.01.1000 00:00:00 ERROR", KT_LINE_ERROR, 1000, 1, 1, 0, 0 },
+    { "%d.%m.%Y %T", CUSTOM_PATTERN, 1, { 0 }, "31.12.9999 23:59:60 ERROR", KT_LINE_ERROR, 9999, 12, 31, 23, 59 },
+    /* syslog: the year comes from the clock, and can be 10000 or 999. */
+    { "syslog", NULL, 1, { 9999, 12, 31, 12, 0 }, "Dec 31 23:59:59 ERROR", KT_LINE_ERROR, 9999, 12, 31, 23, 59 },
+    { "syslog", NULL, 1, { 9999, 12, 31, 12, 0 }, "Jan  1 00:00:00 ERROR", KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+    { "syslog", NULL, 1, { 1000, 1, 1, 6, 0 }, "Jan  1 00:00:00 ERROR", KT_LINE_ERROR, 1000, 1, 1, 0, 0 },
+    { "syslog", NULL, 1, { 1000, 1, 1, 6, 0 }, "Dec 31 23:59:59 ERROR", KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+  };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      KtParseFormat format = { cases[i].pattern, cases[i].time_format, NULL, cases[i].bucket };
+      g_autoptr(GError) error = NULL;
+      g_autoptr(KtParser) parser = NULL;
+      gint64 now = usec_at (cases[i].clock[0], cases[i].clock[1], cases[i].clock[2],
+                            cases[i].clock[3], cases[i].clock[4]);
+      gint64 minute = G_MININT64;
+
+      g_test_message ("%s (%s, bucket %d)", cases[i].line,
+                      cases[i].time_format ? cases[i].time_format : "default", cases[i].bucket);
+      parser = kt_parser_new_format (&format, &error);
+      g_assert_no_error (error);
+      if (cases[i].clock[0] != 0)
+        kt_parser_set_clock (parser, fixed_clock, &now);
+      g_assert_cmpint (kt_parser_line (parser, cases[i].line, strlen (cases[i].line), &minute),
+                       ==, cases[i].kind);
+      if (cases[i].kind == KT_LINE_ERROR)
+        g_assert_cmpint (minute, ==, kt_minute_from_civil (cases[i].y, cases[i].mo, cases[i].d,
+                                                           cases[i].h, cases[i].mi));
+    }
+}
+
+/* The poison pill between good lines of one value: the good ones count,
+ * the bad one is malformed and is the sample. */
+static void
+test_value_poison_pill (void)
+{
+  KtParseFormat format = { .time_format = "iso8601" };
+  g_autoptr(KtParser) parser = kt_parser_new_format (&format, NULL);
+  g_autoptr(KtReducer) reducer = kt_reducer_new ();
+  const char *value = "2017-07-30T14:09:08Z ERROR a\n"
+                      "9999-12-31T23:59:59-01:00 ERROR poison\n"
+                      "2017-07-30T14:09:30+00:00 ERROR b\n";
+  KtParseCounts counts = { 0 };
+  const char *bad = NULL;
+  gsize bad_len = 0;
+
+  g_assert_cmpuint (kt_parser_value (parser, value, strlen (value), reducer, &counts,
+                                     &bad, &bad_len), ==, 1);
+  g_assert_cmpuint (counts.lines, ==, 3);
+  g_assert_cmpuint (counts.errors, ==, 2);
+  g_assert_cmpuint (kt_reducer_get (reducer, kt_minute_from_civil (2017, 7, 30, 14, 9)), ==, 2);
+  g_assert_cmpint (bad_len, ==, strlen ("9999-12-31T23:59:59-01:00 ERROR poison"));
+  g_assert_true (strncmp (bad, "9999-12-31T23:59:59-01:00", 25) == 0);
+}
+
+/* Leap seconds in every format: second 60 counts in its minute, 61 does
+ * not exist. */
+static void
+test_format_leap_second (void)
+{
+  static const struct
+  {
+    const char *time_format;
+    const char *line;
+    KtLineKind  kind;
+  } cases[] = {
+    { "iso8601", "2016-12-31T23:59:60Z ERROR", KT_LINE_ERROR },
+    { "iso8601", "2017-01-01T00:59:60+01:00 ERROR", KT_LINE_ERROR },
+    { "iso8601", "2016-12-31T23:59:61Z ERROR", KT_LINE_MALFORMED },
+    { "%Y-%m-%d %H:%M:%S", "2016-12-31 23:59:60 ERROR", KT_LINE_ERROR },
+    { "%Y-%m-%d %H:%M:%S", "2016-12-31 23:59:61 ERROR", KT_LINE_MALFORMED },
+    { "syslog", "Dec 31 23:59:60 ERROR", KT_LINE_ERROR },
+    { "syslog", "Dec 31 23:59:61 ERROR", KT_LINE_MALFORMED },
+  };
+  gint64 now = usec_at (2017, 1, 1, 0, 0) + 30 * G_USEC_PER_SEC;
+
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      KtParseFormat format = { NULL, cases[i].time_format, NULL, 1 };
+      g_autoptr(KtParser) parser = kt_parser_new_format (&format, NULL);
+      gint64 minute = 0;
+
+      g_test_message ("%s: %s", cases[i].time_format, cases[i].line);
+      kt_parser_set_clock (parser, fixed_clock, &now);
+      g_assert_cmpint (kt_parser_line (parser, cases[i].line, strlen (cases[i].line), &minute),
+                       ==, cases[i].kind);
+      if (cases[i].kind == KT_LINE_ERROR)
+        g_assert_cmpint (minute, ==, kt_minute_from_civil (2016, 12, 31, 23, 59));
+    }
+}
+
+/* ---- the syslog year ---------------------------------------------------- */
+
+/* Issue 11 item 10: the year is decided per line against the clock. */
+static void
+test_format_syslog_year (void)
+{
+  static const struct
+  {
+    int         clock[5];   /* UTC, civil */
+    const char *line;
+    KtLineKind  kind;
+    int         y, mo, d, h, mi;
+  } cases[] = {
+    /* Across New Year: the old year's last lines, the new year's first. */
+    { { 2025, 1, 1, 0, 5 }, "Dec 31 23:59:59 ERROR", KT_LINE_ERROR, 2024, 12, 31, 23, 59 },
+    { { 2025, 1, 1, 0, 5 }, "Dec 31 00:00:00 ERROR", KT_LINE_ERROR, 2024, 12, 31, 0, 0 },
+    { { 2025, 1, 1, 0, 5 }, "Jan  1 00:04:00 ERROR", KT_LINE_ERROR, 2025, 1, 1, 0, 4 },
+    { { 2025, 1, 2, 9, 0 }, "Dec 31 23:00:00 ERROR", KT_LINE_ERROR, 2024, 12, 31, 23, 0 },
+    /* A producer east of UTC is in the new year before the clock. */
+    { { 2024, 12, 31, 23, 50 }, "Jan  1 08:49:00 ERROR", KT_LINE_ERROR, 2025, 1, 1, 8, 49 },
+    { { 2024, 12, 31, 23, 50 }, "Dec 31 23:49:00 ERROR", KT_LINE_ERROR, 2024, 12, 31, 23, 49 },
+    /* One day of slack, then it is last year's line. */
+    { { 2025, 6, 15, 12, 0 }, "Jun 16 12:00:00 ERROR", KT_LINE_ERROR, 2025, 6, 16, 12, 0 },
+    { { 2025, 6, 15, 12, 0 }, "Jun 16 12:01:00 ERROR", KT_LINE_ERROR, 2024, 6, 16, 12, 1 },
+    { { 2024, 12, 30, 12, 0 }, "Jan  1 00:00:00 ERROR", KT_LINE_ERROR, 2024, 1, 1, 0, 0 },
+    /* Feb 29 of a leap year, read in the next (non-leap) year's January
+     * and March, and around the day itself. */
+    { { 2025, 1, 15, 10, 0 }, "Feb 29 12:00:00 ERROR", KT_LINE_ERROR, 2024, 2, 29, 12, 0 },
+    { { 2025, 3, 1, 0, 0 }, "Feb 29 12:00:00 ERROR", KT_LINE_ERROR, 2024, 2, 29, 12, 0 },
+    { { 2025, 3, 15, 0, 0 }, "Feb 28 12:00:00 ERROR", KT_LINE_ERROR, 2025, 2, 28, 12, 0 },
+    { { 2024, 2, 28, 13, 0 }, "Feb 29 12:00:00 ERROR", KT_LINE_ERROR, 2024, 2, 29, 12, 0 },
+    { { 2024, 3, 1, 0, 0 }, "Feb 29 23:59:59 ERROR", KT_LINE_ERROR, 2024, 2, 29, 23, 59 },
+    { { 2028, 12, 31, 20, 0 }, "Feb 29 12:00:00 ERROR", KT_LINE_ERROR, 2028, 2, 29, 12, 0 },
+    /* No year of the three has it in the past: malformed. */
+    { { 2024, 1, 15, 10, 0 }, "Feb 29 12:00:00 ERROR", KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+    { { 2025, 1, 15, 10, 0 }, "Feb 30 12:00:00 ERROR", KT_LINE_MALFORMED, 0, 0, 0, 0, 0 },
+    { { 2025, 1, 15, 10, 0 }, "Feb 29 12:00:00 INFO", KT_LINE_OTHER, 0, 0, 0, 0, 0 },
+  };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      KtParseFormat format = { .time_format = "syslog" };
+      g_autoptr(KtParser) parser = kt_parser_new_format (&format, NULL);
+      gint64 now = usec_at (cases[i].clock[0], cases[i].clock[1], cases[i].clock[2],
+                            cases[i].clock[3], cases[i].clock[4]);
+      gint64 minute = 0;
+
+      g_test_message ("%04d-%02d-%02d %02d:%02d: %s", cases[i].clock[0], cases[i].clock[1],
+                      cases[i].clock[2], cases[i].clock[3], cases[i].clock[4], cases[i].line);
+      kt_parser_set_clock (parser, fixed_clock, &now);
+      g_assert_cmpint (kt_parser_line (parser, cases[i].line, strlen (cases[i].line), &minute),
+                       ==, cases[i].kind);
+      if (cases[i].kind == KT_LINE_ERROR)
+        g_assert_cmpint (minute, ==, kt_minute_from_civil (cases[i].y, cases[i].mo, cases[i].d,
+                                                           cases[i].h, cases[i].mi));
+    }
+}
+
+/* One long-running parser while the clock passes New Year: every line is
+ * dated by the clock of its own reading, not of the parser's start. */
+static void
+test_format_syslog_new_year (void)
+{
+  KtParseFormat format = { .time_format = "syslog" };
+  g_autoptr(KtParser) parser = kt_parser_new_format (&format, NULL);
+  gint64 now = usec_at (2023, 12, 31, 23, 58), minute = 0;
+
+  kt_parser_set_clock (parser, fixed_clock, &now);
+  g_assert_cmpint (kt_parser_line (parser, "Dec 31 23:57:10 ERROR", 21, &minute), ==, KT_LINE_ERROR);
+  g_assert_cmpint (minute, ==, kt_minute_from_civil (2023, 12, 31, 23, 57));
+  now = usec_at (2024, 1, 1, 0, 1);
+  g_assert_cmpint (kt_parser_line (parser, "Dec 31 23:59:59 ERROR", 21, &minute), ==, KT_LINE_ERROR);
+  g_assert_cmpint (minute, ==, kt_minute_from_civil (2023, 12, 31, 23, 59));
+  g_assert_cmpint (kt_parser_line (parser, "Jan  1 00:00:30 ERROR", 21, &minute), ==, KT_LINE_ERROR);
+  g_assert_cmpint (minute, ==, kt_minute_from_civil (2024, 1, 1, 0, 0));
+  /* 2024 is a leap year: its Feb 29 exists, read in March... */
+  now = usec_at (2024, 3, 1, 8, 0);
+  g_assert_cmpint (kt_parser_line (parser, "Feb 29 23:00:00 ERROR", 21, &minute), ==, KT_LINE_ERROR);
+  g_assert_cmpint (minute, ==, kt_minute_from_civil (2024, 2, 29, 23, 0));
+  /* ...and still next January, when the clock's year has none. */
+  now = usec_at (2025, 1, 10, 8, 0);
+  g_assert_cmpint (kt_parser_line (parser, "Feb 29 23:00:00 ERROR", 21, &minute), ==, KT_LINE_ERROR);
+  g_assert_cmpint (minute, ==, kt_minute_from_civil (2024, 2, 29, 23, 0));
+  /* Without a clock of its own, the real one (this year or the last). */
+  kt_parser_set_clock (parser, NULL, NULL);
+  g_assert_cmpint (kt_parser_line (parser, "Jan  1 00:00:00 ERROR", 21, &minute), ==, KT_LINE_ERROR);
+  g_assert_cmpint (minute, <=, g_get_real_time () / G_USEC_PER_SEC / 60 + 1440);
+  g_assert_cmpint (minute, >, g_get_real_time () / G_USEC_PER_SEC / 60 - 367 * 1440);
+}
+
 static void
 test_format_refused (void)
 {
@@ -828,6 +1089,12 @@ main (int argc, char *argv[])
   g_test_add_func ("/parse/format/iso8601", test_format_iso8601);
   g_test_add_func ("/parse/format/custom", test_format_custom);
   g_test_add_func ("/parse/format/refused", test_format_refused);
+  g_test_add_func ("/parse/format/datetime-range", test_format_datetime_range);
+  g_test_add_func ("/parse/format/leap-second", test_format_leap_second);
+  g_test_add_func ("/parse/format/syslog-year", test_format_syslog_year);
+  g_test_add_func ("/parse/format/syslog-new-year", test_format_syslog_new_year);
+  g_test_add_func ("/parse/value/poison-pill", test_value_poison_pill);
+  g_test_add_func ("/parse/minute/datetime-bounds", test_minute_datetime_bounds);
   g_test_add_func ("/parse/value/null-and-empty", test_value_null_and_empty);
   g_test_add_func ("/parse/value/lines", test_value_lines);
   g_test_add_func ("/parse/value/nul-inside", test_value_nul_inside);

@@ -331,7 +331,7 @@ fixed_line (const char *s, gsize n, gint64 *minute)
   hour = d2 (s + 11);
   min = d2 (s + 14);
   sec = d2 (s + 17);
-  if (year < 1000 || month < 1 || month > 12 || day < 1 || hour > 23 || min > 59 || sec > 59)
+  if (year < 1000 || month < 1 || month > 12 || day < 1 || hour > 23 || min > 59 || sec > 60)
     return KT_LINE_MALFORMED;
   dim = mdays[month - 1];
   if (month == 2 && ((year % 4 == 0 && year % 100 != 0) || year % 400 == 0))
