@@ -10,7 +10,7 @@
 /* An idempotent job's chain [@first, @last) of @rows: see kt_audit_chains(). */
 static void
 check_covered (const GArray *rows, guint first, guint last, const KtCoverage *covered,
-               GPtrArray *problems)
+               gint64 stored, GPtrArray *problems)
 {
   const KtBatchRow *b = &g_array_index (rows, KtBatchRow, first);
   g_autoptr(KtCoverage) batches = kt_coverage_new ();
@@ -25,6 +25,13 @@ check_covered (const GArray *rows, guint first, guint last, const KtCoverage *co
       "job %s, %s/%d: overlap: offsets [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT
       ") were counted twice (chunks written by an older ktally)", b->job, b->topic,
       b->partition, twice.from, twice.until));
+  /* The offsets stored must not have moved past offsets no batch read:
+   * from where the batches start, they cover everything below it. */
+  if (stored >= 0 && kt_coverage_next_gap (batches, b->from) < stored)
+    g_ptr_array_add (problems, g_strdup_printf (
+      "job %s, %s/%d: gap: offsets from %" G_GINT64_FORMAT " are in no batch, below "
+      "the stored offset %" G_GINT64_FORMAT, b->job, b->topic, b->partition,
+      kt_coverage_next_gap (batches, b->from), stored));
   kt_coverage_within (covered, 0, G_MAXINT64, counted);
   for (guint i = 0; i < counted->len; i++)
     {
@@ -79,11 +86,11 @@ kt_audit_chains (const GArray *rows, KtStoredOffsetFunc stored_offset,
           end = MAX (end, b->until);
         }
 
+      stored = stored_offset (first->job, first->topic, first->partition, user_data);
       if (counted != NULL)
-        check_covered (rows, i, j, counted, problems);
+        check_covered (rows, i, j, counted, stored, problems);
       else
         {
-          stored = stored_offset (first->job, first->topic, first->partition, user_data);
           if (stored >= 0 && stored != end)
             g_ptr_array_add (problems, g_strdup_printf (
               "job %s, %s/%d: the batches end at %" G_GINT64_FORMAT " but the stored offset is %"

@@ -17,8 +17,9 @@
  * transactional job). A transactional chain must be one unbroken chain up
  * to the stored offset. An idempotent job's batches may overlap (a rewind
  * reads counted offsets again, and counts none of them twice), so its check
- * is that every covered offset is in some batch and that the covered set
- * holds nothing twice. Appends one line per problem to @problems; returns
+ * is that every covered offset is in some batch, that the covered set
+ * holds nothing twice, and that the batches leave no hole below the stored
+ * offset (when one is known). Appends one line per problem to @problems; returns
  * the number of chains checked. Pure: no database, easy to test. */
 typedef gint64 (*KtStoredOffsetFunc) (const char *job, const char *topic,
                                       gint32 partition, gpointer user_data);

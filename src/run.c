@@ -82,6 +82,7 @@ typedef struct
   KtReducer  *counts;    /* what it reads outside them */
   GArray     *skips;     /* KtInterval: the covered parts of its range */
   guint       skip_at;   /* the first skip not wholly below the last offset */
+  gboolean    lost;      /* the range starts past a skipped data loss */
 } Part;
 
 static void
@@ -410,6 +411,7 @@ plan_coverage (Runner *r, GArray *ranges, const GArray *states, GError **error)
       KtRange *rg = &g_array_index (ranges, KtRange, i);
       Part *part = g_new0 (Part, 1);
 
+      part->lost = rg->read_from > rg->from;  /* before skipping what is covered */
       for (guint j = 0; j < states->len; j++)
         if (g_array_index (states, KtPartitionState, j).partition == rg->partition)
           kt_plan_skip_covered (rg, sets->pdata[i],
@@ -444,7 +446,9 @@ commit_idempotent (Runner *r, const GArray *ranges, const KtRangeStats *stats,
 
       kt_coverage_add (now, rg->read_from, rg->until);
       g_ptr_array_add (covered, now);
-      if (!kt_coverage_equal (now, part->expected))
+      /* A skipped loss changes no count, but its audit row says where the
+       * offsets went: the chain must not show a hole there. */
+      if (!kt_coverage_equal (now, part->expected) || part->lost)
         g_array_append_val (parts, ((KtCounted) { *rg, &stats[i], part->expected, now,
                                                   part->counts }));
     }

@@ -837,10 +837,7 @@ kt_sink_write_counted (KtSink *self, const char *job, const char *topic,
     for (guint i = 0; i < parts->len; i++)
       {
         const KtCounted *part = &g_array_index (parts, KtCounted, i);
-        KtRange audited = { part->range.partition, part->range.read_from,
-                            part->range.read_from, part->range.until };
-
-        g_array_append_val (read, audited);
+        g_array_append_val (read, part->range);
         stats[i] = *part->stats;
       }
     if (!insert_batches (self, job, topic, read, stats, error))

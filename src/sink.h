@@ -52,7 +52,7 @@ typedef struct
 /* Idempotent mode: one partition's share of a batch's output. */
 typedef struct
 {
-  KtRange             range;     /* read [read_from, until) */
+  KtRange             range;     /* read [read_from, until); audited [from, until) */
   const KtRangeStats *stats;     /* what it counted: its audit row */
   const KtCoverage   *expected;  /* the offsets counted when the batch planned */
   const KtCoverage   *covered;   /* expected, plus every offset the batch read */
@@ -176,7 +176,7 @@ gboolean kt_sink_load_coverage (KtSink *self, const char *job, const char *topic
  * (KtCounted, ascending partitions) still finds its partition's covered set
  * exactly as expected (read under a row lock), adds their counts, stores
  * their covered sets and writes their audit rows (ktally_batches: the
- * range read, and what it counted). Adding is exact because the set moves
+ * range the offsets move over, and what it counted). Adding is exact because the set moves
  * with the counts: a late, repeated or concurrent write finds the set
  * changed. If any partition's set changed, nothing is written and
  * *@moved_partition names it (else -1): the batch is planned again. */

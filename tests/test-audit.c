@@ -100,12 +100,27 @@ test_jobs_apart (void)
 
 /* Idempotent jobs: batches may overlap (rewinds); every covered offset must
  * be in some batch, and the covered set must hold nothing twice. */
+typedef struct
+{
+  const KtCoverage *covered;
+  const gint64     *stored;
+} Stored;
+
 static const KtCoverage *
 covered_table (const char *job, const char *topic, gint32 partition, gpointer user_data)
 {
   (void) topic;
   (void) partition;
-  return g_str_equal (job, "idem") ? user_data : NULL;
+  return g_str_equal (job, "idem") ? ((Stored *) user_data)->covered : NULL;
+}
+
+static gint64
+stored_case (const char *job, const char *topic, gint32 partition, gpointer user_data)
+{
+  (void) job;
+  (void) topic;
+  (void) partition;
+  return *((Stored *) user_data)->stored;
 }
 
 static void
@@ -116,17 +131,24 @@ test_idempotent (void)
     const char *name, *covered;
     Row rows[4];
     const char *problem;  /* NULL: none */
+    gint64 stored;        /* -1: unknown (offsets in Kafka) */
   } cases[] = {
-    { "one chain", "0-30", { { "idem", 0, 0, 10 }, { "idem", 0, 10, 30 } }, NULL },
-    { "a rewind overlaps", "0-30", { { "idem", 0, 0, 20 }, { "idem", 0, 5, 30 } }, NULL },
+    { "stored at the end", "0-30", { { "idem", 0, 0, 10 }, { "idem", 0, 10, 30 } }, NULL, 30 },
+    { "stored behind the output", "0-30", { { "idem", 0, 0, 30 } }, NULL, 20 },
+    { "stored past every batch", "0-30", { { "idem", 0, 0, 30 } },
+      "gap: offsets from 30 are in no batch, below the stored offset 40", 40 },
+    { "stored past a hole", "0-10,20-30", { { "idem", 0, 0, 10 }, { "idem", 0, 20, 30 } },
+      "gap: offsets from 10 are in no batch", 30 },
+    { "one chain", "0-30", { { "idem", 0, 0, 10 }, { "idem", 0, 10, 30 } }, NULL, -1 },
+    { "a rewind overlaps", "0-30", { { "idem", 0, 0, 20 }, { "idem", 0, 5, 30 } }, NULL, 30 },
     { "a skip ahead leaves a gap", "0-10,20-30",
-      { { "idem", 0, 0, 10 }, { "idem", 0, 20, 30 } }, NULL },
+      { { "idem", 0, 0, 10 }, { "idem", 0, 20, 30 } }, NULL, -1 },
     { "counted, in no batch", "0-40", { { "idem", 0, 0, 10 }, { "idem", 0, 20, 40 } },
-      "offsets from 10 are counted in the output but in no batch" },
+      "offsets from 10 are counted in the output but in no batch", -1 },
     { "counted before the first batch", "0-40", { { "idem", 0, 10, 40 } },
-      "offsets from 0 are counted" },
+      "offsets from 0 are counted", -1 },
     { "an older ktally counted twice", "0-30,20-40", { { "idem", 0, 0, 40 } },
-      "overlap: offsets [20, 30) were counted twice" },
+      "overlap: offsets [20, 30) were counted twice", -1 },
   };
 
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
@@ -143,7 +165,10 @@ test_idempotent (void)
                            (char *) "error_log" };
           g_array_append_val (array, b);
         }
-      g_assert_cmpuint (kt_audit_chains (array, NULL, covered_table, covered, problems), ==, 1);
+      Stored lookup = { covered, &cases[i].stored };
+
+      g_assert_cmpuint (kt_audit_chains (array, stored_case, covered_table, &lookup, problems),
+                        ==, 1);
       if (cases[i].problem == NULL)
         g_assert_cmpuint (problems->len, ==, 0);
       else
