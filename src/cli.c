@@ -455,10 +455,11 @@ validate_kafka (KtConfig *config, RawOptions *raw, GError **error)
       }
   if (g_strv_length (config->topics) > 1)
     {
-      if (!g_str_equal (config->command, "run"))
+      if (!g_str_equal (config->command, "run") && !g_str_equal (config->command, "status"))
         {
-          g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
-                               "--topic: several topics are for `run` only");
+          g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                       "--topic: several topics are for `run` and `status` only, not `%s`",
+                       config->command);
           return FALSE;
         }
       if (raw->job == NULL)

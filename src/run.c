@@ -1237,13 +1237,12 @@ status_row (const KtPartitionState *s, GHashTable *owners)
   return row;
 }
 
-/* `status --json`: one document, built by json-glib (names are escaped). */
-static char *
-status_json (const KtConfig *config, const GArray *states, GHashTable *owners)
+/* `status --json`: one topic's document, built by json-glib (names are
+ * escaped). @kafka: the offsets shown are the consumer group's. */
+static JsonNode *
+status_json (const KtConfig *config, const GArray *states, GHashTable *owners, gboolean kafka)
 {
   g_autoptr(JsonBuilder) b = json_builder_new ();
-  g_autoptr(JsonGenerator) gen = json_generator_new ();
-  g_autoptr(JsonNode) root = NULL;
   gint64 t_stored = 0, t_high = 0, t_lag = 0, t_lost = 0;
 
   json_builder_begin_object (b);
@@ -1251,6 +1250,8 @@ status_json (const KtConfig *config, const GArray *states, GHashTable *owners)
   json_builder_add_string_value (b, config->job);
   json_builder_set_member_name (b, "topic");
   json_builder_add_string_value (b, config->topic);
+  json_builder_set_member_name (b, "offsets");
+  json_builder_add_string_value (b, kafka ? "kafka" : "mysql");
   json_builder_set_member_name (b, "partitions");
   json_builder_begin_array (b);
   for (guint i = 0; i < states->len; i++)
@@ -1304,25 +1305,23 @@ status_json (const KtConfig *config, const GArray *states, GHashTable *owners)
   json_builder_add_int_value (b, t_lost);
   json_builder_end_object (b);
   json_builder_end_object (b);
-
-  root = json_builder_get_root (b);
-  json_generator_set_root (gen, root);
-  return json_generator_to_data (gen, NULL);
+  return json_builder_get_root (b);
 }
 
-/* `status` as a table for people. */
-static char *
+/* `status` as a table for people, one topic, appended to @out. */
+static void
 status_table (const KtConfig *config, const GArray *states, GHashTable *owners,
-              const char *owner_kind)
+              const char *owner_kind, gboolean kafka, GString *out)
 {
-  GString *out = g_string_new (NULL);
   gint64 t_stored = 0, t_high = 0, t_lag = 0, t_lost = 0;
   const char *sep = config->group != NULL ? "  " : "";
 
-  g_string_append_printf (out, "job %s, topic %s%s%s\n%9s %12s %12s %14s %12s  %-22s%s%s\n",
+  g_string_append_printf (out, "job %s, topic %s%s%s%s%s\n%9s %12s %12s %14s %12s  %-22s%s%s\n",
                           config->job, config->topic,
                           config->group != NULL ? ", group " : "",
-                          config->group != NULL ? config->group : "", "partition",
+                          config->group != NULL ? config->group : "",
+                          kafka ? ", offsets in Kafka's consumer group ktally-" : "",
+                          kafka ? config->job : "", "partition",
                           "stored", "log start", "high watermark", "lag", "data lost", sep,
                           config->group != NULL ? owner_kind : "");
   for (guint i = 0; i < states->len; i++)
@@ -1349,35 +1348,47 @@ status_table (const KtConfig *config, const GArray *states, GHashTable *owners,
   g_string_append_printf (out, "%9s %12" G_GINT64_FORMAT " %12s %14" G_GINT64_FORMAT
                           " %12" G_GINT64_FORMAT "  %s\n", "total", t_stored, "",
                           t_high, t_lag, t_lost > 0 ? "YES" : "-");
-  return g_string_free (out, FALSE);
 }
 
-gboolean
-kt_status (const KtConfig *config, GError **error)
+/* One topic of `ktally status`, into @json (when --json) or @text. */
+static gboolean
+status_topic (const KtConfig *config, JsonArray *json, GString *text, GError **error)
 {
   g_auto(Runner) r = { 0 };
   g_autoptr(GArray) states = g_array_new (FALSE, TRUE, sizeof (KtPartitionState));
   g_autoptr(GHashTable) owners = g_hash_table_new_full (g_direct_hash, g_direct_equal,
                                                         NULL, g_free);
-  g_autofree char *out = NULL;
   static const volatile int never = 0;
   const char *owner_kind = "owner";
-  gboolean stopped, present;
+  gboolean stopped, present, kafka = FALSE;
+  KtPartitionState *s;
 
   if (!runner_start (&r, config, &never, &stopped, error)
       || !kt_sink_has_offsets (r.sink, &present, error))
     return FALSE;
 
   g_array_set_size (states, r.partitions->len);
+  s = (KtPartitionState *) (void *) states->data;
   for (guint i = 0; i < states->len; i++)
-    g_array_index (states, KtPartitionState, i) =
-      (KtPartitionState) { g_array_index (r.partitions, gint32, i), -1, 0, 0 };
+    s[i] = (KtPartitionState) { g_array_index (r.partitions, gint32, i), -1, 0, 0 };
   /* Nothing is created: a job that never ran has no offsets to show. */
-  if ((present && !kt_sink_load_offsets (r.sink, config->job, config->topic,
-                                         (KtPartitionState *) (void *) states->data,
-                                         states->len, error))
-      || !kt_source_watermarks (r.source, (KtPartitionState *) (void *) states->data,
-                                states->len, KAFKA_TIMEOUT_MS, error))
+  if (present && !kt_sink_load_offsets (r.sink, config->job, config->topic, s, states->len,
+                                        error))
+    return FALSE;
+  /* No offsets in MySQL: perhaps an idempotent job that keeps them in
+   * Kafka (--offsets kafka), in its consumer group ktally-JOB. */
+  kafka = TRUE;
+  for (guint i = 0; i < states->len; i++)
+    kafka &= s[i].stored < 0;
+  if (kafka)
+    {
+      if (!kt_source_committed (r.source, s, states->len, KAFKA_TIMEOUT_MS, error))
+        return FALSE;
+      kafka = FALSE;
+      for (guint i = 0; i < states->len; i++)
+        kafka |= s[i].stored >= 0;
+    }
+  if (!kt_source_watermarks (r.source, s, states->len, KAFKA_TIMEOUT_MS, error))
     return FALSE;
 
   if (config->group != NULL)
@@ -1395,11 +1406,52 @@ kt_status (const KtConfig *config, GError **error)
             return FALSE;
         }
     }
-  out = config->json ? status_json (config, states, owners)
-                     : status_table (config, states, owners, owner_kind);
-  fputs (out, stdout);
-  if (config->json)
-    fputc ('\n', stdout);
+  if (json != NULL)
+    json_array_add_element (json, status_json (config, states, owners, kafka));
+  else
+    status_table (config, states, owners, owner_kind, kafka, text);
+  return TRUE;
+}
+
+gboolean
+kt_status (const KtConfig *config, GError **error)
+{
+  g_autoptr(JsonArray) docs = config->json ? json_array_new () : NULL;
+  g_autoptr(GString) text = g_string_new (NULL);
+
+  for (char **topic = config->topics; *topic != NULL; topic++)
+    {
+      KtConfig one = *config;  /* a shallow copy: its own topic */
+
+      one.topic = *topic;
+      if (topic != config->topics && docs == NULL)
+        g_string_append_c (text, '\n');
+      if (!status_topic (&one, docs, text, error))
+        {
+          if (config->topics[1] != NULL)
+            g_prefix_error (error, "topic %s: ", *topic);
+          return FALSE;
+        }
+    }
+  if (docs != NULL)
+    {
+      g_autoptr(JsonGenerator) gen = json_generator_new ();
+      g_autoptr(JsonNode) root = NULL;
+      g_autofree char *out = NULL;
+
+      /* One topic: its document, as always; several: an array of them. */
+      if (json_array_get_length (docs) == 1)
+        root = json_node_copy (json_array_get_element (docs, 0));
+      else
+        {
+          root = json_node_new (JSON_NODE_ARRAY);
+          json_node_set_array (root, docs);
+        }
+      json_generator_set_root (gen, root);
+      out = json_generator_to_data (gen, NULL);
+      g_string_append_printf (text, "%s\n", out);
+    }
+  fputs (text->str, stdout);
   return TRUE;
 }
 

@@ -51,3 +51,19 @@ status --json --group "g$RUN_ID" > "$WORK/g.json" 2> /dev/null || fail "status -
 [[ $(json "$WORK/g.json" "[x['owner'] for x in d['partitions'] if x['partition'] == 1]") == "['odd \"member\" \\\\ x']" ]] \
   || { cat "$WORK/g.json" >&2; fail "an owner with quotes is not escaped in the JSON"; }
 note "$TEST_NAME: 3 partitions match the broker and kafka_offset, data loss on partition 2 shown"
+
+# A job with its offsets in Kafka (--offsets kafka): status shows the group's
+# committed offsets (before: stored "-", and the whole topic as lag), and a
+# job of two topics shows both (before: --topic a,b was refused).
+kdb_uri=$(kt_new_db statusk); t1=$(kt_new_topic statusk1 2); t2=$(kt_new_topic statusk2 1)
+kt_gen "$t1" --lines 900 --partitions 2 --seed 17 > /dev/null
+kt_gen "$t2" --lines 500 --seed 18 > /dev/null
+"$KTALLY" run --brokers "$KT_BROKERS" --topic "$t1,$t2" --job "k$RUN_ID" --db "$kdb_uri" \
+  --mode idempotent --offsets kafka --interval 0 --exit-when-idle 2> "$WORK/k.log" || { tail -5 "$WORK/k.log" >&2; fail "the --offsets kafka run failed"; }
+"$KTALLY" status --brokers "$KT_BROKERS" --topic "$t1,$t2" --job "k$RUN_ID" --db "$kdb_uri" --json > "$WORK/k.json" \
+  || fail "status --topic a,b failed"
+[[ $(json "$WORK/k.json" "[(t['topic'], t['offsets'], t['totals']['stored'], t['totals']['lag']) for t in d]") \
+   == "[('$t1', 'kafka', 900, 0), ('$t2', 'kafka', 500, 0)]" ]] || { cat "$WORK/k.json" >&2; fail "status of a --offsets kafka job of two topics is wrong"; }
+"$KTALLY" status --brokers "$KT_BROKERS" --topic "$t1,$t2" --job "k$RUN_ID" --db "$kdb_uri" > "$WORK/k.txt" || fail "status --topic a,b failed"
+[[ $(grep -c "offsets in Kafka's consumer group ktally-k$RUN_ID" "$WORK/k.txt") == 2 ]] || { cat "$WORK/k.txt" >&2; fail "the table does not say where the offsets are"; }
+note "$TEST_NAME: a --offsets kafka job of two topics: the group's offsets, lag 0"
