@@ -5,7 +5,9 @@
 #include "audit.h"
 
 #include <stdio.h>
+#include <string.h>
 #include "error.h"
+#include "source.h"
 
 /* An idempotent job's chain [@first, @last) of @rows: see kt_audit_chains(). */
 static void
@@ -123,6 +125,85 @@ lookup_covered (const char *job, const char *topic, gint32 partition, gpointer u
   return g_hash_table_lookup (((Stored *) user_data)->covered, key);
 }
 
+/* audit --brokers: the committed offsets of the consumer group ktally-JOB
+ * of each (job, topic) that has covered sets but no kafka_offset rows (an
+ * idempotent job with --offsets kafka), into @stored. */
+static gboolean
+load_group_offsets (const KtConfig *config, GHashTable *covered, GHashTable *stored,
+                    GError **error)
+{
+  g_autoptr(GHashTable) pairs = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  GHashTableIter iter;
+  gpointer key;
+
+  g_hash_table_iter_init (&iter, covered);
+  while (g_hash_table_iter_next (&iter, &key, NULL))
+    if (!g_hash_table_contains (stored, key))
+      g_hash_table_add (pairs, g_strndup (key, strrchr (key, '\t') - (const char *) key));
+
+  g_hash_table_iter_init (&iter, pairs);
+  while (g_hash_table_iter_next (&iter, &key, NULL))
+    {
+      g_auto(GStrv) parts = g_strsplit (key, "\t", 2);
+      KtSourceConfig source_config = { .brokers = config->brokers, .topic = parts[1],
+                                       .client_id = parts[0] };
+      g_autoptr(KtSource) source = kt_source_new (&source_config, error);
+      g_autoptr(GArray) partitions = g_array_new (FALSE, FALSE, sizeof (gint32));
+      g_autoptr(GArray) states = g_array_new (FALSE, TRUE, sizeof (KtPartitionState));
+
+      if (source == NULL || !kt_source_partitions (source, partitions, 10000, error))
+        return FALSE;
+      for (guint i = 0; i < partitions->len; i++)
+        g_array_append_val (states, ((KtPartitionState) {
+          g_array_index (partitions, gint32, i), -1, 0, 0 }));
+      if (!kt_source_committed (source, (KtPartitionState *) (void *) states->data,
+                                states->len, 10000, error))
+        return FALSE;
+      for (guint i = 0; i < states->len; i++)
+        {
+          const KtPartitionState *s = &g_array_index (states, KtPartitionState, i);
+          gint64 *offset = g_new (gint64, 1);
+
+          *offset = s->stored;
+          g_hash_table_replace (stored, g_strdup_printf ("%s\t%s\t%d", parts[0], parts[1],
+                                                         s->partition), offset);
+        }
+    }
+  return TRUE;
+}
+
+/* Idempotent jobs: a partition whose output counted offsets that no batch
+ * row at all records (its chain is empty, so kt_audit_chains() never saw
+ * it). */
+static void
+orphan_coverage (const KtConfig *config, const GArray *rows, GHashTable *covered,
+                 GPtrArray *problems)
+{
+  g_autoptr(GHashTable) chained = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  GHashTableIter iter;
+  gpointer key, value;
+
+  for (guint i = 0; i < rows->len; i++)
+    {
+      const KtBatchRow *b = &g_array_index (rows, KtBatchRow, i);
+      g_hash_table_add (chained, g_strdup_printf ("%s\t%s\t%d", b->job, b->topic, b->partition));
+    }
+  g_hash_table_iter_init (&iter, covered);
+  while (g_hash_table_iter_next (&iter, &key, &value))
+    {
+      g_auto(GStrv) parts = g_strsplit (key, "\t", 3);
+      g_autofree char *text = NULL;
+
+      if (g_hash_table_contains (chained, key) || kt_coverage_n_intervals (value) == 0
+          || (config->job != NULL && !g_str_equal (parts[0], config->job)))
+        continue;
+      text = kt_coverage_format (value);
+      g_ptr_array_add (problems, g_strdup_printf (
+        "job %s, %s/%s: offsets %s are counted in the output but in no batch",
+        parts[0], parts[1], parts[2], text));
+    }
+}
+
 gboolean
 kt_audit (const KtConfig *config, GError **error)
 {
@@ -148,6 +229,8 @@ kt_audit (const KtConfig *config, GError **error)
       || !kt_sink_load_all_offsets (sink, stored, error)
       || !kt_sink_load_all_coverage (sink, covered, error))
     return FALSE;
+  if (config->brokers != NULL && !load_group_offsets (config, covered, stored, error))
+    return FALSE;
 
   /* Chains of the audited job(s); totals over every job, since the sum of
    * a table is only comparable with all the batches that wrote to it. */
@@ -166,6 +249,7 @@ kt_audit (const KtConfig *config, GError **error)
         g_array_append_vals (mine, b, 1);  /* borrowed: rows owns the strings */
     }
   chains = kt_audit_chains (mine, lookup_stored, lookup_covered, &lookup, problems);
+  orphan_coverage (config, mine, covered, problems);
   printf ("audit: %u partition chains, %u batches%s%s\n", chains, mine->len,
           config->job != NULL ? " of job " : "", config->job != NULL ? config->job : "");
 

@@ -866,6 +866,9 @@ parse_command (const char *command, int argc, char **argv, GError **error)
     DB_ENTRY (raw),
     { "job", 'j', 0, G_OPTION_ARG_STRING, &raw.job,
       "Audit this job only (default: every job in the database)", "NAME" },
+    { "brokers", 'b', 0, G_OPTION_ARG_STRING, &raw.brokers,
+      "Kafka bootstrap servers: also check where the chains of jobs that keep "
+      "their offsets in Kafka (--offsets kafka) end", "LIST" },
     COMMON_ENTRIES (raw),
     G_OPTION_ENTRY_NULL
   };
@@ -981,6 +984,7 @@ parse_command (const char *command, int argc, char **argv, GError **error)
           return NULL;
         }
       config->job = g_steal_pointer (&raw.job);
+      config->brokers = g_steal_pointer (&raw.brokers);
       if (!validate_db (config, &raw, error))
         return NULL;
       return g_steal_pointer (&config);

@@ -44,8 +44,17 @@ kdb_uri=$(kt_new_db idem_kl); kdb=$(kt_db_name "$kdb_uri")
 idle "$kdb_uri" "$topic" --offsets kafka --start latest --job "kl$RUN_ID"
 kt_gen "$topic" --lines 300 --partitions 2 --seed 13 --start "2020-01-01 00:00:00" \
   --truth "$WORK/k.truth" > /dev/null || fail "kt-gen failed"
-idle "$kdb_uri" "$topic" --offsets kafka --start latest --job "kl$RUN_ID"
+idle "$kdb_uri" "$topic" --offsets kafka --start latest --job "kl$RUN_ID" --max-per-partition 60
 kt_check_counts "$kdb" "$WORK/k.truth"
+# audit --brokers also checks where such a job's chain ends: at the group's
+# committed offsets (without it, it cannot know them).
+"$KTALLY" audit --db "$kdb_uri" --brokers "$KT_BROKERS" > "$WORK/ka.out" 2>&1 || { cat "$WORK/ka.out" >&2; fail "audit --brokers failed"; }
+kt_sql "$kdb" "DELETE FROM ktally_batches WHERE \`partition\` = 1 ORDER BY id DESC LIMIT 1"
+rc=0; "$KTALLY" audit --db "$kdb_uri" --brokers "$KT_BROKERS" > "$WORK/ka.out" 2>&1 || rc=$?
+[[ $rc == 5 ]] && grep -q "are in no batch, below the stored offset" "$WORK/ka.out" \
+  || { cat "$WORK/ka.out" >&2; fail "audit --brokers: exit $rc, no gap below the group's offset"; }
+rc=0; "$KTALLY" audit --db "$kdb_uri" > "$WORK/ka.out" 2>&1 || rc=$?
+[[ $rc == 5 ]] && ! grep -q "below the stored offset" "$WORK/ka.out" || { cat "$WORK/ka.out" >&2; fail "audit without --brokers knew the group's offset"; }
 
 # 3. An open chunk far larger than --max-batch-bytes, then a restart.
 cdb_uri=$(kt_new_db idem_cap); cdb=$(kt_db_name "$cdb_uri")
