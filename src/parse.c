@@ -341,6 +341,114 @@ check_format (const char *format, GError **error)
   return TRUE;
 }
 
+/* The regular expression of what a strptime-style @format (already
+ * checked) reads, for the default line shape without --pattern: the time
+ * group matches exactly the text the format can parse. */
+static char *
+format_regex (const char *format)
+{
+  GString *re = g_string_new (NULL);
+
+  for (const char *f = format; *f != '\0'; f++)
+    {
+      if (*f != '%')
+        {
+          if (!g_ascii_isalnum (*f))
+            g_string_append_c (re, '\\');
+          g_string_append_c (re, *f);
+          continue;
+        }
+      switch (*++f)
+        {
+        case 'Y': g_string_append (re, "[0-9]{4}"); break;
+        case 'm': case 'd': case 'H': case 'M': case 'S':
+          g_string_append (re, "[0-9]{2}");
+          break;
+        case 'e': g_string_append (re, "[ 0-9][0-9]"); break;
+        case 'b': g_string_append (re, "[A-Z][a-z]{2}"); break;
+        case 'T': g_string_append (re, "[0-9]{2}:[0-9]{2}:[0-9]{2}"); break;
+        case 'F': g_string_append (re, "[0-9]{4}-[0-9]{2}-[0-9]{2}"); break;
+        default: g_string_append (re, "%"); break;  /* %% */
+        }
+    }
+  return g_string_free (re, FALSE);
+}
+
+/* The text of the (?<level>...) group of @pattern, or NULL if it cannot be
+ * told (then nothing is checked against it). */
+static char *
+level_group_source (const char *pattern)
+{
+  static const char *const openers[] = { "(?<level>", "(?P<level>", "(?'level'" };
+  const char *start = NULL, *p;
+  int depth = 1;
+  gboolean in_class = FALSE;
+
+  for (gsize i = 0; i < G_N_ELEMENTS (openers) && start == NULL; i++)
+    if ((p = strstr (pattern, openers[i])) != NULL)
+      start = p + strlen (openers[i]);
+  if (start == NULL)
+    return NULL;
+  for (p = start; *p != '\0'; p++)
+    {
+      if (*p == '\\')
+        {
+          if (*++p == '\0')
+            return NULL;
+        }
+      else if (in_class)
+        in_class = *p != ']';
+      else if (*p == '[')
+        {
+          in_class = TRUE;
+          if (p[1] == '^')
+            p++;
+          if (p[1] == ']')
+            p++;  /* a leading ']' is a member */
+        }
+      else if (*p == '(')
+        depth++;
+      else if (*p == ')' && --depth == 0)
+        return g_strndup (start, (gsize) (p - start));
+    }
+  return NULL;
+}
+
+/* Each of @levels must be something the level group can match: a level it
+ * cannot ("ERROR, FATAL" gives " FATAL") would count nothing, silently. */
+static gboolean
+check_levels (const char *pattern, char **levels, GError **error)
+{
+  g_autofree char *group = level_group_source (pattern);
+  g_autofree char *whole = NULL;
+  pcre2_code *code;
+  pcre2_match_data *match;
+  gboolean ok = TRUE;
+  int errcode;
+  PCRE2_SIZE erroffset;
+
+  if (group == NULL)
+    return TRUE;
+  whole = g_strdup_printf ("\\A(?:%s)\\z", group);
+  code = pcre2_compile ((PCRE2_SPTR) whole, PCRE2_ZERO_TERMINATED, 0, &errcode, &erroffset,
+                        NULL);
+  if (code == NULL)
+    return TRUE;  /* it leans on the rest of the pattern (a back reference) */
+  match = pcre2_match_data_create_from_pattern (code, NULL);
+  for (char **l = levels; ok && *l != NULL; l++)
+    if (pcre2_match (code, (PCRE2_SPTR) *l, strlen (*l), 0, 0, match, NULL) < 0)
+      {
+        g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                     "--levels: '%s' can never be read as a level: the pattern's level "
+                     "group is (?<level>%s)%s", *l, group,
+                     strchr (*l, ' ') != NULL ? " (no spaces around the commas)" : "");
+        ok = FALSE;
+      }
+  pcre2_match_data_free (match);
+  pcre2_code_free (code);
+  return ok;
+}
+
 /* Parses @text (exactly, to its end) with a strptime-style @format into
  * the fields it names, leaving the others as they are (%T and %F recurse). */
 static gboolean
@@ -542,6 +650,7 @@ kt_parser_new_format (const KtParseFormat *format, GError **error)
 {
   static const char *const error_only[] = { "ERROR", NULL };
   g_autoptr(KtParser) self = NULL;
+  g_autofree char *default_pattern = NULL;
   const char *pattern = format->pattern;
   int errcode, group;
   PCRE2_SIZE erroffset;
@@ -570,13 +679,21 @@ kt_parser_new_format (const KtParseFormat *format, GError **error)
   else
     self->time_format = g_strdup (format->time_format);
 
-  /* Without --pattern: the default line shape, with this time and levels. */
+  /* Without --pattern: the default line shape, with this time and levels;
+   * the time group is what the time format reads, whatever it is. */
   if (pattern == NULL)
-    pattern = self->time_kind == TIME_ISO8601
-      ? "(?<time>\\S+) (?<level>[A-Za-z]+)(?: |\\z)"
-      : self->time_kind == TIME_SYSLOG
-        ? "(?<time>[A-Z][a-z]{2} [ 0-9][0-9] [0-9]{2}:[0-9]{2}:[0-9]{2}) (?<level>[A-Za-z]+)(?: |\\z)"
-        : "(?<time>[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}) (?<level>[A-Za-z]+)(?: |\\z)";
+    {
+      g_autofree char *time_re = self->time_kind == TIME_ISO8601
+        ? g_strdup ("\\S+")
+        : self->time_kind == TIME_SYSLOG
+          ? g_strdup ("[A-Z][a-z]{2} [ 0-9][0-9] [0-9]{2}:[0-9]{2}:[0-9]{2}")
+          : format_regex (self->time_format);
+
+      default_pattern = g_strdup_printf ("(?<time>%s) (?<level>[A-Za-z]+)(?: |\\z)", time_re);
+      pattern = default_pattern;
+    }
+  if (!check_levels (pattern, self->levels, error))
+    return NULL;
   self->code = pcre2_compile ((PCRE2_SPTR) pattern, PCRE2_ZERO_TERMINATED,
                               format->pattern == NULL ? PCRE2_ANCHORED : 0, &errcode,
                               &erroffset, NULL);

@@ -1072,6 +1072,83 @@ test_format_refused (void)
     }
 }
 
+/* --time-format without --pattern: the default line shape reads exactly
+ * what the format reads (before, the time group stayed YYYY-MM-DD
+ * HH:MM:SS, and every line of another format was malformed). */
+static void
+test_format_time_only (void)
+{
+  static const struct
+  {
+    const char *time_format, *line;
+    int y, mo, d, h, mi;
+  } cases[] = {
+    { "%d/%m/%Y %H:%M:%S", "30/07/2017 14:09:08 ERROR x", 2017, 7, 30, 14, 9 },
+    { "%Y-%m-%d %H:%M", "2017-07-30 14:09 ERROR x", 2017, 7, 30, 14, 9 },
+    { "%b %e %Y %T", "Jul  3 2017 14:09:08 ERROR", 2017, 7, 3, 14, 9 },
+    { "[%F %T]", "[2017-07-30 14:09:08] ERROR x", 2017, 7, 30, 14, 9 },
+    { "%Y.%m.%d+%H%%%M", "2017.07.30+14%09 ERROR x", 2017, 7, 30, 14, 9 },
+  };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      KtParseFormat format = { NULL, cases[i].time_format, NULL, 1 };
+      g_autoptr(GError) error = NULL;
+      g_autoptr(KtParser) parser = kt_parser_new_format (&format, &error);
+      gint64 minute = 0;
+
+      g_test_message ("%s", cases[i].time_format);
+      g_assert_no_error (error);
+      g_assert_cmpint (kt_parser_line (parser, cases[i].line, strlen (cases[i].line), &minute),
+                       ==, KT_LINE_ERROR);
+      g_assert_cmpint (minute, ==, kt_minute_from_civil (cases[i].y, cases[i].mo, cases[i].d,
+                                                         cases[i].h, cases[i].mi));
+      /* The old shape is now another format's: malformed. */
+      g_assert_cmpint (kt_parser_line (parser, "2017-07-30 14:09:08 ERROR x", 27, &minute), ==,
+                       KT_LINE_MALFORMED);
+    }
+}
+
+/* A level the level group can never match is refused, not counted as 0. */
+static void
+test_format_levels_refused (void)
+{
+  static const char *const spaced[] = { "ERROR", " FATAL", NULL };
+  static const char *const lower[] = { "error", NULL };
+  static const char *const upper[] = { "ERROR", "E]R", NULL };
+  static const struct
+  {
+    const char *pattern;
+    const char *const *levels;
+    const char *complaint;  /* NULL: accepted */
+  } cases[] = {
+    { NULL, spaced, "no spaces around the commas" },
+    { "^(?<time>\\S+ \\S+) (?<level>[A-Z]+)", lower, "'error' can never be read" },
+    { "^(?<time>\\S+ \\S+) (?<level>[A-Z]+)", upper, "'E]R'" },
+    { "^(?<time>\\S+ \\S+) (?<level>[]A-Z]+)", upper, NULL },
+    { "^(?<time>\\S+ \\S+) (?<level>(?:ERR|WARN)OR|E\\]R)", upper, NULL },
+    { "^(?<time>\\S+ \\S+) (?P<level>\\w+)", lower, NULL },
+  };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      KtParseFormat format = { cases[i].pattern, NULL, cases[i].levels, 1 };
+      g_autoptr(GError) error = NULL;
+      g_autoptr(KtParser) parser = kt_parser_new_format (&format, &error);
+
+      g_test_message ("%s", cases[i].pattern ? cases[i].pattern : "(default)");
+      if (cases[i].complaint == NULL)
+        {
+          g_assert_no_error (error);
+          g_assert_nonnull (parser);
+          continue;
+        }
+      g_assert_null (parser);
+      g_assert_error (error, KT_ERROR, KT_ERROR_USAGE);
+      g_assert_nonnull (strstr (error->message, cases[i].complaint));
+    }
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -1089,6 +1166,8 @@ main (int argc, char *argv[])
   g_test_add_func ("/parse/format/iso8601", test_format_iso8601);
   g_test_add_func ("/parse/format/custom", test_format_custom);
   g_test_add_func ("/parse/format/refused", test_format_refused);
+  g_test_add_func ("/parse/format/time-only", test_format_time_only);
+  g_test_add_func ("/parse/format/levels-refused", test_format_levels_refused);
   g_test_add_func ("/parse/format/datetime-range", test_format_datetime_range);
   g_test_add_func ("/parse/format/leap-second", test_format_leap_second);
   g_test_add_func ("/parse/format/syslog-year", test_format_syslog_year);
