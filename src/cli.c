@@ -4,6 +4,7 @@
 #include <string.h>
 #include "config.h"
 #include "error.h"
+#include "kprops.h"
 
 void
 kt_db_config_clear (KtDbConfig *db)
@@ -485,13 +486,8 @@ validate_kafka (KtConfig *config, RawOptions *raw, GError **error)
       return FALSE;
     }
   for (char **p = raw->properties; p != NULL && *p != NULL; p++)
-    if (strchr (*p, '=') == NULL || **p == '=')
-      {
-        /* Not quoted back: it may be a secret given the wrong way. */
-        g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
-                             "-X: expected KEY=VALUE");
-        return FALSE;
-      }
+    if (!kt_kprops_check (*p, error))
+      return FALSE;
 
   config->brokers = g_steal_pointer (&raw->brokers);
   config->topic = g_strdup (config->topics[0]);
@@ -996,7 +992,17 @@ kt_config_parse (const char *command, int argc, char **argv, GError **error)
   KtConfig *config = NULL;
 
   for (int i = 0; i < argc; i++)
-    g_ptr_array_add (args, argv[i]);
+    {
+      /* "-Xkey=value", as kcat and getopt take it: GOption wants the
+       * value apart. */
+      if (i > 0 && g_str_has_prefix (argv[i], "-X") && argv[i][2] != '\0')
+        {
+          g_ptr_array_add (args, (char *) "-X");
+          g_ptr_array_add (args, argv[i] + 2);
+        }
+      else
+        g_ptr_array_add (args, argv[i]);
+    }
   g_ptr_array_add (args, NULL);
   file = kt_config_file_take (args);
   if (file == NULL || kt_config_file_words (file, command, words, &local))
@@ -1043,10 +1049,7 @@ kt_config_describe (const KtConfig *c)
   for (char **p = c->kafka_properties; p != NULL && *p != NULL; p++)
     {
       g_autofree char *key = g_strndup (*p, strcspn (*p, "="));
-      /* Any property can hold a secret (sasl.password, ssl.key.password,
-       * sasl.oauthbearer.config...): values of those are never shown. */
-      gboolean secret = strstr (key, "password") != NULL || strstr (key, "secret") != NULL
-                        || strstr (key, "oauthbearer") != NULL || strstr (key, "key.pem") != NULL;
+      gboolean secret = kt_kprops_is_secret (key);
       g_string_append_printf (out, "%s = %s\n", key, secret ? "(set, hidden)" : *p + strlen (key) + 1);
     }
   g_string_append_printf (out, "\n[mysql]\nuser = %s\n", c->db.user);

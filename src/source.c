@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include "autocleanups.h"
 #include "error.h"
+#include "kprops.h"
 
 static void stream_free (gpointer data);
 
@@ -187,12 +188,10 @@ static rd_kafka_conf_t *
 make_conf (const KtSourceConfig *config, GError **error)
 {
   g_autoptr(rd_kafka_conf_t) conf = rd_kafka_conf_new ();
-  /* Defaults chosen for exact, bounded micro-batches; -X may override any.
-   * - no auto-commit, no offset store: offsets live in MySQL only;
-   * - partition EOF events: the end of a range with a gap at its tail is
-   *   seen through them;
-   * - auto.offset.reset=error: an offset lost to retention mid-read is an
-   *   error to report, never a silent jump;
+  /* Defaults chosen for bounded micro-batches; -X may override these.
+   * What exactness depends on (no auto-commit and no offset store,
+   * partition EOF events, auto.offset.reset=error, read_committed) is
+   * kprops.c's, set after -X and never overridden.
    * - pre-fetch bounded in records and in bytes, so memory stays flat
    *   with any backlog: librdkafka counts only the payload against the
    *   byte cap, and a small record costs ~450 bytes queued, so the record
@@ -206,10 +205,6 @@ make_conf (const KtSourceConfig *config, GError **error)
    *   idle batches no costlier;
    * - reconnects within a second. */
   static const char *const defaults[][2] = {
-    { "enable.auto.commit", "false" },
-    { "enable.auto.offset.store", "false" },
-    { "enable.partition.eof", "true" },
-    { "auto.offset.reset", "error" },
     { "fetch.wait.max.ms", "50" },
     { "queued.min.messages", "50000" },
     { "queued.max.messages.kbytes", "16384" },
@@ -261,22 +256,9 @@ make_conf (const KtSourceConfig *config, GError **error)
       && !conf_set (conf, "fetch.queue.backoff.ms", "5", FALSE, error))
     return NULL;
 
-  for (const char *const *p = config->properties; p != NULL && *p != NULL; p++)
-    {
-      const char *eq = strchr (*p, '=');
-      g_autofree char *key = NULL;
-
-      if (eq == NULL || eq == *p)
-        {
-          g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
-                       "-X: expected key=value, got '%.*s'",
-                       (int) (eq != NULL ? 0 : strlen (*p)), *p);
-          return NULL;
-        }
-      key = g_strndup (*p, (gsize) (eq - *p));
-      if (!conf_set (conf, key, eq + 1, TRUE, error))
-        return NULL;
-    }
+  /* The user's properties, then ktally's own over them. */
+  if (!kt_kprops_apply (conf, config->properties, error))
+    return NULL;
 
   rd_kafka_conf_set_log_cb (conf, log_cb);
   rd_kafka_conf_set_error_cb (conf, error_cb);
