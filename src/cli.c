@@ -1,7 +1,11 @@
 /* cli.c - option tables and validation for every subcommand. */
 #include "cli.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "config.h"
 #include "error.h"
 #include "kprops.h"
@@ -220,7 +224,10 @@ void
 kt_scrub_argv (int argc, char **argv)
 {
   for (int i = 1; i < argc; i++)
-    scrub_string (argv[i]);
+    {
+      scrub_string (argv[i]);
+      kt_kprops_scrub (argv[i]);
+    }
 }
 
 static gint
@@ -503,6 +510,69 @@ validate_kafka (KtConfig *config, RawOptions *raw, GError **error)
   return TRUE;
 }
 
+/* The first line of @path, without its newline (a password file ends in
+ * one). Like ssh with a private key, a file that group or others may read
+ * or write is refused: the password has already been seen, or can be
+ * swapped. So is an empty first line, which would mean no password. */
+static char *
+read_password_file (const char *path, GError **error)
+{
+  char buf[4096];
+  gsize len = 0, line;
+  struct stat st;
+  int read_errno = 0;
+  char *password = NULL;
+  int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+  if (fd < 0 || fstat (fd, &st) != 0)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--db-password-file: cannot read '%s': %s",
+                   path, g_strerror (errno));
+      if (fd >= 0)
+        close (fd);
+      return NULL;
+    }
+  if (st.st_mode & (S_IRGRP | S_IWGRP | S_IROTH | S_IWOTH))
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "--db-password-file: '%s' is readable or writable by group or others "
+                   "(mode %04o): make it 0600 or 0400, owned by the user ktally runs as",
+                   path, (unsigned int) (st.st_mode & 07777));
+      close (fd);
+      return NULL;
+    }
+  /* Up to the first newline, or the end; the rest of the file is not read. */
+  while (len < sizeof buf - 1 && memchr (buf, '\n', len) == NULL)
+    {
+      ssize_t n = read (fd, buf + len, sizeof buf - 1 - len);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        {
+          read_errno = n < 0 ? errno : 0;
+          break;
+        }
+      len += (gsize) n;
+    }
+  close (fd);
+  buf[len] = '\0';
+  line = strcspn (buf, "\r\n");
+  if (read_errno != 0)
+    g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--db-password-file: cannot read '%s': %s",
+                 path, g_strerror (read_errno));
+  else if (line == sizeof buf - 1)
+    g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--db-password-file: the first line of "
+                 "'%s' is longer than %zu bytes", path, sizeof buf - 2);
+  else if (line == 0)
+    g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--db-password-file: the first line of "
+                 "'%s' is empty: no password", path);
+  else
+    password = g_strndup (buf, line);
+  memset (buf, 0, sizeof buf);
+  return password;
+}
+
 static gboolean
 validate_db (KtConfig *config, RawOptions *raw, GError **error)
 {
@@ -515,23 +585,14 @@ validate_db (KtConfig *config, RawOptions *raw, GError **error)
     return FALSE;
   if (raw->password_file != NULL)
     {
-      g_autofree char *contents = NULL;
-      g_autoptr(GError) local = NULL;
-      gsize len;
+      char *password = read_password_file (raw->password_file, error);
 
-      if (!g_file_get_contents (raw->password_file, &contents, &len, &local))
-        {
-          g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--db-password-file: %s",
-                       local->message);
-          return FALSE;
-        }
-      /* The first line, without its newline; a password file ends in one. */
-      contents[strcspn (contents, "\r\n")] = '\0';
+      if (password == NULL)
+        return FALSE;
       if (config->db.password != NULL)
         memset (config->db.password, 0, strlen (config->db.password));
       g_free (config->db.password);
-      config->db.password = g_strdup (contents);
-      memset (contents, 0, len);
+      config->db.password = password;
     }
   if (raw->defaults_file != NULL)
     {
@@ -1018,6 +1079,7 @@ kt_config_parse (const char *command, int argc, char **argv, GError **error)
   if (config == NULL)
     {
       scrub_string (local->message);
+      kt_kprops_scrub (local->message);
       g_propagate_error (error, g_steal_pointer (&local));
     }
   return config;

@@ -2,8 +2,9 @@
 # --config FILE: a run configured by a file is exact; a flag overrides the
 # file; an unknown key or section is one error line naming the file line;
 # a bad librdkafka property in [kafka] is librdkafka's error, and one that
-# exactly-once depends on is refused, each naming the line; `config
-# --check` prints the effective settings with every secret hidden.
+# exactly-once depends on is refused, each naming the line; a password file
+# others may read is refused; `config --check` prints the effective
+# settings with every secret hidden.
 source "$(dirname "$0")/lib.sh"
 
 db_uri=$(kt_new_db config); db=$(kt_db_name "$db_uri")
@@ -60,6 +61,9 @@ bad "bad.conf:3: \[kafka\] enable.partition.eof: refused" "[kafka]\n\nenable.par
 bad "bad.conf:2: \[kafka\] group.id: refused: give --group" "[kafka]\ngroup.id = g\n"
 bad "security.protocol: Invalid value \"...\"" "[kafka]\nsecurity.protocol = Sup3rSecret\n"
 if grep -q Sup3rSecret "$WORK/err"; then fail "a bad [kafka] value is quoted back"; fi
+printf '%s\n' "$KT_MYSQL_PASSWORD" > "$WORK/pw-open"; chmod 644 "$WORK/pw-open"
+bad "--db-password-file: '$WORK/pw-open' is readable or writable by group or others (mode 0644)" \
+  "[mysql]\npassword-file = $WORK/pw-open\n"
 bad "--interval" "[batch]\ninterval = -3\n"
 bad "exit-when-idle: expected true or false" "[batch]\nexit-when-idle = maybe\n"
 # samples/ktally.conf documents every key: each one must be known.
@@ -68,4 +72,4 @@ grep -v '^password-file' "$KT_SRC/samples/ktally.conf" > "$WORK/sample.conf"
   || { cat "$WORK/err" >&2; fail "samples/ktally.conf does not pass config --check"; }
 rc=0; "$KTALLY" run --config "$WORK/nonexistent.conf" 2> "$WORK/err" || rc=$?
 [[ $rc == 2 ]] || fail "a missing config file: exit $rc"
-note "$TEST_NAME: a file-configured run exact, flags override, 10 bad files refused with their line, secrets hidden"
+note "$TEST_NAME: a file-configured run exact, flags override, 11 bad files refused with their line, secrets hidden"
