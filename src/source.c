@@ -149,6 +149,14 @@ struct _KtSource
    * does at the byte cap, so memory stays bounded with a skewed backlog
    * (partitions done early keep being fetched while others finish). */
   gint64            max_carried;
+  /* The last "answer larger than receive.message.max.bytes" on the
+   * consuming handle (error_cb), and when it was served: librdkafka drops
+   * the connection and fetches the same again, for ever. */
+  gint64            oversize_at;  /* monotonic; 0: none */
+  char             *oversize;     /* librdkafka's words, "Invalid response size ..." */
+  /* Whether rk's main queue (error_cb's) is apart from its consumer queue:
+   * with no group.id they are one, and polling it would eat records. */
+  gboolean          poll_main;
 };
 
 /* librdkafka logs from its own threads; GLib's logging is thread-safe.
@@ -161,13 +169,29 @@ log_cb (const rd_kafka_t *rk, int level, const char *fac, const char *buf)
   g_debug ("librdkafka[%d] %s: %s", level, fac, buf);
 }
 
+/* Served by rd_kafka_poll() on the reading thread, never concurrently. */
 static void
 error_cb (rd_kafka_t *rk, int err, const char *reason, void *opaque)
 {
+  KtSource *self = opaque;
+  const char *size;
+
   (void) rk;
-  (void) opaque;
   g_debug ("librdkafka error %s: %s",
            rd_kafka_err2name ((rd_kafka_resp_err_t) err), reason);
+  /* A Fetch answer over receive.message.max.bytes: librdkafka has no
+   * error code of its own for it (a bad message, on the connection), only
+   * these words. librdkafka reports it once per 30 s however often it
+   * recurs. */
+  if (self != NULL && err == RD_KAFKA_RESP_ERR__BAD_MSG
+      && strstr (reason, "receive.message.max.bytes") != NULL)
+    {
+      size = strstr (reason, "Invalid response size");
+      g_free (self->oversize);
+      self->oversize = g_strndup (size != NULL ? size : reason,
+                                  size != NULL ? strcspn (size, ":") : strlen (reason));
+      self->oversize_at = g_get_monotonic_time ();
+    }
 }
 
 static gboolean
@@ -317,11 +341,10 @@ kt_source_new (const KtSourceConfig *config, GError **error)
   self->start_offsets = config->start_offsets;
   self->stop = config->stop;
   self->start_offsets_data = config->start_offsets_data;
+  rd_kafka_conf_set_opaque (conf, self);  /* error_cb's; meta_conf has none */
+  self->poll_main = config->group != NULL || config->client_id != NULL;  /* make_conf */
   if (self->group)
-    {
-      rd_kafka_conf_set_rebalance_cb (conf, rebalance_cb);
-      rd_kafka_conf_set_opaque (conf, self);
-    }
+    rd_kafka_conf_set_rebalance_cb (conf, rebalance_cb);
   /* The caps as configured (-X may have changed them): the nudger's pace. */
   self->queue_records = conf_get_int (conf, "queued.min.messages");
   self->queue_bytes = conf_get_int (conf, "queued.max.messages.kbytes") * 1024;
@@ -387,6 +410,7 @@ kt_source_free (KtSource *self)
   g_clear_pointer (&self->meta_topic, rd_kafka_topic_destroy);
   g_clear_pointer (&self->meta, rd_kafka_destroy);
   g_free (self->topic);
+  g_free (self->oversize);
   g_free (self);
 }
 
@@ -667,6 +691,16 @@ take (Reading *rd, rd_kafka_message_t *m, GError **error)
       rd_kafka_message_destroy (m);
       return FALSE;
     }
+  else if (m->err == RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE)
+    {
+      /* librdkafka gave up growing its fetch size for this partition. */
+      g_set_error (error, KT_ERROR, KT_ERROR_FATAL,
+                   "cannot read %s/%d at offset %" G_GINT64_FORMAT ": a record there is "
+                   "too large to fetch (%s); raise -X receive.message.max.bytes",
+                   self->topic, st->partition, m->offset, rd_kafka_message_errstr (m));
+      rd_kafka_message_destroy (m);
+      return FALSE;
+    }
   else if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR)
     /* Broker down, leader moved, ...: librdkafka retries by itself; the
      * stall timer decides when to give up on the batch. */
@@ -814,6 +848,47 @@ position_streams (KtSource *self, GArray *ranges, GError **error)
   return TRUE;
 }
 
+/* Whether the read is stuck behind an answer librdkafka refuses as larger
+ * than receive.message.max.bytes: one was reported lately, and no record
+ * has come for OVERSIZE_GRACE_US. Retrying cannot help, so it is fatal,
+ * naming where each unfinished range stands (a broker's answer carries
+ * every partition it leads: the record batch is at one of these). */
+#define OVERSIZE_GRACE_US   (3 * G_USEC_PER_SEC)
+/* librdkafka repeats the report at most every 30 s while it lasts. */
+#define OVERSIZE_RECENT_US  (40 * G_USEC_PER_SEC)
+static gboolean
+oversized (KtSource *self, const Reading *rd, const GArray *ranges, gint64 now,
+           GError **error)
+{
+  g_autoptr(GString) where = NULL;
+  guint named = 0;
+
+  if (self->oversize_at == 0 || now - self->oversize_at > OVERSIZE_RECENT_US
+      || now - rd->last_progress < OVERSIZE_GRACE_US)
+    return FALSE;
+  where = g_string_new (NULL);
+  for (guint i = 0; i < ranges->len; i++)
+    {
+      const KtRange *r = &g_array_index (ranges, KtRange, i);
+      const Stream *st = g_hash_table_lookup (self->streams, GINT_TO_POINTER (r->partition));
+
+      if (st == NULL || st->done)
+        continue;
+      if (named++ < 4)
+        g_string_append_printf (where, "%s%s/%d from offset %" G_GINT64_FORMAT,
+                                named > 1 ? ", " : "", self->topic, st->partition,
+                                st->pulled);
+    }
+  if (named > 4)
+    g_string_append_printf (where, " and %u more partitions", named - 4);
+  g_set_error (error, KT_ERROR, KT_ERROR_FATAL,
+               "cannot read %s: a record batch there is larger than "
+               "receive.message.max.bytes allows (librdkafka: %s); raise -X "
+               "receive.message.max.bytes (and keep -X fetch.max.bytes, if set, at "
+               "least 512 below it)", where->str, self->oversize);
+  return TRUE;
+}
+
 gboolean
 kt_source_read (KtSource *self, GArray *ranges, KtRecordFunc func,
                 gpointer user_data, const volatile int *stop, int stall_ms,
@@ -886,6 +961,8 @@ kt_source_read (KtSource *self, GArray *ranges, KtRecordFunc func,
             ok = take (&rd, msgs[i], error);
         }
       maybe_nudge (self);
+      if (self->poll_main)
+        rd_kafka_poll (self->rk, 0);  /* error_cb */
       if (ok && self->revoked)
         {
           /* Positions are unknown after a rebalance (see rebalance_cb). */
@@ -900,7 +977,9 @@ kt_source_read (KtSource *self, GArray *ranges, KtRecordFunc func,
       now = g_get_monotonic_time ();
       if (rd.handed != handed_before)
         rd.last_progress = now;
-      if (ok && (now - rd.last_progress) / 1000 > stall_ms)
+      if (ok && oversized (self, &rd, ranges, now, error))
+        ok = FALSE;
+      else if (ok && (now - rd.last_progress) / 1000 > stall_ms)
         {
           g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT,
                        "no record arrived from %u partition(s) of '%s' for %d s",
@@ -1149,6 +1228,8 @@ kt_source_serve (KtSource *self, int timeout_ms)
       take (&rd, msgs[i], &ignored);
     }
   maybe_nudge (self);
+  if (self->poll_main)
+    rd_kafka_poll (self->rk, 0);  /* error_cb */
 }
 
 const char *
