@@ -404,7 +404,8 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (RawOptions, raw_options_clear)
     "[&ssl-mode=required|verify-ca|verify-identity&ssl-ca=PATH...]; keep the "   \
     "password out of it (MYSQL_PWD, --db-password-file, --db-defaults-file)", "URI" }, \
   { "db-password-file", 0, 0, G_OPTION_ARG_FILENAME, &(raw).password_file,       \
-    "Read the MySQL password from the first line of this file", "FILE" },       \
+    "Read the MySQL password from the first line of this file (mode 0600 or 0400)", \
+    "FILE" },                                                                    \
   { "db-defaults-file", 0, 0, G_OPTION_ARG_FILENAME, &(raw).defaults_file,       \
     "A MySQL option file whose [client] group gives the password (or more)", "FILE" }
 
@@ -429,7 +430,8 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (RawOptions, raw_options_clear)
   { "job", 'j', 0, G_OPTION_ARG_STRING, &(raw).job,                              \
     "Job name under which offsets are stored (default: the topic)", "NAME" },    \
   { "kafka-property", 'X', 0, G_OPTION_ARG_STRING_ARRAY, &(raw).properties,    \
-    "librdkafka property, passed as is (repeatable), e.g. -X security.protocol=SSL", \
+    "librdkafka property (repeatable), e.g. -X security.protocol=SSL; those "     \
+    "exactly-once depends on (enable.auto.commit, isolation.level...) are refused", \
     "KEY=VALUE" }
 
 
