@@ -181,8 +181,8 @@ error_cb (rd_kafka_t *rk, int err, const char *reason, void *opaque)
            rd_kafka_err2name ((rd_kafka_resp_err_t) err), reason);
   /* A Fetch answer over receive.message.max.bytes: librdkafka has no
    * error code of its own for it (a bad message, on the connection), only
-   * these words. librdkafka reports it once per 30 s however often it
-   * recurs. */
+   * these words. It holds back a report identical to the last one for
+   * 30 s (the size in it changes with what else the answer carries). */
   if (self != NULL && err == RD_KAFKA_RESP_ERR__BAD_MSG
       && strstr (reason, "receive.message.max.bytes") != NULL)
     {
@@ -854,7 +854,7 @@ position_streams (KtSource *self, GArray *ranges, GError **error)
  * naming where each unfinished range stands (a broker's answer carries
  * every partition it leads: the record batch is at one of these). */
 #define OVERSIZE_GRACE_US   (3 * G_USEC_PER_SEC)
-/* librdkafka repeats the report at most every 30 s while it lasts. */
+/* While it lasts, librdkafka reports it again within 30 s at the latest. */
 #define OVERSIZE_RECENT_US  (40 * G_USEC_PER_SEC)
 static gboolean
 oversized (KtSource *self, const Reading *rd, const GArray *ranges, gint64 now,
