@@ -1,9 +1,14 @@
 /* cli.c - option tables and validation for every subcommand. */
 #include "cli.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "config.h"
 #include "error.h"
+#include "kprops.h"
 
 void
 kt_db_config_clear (KtDbConfig *db)
@@ -219,7 +224,10 @@ void
 kt_scrub_argv (int argc, char **argv)
 {
   for (int i = 1; i < argc; i++)
-    scrub_string (argv[i]);
+    {
+      scrub_string (argv[i]);
+      kt_kprops_scrub (argv[i]);
+    }
 }
 
 static gint
@@ -396,7 +404,8 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (RawOptions, raw_options_clear)
     "[&ssl-mode=required|verify-ca|verify-identity&ssl-ca=PATH...]; keep the "   \
     "password out of it (MYSQL_PWD, --db-password-file, --db-defaults-file)", "URI" }, \
   { "db-password-file", 0, 0, G_OPTION_ARG_FILENAME, &(raw).password_file,       \
-    "Read the MySQL password from the first line of this file", "FILE" },       \
+    "Read the MySQL password from the first line of this file (mode 0600 or 0400)", \
+    "FILE" },                                                                    \
   { "db-defaults-file", 0, 0, G_OPTION_ARG_FILENAME, &(raw).defaults_file,       \
     "A MySQL option file whose [client] group gives the password (or more)", "FILE" }
 
@@ -421,7 +430,8 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (RawOptions, raw_options_clear)
   { "job", 'j', 0, G_OPTION_ARG_STRING, &(raw).job,                              \
     "Job name under which offsets are stored (default: the topic)", "NAME" },    \
   { "kafka-property", 'X', 0, G_OPTION_ARG_STRING_ARRAY, &(raw).properties,    \
-    "librdkafka property, passed as is (repeatable), e.g. -X security.protocol=SSL", \
+    "librdkafka property (repeatable), e.g. -X security.protocol=SSL; those "     \
+    "exactly-once depends on (enable.auto.commit, isolation.level...) are refused", \
     "KEY=VALUE" }
 
 
@@ -486,13 +496,8 @@ validate_kafka (KtConfig *config, RawOptions *raw, GError **error)
       return FALSE;
     }
   for (char **p = raw->properties; p != NULL && *p != NULL; p++)
-    if (strchr (*p, '=') == NULL || **p == '=')
-      {
-        /* Not quoted back: it may be a secret given the wrong way. */
-        g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
-                             "-X: expected KEY=VALUE");
-        return FALSE;
-      }
+    if (!kt_kprops_check (*p, error))
+      return FALSE;
 
   config->brokers = g_steal_pointer (&raw->brokers);
   config->topic = g_strdup (config->topics[0]);
@@ -508,6 +513,69 @@ validate_kafka (KtConfig *config, RawOptions *raw, GError **error)
   return TRUE;
 }
 
+/* The first line of @path, without its newline (a password file ends in
+ * one). Like ssh with a private key, a file that group or others may read
+ * or write is refused: the password has already been seen, or can be
+ * swapped. So is an empty first line, which would mean no password. */
+static char *
+read_password_file (const char *path, GError **error)
+{
+  char buf[4096];
+  gsize len = 0, line;
+  struct stat st;
+  int read_errno = 0;
+  char *password = NULL;
+  int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+  if (fd < 0 || fstat (fd, &st) != 0)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--db-password-file: cannot read '%s': %s",
+                   path, g_strerror (errno));
+      if (fd >= 0)
+        close (fd);
+      return NULL;
+    }
+  if (st.st_mode & (S_IRGRP | S_IWGRP | S_IROTH | S_IWOTH))
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "--db-password-file: '%s' is readable or writable by group or others "
+                   "(mode %04o): make it 0600 or 0400, owned by the user ktally runs as",
+                   path, (unsigned int) (st.st_mode & 07777));
+      close (fd);
+      return NULL;
+    }
+  /* Up to the first newline, or the end; the rest of the file is not read. */
+  while (len < sizeof buf - 1 && memchr (buf, '\n', len) == NULL)
+    {
+      ssize_t n = read (fd, buf + len, sizeof buf - 1 - len);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        {
+          read_errno = n < 0 ? errno : 0;
+          break;
+        }
+      len += (gsize) n;
+    }
+  close (fd);
+  buf[len] = '\0';
+  line = strcspn (buf, "\r\n");
+  if (read_errno != 0)
+    g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--db-password-file: cannot read '%s': %s",
+                 path, g_strerror (read_errno));
+  else if (line == sizeof buf - 1)
+    g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--db-password-file: the first line of "
+                 "'%s' is longer than %zu bytes", path, sizeof buf - 2);
+  else if (line == 0)
+    g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--db-password-file: the first line of "
+                 "'%s' is empty: no password", path);
+  else
+    password = g_strndup (buf, line);
+  memset (buf, 0, sizeof buf);
+  return password;
+}
+
 static gboolean
 validate_db (KtConfig *config, RawOptions *raw, GError **error)
 {
@@ -520,23 +588,14 @@ validate_db (KtConfig *config, RawOptions *raw, GError **error)
     return FALSE;
   if (raw->password_file != NULL)
     {
-      g_autofree char *contents = NULL;
-      g_autoptr(GError) local = NULL;
-      gsize len;
+      char *password = read_password_file (raw->password_file, error);
 
-      if (!g_file_get_contents (raw->password_file, &contents, &len, &local))
-        {
-          g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--db-password-file: %s",
-                       local->message);
-          return FALSE;
-        }
-      /* The first line, without its newline; a password file ends in one. */
-      contents[strcspn (contents, "\r\n")] = '\0';
+      if (password == NULL)
+        return FALSE;
       if (config->db.password != NULL)
         memset (config->db.password, 0, strlen (config->db.password));
       g_free (config->db.password);
-      config->db.password = g_strdup (contents);
-      memset (contents, 0, len);
+      config->db.password = password;
     }
   if (raw->defaults_file != NULL)
     {
@@ -1035,7 +1094,17 @@ kt_config_parse (const char *command, int argc, char **argv, GError **error)
   KtConfig *config = NULL;
 
   for (int i = 0; i < argc; i++)
-    g_ptr_array_add (args, argv[i]);
+    {
+      /* "-Xkey=value", as kcat and getopt take it: GOption wants the
+       * value apart. */
+      if (i > 0 && g_str_has_prefix (argv[i], "-X") && argv[i][2] != '\0')
+        {
+          g_ptr_array_add (args, (char *) "-X");
+          g_ptr_array_add (args, argv[i] + 2);
+        }
+      else
+        g_ptr_array_add (args, argv[i]);
+    }
   g_ptr_array_add (args, NULL);
   file = kt_config_file_take (args);
   if (file == NULL || kt_config_file_words (file, command, words, &local))
@@ -1051,6 +1120,7 @@ kt_config_parse (const char *command, int argc, char **argv, GError **error)
   if (config == NULL)
     {
       scrub_string (local->message);
+      kt_kprops_scrub (local->message);
       g_propagate_error (error, g_steal_pointer (&local));
     }
   return config;
@@ -1082,10 +1152,7 @@ kt_config_describe (const KtConfig *c)
   for (char **p = c->kafka_properties; p != NULL && *p != NULL; p++)
     {
       g_autofree char *key = g_strndup (*p, strcspn (*p, "="));
-      /* Any property can hold a secret (sasl.password, ssl.key.password,
-       * sasl.oauthbearer.config...): values of those are never shown. */
-      gboolean secret = strstr (key, "password") != NULL || strstr (key, "secret") != NULL
-                        || strstr (key, "oauthbearer") != NULL || strstr (key, "key.pem") != NULL;
+      gboolean secret = kt_kprops_is_secret (key);
       g_string_append_printf (out, "%s = %s\n", key, secret ? "(set, hidden)" : *p + strlen (key) + 1);
     }
   g_string_append_printf (out, "\n[mysql]\nuser = %s\n", c->db.user);

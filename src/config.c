@@ -7,6 +7,7 @@
 
 #include <string.h>
 #include "error.h"
+#include "kprops.h"
 
 /* Keys each section may hold, and which commands take them. */
 typedef struct
@@ -177,8 +178,14 @@ kt_config_file_words (const char *path, const char *command, GPtrArray *words,
 
           if (known == NULL && g_str_equal (*g, "kafka"))
             {
-              /* A librdkafka property: librdkafka judges it (and never sees
-               * its value logged). */
+              /* A librdkafka property: judged like -X (kprops.c), here
+               * already so that the error names the line. */
+              if (!kt_kprops_check_pair (*k, value != NULL ? value : "", &local))
+                {
+                  g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--config: %s:%u: [kafka] %s",
+                               path, line_of (text, *g, *k), local->message);
+                  return FALSE;
+                }
               g_ptr_array_add (words, g_strdup ("-X"));
               g_ptr_array_add (words, g_strdup_printf ("%s=%s", *k, value != NULL ? value : ""));
               continue;

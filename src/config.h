@@ -4,7 +4,7 @@
  * [kafka] [mysql] [batch] [parse] [http]; the file's words go before the
  * command line's, so a flag given on the command line wins (GOption keeps
  * the last value). Any key of [kafka] that is not an option is a librdkafka
- * property, passed as -X and checked by librdkafka itself. */
+ * property, checked like -X (kprops.h, naming the line) and passed as -X. */
 #pragma once
 #include <glib.h>
 

@@ -9,16 +9,24 @@
  * GMainContext thread of ours to drive it; its client side, cookies and
  * TLS stack are nothing a loopback metrics port uses.
  *
- * One thread per connection, at most MAX_CONNECTIONS of them: the page's
- * handler may wait on MySQL (within the timeouts below), and that must
- * not hold up a /metrics scrape on another connection. The batch loop is
- * never involved: handlers read the KtMetrics registry, which copies out
- * under its lock, and send after.
+ * One thread per connection: the page's handler may wait on MySQL (within
+ * the timeouts below), and that must not hold up a /metrics scrape on
+ * another connection. The batch loop is never involved: handlers read the
+ * KtMetrics registry, which copies out under its lock, and send after.
  *
- * libmicrohttpd's idle timeout resets on every byte, so a client that
- * trickles a header (slowloris) would keep its thread; a reaper thread
- * therefore cuts any connection whose request is not complete within
- * REQUEST_DEADLINE_S of its start or of the previous response. */
+ * Slow clients hold no slot for long (issue 11 item 14). libmicrohttpd's
+ * idle timeout resets on every byte, so a reaper thread bounds each phase
+ * of a request: its headers must be in within HEADERS_DEADLINE_S of the
+ * connection's start or of the previous answer, and the answer must be
+ * sent within ANSWER_DEADLINE_S of the headers. A request body is never
+ * read: GET and HEAD with one get 413, other methods 405, and the
+ * connection is closed. And a newcomer is never turned away for want of a
+ * slot: past MAX_PER_IP connections from its address, or MAX_CONNECTIONS
+ * in all, the oldest connection (still sending its headers, by
+ * preference) is cut to make room, so a trickling crowd cannot lock a
+ * scraper out, even one on its own address (127.0.0.1); a scrape takes
+ * milliseconds, the crowd's requests seconds. libmicrohttpd's own limit
+ * (MHD_CONNECTIONS) leaves headroom for the connections being cut. */
 #include "http.h"
 
 #include <arpa/inet.h>
@@ -35,8 +43,12 @@
 
 #define MAX_CONNECTIONS     32
 #define MAX_PER_IP          8
+#define MHD_CONNECTIONS     (MAX_CONNECTIONS + 16)
 #define IDLE_TIMEOUT_S      10
-#define REQUEST_DEADLINE_S  10
+#define HEADERS_DEADLINE_S  10
+/* The page's handler may wait for MySQL: MYSQL_CONNECT_S + MYSQL_IO_S,
+ * and once more for chart_lock. */
+#define ANSWER_DEADLINE_S   20
 /* Request line, headers and libmicrohttpd's bookkeeping: a browser sends
  * 1-2 KiB; anything past this is answered 431 and closed. */
 #define CONNECTION_MEMORY   (16 * 1024)
@@ -57,13 +69,15 @@
   "FROM error_log WHERE log_time > (SELECT MAX(log_time) FROM error_log) "     \
   "- INTERVAL " G_STRINGIFY (CHART_HOURS) " HOUR ORDER BY log_time LIMIT 2000"
 
-/* One open connection, for the request deadline. */
+/* One open connection, for the deadlines and the room for newcomers. */
 typedef struct
 {
   int      fd;
-  gint64   since;  /* monotonic: accepted, or the previous response sent */
-  gboolean busy;   /* headers in, response not yet sent: not ours to cut */
-  gboolean cut;
+  char     address[INET6_ADDRSTRLEN];  /* the client's, numeric */
+  gint64   since;  /* monotonic: accepted, the previous answer sent, or
+                    * (busy) the headers in */
+  gboolean busy;   /* headers in, the answer not yet sent */
+  gboolean cut;    /* shut down by us; libmicrohttpd has yet to close it */
 } Client;
 
 struct _KtHttp
@@ -598,6 +612,9 @@ respond (struct MHD_Connection *connection, unsigned int status, const char *typ
                            "frame-ancestors 'none'");
   if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
     MHD_add_response_header (response, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+  /* Refused before its body: the connection cannot be reused. */
+  if (status == MHD_HTTP_METHOD_NOT_ALLOWED || status == MHD_HTTP_CONTENT_TOO_LARGE)
+    MHD_add_response_header (response, MHD_HTTP_HEADER_CONNECTION, "close");
   ret = MHD_queue_response (connection, status, response);
   MHD_destroy_response (response);
   return ret;
@@ -619,30 +636,47 @@ on_request (void *cls, struct MHD_Connection *connection, const char *url,
 
   if (*req_cls == NULL)
     {
-      /* The first call says the headers are in: from now on the deadline
-       * is not this request's. */
+      const char *length = MHD_lookup_connection_value (connection, MHD_HEADER_KIND,
+                                                        MHD_HTTP_HEADER_CONTENT_LENGTH);
+
+      /* The first call says the headers are in: the answer's deadline
+       * starts now. */
       *req_cls = self;
       if (client != NULL)
         {
           g_mutex_lock (&self->clients_lock);
           client->busy = TRUE;
+          client->since = g_get_monotonic_time ();
           g_mutex_unlock (&self->clients_lock);
         }
-      /* Another method is refused at once, so that its body is never
-       * read (libmicrohttpd then closes the connection). GET and HEAD
-       * are answered on the next call: an answer on the first makes
-       * libmicrohttpd close the connection, as it cannot know yet that
-       * the request is complete, and scrapers keep theirs alive. */
-      if (g_str_equal (method, MHD_HTTP_METHOD_GET) || g_str_equal (method, MHD_HTTP_METHOD_HEAD))
+      /* A body is never read, so that it cannot be trickled for ever:
+       * another method is refused at once (405), and so is a GET or HEAD
+       * that announces one (413). An answer on this first call makes
+       * libmicrohttpd close the connection, as it cannot know that the
+       * request is complete. GET and HEAD without a body are answered on
+       * the next call, so that scrapers keep their connection alive. */
+      if (!g_str_equal (method, MHD_HTTP_METHOD_GET) && !g_str_equal (method, MHD_HTTP_METHOD_HEAD))
+        {
+          body = g_string_new ("method not allowed: only GET and HEAD\n");
+          status = MHD_HTTP_METHOD_NOT_ALLOWED;
+        }
+      else if ((length != NULL && !g_str_equal (length, "0"))
+               || MHD_lookup_connection_value (connection, MHD_HEADER_KIND,
+                                               MHD_HTTP_HEADER_TRANSFER_ENCODING) != NULL)
+        {
+          body = g_string_new ("a GET or HEAD request has no body\n");
+          status = MHD_HTTP_CONTENT_TOO_LARGE;
+        }
+      else
         return MHD_YES;
-      body = g_string_new ("method not allowed: only GET and HEAD\n");
-      g_debug ("http: %s %s: %u", method, url, MHD_HTTP_METHOD_NOT_ALLOWED);
-      return respond (connection, MHD_HTTP_METHOD_NOT_ALLOWED, type, body);
+      g_debug ("http: %s %s: %u", method, url, status);
+      return respond (connection, status, type, body);
     }
   if (*upload_data_size != 0)
     {
-      *upload_data_size = 0;  /* a GET with a body: skipped, unread */
-      return MHD_YES;
+      /* Not announced, yet there: nothing is read, the connection goes. */
+      g_debug ("http: %s %s with an unannounced body: closed", method, url);
+      return MHD_NO;
     }
 
   body = g_string_new (NULL);
@@ -688,6 +722,72 @@ on_completed (void *cls, struct MHD_Connection *connection, void **req_cls,
   g_mutex_unlock (&self->clients_lock);
 }
 
+/* @addr's host part into @out, numeric. */
+static void
+numeric_address (const struct sockaddr *addr, char out[INET6_ADDRSTRLEN])
+{
+  const void *host = addr->sa_family == AF_INET6
+    ? (const void *) &((const struct sockaddr_in6 *) (const void *) addr)->sin6_addr
+    : (const void *) &((const struct sockaddr_in *) (const void *) addr)->sin_addr;
+
+  if (inet_ntop (addr->sa_family, host, out, INET6_ADDRSTRLEN) == NULL)
+    out[0] = '\0';
+}
+
+/* Cuts @client: shutdown(), never close(): the descriptor stays
+ * libmicrohttpd's, which sees end of file and cleans up in its own thread
+ * (and calls on_connection, which drops the entry). Call with
+ * clients_lock held. */
+static void
+cut (Client *client, const char *why)
+{
+  if (client->fd >= 0)
+    shutdown (client->fd, SHUT_RDWR);
+  client->cut = TRUE;
+  g_debug ("http: cut a connection from %s: %s", client->address, why);
+}
+
+/* The connection to cut to make room: among the live ones other than
+ * @newcomer (from @address only, unless NULL), the one sending its
+ * headers the longest, or failing that the one answered the longest.
+ * NULL if there are at most @limit. Call with clients_lock held. */
+static Client *
+victim (KtHttp *self, const Client *newcomer, const char *address, guint limit)
+{
+  GHashTableIter iter;
+  gpointer key;
+  Client *oldest = NULL;
+  guint live = 0;
+
+  g_hash_table_iter_init (&iter, self->clients);
+  while (g_hash_table_iter_next (&iter, &key, NULL))
+    {
+      Client *c = key;
+
+      if (c->cut || (address != NULL && !g_str_equal (c->address, address)))
+        continue;
+      live++;
+      if (c != newcomer
+          && (oldest == NULL || (oldest->busy && !c->busy)
+              || (oldest->busy == c->busy && c->since < oldest->since)))
+        oldest = c;
+    }
+  return live > limit ? oldest : NULL;
+}
+
+/* A newcomer is never refused: past the per-address or the total limit,
+ * an older connection is cut instead. Call with clients_lock held. */
+static void
+make_room (KtHttp *self, Client *newcomer)
+{
+  Client *c;
+
+  while ((c = victim (self, newcomer, newcomer->address, MAX_PER_IP)) != NULL)
+    cut (c, "room for a newer connection from the same address");
+  while ((c = victim (self, newcomer, NULL, MAX_CONNECTIONS)) != NULL)
+    cut (c, "room for a newer connection");
+}
+
 static void
 on_connection (void *cls, struct MHD_Connection *connection, void **socket_context,
                enum MHD_ConnectionNotificationCode code)
@@ -698,12 +798,17 @@ on_connection (void *cls, struct MHD_Connection *connection, void **socket_conte
     {
       const union MHD_ConnectionInfo *info =
         MHD_get_connection_info (connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+      const union MHD_ConnectionInfo *peer =
+        MHD_get_connection_info (connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
       Client *client = g_new0 (Client, 1);
 
       client->fd = info != NULL ? info->connect_fd : -1;
       client->since = g_get_monotonic_time ();
+      if (peer != NULL && peer->client_addr != NULL)
+        numeric_address (peer->client_addr, client->address);
       g_mutex_lock (&self->clients_lock);
       g_hash_table_add (self->clients, client);
+      make_room (self, client);
       g_mutex_unlock (&self->clients_lock);
       *socket_context = client;
     }
@@ -718,9 +823,7 @@ on_connection (void *cls, struct MHD_Connection *connection, void **socket_conte
     }
 }
 
-/* Cuts connections whose request is overdue. shutdown(), never close():
- * the descriptor stays libmicrohttpd's, which sees end of file and cleans
- * up in its own thread. */
+/* Cuts connections whose headers or answer are overdue. */
 static gpointer
 reaper_main (gpointer data)
 {
@@ -737,14 +840,13 @@ reaper_main (gpointer data)
       while (g_hash_table_iter_next (&iter, &key, NULL))
         {
           Client *client = key;
-          if (!client->busy && !client->cut && client->fd >= 0
-              && now - client->since > REQUEST_DEADLINE_S * G_USEC_PER_SEC)
-            {
-              shutdown (client->fd, SHUT_RDWR);
-              client->cut = TRUE;
-              g_debug ("http: cut a connection with no complete request after %d s",
-                       REQUEST_DEADLINE_S);
-            }
+          gint64 deadline = client->busy ? ANSWER_DEADLINE_S : HEADERS_DEADLINE_S;
+
+          if (!client->cut && now - client->since > deadline * G_USEC_PER_SEC)
+            cut (client, client->busy ? "its answer took longer than "
+                                        G_STRINGIFY (ANSWER_DEADLINE_S) " s"
+                                      : "no complete request within "
+                                        G_STRINGIFY (HEADERS_DEADLINE_S) " s");
         }
       g_cond_wait_until (&self->reaper_wake, &self->clients_lock, now + G_USEC_PER_SEC);
     }
@@ -799,8 +901,7 @@ kt_http_start (const char *listen_addr, KtMetrics *metrics, const KtDbConfig *db
     flags |= MHD_USE_IPv6;
   self->daemon = MHD_start_daemon (flags, 0, NULL, NULL, on_request, self,
                                    MHD_OPTION_LISTEN_SOCKET, (MHD_socket) fd,
-                                   MHD_OPTION_CONNECTION_LIMIT, (unsigned int) MAX_CONNECTIONS,
-                                   MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int) MAX_PER_IP,
+                                   MHD_OPTION_CONNECTION_LIMIT, (unsigned int) MHD_CONNECTIONS,
                                    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int) IDLE_TIMEOUT_S,
                                    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t) CONNECTION_MEMORY,
                                    MHD_OPTION_NOTIFY_CONNECTION, on_connection, self,

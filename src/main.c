@@ -153,24 +153,9 @@ main (int argc, char **argv)
       parse_args = g_memdup2 (args, sizeof (char *) * (gsize) (argc - 1));
       g_set_prgname ("ktally config --check");
       config = kt_config_parse ("run", argc - 2, parse_args, &error);
+      /* Every -X is judged there too (kprops.c), as for `run`. */
       if (config == NULL)
         return fail ("run", error);
-      /* librdkafka judges its own properties; never echo a value. */
-      {
-        g_autoptr(rd_kafka_conf_t) conf = rd_kafka_conf_new ();
-        char errstr[512];
-
-        for (char **p = config->kafka_properties; p != NULL && *p != NULL; p++)
-          {
-            g_autofree char *key = g_strndup (*p, strcspn (*p, "="));
-            if (rd_kafka_conf_set (conf, key, *p + strlen (key) + 1, errstr, sizeof errstr)
-                != RD_KAFKA_CONF_OK)
-              {
-                fprintf (stderr, "ktally: -X %s: %s\n", key, errstr);
-                return KT_EXIT_USAGE;
-              }
-          }
-      }
       {
         g_autofree char *text = kt_config_describe (config);
         fputs (text, stdout);

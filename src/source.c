@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include "autocleanups.h"
 #include "error.h"
+#include "kprops.h"
 
 static void stream_free (gpointer data);
 
@@ -148,6 +149,14 @@ struct _KtSource
    * does at the byte cap, so memory stays bounded with a skewed backlog
    * (partitions done early keep being fetched while others finish). */
   gint64            max_carried;
+  /* The last "answer larger than receive.message.max.bytes" on the
+   * consuming handle (error_cb), and when it was served: librdkafka drops
+   * the connection and fetches the same again, for ever. */
+  gint64            oversize_at;  /* monotonic; 0: none */
+  char             *oversize;     /* librdkafka's words, "Invalid response size ..." */
+  /* Whether rk's main queue (error_cb's) is apart from its consumer queue:
+   * with no group.id they are one, and polling it would eat records. */
+  gboolean          poll_main;
 };
 
 /* librdkafka logs from its own threads; GLib's logging is thread-safe.
@@ -160,13 +169,29 @@ log_cb (const rd_kafka_t *rk, int level, const char *fac, const char *buf)
   g_debug ("librdkafka[%d] %s: %s", level, fac, buf);
 }
 
+/* Served by rd_kafka_poll() on the reading thread, never concurrently. */
 static void
 error_cb (rd_kafka_t *rk, int err, const char *reason, void *opaque)
 {
+  KtSource *self = opaque;
+  const char *size;
+
   (void) rk;
-  (void) opaque;
   g_debug ("librdkafka error %s: %s",
            rd_kafka_err2name ((rd_kafka_resp_err_t) err), reason);
+  /* A Fetch answer over receive.message.max.bytes: librdkafka has no
+   * error code of its own for it (a bad message, on the connection), only
+   * these words. It holds back a report identical to the last one for
+   * 30 s (the size in it changes with what else the answer carries). */
+  if (self != NULL && err == RD_KAFKA_RESP_ERR__BAD_MSG
+      && strstr (reason, "receive.message.max.bytes") != NULL)
+    {
+      size = strstr (reason, "Invalid response size");
+      g_free (self->oversize);
+      self->oversize = g_strndup (size != NULL ? size : reason,
+                                  size != NULL ? strcspn (size, ":") : strlen (reason));
+      self->oversize_at = g_get_monotonic_time ();
+    }
 }
 
 static gboolean
@@ -187,12 +212,10 @@ static rd_kafka_conf_t *
 make_conf (const KtSourceConfig *config, GError **error)
 {
   g_autoptr(rd_kafka_conf_t) conf = rd_kafka_conf_new ();
-  /* Defaults chosen for exact, bounded micro-batches; -X may override any.
-   * - no auto-commit, no offset store: offsets live in MySQL only;
-   * - partition EOF events: the end of a range with a gap at its tail is
-   *   seen through them;
-   * - auto.offset.reset=error: an offset lost to retention mid-read is an
-   *   error to report, never a silent jump;
+  /* Defaults chosen for bounded micro-batches; -X may override these.
+   * What exactness depends on (no auto-commit and no offset store,
+   * partition EOF events, auto.offset.reset=error, read_committed) is
+   * kprops.c's, set after -X and never overridden.
    * - pre-fetch bounded in records and in bytes, so memory stays flat
    *   with any backlog: librdkafka counts only the payload against the
    *   byte cap, and a small record costs ~450 bytes queued, so the record
@@ -206,10 +229,6 @@ make_conf (const KtSourceConfig *config, GError **error)
    *   idle batches no costlier;
    * - reconnects within a second. */
   static const char *const defaults[][2] = {
-    { "enable.auto.commit", "false" },
-    { "enable.auto.offset.store", "false" },
-    { "enable.partition.eof", "true" },
-    { "auto.offset.reset", "error" },
     { "fetch.wait.max.ms", "50" },
     { "queued.min.messages", "50000" },
     { "queued.max.messages.kbytes", "16384" },
@@ -261,22 +280,9 @@ make_conf (const KtSourceConfig *config, GError **error)
       && !conf_set (conf, "fetch.queue.backoff.ms", "5", FALSE, error))
     return NULL;
 
-  for (const char *const *p = config->properties; p != NULL && *p != NULL; p++)
-    {
-      const char *eq = strchr (*p, '=');
-      g_autofree char *key = NULL;
-
-      if (eq == NULL || eq == *p)
-        {
-          g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
-                       "-X: expected key=value, got '%.*s'",
-                       (int) (eq != NULL ? 0 : strlen (*p)), *p);
-          return NULL;
-        }
-      key = g_strndup (*p, (gsize) (eq - *p));
-      if (!conf_set (conf, key, eq + 1, TRUE, error))
-        return NULL;
-    }
+  /* The user's properties, then ktally's own over them. */
+  if (!kt_kprops_apply (conf, config->properties, error))
+    return NULL;
 
   rd_kafka_conf_set_log_cb (conf, log_cb);
   rd_kafka_conf_set_error_cb (conf, error_cb);
@@ -335,11 +341,10 @@ kt_source_new (const KtSourceConfig *config, GError **error)
   self->start_offsets = config->start_offsets;
   self->stop = config->stop;
   self->start_offsets_data = config->start_offsets_data;
+  rd_kafka_conf_set_opaque (conf, self);  /* error_cb's; meta_conf has none */
+  self->poll_main = config->group != NULL || config->client_id != NULL;  /* make_conf */
   if (self->group)
-    {
-      rd_kafka_conf_set_rebalance_cb (conf, rebalance_cb);
-      rd_kafka_conf_set_opaque (conf, self);
-    }
+    rd_kafka_conf_set_rebalance_cb (conf, rebalance_cb);
   /* The caps as configured (-X may have changed them): the nudger's pace. */
   self->queue_records = conf_get_int (conf, "queued.min.messages");
   self->queue_bytes = conf_get_int (conf, "queued.max.messages.kbytes") * 1024;
@@ -405,6 +410,7 @@ kt_source_free (KtSource *self)
   g_clear_pointer (&self->meta_topic, rd_kafka_topic_destroy);
   g_clear_pointer (&self->meta, rd_kafka_destroy);
   g_free (self->topic);
+  g_free (self->oversize);
   g_free (self);
 }
 
@@ -685,6 +691,16 @@ take (Reading *rd, rd_kafka_message_t *m, GError **error)
       rd_kafka_message_destroy (m);
       return FALSE;
     }
+  else if (m->err == RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE)
+    {
+      /* librdkafka gave up growing its fetch size for this partition. */
+      g_set_error (error, KT_ERROR, KT_ERROR_FATAL,
+                   "cannot read %s/%d at offset %" G_GINT64_FORMAT ": a record there is "
+                   "too large to fetch (%s); raise -X receive.message.max.bytes",
+                   self->topic, st->partition, m->offset, rd_kafka_message_errstr (m));
+      rd_kafka_message_destroy (m);
+      return FALSE;
+    }
   else if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR)
     /* Broker down, leader moved, ...: librdkafka retries by itself; the
      * stall timer decides when to give up on the batch. */
@@ -844,6 +860,47 @@ position_streams (KtSource *self, GArray *ranges, gboolean fresh, GError **error
   return TRUE;
 }
 
+/* Whether the read is stuck behind an answer librdkafka refuses as larger
+ * than receive.message.max.bytes: one was reported lately, and no record
+ * has come for OVERSIZE_GRACE_US. Retrying cannot help, so it is fatal,
+ * naming where each unfinished range stands (a broker's answer carries
+ * every partition it leads: the record batch is at one of these). */
+#define OVERSIZE_GRACE_US   (3 * G_USEC_PER_SEC)
+/* While it lasts, librdkafka reports it again within 30 s at the latest. */
+#define OVERSIZE_RECENT_US  (40 * G_USEC_PER_SEC)
+static gboolean
+oversized (KtSource *self, const Reading *rd, const GArray *ranges, gint64 now,
+           GError **error)
+{
+  g_autoptr(GString) where = NULL;
+  guint named = 0;
+
+  if (self->oversize_at == 0 || now - self->oversize_at > OVERSIZE_RECENT_US
+      || now - rd->last_progress < OVERSIZE_GRACE_US)
+    return FALSE;
+  where = g_string_new (NULL);
+  for (guint i = 0; i < ranges->len; i++)
+    {
+      const KtRange *r = &g_array_index (ranges, KtRange, i);
+      const Stream *st = g_hash_table_lookup (self->streams, GINT_TO_POINTER (r->partition));
+
+      if (st == NULL || st->done)
+        continue;
+      if (named++ < 4)
+        g_string_append_printf (where, "%s%s/%d from offset %" G_GINT64_FORMAT,
+                                named > 1 ? ", " : "", self->topic, st->partition,
+                                st->pulled);
+    }
+  if (named > 4)
+    g_string_append_printf (where, " and %u more partitions", named - 4);
+  g_set_error (error, KT_ERROR, KT_ERROR_FATAL,
+               "cannot read %s: a record batch there is larger than "
+               "receive.message.max.bytes allows (librdkafka: %s); raise -X "
+               "receive.message.max.bytes (and keep -X fetch.max.bytes, if set, at "
+               "least 512 below it)", where->str, self->oversize);
+  return TRUE;
+}
+
 gboolean
 kt_source_read (KtSource *self, GArray *ranges, KtRecordFunc func,
                 gpointer user_data, const volatile int *stop, int stall_ms,
@@ -916,6 +973,8 @@ kt_source_read (KtSource *self, GArray *ranges, KtRecordFunc func,
             ok = take (&rd, msgs[i], error);
         }
       maybe_nudge (self);
+      if (self->poll_main)
+        rd_kafka_poll (self->rk, 0);  /* error_cb */
       if (ok && self->revoked)
         {
           /* Positions are unknown after a rebalance (see rebalance_cb). */
@@ -930,7 +989,9 @@ kt_source_read (KtSource *self, GArray *ranges, KtRecordFunc func,
       now = g_get_monotonic_time ();
       if (rd.handed != handed_before)
         rd.last_progress = now;
-      if (ok && (now - rd.last_progress) / 1000 > stall_ms)
+      if (ok && oversized (self, &rd, ranges, now, error))
+        ok = FALSE;
+      else if (ok && (now - rd.last_progress) / 1000 > stall_ms)
         {
           g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT,
                        "no record arrived from %u partition(s) of '%s' for %d s",
@@ -1179,6 +1240,8 @@ kt_source_serve (KtSource *self, int timeout_ms)
       take (&rd, msgs[i], &ignored);
     }
   maybe_nudge (self);
+  if (self->poll_main)
+    rd_kafka_poll (self->rk, 0);  /* error_cb */
 }
 
 const char *

@@ -61,7 +61,11 @@ gboolean  kt_source_watermarks (KtSource *self, KtPartitionState *states,
  * last record read (so the caller commits exactly what was read). Fails with
  * KT_ERROR_CANCELLED once *@stop is set, KT_ERROR_TRANSIENT when no record
  * arrives for @stall_ms, KT_ERROR_OVERTAKEN when an offset vanished to
- * retention while being read (the next plan sees where the log starts now). @ranges is modified only on success. */
+ * retention while being read (the next plan sees where the log starts now),
+ * KT_ERROR_FATAL within seconds when a record batch is larger than
+ * receive.message.max.bytes lets librdkafka take (naming the partitions,
+ * their offsets and the property to raise). @ranges is modified only on
+ * success. */
 gboolean  kt_source_read (KtSource *self, GArray *ranges, KtRecordFunc func,
                           gpointer user_data, const volatile int *stop,
                           int stall_ms, GError **error);

@@ -2,10 +2,12 @@
  *
  * The input is split on NUL bytes into command-line words for `ktally
  * run` (and `replay`), and parsed whole as a --db URI. Nothing may crash,
- * leak, or quote a mysql:// password back in an error message. */
+ * leak, or quote a mysql:// password or a secret -X value back in an
+ * error message. */
 #include <glib.h>
 #include <string.h>
 #include "cli.h"
+#include "kprops.h"
 
 int LLVMFuzzerTestOneInput (const guint8 *data, size_t size);
 
@@ -34,6 +36,65 @@ password_in (const char *text)
   return g_strndup (uri, (gsize) (at - uri + 1));
 }
 
+static char *parse_error (const char *command, char **words);
+
+/* If words[@i] is a -X property (after "-X", "--kafka-property" or a
+ * short cluster ending in X, or as "-Xk=v" or "--kafka-property=k=v")
+ * whose key is a secret, its value; else NULL. */
+static const char *
+secret_value (char **words, guint i)
+{
+  const char *w = words[i], *prev = i > 0 ? words[i - 1] : "", *eq;
+  g_autofree char *key = NULL;
+
+  if (g_str_has_prefix (w, "--kafka-property="))
+    w += strlen ("--kafka-property=");
+  else if (g_str_has_prefix (w, "-X"))
+    w += 2;
+  else if (!(g_str_equal (prev, "--kafka-property")
+             || (prev[0] == '-' && prev[1] != '-' && g_str_has_suffix (prev, "X"))))
+    return NULL;
+  eq = strchr (w, '=');
+  if (eq == NULL)
+    return NULL;
+  key = g_strndup (w, (gsize) (eq - w));
+  return kt_kprops_is_secret (key) ? eq + 1 : NULL;
+}
+
+/* No secret -X value, in any spelling, is quoted back in @message: where
+ * it shows, parsing again with that value replaced must not show it too
+ * (then it is the message's own text, or another word's). */
+static void
+check_kafka_secrets (const char *command, char **words, const char *message)
+{
+  for (guint i = 0; words[i] != NULL; i++)
+    {
+      const char *value = secret_value (words, i);
+      g_auto(GStrv) other = NULL;
+      g_autofree char *again = NULL;
+
+      if (value == NULL || strlen (value) < 4 || strstr (message, value) == NULL)
+        continue;
+      other = g_strdupv (words);
+      memset (other[i] + (value - words[i]), '\x7f', strlen (value));
+      again = parse_error (command, other);
+      g_assert_true (again != NULL && strstr (again, value) != NULL);
+    }
+}
+
+/* The message of parsing @words, or NULL if they parse. */
+static char *
+parse_error (const char *command, char **words)
+{
+  g_autoptr(GError) error = NULL;
+  g_auto(GStrv) copy = g_strdupv (words);
+  g_autofree char **argv = g_memdup2 (copy, sizeof (char *) * (g_strv_length (copy) + 1));
+  g_autoptr(KtConfig) config = kt_config_parse (command, (int) g_strv_length (argv), argv,
+                                                &error);
+
+  return config == NULL ? g_strdup (error->message) : NULL;
+}
+
 static void
 check (const char *command, char **words, const char *all)
 {
@@ -47,6 +108,8 @@ check (const char *command, char **words, const char *all)
   g_assert_true ((config == NULL) == (error != NULL));
   if (error != NULL && password != NULL)
     g_assert_null (strstr (error->message, password));
+  if (error != NULL)
+    check_kafka_secrets (command, words, error->message);
 }
 
 int

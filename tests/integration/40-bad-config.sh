@@ -30,6 +30,30 @@ expect 2 "--topic" run --brokers "$KT_BROKERS" --topic "bad/topic" --db "$db_uri
 expect 2 "-X" $(run) --db "$db_uri" -X no.such.property=1
 expect 2 "unknown command 'frobnicate' (try 'ktally --help')" frobnicate
 
+# What exactly-once depends on is ktally's own (issue 17 item 4): refused in
+# every command, every spelling of -X, the config file and `config
+# --check`, before anything is touched (no table at the end).
+for x in enable.auto.commit=true enable.auto.offset.store=true group.id=mine \
+         auto.offset.reset=earliest enable.partition.eof=false isolation.level=read_uncommitted \
+         bootstrap.servers=127.0.0.1:1; do
+  expect 2 "-X ${x%%=*}: refused" $(run) --db "$db_uri" --exit-when-idle -X "$x"
+done
+expect 2 "-X enable.auto.commit: refused" $(run) --db "$db_uri" --exit-when-idle \
+  --mode idempotent --offsets kafka -Xenable.auto.commit=true -Xenable.auto.offset.store=true
+expect 2 "-X enable.auto.offset.store: refused" $(run) --db "$db_uri" --exit-when-idle \
+  --kafka-property=enable.auto.offset.store=true
+expect 2 "-X enable.auto.commit: refused" replay --brokers "$KT_BROKERS" --topic "$topic" \
+  --db "$db_uri" --from 0:0 --until 0:0 -X enable.auto.commit=true
+expect 2 "-X isolation.level: refused" status --brokers "$KT_BROKERS" --topic "$topic" \
+  --db "$db_uri" -X isolation.level=read_uncommitted
+expect 2 "-X auto.offset.reset: refused" config --check --brokers "$KT_BROKERS" \
+  --topic "$topic" --db "$db_uri" -X auto.offset.reset=latest
+printf '[kafka]\nsasl.username = kt\nenable.auto.commit = true\n' > "$WORK/x.conf"
+expect 2 "x.conf:3: \[kafka\] enable.auto.commit: refused" $(run) --db "$db_uri" \
+  --exit-when-idle --config "$WORK/x.conf"
+expect 2 "x.conf:3: \[kafka\] enable.auto.commit: refused" config --check \
+  --config "$WORK/x.conf" --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri"
+
 # Dependencies refusing us: exit 3, within the start-up timeout.
 expect 3 "Kafka" run --brokers 127.0.0.1:1 --topic "$topic" --db "$db_uri" --startup-timeout 2
 expect 3 "Access denied" $(run) --db "mysql://kt:s3cr3tPW@$KT_MYSQL_HOST:$KT_MYSQL_PORT/$db"

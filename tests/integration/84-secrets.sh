@@ -3,7 +3,8 @@
 # can come from MYSQL_PWD, --db-password-file or --db-defaults-file; TLS to
 # MySQL works against a server with a certificate made here, and a server
 # without TLS is refused instead of used in plain text; Kafka security
-# properties pass through -X and are never logged.
+# properties pass through -X, are never logged and are blanked from ps; a
+# password file others may read, or an empty one, is refused.
 source "$(dirname "$0")/lib.sh"
 
 db_uri=$(kt_new_db secrets); db=$(kt_db_name "$db_uri")
@@ -13,14 +14,21 @@ host_db="$KT_MYSQL_HOST:$KT_MYSQL_PORT/$db"
 pw=$KT_MYSQL_PASSWORD
 run() { "$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" --interval 0 --exit-when-idle "$@"; }
 
-# 1. A password in the URI is blanked from the process's argv.
+# 1. A password in the URI, and the value of every sensitive -X in every
+# spelling (issue 11 item 13), are blanked from the process's argv.
 "$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" --db "mysql://kt:$pw@$host_db" \
-  --interval 5 2> "$WORK/ps.log" &
+  --interval 5 -X sasl.password=K4fkaSecret1 -Xssl.key.password=K4fkaSecret2 \
+  --kafka-property=sasl.oauthbearer.config="principal=K4fkaSecret3 x=y" \
+  --kafka-property ssl.keystore.password=K4fkaSecret4 -vX sasl.username=K4fkaSecret5 \
+  -X security.protocol=PLAINTEXT 2> "$WORK/ps.log" &
 pid=$!; KT_CHILDREN+=("$pid")
 kt_wait_for 20 grep -q "reading $topic" "$WORK/ps.log" || fail "ktally did not start"
 tr '\0' ' ' < "/proc/$pid/cmdline" > "$WORK/cmdline"
 if grep -q "$pw" "$WORK/cmdline"; then fail "the password shows in ps: $(cat "$WORK/cmdline")"; fi
+if grep -q "K4fkaSecret" "$WORK/cmdline"; then fail "a Kafka secret shows in ps: $(cat "$WORK/cmdline")"; fi
 grep -q "mysql://kt:xxxxxx@" "$WORK/cmdline" || fail "argv was not scrubbed: $(cat "$WORK/cmdline")"
+grep -q " -X security.protocol=PLAINTEXT" "$WORK/cmdline" || fail "a harmless -X was scrubbed too"
+if grep -q "K4fkaSecret" "$WORK/ps.log"; then fail "a Kafka secret shows in the log"; fi
 kill -TERM "$pid"; wait "$pid" || fail "SIGTERM: non-zero exit"
 kt_check_counts "$db" "$WORK/truth"
 
@@ -32,6 +40,23 @@ run --db "mysql://kt@$host_db" --db-defaults-file "$WORK/my.cnf" 2> "$WORK/b.log
 MYSQL_PWD=$pw run --db "mysql://kt@$host_db" 2> "$WORK/c.log" || fail "MYSQL_PWD"
 rc=0; run --db "mysql://kt@$host_db" --db-password-file "$WORK/nope" 2> "$WORK/d.log" || rc=$?
 [[ $rc == 2 ]] || fail "a missing password file: exit $rc, expected 2"
+# Like ssh with a key: a password file group or others may read or write
+# is refused, and so is one without a password; one line, exit 2.
+refused() {  # refused PATTERN FILE
+  local rc=0
+  run --db "mysql://kt@$host_db" --db-password-file "$2" > "$WORK/out" 2>&1 || rc=$?
+  [[ $rc == 2 && $(wc -l < "$WORK/out") == 1 ]] && grep -q -- "$1" "$WORK/out" \
+    || { cat "$WORK/out" >&2; fail "password file $2: exit $rc, expected 2 saying '$1'"; }
+  if grep -q "$pw" "$WORK/out"; then fail "the password shows in the error"; fi
+}
+for mode in 644 640 604 660 622; do
+  cp "$WORK/pw" "$WORK/pw-$mode"; chmod "$mode" "$WORK/pw-$mode"
+  refused "is readable or writable by group or others (mode 0$mode)" "$WORK/pw-$mode"
+done
+: > "$WORK/pw-empty"; chmod 600 "$WORK/pw-empty"
+refused "is empty: no password" "$WORK/pw-empty"
+printf '\n%s\n' "$pw" > "$WORK/pw-blank"; chmod 600 "$WORK/pw-blank"
+refused "is empty: no password" "$WORK/pw-blank"
 
 # 3. Wrong passwords, verbose: never echoed anywhere.
 for wrong in "mysql://kt:Wr0ngPW@$host_db" ; do
@@ -39,7 +64,7 @@ for wrong in "mysql://kt:Wr0ngPW@$host_db" ; do
   [[ $rc == 3 ]] || fail "wrong password: exit $rc, expected 3"
   if grep -q "Wr0ngPW" "$WORK/out"; then fail "the wrong password shows in the output"; fi
 done
-printf 'S3cretInFile\n' > "$WORK/pw2"
+printf 'S3cretInFile\n' > "$WORK/pw2"; chmod 600 "$WORK/pw2"
 rc=0; run --db "mysql://kt@$host_db" --db-password-file "$WORK/pw2" --verbose > "$WORK/out" 2>&1 || rc=$?
 [[ $rc == 3 ]] && ! grep -q S3cretInFile "$WORK/out" || fail "password file: exit $rc or the password leaked"
 

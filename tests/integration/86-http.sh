@@ -4,7 +4,8 @@
 # with the reason, while MySQL is down, then 200 again; unknown paths 404,
 # POST 405; a slowloris client is cut by the request deadline while
 # /metrics keeps answering; a huge header gets 431; a crowd of connections
-# is refused past the per-IP limit while batches go on committing; the
+# from one address loses its oldest past the per-IP limit while batches go
+# on committing (131-http-slow-clients has the rest of the limits); the
 # page at / has the lag table and the SVG chart of error_log (a screenshot
 # goes to build/dashboard.png); a port in use is a usage error.
 source "$(dirname "$0")/lib.sh"
@@ -102,8 +103,8 @@ awk -v t="$committed_at" -v now="$(date +%s.%N)" 'BEGIN { exit !(now - t > 10) }
 [[ $(status_of "$base/healthz") == 200 ]] || fail "/healthz: an idle service is not healthy: $(cat "$WORK/body")"
 grep -q '(idle)' "$WORK/body" || fail "/healthz does not say the last batch was idle: $(cat "$WORK/body")"
 
-# A crowd from one address: past the per-IP limit (8) connections are
-# closed at once; the batch loop does not notice; the server recovers.
+# A crowd from one address: past the per-IP limit (8) the oldest are cut
+# to make room; the batch loop does not notice; the server recovers.
 crowd=()
 for ((i = 0; i < 12; i++)); do exec {fd}<> "/dev/tcp/127.0.0.1/$port"; crowd+=("$fd"); done
 refused=0

@@ -1,21 +1,23 @@
 #!/usr/bin/env bash
 # --config FILE: a run configured by a file is exact; a flag overrides the
 # file; an unknown key or section is one error line naming the file line;
-# a bad librdkafka property in [kafka] is librdkafka's error; `config
-# --check` prints the effective settings with every secret hidden.
+# a bad librdkafka property in [kafka] is librdkafka's error, and one that
+# exactly-once depends on is refused, each naming the line; a password file
+# others may read is refused; `config --check` prints the effective
+# settings with every secret hidden.
 source "$(dirname "$0")/lib.sh"
 
 db_uri=$(kt_new_db config); db=$(kt_db_name "$db_uri")
 topic=$(kt_new_topic config 3)
 kt_gen "$topic" --lines 20000 --seed 91 --truth "$WORK/truth" > /dev/null
-printf '%s\n' "$KT_MYSQL_PASSWORD" > "$WORK/pw"
+printf '%s\n' "$KT_MYSQL_PASSWORD" > "$WORK/pw"; chmod 600 "$WORK/pw"
 cat > "$WORK/ktally.conf" <<CONF
 # a comment
 [kafka]
 brokers = $KT_BROKERS
 topic = $topic
 sasl.password = Sup3rSecret
-enable.partition.eof = true
+socket.keepalive.enable = true
 
 [mysql]
 host = $KT_MYSQL_HOST
@@ -54,7 +56,14 @@ bad() {  # bad PATTERN FILE-CONTENT: config --check exits 2 with one line
 bad "bad.conf:3: unknown key 'intervall' in \[batch\]" "# x\n[batch]\nintervall = 3\n"
 bad "bad.conf:2: unknown section \[bach\]" "\n[bach]\ninterval = 3\n"
 bad "unknown key 'pasword-file' in \[mysql\]" "[mysql]\npasword-file = /x\n"
-bad "-X no.such.property" "[kafka]\nno.such.property = 1\n"
+bad "bad.conf:2: \[kafka\] no.such.property: No such configuration property" "[kafka]\nno.such.property = 1\n"
+bad "bad.conf:3: \[kafka\] enable.partition.eof: refused" "[kafka]\n\nenable.partition.eof = true\n"
+bad "bad.conf:2: \[kafka\] group.id: refused: give --group" "[kafka]\ngroup.id = g\n"
+bad "security.protocol: Invalid value \"...\"" "[kafka]\nsecurity.protocol = Sup3rSecret\n"
+if grep -q Sup3rSecret "$WORK/err"; then fail "a bad [kafka] value is quoted back"; fi
+printf '%s\n' "$KT_MYSQL_PASSWORD" > "$WORK/pw-open"; chmod 644 "$WORK/pw-open"
+bad "--db-password-file: '$WORK/pw-open' is readable or writable by group or others (mode 0644)" \
+  "[mysql]\npassword-file = $WORK/pw-open\n"
 bad "--interval" "[batch]\ninterval = -3\n"
 bad "exit-when-idle: expected true or false" "[batch]\nexit-when-idle = maybe\n"
 # samples/ktally.conf documents every key: each one must be known.
@@ -63,4 +72,4 @@ grep -v '^password-file' "$KT_SRC/samples/ktally.conf" > "$WORK/sample.conf"
   || { cat "$WORK/err" >&2; fail "samples/ktally.conf does not pass config --check"; }
 rc=0; "$KTALLY" run --config "$WORK/nonexistent.conf" 2> "$WORK/err" || rc=$?
 [[ $rc == 2 ]] || fail "a missing config file: exit $rc"
-note "$TEST_NAME: a file-configured run exact, flags override, 7 bad files refused with their line, secrets hidden"
+note "$TEST_NAME: a file-configured run exact, flags override, 11 bad files refused with their line, secrets hidden"
