@@ -79,7 +79,9 @@ for ((i = 0; i < 20; i++)); do
   left=$((start + 16 - SECONDS)); ((left > 0)) || left=1
   timeout "$left" cat <&"${conns[$i]}" > "$WORK/answer.$i" 2> /dev/null \
     || fail "slow client $i was not cut within 16 s of its start"
-  if ((i % 5 == 4)); then
+  # A body trickler gets 413, unless it was cut first to make room for a
+  # newer client from its address (then it gets nothing): never a 200.
+  if ((i % 5 == 4)) && [[ -s $WORK/answer.$i ]]; then
     head -1 "$WORK/answer.$i" | grep -q '^HTTP/1.1 413' \
       || fail "a GET with a body got $(head -1 "$WORK/answer.$i"), not 413"
   fi
