@@ -1126,6 +1126,37 @@ kt_config_parse (const char *command, int argc, char **argv, GError **error)
   return config;
 }
 
+/* Sets @key in @section to @value (NULL: leaves it out). GKeyFile escapes
+ * what needs it (a pattern's backslashes), so the text reads back. */
+static void
+describe_set (GKeyFile *file, const char *section, const char *key, const char *value)
+{
+  if (value != NULL)
+    g_key_file_set_string (file, section, key, value);
+}
+
+/* "key=value" lines as "key = value", the way people write them (GKeyFile
+ * reads both). */
+static char *
+spaced_pairs (const char *text)
+{
+  g_auto(GStrv) lines = g_strsplit (text, "\n", -1);
+  GString *out = g_string_new (NULL);
+
+  for (char **l = lines; *l != NULL; l++)
+    {
+      const char *eq = strchr (*l, '=');
+
+      if (**l != '#' && **l != '[' && eq != NULL)
+        g_string_append_printf (out, "%.*s = %s", (int) (eq - *l), *l, eq + 1);
+      else
+        g_string_append (out, *l);
+      if (l[1] != NULL)
+        g_string_append_c (out, '\n');
+    }
+  return g_string_free (out, FALSE);
+}
+
 char *
 kt_config_describe (const KtConfig *c)
 {
@@ -1136,51 +1167,77 @@ kt_config_describe (const KtConfig *c)
   static const char *const stores[] = { "mysql", "kafka" };
   static const char *const ssl[] = { "preferred", "disabled", "required", "verify-ca",
                                      "verify-identity" };
-  GString *out = g_string_new ("[kafka]\n");
+  g_autoptr(GKeyFile) file = g_key_file_new ();
+  g_autoptr(GString) hidden = g_string_new (NULL);
+  g_autofree char *topics = g_strjoinv (",", c->topics);
+  g_autofree char *port = c->db.host != NULL
+    ? g_strdup_printf ("%u", c->db.port ? c->db.port : 3306) : NULL;
+  g_autofree char *text = NULL;
 
-  g_string_append_printf (out, "brokers = %s\ntopic = %s\n", c->brokers, c->topic);
-  if (c->group != NULL)
-    g_string_append_printf (out, "group = %s\n", c->group);
+  describe_set (file, "kafka", "brokers", c->brokers);
+  describe_set (file, "kafka", "topic", topics);
+  describe_set (file, "kafka", "group", c->group);
   if (c->only_partitions != NULL)
     {
-      g_string_append (out, "partitions = ");
+      g_autoptr(GString) list = g_string_new (NULL);
       for (guint i = 0; i < c->only_partitions->len; i++)
-        g_string_append_printf (out, "%s%d", i ? "," : "",
+        g_string_append_printf (list, "%s%d", i ? "," : "",
                                 g_array_index (c->only_partitions, gint32, i));
-      g_string_append_c (out, '\n');
+      describe_set (file, "kafka", "partitions", list->str);
     }
   for (char **p = c->kafka_properties; p != NULL && *p != NULL; p++)
     {
       g_autofree char *key = g_strndup (*p, strcspn (*p, "="));
-      gboolean secret = kt_kprops_is_secret (key);
-      g_string_append_printf (out, "%s = %s\n", key, secret ? "(set, hidden)" : *p + strlen (key) + 1);
+      /* A secret is never shown: a comment says it is set. */
+      if (kt_kprops_is_secret (key))
+        g_string_append_printf (hidden, "%s %s = (set, hidden)", hidden->len ? "\n" : "", key);
+      else
+        describe_set (file, "kafka", key, *p + strlen (key) + 1);
     }
-  g_string_append_printf (out, "\n[mysql]\nuser = %s\n", c->db.user);
-  if (c->db.host != NULL)
-    g_string_append_printf (out, "host = %s\nport = %u\n", c->db.host,
-                            c->db.port ? c->db.port : 3306);
-  if (c->db.socket != NULL)
-    g_string_append_printf (out, "socket = %s\n", c->db.socket);
-  g_string_append_printf (out, "database = %s\npassword = %s\n", c->db.database,
-                          c->db.password != NULL ? "(set, hidden)" : "(none)");
-  if (c->db.defaults_file != NULL)
-    g_string_append_printf (out, "defaults-file = %s\n", c->db.defaults_file);
-  g_string_append_printf (out, "ssl-mode = %s\n", ssl[c->db.ssl_mode]);
-  if (c->db.ssl_ca != NULL)
-    g_string_append_printf (out, "ssl-ca = %s\n", c->db.ssl_ca);
-  g_string_append_printf (out, "\n[batch]\njob = %s\nkind = %s\nmode = %s\noffsets = %s\n"
-                          "interval = %g\nmax-per-partition = %" G_GINT64_FORMAT "\n"
-                          "max-batch-bytes = %" G_GINT64_FORMAT "\nstart = %s\n"
-                          "on-data-loss = %s\nstartup-timeout = %g\nexit-when-idle = %s\n",
-                          c->job, kinds[c->kind], modes[c->mode], stores[c->offsets],
-                          c->interval, c->max_per_partition, c->max_batch_bytes,
-                          starts[c->start], losses[c->on_data_loss], c->startup_timeout,
-                          c->exit_when_idle ? "true" : "false");
+  describe_set (file, "mysql", "user", c->db.user);
+  describe_set (file, "mysql", "host", c->db.host);
+  describe_set (file, "mysql", "port", port);
+  describe_set (file, "mysql", "socket", c->db.socket);
+  describe_set (file, "mysql", "database", c->db.database);
+  describe_set (file, "mysql", "defaults-file", c->db.defaults_file);
+  describe_set (file, "mysql", "ssl-mode", ssl[c->db.ssl_mode]);
+  describe_set (file, "mysql", "ssl-ca", c->db.ssl_ca);
+  g_key_file_set_comment (file, "mysql", NULL,
+                          c->db.password != NULL ? " password: (set, hidden)"
+                                                 : " password: (none)", NULL);
+  describe_set (file, "batch", "job", c->job);
+  describe_set (file, "batch", "kind", kinds[c->kind]);
+  describe_set (file, "batch", "mode", modes[c->mode]);
+  describe_set (file, "batch", "offsets", stores[c->offsets]);
+  g_key_file_set_double (file, "batch", "interval", c->interval);
+  g_key_file_set_int64 (file, "batch", "max-per-partition", c->max_per_partition);
+  g_key_file_set_int64 (file, "batch", "max-batch-bytes", c->max_batch_bytes);
+  describe_set (file, "batch", "start", starts[c->start]);
+  describe_set (file, "batch", "on-data-loss", losses[c->on_data_loss]);
+  g_key_file_set_double (file, "batch", "startup-timeout", c->startup_timeout);
+  g_key_file_set_boolean (file, "batch", "exit-when-idle", c->exit_when_idle);
   if (c->kind == KT_KIND_LEDGER)
-    g_string_append_printf (out, "workers = %u\n", c->workers);
+    g_key_file_set_integer (file, "batch", "workers", (gint) c->workers);
   if (c->audit_keep > 0)
-    g_string_append_printf (out, "audit-keep = %" G_GINT64_FORMAT "s\n", c->audit_keep);
-  if (c->http != NULL)
-    g_string_append_printf (out, "http = %s\n", c->http);
-  return g_string_free (out, FALSE);
+    {
+      g_autofree char *keep = g_strdup_printf ("%" G_GINT64_FORMAT "s", c->audit_keep);
+      describe_set (file, "batch", "audit-keep", keep);
+    }
+  if (c->kind == KT_KIND_COUNT)
+    {
+      g_autofree char *levels = c->levels != NULL ? g_strjoinv (",", c->levels)
+                                                  : g_strdup ("ERROR");
+      g_autofree char *bucket = g_strdup_printf ("%s", c->bucket == 60 ? "1h"
+                                                       : c->bucket == 5 ? "5m" : "1m");
+      describe_set (file, "parse", "pattern", c->pattern);
+      describe_set (file, "parse", "time-format", c->time_format);
+      describe_set (file, "parse", "levels", levels);
+      describe_set (file, "parse", "bucket", bucket);
+    }
+  describe_set (file, "http", "http", c->http);
+  if (hidden->len > 0)
+    g_key_file_set_comment (file, "kafka", NULL, hidden->str, NULL);
+
+  text = g_key_file_to_data (file, NULL, NULL);
+  return spaced_pairs (text);
 }

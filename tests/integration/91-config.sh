@@ -38,7 +38,17 @@ CONF
 grep -q "^max-per-partition = 1234$" "$WORK/check" || fail "the flag did not override the file"
 grep -q "^interval = 0$" "$WORK/check" || fail "interval not taken from the file"
 if grep -q "Sup3rSecret\|$KT_MYSQL_PASSWORD" "$WORK/check"; then fail "config --check shows a secret"; fi
-grep -q "^sasl.password = (set, hidden)$" "$WORK/check" || fail "sasl.password not shown as hidden"
+grep -q "^# sasl.password = (set, hidden)$" "$WORK/check" || fail "sasl.password not shown as hidden"
+# What config --check prints reads back as a config file, [parse] and
+# [http] included (before, http sat under [batch] and failed as unknown).
+"$KTALLY" config --check --config "$WORK/ktally.conf" --max-per-partition 1234 --http 127.0.0.1:0 \
+  --pattern '^(?<time>\S+ \S+) (?<level>[A-Z]+)' --levels ERROR,FATAL --bucket 5m > "$WORK/check2" \
+  || fail "config --check failed"
+grep -q "^\[parse\]$" "$WORK/check2" && grep -q "^levels = ERROR,FATAL$" "$WORK/check2" || fail "config --check does not print [parse]"
+"$KTALLY" config --check --config "$WORK/check2" > "$WORK/check3" 2> "$WORK/err" \
+  || { cat "$WORK/err" >&2; fail "the output of config --check does not read back"; }
+diff <(grep -v '^#' "$WORK/check2") <(grep -v '^#' "$WORK/check3") > /dev/null \
+  || fail "config --check of its own output differs: $(diff "$WORK/check2" "$WORK/check3")"
 
 # The real run, from the file (sasl.password is harmless without SASL).
 "$KTALLY" run --config "$WORK/ktally.conf" 2> "$WORK/run.log" || { cat "$WORK/run.log" >&2; fail "run --config failed"; }
