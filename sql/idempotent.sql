@@ -1,13 +1,14 @@
 -- ktally schema for --mode idempotent (MariaDB / MySQL, InnoDB). Applied by
 -- `ktally run --mode idempotent` (and `ktally init-db --mode idempotent`)
--- when absent. Every statement is safe to run again.
+-- when absent. Every statement is safe to run again. The LATEST schema,
+-- like schema.sql (whose notes on names and times hold here too).
 
 -- Each partition's ERROR counts per minute. Counts are only ever added
 -- together with the offsets they include (ktally_coverage), in one
 -- transaction, so no offset is counted twice.
 CREATE TABLE IF NOT EXISTS error_log_partition (
-  job         VARCHAR(64)  NOT NULL,
-  topic       VARCHAR(249) NOT NULL,
+  job         VARCHAR(64)  CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  topic       VARCHAR(249) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   `partition` INT          NOT NULL,
   log_time    DATETIME     NOT NULL,
   log_count   BIGINT       NOT NULL,
@@ -21,8 +22,8 @@ CREATE TABLE IF NOT EXISTS error_log_partition (
 -- UPDATE), extending it in the same transaction: a repeated, late or
 -- concurrent write, or a rewind of the offsets, counts nothing twice.
 CREATE TABLE IF NOT EXISTS ktally_coverage (
-  job         VARCHAR(64)  NOT NULL,
-  topic       VARCHAR(249) NOT NULL,
+  job         VARCHAR(64)  CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  topic       VARCHAR(249) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   `partition` INT          NOT NULL,
   covered     MEDIUMTEXT   NOT NULL,
   PRIMARY KEY (job, topic, `partition`)
@@ -31,8 +32,8 @@ CREATE TABLE IF NOT EXISTS ktally_coverage (
 -- Offsets, as in schema.sql: committed after the output, in their own
 -- transaction (or kept in Kafka with --offsets kafka).
 CREATE TABLE IF NOT EXISTS kafka_offset (
-  job         VARCHAR(64)  NOT NULL,
-  topic       VARCHAR(249) NOT NULL,
+  job         VARCHAR(64)  CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  topic       VARCHAR(249) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   `partition` INT          NOT NULL,
   `offset`    BIGINT       NOT NULL,
   PRIMARY KEY (job, topic, `partition`)
@@ -44,8 +45,8 @@ CREATE TABLE IF NOT EXISTS kafka_offset (
 -- offset, and that their ERROR totals agree with the tables they went to.
 CREATE TABLE IF NOT EXISTS ktally_batches (
   id              BIGINT       NOT NULL AUTO_INCREMENT,
-  job             VARCHAR(64)  NOT NULL,
-  topic           VARCHAR(249) NOT NULL,
+  job             VARCHAR(64)  CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  topic           VARCHAR(249) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   `partition`     INT          NOT NULL,
   from_offset     BIGINT       NOT NULL,
   until_offset    BIGINT       NOT NULL,
@@ -53,9 +54,9 @@ CREATE TABLE IF NOT EXISTS ktally_batches (
   line_count      BIGINT       NOT NULL,
   error_lines     BIGINT       NOT NULL,
   malformed_lines BIGINT       NOT NULL,
-  target          VARCHAR(64)  NOT NULL,
-  member          VARCHAR(128) NOT NULL DEFAULT '',  -- client-id@host of the committer
-  committed_at    DATETIME(3)  NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
+  target          VARCHAR(64)  CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  member          VARCHAR(400) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL DEFAULT '',
+  committed_at    DATETIME(3)  NOT NULL DEFAULT CURRENT_TIMESTAMP(3),  -- UTC
   -- Not unique: an idempotent job whose offsets were moved back commits a
   -- range again, harmlessly, and the audit shows the overlap.
   PRIMARY KEY (id),

@@ -1,20 +1,28 @@
--- ktally schema (MariaDB / MySQL, InnoDB). Applied by `ktally init-db`, and
--- by `ktally run` when the tables are absent. Every statement is safe to
--- run again. `offset` and `partition` are reserved words: always backquoted.
+-- ktally schema (MariaDB, InnoDB). Applied by `ktally init-db`, and by
+-- `ktally run` when the tables are absent. Every statement is safe to run
+-- again. `offset` and `partition` are reserved words: always backquoted.
+--
+-- This file is the LATEST schema (version KT_SCHEMA_VERSION, src/schema.h):
+-- fresh databases are created from it, and sql/migrations/ bring older ones
+-- forward. Change it only together with a new migration.
+--
+-- Names (jobs, topics, tables) compare byte for byte: Kafka's topic names
+-- are case-sensitive, so `CaseT` and `caset` are two topics. Times ktally
+-- stamps itself (committed_at) are UTC: every session runs at '+00:00'.
 
 -- Seed 001's result table: ERROR lines per minute (the log's own, naive
 -- timestamps, truncated to the minute).
 CREATE TABLE IF NOT EXISTS error_log (
   log_time  DATETIME PRIMARY KEY,
-  log_count INT NOT NULL DEFAULT 0
+  log_count BIGINT NOT NULL DEFAULT 0
 ) ENGINE = InnoDB;
 
 -- Seed 001's offsets, one row per job, topic and partition: the next offset
 -- to read. Updated in the same transaction as error_log, fenced on the
 -- offset the batch was planned from.
 CREATE TABLE IF NOT EXISTS kafka_offset (
-  job         VARCHAR(64)  NOT NULL,
-  topic       VARCHAR(249) NOT NULL,
+  job         VARCHAR(64)  CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  topic       VARCHAR(249) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   `partition` INT          NOT NULL,
   `offset`    BIGINT       NOT NULL,
   PRIMARY KEY (job, topic, `partition`)
@@ -26,8 +34,8 @@ CREATE TABLE IF NOT EXISTS kafka_offset (
 -- offset, and that their ERROR totals agree with the tables they went to.
 CREATE TABLE IF NOT EXISTS ktally_batches (
   id              BIGINT       NOT NULL AUTO_INCREMENT,
-  job             VARCHAR(64)  NOT NULL,
-  topic           VARCHAR(249) NOT NULL,
+  job             VARCHAR(64)  CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  topic           VARCHAR(249) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   `partition`     INT          NOT NULL,
   from_offset     BIGINT       NOT NULL,
   until_offset    BIGINT       NOT NULL,
@@ -35,9 +43,11 @@ CREATE TABLE IF NOT EXISTS ktally_batches (
   line_count      BIGINT       NOT NULL,
   error_lines     BIGINT       NOT NULL,
   malformed_lines BIGINT       NOT NULL,
-  target          VARCHAR(64)  NOT NULL,
-  member          VARCHAR(128) NOT NULL DEFAULT '',  -- client-id@host of the committer
-  committed_at    DATETIME(3)  NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
+  target          VARCHAR(64)  CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  -- job-pid@host of the committer: job 64 + pid + a host name up to 255,
+  -- and ktally cuts it to this size (KT_MEMBER_CHARS) rather than fail.
+  member          VARCHAR(400) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL DEFAULT '',
+  committed_at    DATETIME(3)  NOT NULL DEFAULT CURRENT_TIMESTAMP(3),  -- UTC
   -- Not unique: an idempotent job whose offsets were moved back commits a
   -- range again, harmlessly, and the audit shows the overlap.
   PRIMARY KEY (id),

@@ -221,10 +221,12 @@ kt_audit (const KtConfig *config, GError **error)
   guint chains;
 
   g_array_set_clear_func (rows, (GDestroyNotify) kt_batch_row_clear);
-  /* One snapshot for every read: a job that commits meanwhile must not
-   * make its chain look broken (read after its offsets, or its totals
-   * after its batches). */
-  if (!kt_sink_snapshot_begin (sink, error)
+  /* Only reads: an older schema is read as it is, never migrated. One
+   * snapshot for every read: a job that commits meanwhile must not make
+   * its chain look broken (read after its offsets, or its totals after its
+   * batches). */
+  if (!kt_sink_check_schema (sink, error)
+      || !kt_sink_snapshot_begin (sink, error)
       || !kt_sink_read_batches (sink, NULL, rows, error)
       || !kt_sink_load_all_offsets (sink, stored, error)
       || !kt_sink_load_all_coverage (sink, covered, error))

@@ -1007,7 +1007,8 @@ parse_command (const char *command, int argc, char **argv, GError **error)
   else if (g_str_equal (command, "init-db"))
     {
       entries = init_db_entries;
-      summary = "Creates ktally's tables (sql/schema.sql) in the database if absent.";
+      summary = "Creates ktally's tables (sql/schema.sql) in the database if absent,\n"
+                "and brings an older schema forward (sql/migrations/).";
     }
   else
     {

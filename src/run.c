@@ -1363,7 +1363,9 @@ status_topic (const KtConfig *config, JsonArray *json, GString *text, GError **e
   gboolean stopped, present, kafka = FALSE;
   KtPartitionState *s;
 
+  /* Only reads: an older schema is read as it is, never migrated. */
   if (!runner_start (&r, config, &never, &stopped, error)
+      || !kt_sink_check_schema (r.sink, error)
       || !kt_sink_has_offsets (r.sink, &present, error))
     return FALSE;
 

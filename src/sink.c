@@ -13,12 +13,18 @@
 #include "error.h"
 #include "ledger.h"
 #include "parse.h"
-
-/* sql/schema.sql, embedded at build time (see src/meson.build). */
-#include "schema-sql.h"
+#include "schema.h"
 
 /* Rows per INSERT: keeps every statement far below max_allowed_packet. */
 #define UPSERT_ROWS 1000
+
+/* Every session's sql_mode: strict for every table, no zero dates. */
+#define KT_SQL_MODE "STRICT_ALL_TABLES,STRICT_TRANS_TABLES,NO_ZERO_DATE,NO_ZERO_IN_DATE," \
+                    "ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION"
+
+/* A migration's connection waits this long for an answer (an ALTER of a
+ * big table): one hour. */
+#define MIGRATION_IO_S 3600
 
 struct _KtSink
 {
@@ -94,7 +100,7 @@ void
 kt_sink_set_member (KtSink *self, const char *member)
 {
   g_free (self->member);
-  self->member = g_strdup (member);
+  self->member = kt_schema_member (member);
 }
 
 const char *
@@ -129,6 +135,16 @@ is_transient (unsigned int code)
     default:
       return FALSE;
     }
+}
+
+KtErrorCode
+kt_db_error_code (MYSQL *conn)
+{
+  unsigned int code = mysql_errno (conn);
+
+  if (code == ER_LOCK_DEADLOCK || code == ER_LOCK_WAIT_TIMEOUT)
+    return KT_ERROR_CONFLICT;
+  return is_transient (code) ? KT_ERROR_TRANSIENT : KT_ERROR_FATAL;
 }
 
 /* Sets @error from the connection's last error, prefixed by what we were
@@ -208,6 +224,18 @@ kt_db_open (const KtDbConfig *db, const char *description, unsigned int connect_
                    "connection is not encrypted", description);
       return NULL;
     }
+  /* Whatever the server's defaults: a value that does not fit is an error,
+   * never clamped or truncated in silence (a count, a name), and the times
+   * ktally stamps (committed_at, NOW() in --audit-keep) are UTC, which a
+   * DST change or the server's time zone cannot fold out of order. */
+  if (mysql_query (conn, "SET SESSION sql_mode = '" KT_SQL_MODE "', "
+                         "SESSION time_zone = '+00:00'") != 0)
+    {
+      g_set_error (error, KT_ERROR, kt_db_error_code (conn),
+                   "cannot set sql_mode and time_zone on %s: %s", description,
+                   mysql_error (conn));
+      return NULL;
+    }
   return g_steal_pointer (&conn);
 }
 
@@ -229,6 +257,54 @@ kt_sink_connect (KtSink *self, GError **error)
       g_clear_pointer (&self->conn, mysql_close);
       return FALSE;
     }
+  /* At every connect, not only at start: a database that a newer ktally
+   * migrated meanwhile is not written by this one. */
+  if (!kt_schema_refuse_newer (self->conn, self->description, error))
+    {
+      g_clear_pointer (&self->conn, mysql_close);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* After a schema.c call failed with @local: a transient failure drops the
+ * connection (the next call reconnects), as set_mysql_error() does. */
+static gboolean
+schema_failed (KtSink *self, GError *local, GError **error)
+{
+  if (g_error_matches (local, KT_ERROR, KT_ERROR_TRANSIENT))
+    g_clear_pointer (&self->conn, mysql_close);
+  g_propagate_error (error, local);
+  return FALSE;
+}
+
+/* Brings the schema forward (schema.h), on a connection of its own: an
+ * ALTER of a big table may take far longer than the sink's read timeout,
+ * and the named lock lives as long as that connection. */
+static gboolean
+bring_forward (KtSink *self, GError **error)
+{
+  g_autoptr(MYSQL) conn = NULL;
+  GError *local = NULL;
+  int version;
+
+  if (!kt_schema_version (self->conn, self->description, &version, &local))
+    return schema_failed (self, local, error);
+  if (version == KT_SCHEMA_VERSION)
+    return TRUE;
+  conn = kt_db_open (&self->db, self->description, 5, MIGRATION_IO_S, error);
+  return conn != NULL && kt_schema_bring_forward (conn, self->description, error);
+}
+
+gboolean
+kt_sink_check_schema (KtSink *self, GError **error)
+{
+  GError *local = NULL;
+
+  if (!kt_sink_connect (self, error))
+    return FALSE;
+  if (!kt_schema_check_read_only (self->conn, self->description, &local))
+    return schema_failed (self, local, error);
   return TRUE;
 }
 
@@ -292,27 +368,6 @@ append_quoted (KtSink *self, GString *out, const char *s)
   g_string_append_c (out, '\'');
 }
 
-/* Runs each statement of an embedded .sql file (statements end with ';'
- * at the end of a line; '--' lines are comments). */
-static gboolean
-apply_sql (KtSink *self, const char *text, GError **error)
-{
-  g_auto(GStrv) statements = g_strsplit (text, ";\n", -1);
-
-  for (char **s = statements; *s != NULL; s++)
-    {
-      g_autoptr(GString) sql = g_string_new (NULL);
-      g_auto(GStrv) lines = g_strsplit (*s, "\n", -1);
-
-      for (char **l = lines; *l != NULL; l++)
-        if (!g_str_has_prefix (g_strstrip (*l), "--") && **l != '\0')
-          g_string_append_printf (sql, "%s\n", *l);
-      if (sql->len > 0 && !query (self, sql->str, "cannot create ktally's tables", error))
-        return FALSE;
-    }
-  return TRUE;
-}
-
 /* The type of @table in the database: "BASE TABLE", "VIEW", or NULL when
  * absent (then *@type is NULL and the call still succeeds). */
 static gboolean
@@ -332,54 +387,18 @@ table_type (KtSink *self, const char *table, char **type, GError **error)
   return TRUE;
 }
 
-/* Whether every table and view that the embedded .sql file @text creates
- * ("CREATE TABLE|VIEW IF NOT EXISTS name") is in the database. DDL commits
- * statement by statement, so a kill -9 while a schema was being created
- * leaves only the first of its tables: one present table proves nothing. */
-static gboolean
-schema_complete (KtSink *self, const char *text, gboolean *complete, GError **error)
-{
-  static const char *const creates[] = { "CREATE TABLE IF NOT EXISTS ",
-                                         "CREATE VIEW IF NOT EXISTS " };
-  g_autoptr(GString) sql = g_string_new ("SELECT COUNT(*) FROM information_schema.tables "
-                                         "WHERE table_schema = DATABASE() AND table_name IN (");
-  g_autoptr(MYSQL_RES) res = NULL;
-  MYSQL_ROW row;
-  guint wanted = 0;
-
-  for (gsize c = 0; c < G_N_ELEMENTS (creates); c++)
-    for (const char *p = strstr (text, creates[c]); p != NULL; p = strstr (p, creates[c]))
-      {
-        g_autofree char *name = NULL;
-
-        p += strlen (creates[c]);
-        name = g_strndup (p, strcspn (p, " (\n"));
-        if (wanted++ > 0)
-          g_string_append_c (sql, ',');
-        append_quoted (self, sql, name);
-      }
-  g_assert (wanted > 0);
-  g_string_append_c (sql, ')');
-  res = select_rows (self, sql->str, "cannot look for the tables", error);
-  if (res == NULL)
-    return FALSE;
-  row = mysql_fetch_row (res);
-  *complete = row != NULL && row[0] != NULL && g_ascii_strtoull (row[0], NULL, 10) == wanted;
-  return TRUE;
-}
-
 gboolean
 kt_sink_prepare (KtSink *self, gboolean idempotent, GError **error)
 {
-  const char *schema = idempotent ? kt_idempotent_sql : kt_schema_sql;
+  KtTables tables = idempotent ? KT_TABLES_IDEMPOTENT : KT_TABLES_COUNTS;
   g_autofree char *error_log = NULL;
   g_autofree char *target = NULL;
   gboolean is_view, complete;
+  GError *local = NULL;
 
   if (!kt_sink_connect (self, error)
       || !table_type (self, "error_log", &error_log, error)
-      || !table_type (self, self->table, &target, error)
-      || !schema_complete (self, schema, &complete, error))
+      || !table_type (self, self->table, &target, error))
     return FALSE;
 
   is_view = g_strcmp0 (error_log, "VIEW") == 0;
@@ -402,23 +421,25 @@ kt_sink_prepare (KtSink *self, gboolean idempotent, GError **error)
       return FALSE;
     }
 
+  /* Refused above before anything is touched; migrated first, so that the
+   * tables created next (the latest .sql) join a database at their version. */
+  if (!bring_forward (self, error))
+    return FALSE;
+  if (!kt_schema_complete (self->conn, self->description, tables, &complete, &local))
+    return schema_failed (self, local, error);
   if (!complete)
     {
       g_message ("creating ktally's %stables in %s",
                  idempotent ? "idempotent-mode " : "", self->description);
-      if (!apply_sql (self, schema, error))
-        return FALSE;
+      if (!kt_schema_create (self->conn, self->description, tables, &local))
+        return schema_failed (self, local, error);
     }
   if (!idempotent && target == NULL && g_strcmp0 (self->table, "error_log") != 0)
     {
-      /* Exactly error_log's columns and types. The name is an identifier
-       * the CLI checked ([A-Za-z0-9_]): quoting it is enough. */
-      g_autofree char *sql = g_strdup_printf (
-        "CREATE TABLE IF NOT EXISTS `%s` (log_time DATETIME PRIMARY KEY, "
-        "log_count INT NOT NULL DEFAULT 0) ENGINE = InnoDB", self->table);
       g_message ("creating table %s in %s", self->table, self->description);
-      if (!query (self, sql, "cannot create the table", error))
-        return FALSE;
+      if (!kt_schema_create_counts_table (self->conn, self->description, self->table,
+                                          &local))
+        return schema_failed (self, local, error);
     }
   return TRUE;
 }
@@ -1083,15 +1104,22 @@ gboolean
 kt_sink_prepare_ledger (KtSink *self, GError **error)
 {
   gboolean counts_complete, ledger_complete;
+  GError *local = NULL;
 
-  if (!kt_sink_connect (self, error)
-      || !schema_complete (self, kt_schema_sql, &counts_complete, error)
-      || !schema_complete (self, kt_ledger_sql, &ledger_complete, error))
+  if (!kt_sink_connect (self, error) || !bring_forward (self, error))
     return FALSE;
+  if (!kt_schema_complete (self->conn, self->description, KT_TABLES_COUNTS,
+                           &counts_complete, &local)
+      || !kt_schema_complete (self->conn, self->description, KT_TABLES_LEDGER,
+                              &ledger_complete, &local))
+    return schema_failed (self, local, error);
   if (counts_complete && ledger_complete)
     return TRUE;
   g_message ("creating ktally's ledger tables in %s", self->description);
-  return apply_sql (self, kt_schema_sql, error) && apply_sql (self, kt_ledger_sql, error);
+  if (!kt_schema_create (self->conn, self->description, KT_TABLES_COUNTS, &local)
+      || !kt_schema_create (self->conn, self->description, KT_TABLES_LEDGER, &local))
+    return schema_failed (self, local, error);
+  return TRUE;
 }
 
 /* Appends "'a','b',..." for the strings of @items[from, to). */

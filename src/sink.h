@@ -8,6 +8,7 @@
 #include <glib.h>
 #include <mysql.h>
 #include "coverage.h"
+#include "error.h"
 #include "plan.h"
 #include "reduce.h"
 
@@ -88,11 +89,18 @@ gboolean kt_is_identifier (const char *name);
 
 /* A connection to @db with bounded waits (seconds), no automatic
  * reconnect, and ssl-mode enforced; @description names it in errors (never
- * with the password). Access denied, unknown database: KT_ERROR_FATAL;
+ * with the password). Its session is strict (a value that does not fit is
+ * an error, never clamped) and in UTC (time_zone '+00:00'), whatever the
+ * server's defaults. Access denied, unknown database: KT_ERROR_FATAL;
  * unreachable: KT_ERROR_TRANSIENT. The caller owns the connection. */
 MYSQL   *kt_db_open (const KtDbConfig *db, const char *description,
                      unsigned int connect_timeout, unsigned int io_timeout,
                      GError **error);
+
+/* What the caller of a failed call on @conn does next: KT_ERROR_CONFLICT
+ * (deadlock, lock wait: retry), KT_ERROR_TRANSIENT (the connection or the
+ * server failed: drop it, back off) or KT_ERROR_FATAL. */
+KtErrorCode kt_db_error_code (MYSQL *conn);
 
 /* Copies @db; does not connect yet. Counts go to @table (an identifier the
  * CLI checked; error_log unless replaying). */
@@ -100,12 +108,14 @@ KtSink  *kt_sink_new  (const KtDbConfig *db, const char *table);
 void     kt_sink_free (KtSink *self);  /* NULL is fine */
 
 /* Connects unless connected. Access denied, unknown database:
- * KT_ERROR_FATAL; server unreachable or gone: KT_ERROR_TRANSIENT. Every
- * other call connects on demand and drops the connection after a transient
+ * KT_ERROR_FATAL; server unreachable or gone: KT_ERROR_TRANSIENT; a
+ * schema version newer than this ktally's: KT_ERROR_USAGE. Every other
+ * call connects on demand and drops the connection after a transient
  * failure, so the next call starts afresh. */
 gboolean kt_sink_connect (KtSink *self, GError **error);
 
-/* Names this writer in the audit rows it commits ("job-pid@host"). */
+/* Names this writer in the audit rows it commits ("job-pid@host"), as
+ * kt_schema_member() makes it fit ktally_batches.member. */
 void     kt_sink_set_member (KtSink *self, const char *member);
 
 /* The member that last committed each partition of @job/@topic, from the
@@ -118,12 +128,20 @@ gboolean kt_sink_last_committers (KtSink *self, const char *job, const char *top
  * (chunk tables, error_log as a view over them); the sink's table, if not
  * error_log, is created with error_log's columns. A database whose
  * error_log belongs to the other mode is refused (KT_ERROR_USAGE): one
- * mode per database. */
+ * mode per database. Before creating anything, an older schema is
+ * migrated (kt_schema_bring_forward(): all its ktally tables, whatever
+ * their kind and mode) and a newer one refused (KT_ERROR_USAGE). */
 gboolean kt_sink_prepare (KtSink *self, gboolean idempotent, GError **error);
 
 /* --kind ledger: makes sure kafka_offset, ktally_batches and the ledger's
- * tables (sql/ledger.sql) exist. */
+ * tables (sql/ledger.sql) exist, migrating first as kt_sink_prepare(). */
 gboolean kt_sink_prepare_ledger (KtSink *self, GError **error);
+
+/* For the commands that only read (status, audit): connects and checks
+ * the schema version, altering nothing (kt_schema_check_read_only()): a
+ * newer one is refused (KT_ERROR_USAGE), an older readable one is read as
+ * it is, with one log line naming what brings it forward. */
+gboolean kt_sink_check_schema (KtSink *self, GError **error);
 
 /* Whether kafka_offset exists (nothing is created). */
 gboolean kt_sink_has_offsets (KtSink *self, gboolean *present, GError **error);

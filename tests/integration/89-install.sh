@@ -9,6 +9,7 @@ meson install -C "$KT_BUILD" --no-rebuild --quiet --destdir "$WORK/root" > "$WOR
 prefix=$(meson introspect "$KT_BUILD" --buildoptions | grep -o '"name": "prefix", "value": "[^"]*"' | sed 's/.*"value": "//; s/"$//')
 root=$WORK/root$prefix
 for f in bin/ktally share/ktally/schema.sql share/ktally/idempotent.sql share/ktally/ledger.sql \
+         share/ktally/version.sql share/ktally/migrations/002-names-bigint-utc.sql \
          share/man/man1/ktally.1 lib/systemd/system/ktally.service etc/ktally/ktally.env etc/ktally/ktally.conf; do
   [[ -s $root/$f ]] || fail "meson install did not install $f"
 done
@@ -17,4 +18,4 @@ for lib in ktally librdkafka "MariaDB Connector/C" GLib json-glib pcre2; do
   grep -q "^$lib [0-9]" "$WORK/version" || fail "--version does not name $lib: $(cat "$WORK/version")"
 done
 grep -q "RestartPreventExitStatus=2 4" "$root/lib/systemd/system/ktally.service" || fail "the unit restarts on exit 2 or 4"
-note "$TEST_NAME: 8 files installed under $prefix; --version: $(tr '\n' ';' < "$WORK/version")"
+note "$TEST_NAME: 10 files installed under $prefix; --version: $(tr '\n' ';' < "$WORK/version")"

@@ -1,0 +1,606 @@
+/* schema.c - ktally's tables, their version and their migrations.
+ *
+ * Takes a connection and makes the database hold the tables this ktally
+ * writes: the latest ones (the .sql files of sql/, compiled in) in a fresh
+ * database, the migrations of sql/migrations/ in an older one. MariaDB
+ * commits DDL statement by statement, so nothing here relies on a DDL
+ * transaction: every step before the version sets a state and may run
+ * again after a kill -9 anywhere, and whatever must happen exactly once
+ * (rewriting rows) commits in one transaction with the row that records
+ * the new version. */
+#include "schema.h"
+
+#include <mysqld_error.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include "autocleanups.h"
+#include "error.h"
+#include "sink.h"
+
+/* The .sql files of sql/ and sql/migrations/, embedded at build time
+ * (src/meson.build). */
+#include "schema-sql.h"
+
+/* A migration file's statements after this line (a line of its own)
+ * commit with the version. */
+#define VERSION_TXN_MARK "\n-- ktally: in the version transaction\n"
+
+/* A line before a statement of a migration: "-- ktally: if NAME..." runs
+ * it only where every NAME exists ("NAME:view", "NAME:table": as that). */
+#define IF_DIRECTIVE "-- ktally: if "
+
+/* One lock per database, server-wide: two ktally processes (or two topics
+ * of one job, each with its own connection) never migrate at once. Hashed
+ * to stay within the 64 characters MySQL allows a lock name. */
+#define LOCK_NAME "CONCAT('ktally_schema.', LEFT(SHA2(DATABASE(), 256), 40))"
+#define LOCK_TRY_S 10
+#define LOCK_WAIT_S 3600
+
+typedef struct
+{
+  KtMigration m;
+  /* What the migration's SQL cannot say (it depends on which tables the
+   * database holds), run after its DDL and before its version transaction;
+   * NULL for nothing. Each step must be safe to run again. */
+  gboolean  (*between) (MYSQL *conn, const char *description, GHashTable *tables,
+                        GError **error);
+} Migration;
+
+static gboolean widen_counts (MYSQL *conn, const char *description, GHashTable *tables,
+                              GError **error);
+
+static const Migration migrations[] = {
+  { { 2, "names-bigint-utc", kt_migration_002_sql }, widen_counts },
+};
+
+G_STATIC_ASSERT (G_N_ELEMENTS (migrations) == KT_SCHEMA_VERSION - 1);
+
+const KtMigration *
+kt_schema_migration (guint i)
+{
+  return i < G_N_ELEMENTS (migrations) ? &migrations[i].m : NULL;
+}
+
+static const char *
+tables_sql (KtTables tables)
+{
+  switch (tables)
+    {
+    case KT_TABLES_COUNTS:
+      return kt_schema_sql;
+    case KT_TABLES_IDEMPOTENT:
+      return kt_idempotent_sql;
+    case KT_TABLES_LEDGER:
+      return kt_ledger_sql;
+    default:
+      g_assert_not_reached ();
+    }
+}
+
+/* Test hook (tests/integration/144-schema-migrate-restart.sh):
+ * KTALLY_TEST_MIGRATION_KILL_AFTER=K sends this process SIGKILL right after
+ * the K-th step of migrating, exactly where a kill -9 between two
+ * statements would leave the database. Unset, it costs a getenv. */
+static void
+step_done (void)
+{
+  static gint steps;
+  const char *kill_after = g_getenv ("KTALLY_TEST_MIGRATION_KILL_AFTER");
+
+  if (kill_after != NULL && g_atomic_int_add (&steps, 1) + 1 == atoi (kill_after))
+    raise (SIGKILL);
+}
+
+static gboolean
+exec (MYSQL *conn, const char *description, const char *sql, const char *doing,
+      GError **error)
+{
+  if (mysql_real_query (conn, sql, strlen (sql)) == 0)
+    return TRUE;
+  g_set_error (error, KT_ERROR, kt_db_error_code (conn), "%s on %s: %s", doing,
+               description, mysql_error (conn));
+  return FALSE;
+}
+
+/* Runs a SELECT and keeps its whole result (NULL, with @error, on failure). */
+static MYSQL_RES *
+select_rows (MYSQL *conn, const char *description, const char *sql, const char *doing,
+             GError **error)
+{
+  MYSQL_RES *res;
+
+  if (!exec (conn, description, sql, doing, error))
+    return NULL;
+  res = mysql_store_result (conn);
+  if (res == NULL)
+    g_set_error (error, KT_ERROR, kt_db_error_code (conn), "%s on %s: %s", doing,
+                 description, mysql_error (conn));
+  return res;
+}
+
+static void
+rollback (MYSQL *conn)
+{
+  /* Best effort: a connection that fails this is gone, and an open
+   * transaction dies with its connection. */
+  (void) mysql_real_query (conn, "ROLLBACK", 8);
+}
+
+GPtrArray *
+kt_schema_statements (const char *text)
+{
+  g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func (g_free);
+  g_auto(GStrv) statements = g_strsplit (text, ";\n", -1);
+
+  for (char **s = statements; *s != NULL; s++)
+    {
+      g_autoptr(GString) sql = g_string_new (NULL);
+      g_auto(GStrv) lines = g_strsplit (*s, "\n", -1);
+
+      for (char **l = lines; *l != NULL; l++)
+        if ((!g_str_has_prefix (g_strstrip (*l), "--") || g_str_has_prefix (*l, IF_DIRECTIVE))
+            && **l != '\0')
+          g_string_append_printf (sql, "%s\n", *l);
+      /* The last statement of a file keeps its ';' (no newline after it). */
+      while (sql->len > 0 && (sql->str[sql->len - 1] == '\n' || sql->str[sql->len - 1] == ';'))
+        g_string_truncate (sql, sql->len - 1);
+      if (sql->len > 0)
+        g_ptr_array_add (out, g_string_free (g_steal_pointer (&sql), FALSE));
+    }
+  return g_steal_pointer (&out);
+}
+
+/* Whether @statement's IF_DIRECTIVE (if any) holds in @tables (name ->
+ * type, as the migration found them); *@sql is the statement after it. */
+static gboolean
+statement_applies (const char *statement, GHashTable *tables, const char **sql)
+{
+  g_autofree char *names = NULL;
+  g_auto(GStrv) list = NULL;
+  gsize len;
+
+  *sql = statement;
+  if (!g_str_has_prefix (statement, IF_DIRECTIVE))
+    return TRUE;
+  statement += strlen (IF_DIRECTIVE);
+  len = strcspn (statement, "\n");
+  names = g_strndup (statement, len);
+  *sql = statement + len + (statement[len] != '\0');
+  list = g_strsplit_set (names, " ", -1);
+  for (char **n = list; *n != NULL; n++)
+    {
+      char *type = strchr (*n, ':');
+      const char *found;
+
+      if (**n == '\0')
+        continue;
+      if (type != NULL)
+        *type++ = '\0';
+      found = tables != NULL ? g_hash_table_lookup (tables, *n) : NULL;
+      if (found == NULL
+          || (type != NULL && g_ascii_strcasecmp (type, "view") == 0
+              && g_strcmp0 (found, "VIEW") != 0)
+          || (type != NULL && g_ascii_strcasecmp (type, "table") == 0
+              && g_strcmp0 (found, "BASE TABLE") != 0))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* Runs the statements of @text in order; with @tables (a migration), each
+ * one whose IF_DIRECTIVE holds, counting each as a step. */
+static gboolean
+apply_sql (MYSQL *conn, const char *description, const char *text, GHashTable *tables,
+           GError **error)
+{
+  g_autoptr(GPtrArray) statements = kt_schema_statements (text);
+
+  for (guint i = 0; i < statements->len; i++)
+    {
+      const char *sql;
+
+      if (!statement_applies (statements->pdata[i], tables, &sql))
+        continue;
+      if (!exec (conn, description, sql,
+                 tables != NULL ? "cannot migrate ktally's tables"
+                                : "cannot create ktally's tables", error))
+        return FALSE;
+      if (tables != NULL)
+        step_done ();
+    }
+  return TRUE;
+}
+
+/* The names that an embedded .sql file creates ("CREATE TABLE|VIEW IF NOT
+ * EXISTS name"), appended to @names. */
+static void
+created_names (const char *text, GPtrArray *names)
+{
+  static const char *const creates[] = { "CREATE TABLE IF NOT EXISTS ",
+                                         "CREATE VIEW IF NOT EXISTS " };
+
+  for (gsize c = 0; c < G_N_ELEMENTS (creates); c++)
+    for (const char *p = strstr (text, creates[c]); p != NULL; p = strstr (p, creates[c]))
+      {
+        p += strlen (creates[c]);
+        g_ptr_array_add (names, g_strndup (p, strcspn (p, " (\n")));
+      }
+}
+
+gboolean
+kt_schema_complete (MYSQL *conn, const char *description, KtTables tables,
+                    gboolean *complete, GError **error)
+{
+  g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GString) sql = g_string_new ("SELECT COUNT(*) FROM information_schema.tables "
+                                         "WHERE table_schema = DATABASE() AND table_name IN (");
+  g_autoptr(MYSQL_RES) res = NULL;
+  MYSQL_ROW row;
+
+  created_names (tables_sql (tables), names);
+  g_assert (names->len > 0);
+  /* Names from our own .sql files: [a-z_], nothing to escape. */
+  for (guint i = 0; i < names->len; i++)
+    g_string_append_printf (sql, "%s'%s'", i ? "," : "", (const char *) names->pdata[i]);
+  g_string_append_c (sql, ')');
+  res = select_rows (conn, description, sql->str, "cannot look for the tables", error);
+  if (res == NULL)
+    return FALSE;
+  row = mysql_fetch_row (res);
+  *complete = row != NULL && row[0] != NULL
+              && g_ascii_strtoull (row[0], NULL, 10) == names->len;
+  return TRUE;
+}
+
+gboolean
+kt_schema_create (MYSQL *conn, const char *description, KtTables tables, GError **error)
+{
+  return apply_sql (conn, description, tables_sql (tables), NULL, error);
+}
+
+gboolean
+kt_schema_create_counts_table (MYSQL *conn, const char *description, const char *table,
+                               GError **error)
+{
+  /* Exactly error_log's columns and types (sql/schema.sql). The name is
+   * an identifier the CLI checked ([A-Za-z0-9_]): quoting it is enough. */
+  g_autofree char *sql = g_strdup_printf (
+    "CREATE TABLE IF NOT EXISTS `%s` (log_time DATETIME PRIMARY KEY, "
+    "log_count BIGINT NOT NULL DEFAULT 0) ENGINE = InnoDB", table);
+
+  g_return_val_if_fail (kt_is_identifier (table), FALSE);
+  return exec (conn, description, sql, "cannot create the table", error);
+}
+
+/* Every table and view of the database: name -> "BASE TABLE" or "VIEW". */
+static GHashTable *
+read_tables (MYSQL *conn, const char *description, GError **error)
+{
+  g_autoptr(GHashTable) tables = g_hash_table_new_full (g_str_hash, g_str_equal,
+                                                        g_free, g_free);
+  g_autoptr(MYSQL_RES) res = select_rows (
+    conn, description, "SELECT table_name, table_type FROM information_schema.tables "
+                       "WHERE table_schema = DATABASE()", "cannot look for the tables", error);
+  MYSQL_ROW row;
+
+  if (res == NULL)
+    return NULL;
+  while ((row = mysql_fetch_row (res)) != NULL)
+    g_hash_table_insert (tables, g_strdup (row[0]), g_strdup (row[1]));
+  return g_steal_pointer (&tables);
+}
+
+static gboolean
+read_version (MYSQL *conn, const char *description, GHashTable *tables, int *version,
+              GError **error)
+{
+  g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+
+  if (g_hash_table_contains (tables, "ktally_schema"))
+    {
+      g_autoptr(MYSQL_RES) res = select_rows (conn, description,
+                                              "SELECT MAX(version) FROM ktally_schema",
+                                              "cannot read the schema version", error);
+      MYSQL_ROW row;
+
+      if (res == NULL)
+        return FALSE;
+      row = mysql_fetch_row (res);
+      /* Empty: cut short between creating ktally_schema and its first row;
+       * the other tables tell which version it was. */
+      if (row != NULL && row[0] != NULL)
+        {
+          *version = atoi (row[0]);
+          return TRUE;
+        }
+    }
+  /* No version kept: version 1 if it holds any table ktally creates. */
+  created_names (kt_schema_sql, names);
+  created_names (kt_idempotent_sql, names);
+  created_names (kt_ledger_sql, names);
+  *version = 0;
+  for (guint i = 0; i < names->len; i++)
+    if (g_hash_table_contains (tables, names->pdata[i]))
+      *version = 1;
+  return TRUE;
+}
+
+gboolean
+kt_schema_version (MYSQL *conn, const char *description, int *version, GError **error)
+{
+  g_autoptr(GHashTable) tables = read_tables (conn, description, error);
+
+  return tables != NULL && read_version (conn, description, tables, version, error);
+}
+
+static void
+set_newer_error (GError **error, const char *description, int version)
+{
+  g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+               "%s: schema version %d is newer than this ktally (%d): upgrade ktally",
+               description, version, KT_SCHEMA_VERSION);
+}
+
+gboolean
+kt_schema_refuse_newer (MYSQL *conn, const char *description, GError **error)
+{
+  static const char sql[] = "SELECT MAX(version) FROM ktally_schema";
+  g_autoptr(MYSQL_RES) res = NULL;
+  MYSQL_ROW row;
+
+  if (mysql_real_query (conn, sql, strlen (sql)) != 0)
+    {
+      if (mysql_errno (conn) == ER_NO_SUCH_TABLE)
+        return TRUE;  /* version 0 or 1: older is never refused */
+      g_set_error (error, KT_ERROR, kt_db_error_code (conn),
+                   "cannot read the schema version on %s: %s", description,
+                   mysql_error (conn));
+      return FALSE;
+    }
+  res = mysql_store_result (conn);
+  if (res == NULL)
+    {
+      g_set_error (error, KT_ERROR, kt_db_error_code (conn),
+                   "cannot read the schema version on %s: %s", description,
+                   mysql_error (conn));
+      return FALSE;
+    }
+  row = mysql_fetch_row (res);
+  if (row != NULL && row[0] != NULL && atoi (row[0]) > KT_SCHEMA_VERSION)
+    {
+      set_newer_error (error, description, atoi (row[0]));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+kt_schema_check_read_only (MYSQL *conn, const char *description, GError **error)
+{
+  int version;
+
+  if (!kt_schema_version (conn, description, &version, error))
+    return FALSE;
+  if (version > KT_SCHEMA_VERSION)
+    {
+      set_newer_error (error, description, version);
+      return FALSE;
+    }
+  if (version > 0 && version < KT_SCHEMA_READABLE)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "%s: schema version %d is older than this ktally reads (%d): "
+                   "run `ktally init-db` to migrate it", description, version,
+                   KT_SCHEMA_READABLE);
+      return FALSE;
+    }
+  if (version > 0 && version < KT_SCHEMA_VERSION)
+    g_message ("%s: schema version %d is older than this ktally's (%d): read as it is, "
+               "not migrated; `ktally init-db` or the next `ktally run` brings it forward",
+               description, version, KT_SCHEMA_VERSION);
+  return TRUE;
+}
+
+/* Version 2, between its DDL and its transaction: log_count was INT in
+ * version 1, in error_log and in every replay table (created with
+ * error_log's columns). Widens it in error_log and in each table a batch
+ * counted into (ktally_batches.target), where that is a base table whose
+ * log_count is a narrower integer: idempotent mode's error_log is a view,
+ * and a table of another shape is not ours to change. */
+static gboolean
+widen_counts (MYSQL *conn, const char *description, GHashTable *tables, GError **error)
+{
+  g_autoptr(GString) sql = g_string_new (
+    "SELECT c.table_name FROM information_schema.columns c "
+    "JOIN information_schema.tables t ON t.table_schema = c.table_schema "
+    "AND t.table_name = c.table_name WHERE c.table_schema = DATABASE() "
+    "AND t.table_type = 'BASE TABLE' AND c.column_name = 'log_count' "
+    "AND c.data_type IN ('tinyint', 'smallint', 'mediumint', 'int') "
+    "AND c.table_name IN ('error_log'");
+  g_autoptr(GPtrArray) narrow = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(MYSQL_RES) res = NULL;
+  MYSQL_ROW row;
+
+  if (g_hash_table_contains (tables, "ktally_batches"))
+    {
+      g_autoptr(MYSQL_RES) targets = select_rows (conn, description,
+                                                  "SELECT DISTINCT target FROM ktally_batches",
+                                                  "cannot read ktally_batches", error);
+      if (targets == NULL)
+        return FALSE;
+      /* Identifiers only ([A-Za-z0-9_]): nothing else is a table ktally
+       * wrote, and they need no escaping. */
+      while ((row = mysql_fetch_row (targets)) != NULL)
+        if (kt_is_identifier (row[0]))
+          g_string_append_printf (sql, ",'%s'", row[0]);
+    }
+  g_string_append_c (sql, ')');
+  res = select_rows (conn, description, sql->str, "cannot look for the count tables", error);
+  if (res == NULL)
+    return FALSE;
+  while ((row = mysql_fetch_row (res)) != NULL)
+    g_ptr_array_add (narrow, g_strdup (row[0]));
+
+  for (guint i = 0; i < narrow->len; i++)
+    {
+      g_autofree char *alter = g_strdup_printf (
+        "ALTER TABLE `%s` MODIFY log_count BIGINT NOT NULL DEFAULT 0",
+        (const char *) narrow->pdata[i]);
+
+      if (!exec (conn, description, alter, "cannot migrate ktally's tables", error))
+        return FALSE;
+      step_done ();
+    }
+  return TRUE;
+}
+
+/* The statements after VERSION_TXN_MARK (those whose IF_DIRECTIVE holds)
+ * and the version row, in one transaction: they happen exactly once. */
+static gboolean
+commit_version (MYSQL *conn, const char *description, GHashTable *tables,
+                const char *text, int version, GError **error)
+{
+  g_autoptr(GPtrArray) statements = kt_schema_statements (text != NULL ? text : "");
+  g_autofree char *insert = g_strdup_printf (
+    "INSERT INTO ktally_schema (version, ktally) VALUES (%d, '%s')", version, PACKAGE_VERSION);
+
+  if (!exec (conn, description, "START TRANSACTION", "cannot start a transaction", error))
+    return FALSE;
+  for (guint i = 0; i < statements->len; i++)
+    {
+      const char *sql;
+
+      /* A kind or mode the database never used has no such table. */
+      if (statement_applies (statements->pdata[i], tables, &sql)
+          && !exec (conn, description, sql, "cannot migrate ktally's rows", error))
+        goto fail;
+    }
+  if (!exec (conn, description, insert, "cannot record the schema version", error)
+      || !exec (conn, description, "COMMIT", "cannot commit the schema version", error))
+    goto fail;
+  step_done ();
+  return TRUE;
+
+fail:
+  rollback (conn);
+  return FALSE;
+}
+
+static gboolean
+migrate (MYSQL *conn, const char *description, GHashTable *tables, const Migration *m,
+         GError **error)
+{
+  const char *mark = strstr (m->m.sql, VERSION_TXN_MARK);
+  g_autofree char *ddl = mark != NULL ? g_strndup (m->m.sql, mark - m->m.sql)
+                                      : g_strdup (m->m.sql);
+
+  g_message ("%s: migrating the schema from version %d to %d (%s)", description,
+             m->m.version - 1, m->m.version, m->m.name);
+  if (!apply_sql (conn, description, kt_version_sql, tables, error)
+      || !apply_sql (conn, description, ddl, tables, error)
+      || (m->between != NULL && !m->between (conn, description, tables, error))
+      || !commit_version (conn, description, tables,
+                          mark != NULL ? mark + strlen (VERSION_TXN_MARK) : NULL,
+                          m->m.version, error))
+    {
+      g_prefix_error (error, "schema version %d: ", m->m.version);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+bring_forward_locked (MYSQL *conn, const char *description, GError **error)
+{
+  g_autoptr(GHashTable) tables = read_tables (conn, description, error);
+  int version;
+
+  if (tables == NULL || !read_version (conn, description, tables, &version, error))
+    return FALSE;
+  if (version > KT_SCHEMA_VERSION)
+    {
+      set_newer_error (error, description, version);
+      return FALSE;
+    }
+  if (version == 0)
+    {
+      /* Fresh: the latest .sql files create the tables next, and a kill
+       * -9 before they are all in is completed by kt_schema_create(). */
+      g_autofree char *insert = g_strdup_printf (
+        "INSERT IGNORE INTO ktally_schema (version, ktally) VALUES (%d, '%s')",
+        KT_SCHEMA_VERSION, PACKAGE_VERSION);
+      return apply_sql (conn, description, kt_version_sql, NULL, error)
+             && exec (conn, description, insert, "cannot record the schema version", error);
+    }
+  for (gsize i = 0; i < G_N_ELEMENTS (migrations); i++)
+    if (migrations[i].m.version > version
+        && !migrate (conn, description, tables, &migrations[i], error))
+      return FALSE;
+  return TRUE;
+}
+
+static gboolean
+take_lock (MYSQL *conn, const char *description, GError **error)
+{
+  gint64 deadline = g_get_monotonic_time () + (gint64) LOCK_WAIT_S * G_USEC_PER_SEC;
+  gboolean said = FALSE;
+
+  /* The first try does not wait, so that a wait is logged when it starts. */
+  for (int wait_s = 0;; wait_s = LOCK_TRY_S)
+    {
+      g_autofree char *sql = g_strdup_printf ("SELECT GET_LOCK(" LOCK_NAME ", %d)", wait_s);
+      g_autoptr(MYSQL_RES) res = select_rows (conn, description, sql,
+                                              "cannot lock the schema", error);
+      MYSQL_ROW row;
+
+      if (res == NULL)
+        return FALSE;
+      row = mysql_fetch_row (res);
+      if (row != NULL && g_strcmp0 (row[0], "1") == 0)
+        return TRUE;
+      if (row == NULL || row[0] == NULL)
+        {
+          g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT,
+                       "cannot lock the schema on %s: GET_LOCK failed", description);
+          return FALSE;
+        }
+      if (g_get_monotonic_time () >= deadline)
+        {
+          g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT,
+                       "%s: another ktally has held the schema lock for %d s (a long "
+                       "migration?); try again later", description, LOCK_WAIT_S);
+          return FALSE;
+        }
+      if (!said)
+        g_message ("%s: waiting for another ktally to finish migrating the schema",
+                   description);
+      said = TRUE;
+    }
+}
+
+gboolean
+kt_schema_bring_forward (MYSQL *conn, const char *description, GError **error)
+{
+  gboolean ok;
+
+  if (!kt_schema_refuse_newer (conn, description, error)
+      || !take_lock (conn, description, error))
+    return FALSE;
+  /* Under the lock, read again: whoever held it may have migrated. */
+  ok = bring_forward_locked (conn, description, error);
+  /* Closing the connection would release it too. */
+  if (mysql_query (conn, "SELECT RELEASE_LOCK(" LOCK_NAME ")") == 0)
+    mysql_free_result (mysql_store_result (conn));
+  return ok;
+}
+
+char *
+kt_schema_member (const char *member)
+{
+  GString *out = g_string_sized_new (MIN (strlen (member), KT_MEMBER_CHARS));
+
+  for (const char *p = member; *p != '\0' && out->len < KT_MEMBER_CHARS; p++)
+    g_string_append_c (out, (guchar) *p >= 0x20 && (guchar) *p < 0x7f ? *p : '?');
+  return g_string_free (out, FALSE);
+}

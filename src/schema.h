@@ -1,0 +1,100 @@
+/* schema.h - ktally's tables: creating them, their version, and the
+ * migrations that bring an older database forward.
+ *
+ * sql/schema.sql, idempotent.sql and ledger.sql always describe the latest
+ * schema (KT_SCHEMA_VERSION) and create fresh databases; each
+ * sql/migrations/NNN-*.sql takes a database from version NNN - 1 to NNN.
+ * The version lives in the table ktally_schema (sql/version.sql); ktally
+ * tables without it are version 1. Every function works on a connection
+ * the caller opened with kt_db_open() and keeps owning. Failures are
+ * KT_ERROR_TRANSIENT (the connection failed: drop it), KT_ERROR_USAGE (a
+ * database this ktally must not touch) or KT_ERROR_FATAL. */
+#pragma once
+#include <glib.h>
+#include <mysql.h>
+
+/* The schema version this ktally creates, migrates to and writes. */
+#define KT_SCHEMA_VERSION 2
+
+/* The oldest version that `status` and `audit`, which never alter a
+ * database, still read as it is. */
+#define KT_SCHEMA_READABLE 1
+
+/* ktally_batches.member's size in characters (sql/schema.sql). */
+#define KT_MEMBER_CHARS 400
+
+/* The groups of tables a job needs, one .sql file each. */
+typedef enum
+{
+  KT_TABLES_COUNTS,      /* sql/schema.sql: error_log, kafka_offset, ktally_batches */
+  KT_TABLES_IDEMPOTENT,  /* sql/idempotent.sql: chunk tables, the error_log view */
+  KT_TABLES_LEDGER,      /* sql/ledger.sql: balances, applied and rejected txns */
+} KtTables;
+
+/* One migration, as compiled in from sql/migrations/. */
+typedef struct
+{
+  int         version;  /* the version it reaches, from version - 1 */
+  const char *name;     /* the file's name without NNN- and .sql */
+  const char *sql;      /* the file's text */
+} KtMigration;
+
+/* The @i-th migration in order (from 0), or NULL past the last. Static. */
+const KtMigration *kt_schema_migration (guint i);
+
+/* The database's schema version into *@version: 0 when it holds no ktally
+ * table at all, 1 when it holds ktally tables but no ktally_schema (ktally
+ * before schema versions kept none), else the highest version ktally_schema
+ * records. */
+gboolean kt_schema_version (MYSQL *conn, const char *description, int *version,
+                            GError **error);
+
+/* Refuses a database whose ktally_schema records a version newer than
+ * KT_SCHEMA_VERSION (KT_ERROR_USAGE: "schema version N is newer than this
+ * ktally (M): upgrade ktally"). One cheap query: made at every connect. */
+gboolean kt_schema_refuse_newer (MYSQL *conn, const char *description, GError **error);
+
+/* Brings the database to KT_SCHEMA_VERSION, under a named lock
+ * (GET_LOCK) so that two starting instances never migrate at once. A
+ * database without ktally tables gets the version recorded (its tables are
+ * created afterwards from the latest .sql files); an older one runs each
+ * migration in order, on whatever ktally tables it holds, logging one line
+ * per migration. Restart-safe: every DDL step may run again after a kill
+ * -9, and the data changes commit in one transaction with the version row,
+ * so a migration cut short is completed by the next call. A newer schema
+ * is refused as by kt_schema_refuse_newer(). Migrations may run for a long
+ * time on big tables: give @conn a generous read timeout. */
+gboolean kt_schema_bring_forward (MYSQL *conn, const char *description, GError **error);
+
+/* For the commands that only read (status, audit); alters nothing. A
+ * newer schema is refused, one older than KT_SCHEMA_READABLE too
+ * (KT_ERROR_USAGE: run `ktally init-db`); an older readable one is read
+ * as it is, and one log line says what brings it forward. */
+gboolean kt_schema_check_read_only (MYSQL *conn, const char *description, GError **error);
+
+/* Whether every table and view that @tables' .sql file creates exists.
+ * DDL commits statement by statement, so a kill -9 while a schema was
+ * being created leaves only its first tables: one proves nothing. */
+gboolean kt_schema_complete (MYSQL *conn, const char *description, KtTables tables,
+                             gboolean *complete, GError **error);
+
+/* Creates whatever @tables' .sql file creates and is absent (every
+ * statement is CREATE ... IF NOT EXISTS). */
+gboolean kt_schema_create (MYSQL *conn, const char *description, KtTables tables,
+                           GError **error);
+
+/* Creates @table (an identifier the caller checked) with exactly
+ * error_log's columns, unless it exists: replay tables. */
+gboolean kt_schema_create_counts_table (MYSQL *conn, const char *description,
+                                        const char *table, GError **error);
+
+/* The statements of an embedded .sql text, in order: statements end with
+ * ';' at the end of a line, and '--' lines are comments. A new array of
+ * new strings. */
+GPtrArray *kt_schema_statements (const char *text);
+
+/* @member ("job-pid@host") as ktally_batches.member holds it whatever the
+ * host's name: every byte that is not printable ASCII becomes '?', and it
+ * is cut to KT_MEMBER_CHARS, so that a commit never fails on it. New
+ * string. */
+char *kt_schema_member (const char *member);

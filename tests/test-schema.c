@@ -1,0 +1,213 @@
+/* test-schema.c - what schema.c decides without a database: the committer
+ * name that ktally_batches.member holds (issue #11 item 11: the longest
+ * job and host names must fit, anything longer is cut, never an error),
+ * how an embedded .sql file splits into statements, and that every
+ * migration is written in the restart-safe forms src/schema.c relies on.
+ * The migrations themselves run against MariaDB in tests/integration/14x. */
+#include <string.h>
+#include "schema.h"
+
+static void
+test_member_fits (void)
+{
+  /* The longest member ktally makes: a 64-character job, the largest pid
+   * (pid_max is at most 2^22) and a 255-character host name (DNS allows
+   * 253; Kubernetes pod names are up to 63). It must be kept whole. */
+  g_autofree char *job = g_strnfill (64, 'j');
+  g_autofree char *host = g_strnfill (255, 'h');
+  g_autofree char *member = g_strdup_printf ("%s-%d@%s", job, 4194304, host);
+  g_autofree char *kept = kt_schema_member (member);
+
+  g_assert_cmpuint (strlen (member), <=, KT_MEMBER_CHARS);
+  g_assert_cmpstr (kept, ==, member);
+}
+
+static void
+test_member_cut (void)
+{
+  g_autofree char *host = g_strnfill (1000, 'h');
+  g_autofree char *member = g_strdup_printf ("job-42@%s", host);
+  g_autofree char *kept = kt_schema_member (member);
+
+  g_assert_cmpuint (strlen (kept), ==, KT_MEMBER_CHARS);
+  g_assert_true (strncmp (kept, member, KT_MEMBER_CHARS) == 0);
+}
+
+static void
+test_member_ascii (void)
+{
+  /* A host name is bytes: whatever they are, the member is printable
+   * ASCII, which any column charset stores as it is. */
+  g_autofree char *kept = kt_schema_member ("job-1@h\xc3\xb3st\x01\x7f\xff");
+
+  g_assert_cmpstr (kept, ==, "job-1@h??st???");
+}
+
+/* The code's idea of the column's size is the schema's, in both modes. */
+static void
+test_member_column (void)
+{
+  static const char *const files[] = { "schema.sql", "idempotent.sql" };
+  g_autofree char *want = g_strdup_printf ("member          VARCHAR(%d) ", KT_MEMBER_CHARS);
+
+  for (gsize i = 0; i < G_N_ELEMENTS (files); i++)
+    {
+      g_autofree char *path = g_test_build_filename (G_TEST_DIST, "..", "sql", files[i], NULL);
+      g_autofree char *text = NULL;
+      g_autoptr(GError) error = NULL;
+
+      g_file_get_contents (path, &text, NULL, &error);
+      g_assert_no_error (error);
+      g_assert_nonnull (strstr (text, want));
+    }
+}
+
+typedef struct
+{
+  const char *path;
+  const char *text;
+  const char *want[4];
+} StatementsCase;
+
+static const StatementsCase statements_cases[] = {
+  { "/schema/statements/comments",
+    "-- a comment; with a semicolon\nCREATE TABLE a (x INT);\n\n-- another\nCREATE TABLE b (y INT);\n",
+    { "CREATE TABLE a (x INT)", "CREATE TABLE b (y INT)" } },
+  { "/schema/statements/multi-line",
+    "ALTER TABLE IF EXISTS t\n  MODIFY a INT,\n  MODIFY b INT;\n",
+    { "ALTER TABLE IF EXISTS t\nMODIFY a INT,\nMODIFY b INT" } },  /* lines stripped */
+  { "/schema/statements/no-final-newline", "UPDATE t SET a = 1;",
+    { "UPDATE t SET a = 1" } },
+  { "/schema/statements/only-comments", "-- nothing\n\n-- at all\n", { NULL } },
+  { "/schema/statements/directive-kept",
+    "-- why\n-- ktally: if a b:view\nDROP TABLE IF EXISTS c;\n",
+    { "-- ktally: if a b:view\nDROP TABLE IF EXISTS c" } },
+};
+
+static void
+test_statements (gconstpointer data)
+{
+  const StatementsCase *c = data;
+  g_autoptr(GPtrArray) got = kt_schema_statements (c->text);
+  guint n = 0;
+
+  while (n < G_N_ELEMENTS (c->want) && c->want[n] != NULL)
+    n++;
+  g_assert_cmpuint (got->len, ==, n);
+  for (guint i = 0; i < n; i++)
+    g_assert_cmpstr (got->pdata[i], ==, c->want[i]);
+}
+
+/* A statement without its "-- ktally: if ..." line. */
+static const char *
+without_directive (const char *st)
+{
+  if (g_str_has_prefix (st, "-- ktally: if "))
+    {
+      st = strchr (st, '\n');
+      g_assert_nonnull (st);
+      st++;
+    }
+  return st;
+}
+
+/* Whether every assignment after ON DUPLICATE KEY UPDATE is "c = VALUES(c)":
+ * the INSERT sets rows, so running it twice is running it once. */
+static gboolean
+sets_rows (const char *st)
+{
+  const char *update = strstr (st, "ON DUPLICATE KEY UPDATE ");
+  g_auto(GStrv) parts = NULL;
+
+  if (update == NULL)
+    return FALSE;
+  parts = g_strsplit (update + strlen ("ON DUPLICATE KEY UPDATE "), ",", -1);
+  for (char **p = parts; *p != NULL; p++)
+    {
+      g_auto(GStrv) sides = g_strsplit (g_strstrip (*p), " = ", 2);
+      g_autofree char *want = NULL;
+
+      if (g_strv_length (sides) != 2)
+        return FALSE;
+      want = g_strdup_printf ("VALUES(%s)", sides[0]);
+      if (!g_str_equal (g_strstrip (sides[1]), want))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* Every migration, in order, ends at KT_SCHEMA_VERSION, and says only
+ * what is safe after a kill -9 (src/schema.c): before the version
+ * transaction, statements that set a state (ALTER TABLE IF EXISTS ...
+ * MODIFY, CREATE ... IF NOT EXISTS, CREATE OR REPLACE VIEW, DROP ... IF
+ * EXISTS, SET SESSION, INSERT that sets rows); in it, UPDATEs. */
+static void
+test_migrations (void)
+{
+  int version = 1;
+  guint i;
+
+  for (i = 0; kt_schema_migration (i) != NULL; i++)
+    {
+      const KtMigration *m = kt_schema_migration (i);
+      const char *mark = strstr (m->sql, "\n-- ktally: in the version transaction\n");
+      g_autofree char *ddl = NULL;
+      g_autoptr(GPtrArray) before = NULL, after = NULL;
+      g_auto(GStrv) lines = g_strsplit (m->sql, "\n", -1);
+
+      g_assert_cmpint (m->version, ==, ++version);
+      g_assert_nonnull (m->name);
+      g_assert_nonnull (mark);
+      /* Statements end with ';' at the end of a line: so must no comment. */
+      for (char **l = lines; *l != NULL; l++)
+        if (g_str_has_prefix (*l, "--"))
+          g_assert_false (g_str_has_suffix (*l, ";"));
+      ddl = g_strndup (m->sql, mark - m->sql);
+      before = kt_schema_statements (ddl);
+      after = kt_schema_statements (mark + 1);
+      g_assert_cmpuint (before->len, >, 0);
+      for (guint s = 0; s < before->len; s++)
+        {
+          const char *st = without_directive (before->pdata[s]);
+
+          if (g_str_has_prefix (st, "ALTER TABLE IF EXISTS "))
+            {
+              /* MODIFY, ADD ... IF NOT EXISTS, DROP ... IF EXISTS: never a
+               * rename, which cannot run twice. */
+              if (strstr (st, " ADD ") != NULL)
+                g_assert_nonnull (strstr (st, "IF NOT EXISTS"));
+              if (strstr (st, " DROP ") != NULL)
+                g_assert_nonnull (strstr (st, "IF EXISTS"));
+              g_assert_null (strstr (st, " CHANGE "));
+              g_assert_null (strstr (st, " RENAME "));
+            }
+          else if (g_str_has_prefix (st, "INSERT INTO "))
+            g_assert_true (sets_rows (st));
+          else
+            g_assert_true (g_str_has_prefix (st, "CREATE TABLE IF NOT EXISTS ")
+                           || g_str_has_prefix (st, "CREATE OR REPLACE VIEW ")
+                           || g_str_has_prefix (st, "DROP TABLE IF EXISTS ")
+                           || g_str_has_prefix (st, "SET SESSION "));
+        }
+      for (guint s = 0; s < after->len; s++)
+        g_assert_true (g_str_has_prefix (without_directive (after->pdata[s]), "UPDATE "));
+    }
+  g_assert_cmpuint (i, ==, KT_SCHEMA_VERSION - 1);
+  g_assert_cmpint (version, ==, KT_SCHEMA_VERSION);
+  g_assert_cmpint (KT_SCHEMA_READABLE, >=, 1);
+  g_assert_cmpint (KT_SCHEMA_READABLE, <=, KT_SCHEMA_VERSION);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/schema/member/longest-fits", test_member_fits);
+  g_test_add_func ("/schema/member/cut-to-column", test_member_cut);
+  g_test_add_func ("/schema/member/ascii", test_member_ascii);
+  g_test_add_func ("/schema/member/column-size", test_member_column);
+  for (gsize i = 0; i < G_N_ELEMENTS (statements_cases); i++)
+    g_test_add_data_func (statements_cases[i].path, &statements_cases[i], test_statements);
+  g_test_add_func ("/schema/migrations", test_migrations);
+  return g_test_run ();
+}
