@@ -29,6 +29,9 @@ if grep -q "K4fkaSecret" "$WORK/cmdline"; then fail "a Kafka secret shows in ps:
 grep -q "mysql://kt:xxxxxx@" "$WORK/cmdline" || fail "argv was not scrubbed: $(cat "$WORK/cmdline")"
 grep -q " -X security.protocol=PLAINTEXT" "$WORK/cmdline" || fail "a harmless -X was scrubbed too"
 if grep -q "K4fkaSecret" "$WORK/ps.log"; then fail "a Kafka secret shows in the log"; fi
+# (SIGTERM abandons a batch in flight: wait until everything is committed.)
+all_in() { [[ $(kt_offset_sum "$db" "$topic" 2> /dev/null) == 2000 ]]; }
+kt_wait_for 20 all_in || fail "the run did not commit the 2000 records"
 kill -TERM "$pid"; wait "$pid" || fail "SIGTERM: non-zero exit"
 kt_check_counts "$db" "$WORK/truth"
 
