@@ -6,6 +6,7 @@
 #pragma once
 #include <glib.h>
 #include "plan.h"
+#include "db.h"
 #include "sink.h"
 
 /* Every replay's offsets are kept under a job named so; no live job may be. */
@@ -89,11 +90,6 @@ KtConfig *kt_config_parse (const char *command, int argc, char **argv,
                            GError **error);
 void      kt_config_free  (KtConfig *config);  /* NULL is fine */
 
-/* Parses mysql://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?socket=PATH] into
- * @db (which the caller clears with kt_db_config_clear()). A missing
- * password is taken from MYSQL_PWD. */
-gboolean  kt_db_uri_parse (const char *uri, KtDbConfig *db, GError **error);
-void      kt_db_config_clear (KtDbConfig *db);
 
 /* Parses "P:OFF[,P:OFF...]" for @flag into @out (KtPartitionOffset,
  * sorted by partition). A partition given twice is an error. */

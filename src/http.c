@@ -187,20 +187,6 @@ listen_on (const char *text, guint16 *port, GError **error)
   return fd;
 }
 
-/* ---- the chart's MySQL side --------------------------------------------- */
-
-static void
-copy_db (KtDbConfig *to, const KtDbConfig *from)
-{
-  *to = (KtDbConfig) {
-    .host = g_strdup (from->host), .port = from->port, .user = g_strdup (from->user),
-    .password = g_strdup (from->password), .database = g_strdup (from->database),
-    .socket = g_strdup (from->socket), .defaults_file = g_strdup (from->defaults_file),
-    .ssl_mode = from->ssl_mode, .ssl_ca = g_strdup (from->ssl_ca),
-    .ssl_cert = g_strdup (from->ssl_cert), .ssl_key = g_strdup (from->ssl_key),
-  };
-}
-
 /* The sink's connection options (sink.c), with short timeouts: a page
  * waits seconds at most, and the batch loop's connection is never used. */
 static gboolean
@@ -884,11 +870,8 @@ kt_http_start (const char *listen_addr, KtMetrics *metrics, const KtDbConfig *db
   if (db != NULL)
     {
       self->have_db = TRUE;
-      copy_db (&self->db, db);
-      self->db_description = db->socket != NULL
-        ? g_strdup_printf ("%s@%s/%s", db->user, db->socket, db->database)
-        : g_strdup_printf ("%s@%s:%u/%s", db->user, db->host, db->port ? db->port : 3306,
-                           db->database);
+      kt_db_config_copy (&self->db, db);
+      self->db_description = kt_db_describe (db);
       /* Not thread-safe the first time: done here, before any thread, and
        * a no-op for the sink later. */
       mysql_library_init (0, NULL, NULL);

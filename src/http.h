@@ -9,7 +9,7 @@
 #pragma once
 #include <glib.h>
 #include "metrics.h"
-#include "sink.h"
+#include "db.h"
 
 typedef struct _KtHttp KtHttp;
 

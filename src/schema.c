@@ -16,7 +16,7 @@
 #include <string.h>
 #include "autocleanups.h"
 #include "error.h"
-#include "sink.h"
+#include "db.h"
 
 /* The .sql files of sql/ and sql/migrations/, embedded at build time
  * (src/meson.build). */
@@ -52,6 +52,7 @@ static gboolean widen_counts (MYSQL *conn, const char *description, GHashTable *
 
 static const Migration migrations[] = {
   { { 2, "names-bigint-utc", kt_migration_002_sql }, widen_counts },
+  { { 3, "job-identity", kt_migration_003_sql }, NULL },
 };
 
 G_STATIC_ASSERT (G_N_ELEMENTS (migrations) == KT_SCHEMA_VERSION - 1);
@@ -73,6 +74,8 @@ tables_sql (KtTables tables)
       return kt_idempotent_sql;
     case KT_TABLES_LEDGER:
       return kt_ledger_sql;
+    case KT_TABLES_JOBS:
+      return kt_jobs_sql;
     default:
       g_assert_not_reached ();
     }
@@ -92,40 +95,6 @@ step_done (void)
     raise (SIGKILL);
 }
 
-static gboolean
-exec (MYSQL *conn, const char *description, const char *sql, const char *doing,
-      GError **error)
-{
-  if (mysql_real_query (conn, sql, strlen (sql)) == 0)
-    return TRUE;
-  g_set_error (error, KT_ERROR, kt_db_error_code (conn), "%s on %s: %s", doing,
-               description, mysql_error (conn));
-  return FALSE;
-}
-
-/* Runs a SELECT and keeps its whole result (NULL, with @error, on failure). */
-static MYSQL_RES *
-select_rows (MYSQL *conn, const char *description, const char *sql, const char *doing,
-             GError **error)
-{
-  MYSQL_RES *res;
-
-  if (!exec (conn, description, sql, doing, error))
-    return NULL;
-  res = mysql_store_result (conn);
-  if (res == NULL)
-    g_set_error (error, KT_ERROR, kt_db_error_code (conn), "%s on %s: %s", doing,
-                 description, mysql_error (conn));
-  return res;
-}
-
-static void
-rollback (MYSQL *conn)
-{
-  /* Best effort: a connection that fails this is gone, and an open
-   * transaction dies with its connection. */
-  (void) mysql_real_query (conn, "ROLLBACK", 8);
-}
 
 GPtrArray *
 kt_schema_statements (const char *text)
@@ -202,7 +171,7 @@ apply_sql (MYSQL *conn, const char *description, const char *text, GHashTable *t
 
       if (!statement_applies (statements->pdata[i], tables, &sql))
         continue;
-      if (!exec (conn, description, sql,
+      if (!kt_db_exec (conn, description, sql,
                  tables != NULL ? "cannot migrate ktally's tables"
                                 : "cannot create ktally's tables", error))
         return FALSE;
@@ -244,7 +213,7 @@ kt_schema_complete (MYSQL *conn, const char *description, KtTables tables,
   for (guint i = 0; i < names->len; i++)
     g_string_append_printf (sql, "%s'%s'", i ? "," : "", (const char *) names->pdata[i]);
   g_string_append_c (sql, ')');
-  res = select_rows (conn, description, sql->str, "cannot look for the tables", error);
+  res = kt_db_select (conn, description, sql->str, "cannot look for the tables", error);
   if (res == NULL)
     return FALSE;
   row = mysql_fetch_row (res);
@@ -270,7 +239,7 @@ kt_schema_create_counts_table (MYSQL *conn, const char *description, const char 
     "log_count BIGINT NOT NULL DEFAULT 0) ENGINE = InnoDB", table);
 
   g_return_val_if_fail (kt_is_identifier (table), FALSE);
-  return exec (conn, description, sql, "cannot create the table", error);
+  return kt_db_exec (conn, description, sql, "cannot create the table", error);
 }
 
 /* Every table and view of the database: name -> "BASE TABLE" or "VIEW". */
@@ -279,7 +248,7 @@ read_tables (MYSQL *conn, const char *description, GError **error)
 {
   g_autoptr(GHashTable) tables = g_hash_table_new_full (g_str_hash, g_str_equal,
                                                         g_free, g_free);
-  g_autoptr(MYSQL_RES) res = select_rows (
+  g_autoptr(MYSQL_RES) res = kt_db_select (
     conn, description, "SELECT table_name, table_type FROM information_schema.tables "
                        "WHERE table_schema = DATABASE()", "cannot look for the tables", error);
   MYSQL_ROW row;
@@ -299,7 +268,7 @@ read_version (MYSQL *conn, const char *description, GHashTable *tables, int *ver
 
   if (g_hash_table_contains (tables, "ktally_schema"))
     {
-      g_autoptr(MYSQL_RES) res = select_rows (conn, description,
+      g_autoptr(MYSQL_RES) res = kt_db_select (conn, description,
                                               "SELECT MAX(version) FROM ktally_schema",
                                               "cannot read the schema version", error);
       MYSQL_ROW row;
@@ -424,7 +393,7 @@ widen_counts (MYSQL *conn, const char *description, GHashTable *tables, GError *
 
   if (g_hash_table_contains (tables, "ktally_batches"))
     {
-      g_autoptr(MYSQL_RES) targets = select_rows (conn, description,
+      g_autoptr(MYSQL_RES) targets = kt_db_select (conn, description,
                                                   "SELECT DISTINCT target FROM ktally_batches",
                                                   "cannot read ktally_batches", error);
       if (targets == NULL)
@@ -436,7 +405,7 @@ widen_counts (MYSQL *conn, const char *description, GHashTable *tables, GError *
           g_string_append_printf (sql, ",'%s'", row[0]);
     }
   g_string_append_c (sql, ')');
-  res = select_rows (conn, description, sql->str, "cannot look for the count tables", error);
+  res = kt_db_select (conn, description, sql->str, "cannot look for the count tables", error);
   if (res == NULL)
     return FALSE;
   while ((row = mysql_fetch_row (res)) != NULL)
@@ -448,7 +417,7 @@ widen_counts (MYSQL *conn, const char *description, GHashTable *tables, GError *
         "ALTER TABLE `%s` MODIFY log_count BIGINT NOT NULL DEFAULT 0",
         (const char *) narrow->pdata[i]);
 
-      if (!exec (conn, description, alter, "cannot migrate ktally's tables", error))
+      if (!kt_db_exec (conn, description, alter, "cannot migrate ktally's tables", error))
         return FALSE;
       step_done ();
     }
@@ -465,7 +434,7 @@ commit_version (MYSQL *conn, const char *description, GHashTable *tables,
   g_autofree char *insert = g_strdup_printf (
     "INSERT INTO ktally_schema (version, ktally) VALUES (%d, '%s')", version, PACKAGE_VERSION);
 
-  if (!exec (conn, description, "START TRANSACTION", "cannot start a transaction", error))
+  if (!kt_db_exec (conn, description, "START TRANSACTION", "cannot start a transaction", error))
     return FALSE;
   for (guint i = 0; i < statements->len; i++)
     {
@@ -473,17 +442,17 @@ commit_version (MYSQL *conn, const char *description, GHashTable *tables,
 
       /* A kind or mode the database never used has no such table. */
       if (statement_applies (statements->pdata[i], tables, &sql)
-          && !exec (conn, description, sql, "cannot migrate ktally's rows", error))
+          && !kt_db_exec (conn, description, sql, "cannot migrate ktally's rows", error))
         goto fail;
     }
-  if (!exec (conn, description, insert, "cannot record the schema version", error)
-      || !exec (conn, description, "COMMIT", "cannot commit the schema version", error))
+  if (!kt_db_exec (conn, description, insert, "cannot record the schema version", error)
+      || !kt_db_exec (conn, description, "COMMIT", "cannot commit the schema version", error))
     goto fail;
   step_done ();
   return TRUE;
 
 fail:
-  rollback (conn);
+  kt_db_rollback (conn);
   return FALSE;
 }
 
@@ -531,7 +500,7 @@ bring_forward_locked (MYSQL *conn, const char *description, GError **error)
         "INSERT IGNORE INTO ktally_schema (version, ktally) VALUES (%d, '%s')",
         KT_SCHEMA_VERSION, PACKAGE_VERSION);
       return apply_sql (conn, description, kt_version_sql, NULL, error)
-             && exec (conn, description, insert, "cannot record the schema version", error);
+             && kt_db_exec (conn, description, insert, "cannot record the schema version", error);
     }
   for (gsize i = 0; i < G_N_ELEMENTS (migrations); i++)
     if (migrations[i].m.version > version
@@ -550,7 +519,7 @@ take_lock (MYSQL *conn, const char *description, GError **error)
   for (int wait_s = 0;; wait_s = LOCK_TRY_S)
     {
       g_autofree char *sql = g_strdup_printf ("SELECT GET_LOCK(" LOCK_NAME ", %d)", wait_s);
-      g_autoptr(MYSQL_RES) res = select_rows (conn, description, sql,
+      g_autoptr(MYSQL_RES) res = kt_db_select (conn, description, sql,
                                               "cannot lock the schema", error);
       MYSQL_ROW row;
 

@@ -14,7 +14,7 @@
 #include <mysql.h>
 
 /* The schema version this ktally creates, migrates to and writes. */
-#define KT_SCHEMA_VERSION 2
+#define KT_SCHEMA_VERSION 3
 
 /* The oldest version that `status` and `audit`, which never alter a
  * database, still read as it is. */
@@ -29,6 +29,7 @@ typedef enum
   KT_TABLES_COUNTS,      /* sql/schema.sql: error_log, kafka_offset, ktally_batches */
   KT_TABLES_IDEMPOTENT,  /* sql/idempotent.sql: chunk tables, the error_log view */
   KT_TABLES_LEDGER,      /* sql/ledger.sql: balances, applied and rejected txns */
+  KT_TABLES_JOBS,        /* sql/jobs.sql: what each job is and each table holds */
 } KtTables;
 
 /* One migration, as compiled in from sql/migrations/. */

@@ -19,8 +19,6 @@
 #define UPSERT_ROWS 1000
 
 /* Every session's sql_mode: strict for every table, no zero dates. */
-#define KT_SQL_MODE "STRICT_ALL_TABLES,STRICT_TRANS_TABLES,NO_ZERO_DATE,NO_ZERO_IN_DATE," \
-                    "ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION"
 
 /* A migration's connection waits this long for an answer (an ALTER of a
  * big table): one hour. */
@@ -35,18 +33,6 @@ struct _KtSink
   MYSQL     *conn;
 };
 
-gboolean
-kt_is_identifier (const char *name)
-{
-  gsize n = 0;
-
-  if (name == NULL)
-    return FALSE;
-  for (; name[n] != '\0'; n++)
-    if (!g_ascii_isalnum (name[n]) && name[n] != '_')
-      return FALSE;
-  return n > 0 && n <= 64;
-}
 
 KtSink *
 kt_sink_new (const KtDbConfig *db, const char *table)
@@ -54,22 +40,8 @@ kt_sink_new (const KtDbConfig *db, const char *table)
   KtSink *self = g_new0 (KtSink, 1);
 
   self->table = g_strdup (table);
-  self->db.host = g_strdup (db->host);
-  self->db.port = db->port;
-  self->db.user = g_strdup (db->user);
-  self->db.password = g_strdup (db->password);
-  self->db.database = g_strdup (db->database);
-  self->db.socket = g_strdup (db->socket);
-  self->db.defaults_file = g_strdup (db->defaults_file);
-  self->db.ssl_mode = db->ssl_mode;
-  self->db.ssl_ca = g_strdup (db->ssl_ca);
-  self->db.ssl_cert = g_strdup (db->ssl_cert);
-  self->db.ssl_key = g_strdup (db->ssl_key);
-  if (db->socket != NULL)
-    self->description = g_strdup_printf ("%s@%s/%s", db->user, db->socket, db->database);
-  else
-    self->description = g_strdup_printf ("%s@%s:%u/%s", db->user, db->host,
-                                         db->port ? db->port : 3306, db->database);
+  kt_db_config_copy (&self->db, db);
+  self->description = kt_db_describe (db);
   return self;
 }
 
@@ -79,17 +51,7 @@ kt_sink_free (KtSink *self)
   if (self == NULL)
     return;
   g_clear_pointer (&self->conn, mysql_close);
-  if (self->db.password != NULL)
-    memset (self->db.password, 0, strlen (self->db.password));
-  g_free (self->db.host);
-  g_free (self->db.user);
-  g_free (self->db.password);
-  g_free (self->db.database);
-  g_free (self->db.socket);
-  g_free (self->db.defaults_file);
-  g_free (self->db.ssl_ca);
-  g_free (self->db.ssl_cert);
-  g_free (self->db.ssl_key);
+  kt_db_config_clear (&self->db);
   g_free (self->table);
   g_free (self->member);
   g_free (self->description);
@@ -109,43 +71,7 @@ kt_sink_describe (KtSink *self)
   return self->description;
 }
 
-static gboolean
-is_transient (unsigned int code)
-{
-  switch (code)
-    {
-    case CR_CONNECTION_ERROR:
-    case CR_CONN_HOST_ERROR:
-    case CR_SERVER_GONE_ERROR:
-    case CR_SERVER_LOST:
-    case CR_SERVER_LOST_EXTENDED:
-    case CR_COMMANDS_OUT_OF_SYNC:
-    case ER_CON_COUNT_ERROR:
-    case ER_SERVER_SHUTDOWN:
-    case ER_LOCK_DEADLOCK:
-    case ER_LOCK_WAIT_TIMEOUT:
-    case ER_QUERY_INTERRUPTED:
-    case ER_CONNECTION_KILLED:
-    case ER_NET_READ_ERROR:
-    case ER_NET_READ_INTERRUPTED:
-    case ER_NET_ERROR_ON_WRITE:
-    case ER_NET_WRITE_INTERRUPTED:
-    case ER_UNKNOWN_COM_ERROR:  /* MariaDB answers this while it shuts down */
-      return TRUE;
-    default:
-      return FALSE;
-    }
-}
 
-KtErrorCode
-kt_db_error_code (MYSQL *conn)
-{
-  unsigned int code = mysql_errno (conn);
-
-  if (code == ER_LOCK_DEADLOCK || code == ER_LOCK_WAIT_TIMEOUT)
-    return KT_ERROR_CONFLICT;
-  return is_transient (code) ? KT_ERROR_TRANSIENT : KT_ERROR_FATAL;
-}
 
 /* Sets @error from the connection's last error, prefixed by what we were
  * doing. A transient failure drops the connection: whatever state it had
@@ -155,7 +81,7 @@ set_mysql_error (KtSink *self, GError **error, const char *doing)
 {
   unsigned int code = mysql_errno (self->conn);
   gboolean conflict = code == ER_LOCK_DEADLOCK || code == ER_LOCK_WAIT_TIMEOUT;
-  gboolean transient = is_transient (code);
+  gboolean transient = kt_db_is_transient (code);
 
   /* A deadlock or lock wait only cost this transaction (the caller rolls
    * back): the connection is fine, and the same commit may be tried again. */
@@ -166,78 +92,6 @@ set_mysql_error (KtSink *self, GError **error, const char *doing)
     g_clear_pointer (&self->conn, mysql_close);
 }
 
-MYSQL *
-kt_db_open (const KtDbConfig *db, const char *description, unsigned int connect_timeout,
-            unsigned int io_timeout, GError **error)
-{
-  g_autoptr(MYSQL) conn = mysql_init (NULL);
-  my_bool off = 0;
-
-  if (conn == NULL)
-    {
-      g_set_error_literal (error, KT_ERROR, KT_ERROR_INTERNAL,
-                           "cannot allocate a MySQL connection");
-      return NULL;
-    }
-  /* Bounded waits: a server that hangs is a transient failure to report,
-   * not a process stuck forever. Reconnection is ours, never silent: an
-   * automatic reconnect would lose the open transaction without a word. */
-  mysql_options (conn, MYSQL_OPT_CONNECT_TIMEOUT, &connect_timeout);
-  mysql_options (conn, MYSQL_OPT_READ_TIMEOUT, &io_timeout);
-  mysql_options (conn, MYSQL_OPT_WRITE_TIMEOUT, &io_timeout);
-  mysql_options (conn, MYSQL_OPT_RECONNECT, &off);
-  mysql_options (conn, MYSQL_SET_CHARSET_NAME, "utf8mb4");
-  if (db->defaults_file != NULL)
-    {
-      /* The [client] group may give the password (and user, host...). */
-      mysql_options (conn, MYSQL_READ_DEFAULT_FILE, db->defaults_file);
-      mysql_options (conn, MYSQL_READ_DEFAULT_GROUP, "client");
-    }
-  if (db->ssl_mode != KT_SSL_PREFERRED)
-    {
-      my_bool enforce = db->ssl_mode != KT_SSL_DISABLED;
-      my_bool verify = db->ssl_mode >= KT_SSL_VERIFY_CA;
-
-      if (enforce)
-        {
-          mysql_ssl_set (conn, db->ssl_key, db->ssl_cert, db->ssl_ca, NULL, NULL);
-          /* No silent fall back to plain text if the server has no TLS. */
-          mysql_options (conn, MYSQL_OPT_SSL_ENFORCE, &enforce);
-        }
-      mysql_options (conn, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &verify);
-    }
-
-  if (mysql_real_connect (conn, db->host, db->user, db->password, db->database, db->port,
-                          db->socket, 0) == NULL)
-    {
-      unsigned int code = mysql_errno (conn);
-      g_set_error (error, KT_ERROR,
-                   is_transient (code) ? KT_ERROR_TRANSIENT : KT_ERROR_FATAL,
-                   "cannot connect to MySQL at %s: %s", description, mysql_error (conn));
-      return NULL;
-    }
-  /* Whatever the client library did with ssl-mode: not encrypted, not used. */
-  if (db->ssl_mode >= KT_SSL_REQUIRED && mysql_get_ssl_cipher (conn) == NULL)
-    {
-      g_set_error (error, KT_ERROR, KT_ERROR_FATAL,
-                   "cannot connect to MySQL at %s: ssl-mode requires TLS and the "
-                   "connection is not encrypted", description);
-      return NULL;
-    }
-  /* Whatever the server's defaults: a value that does not fit is an error,
-   * never clamped or truncated in silence (a count, a name), and the times
-   * ktally stamps (committed_at, NOW() in --audit-keep) are UTC, which a
-   * DST change or the server's time zone cannot fold out of order. */
-  if (mysql_query (conn, "SET SESSION sql_mode = '" KT_SQL_MODE "', "
-                         "SESSION time_zone = '+00:00'") != 0)
-    {
-      g_set_error (error, KT_ERROR, kt_db_error_code (conn),
-                   "cannot set sql_mode and time_zone on %s: %s", description,
-                   mysql_error (conn));
-      return NULL;
-    }
-  return g_steal_pointer (&conn);
-}
 
 gboolean
 kt_sink_connect (KtSink *self, GError **error)
@@ -358,14 +212,7 @@ select_rows (KtSink *self, const char *sql, const char *doing, GError **error)
 static void
 append_quoted (KtSink *self, GString *out, const char *s)
 {
-  gsize len = strlen (s), at;
-
-  g_string_append_c (out, '\'');
-  at = out->len;
-  g_string_set_size (out, at + 2 * len + 1);
-  g_string_set_size (out, at + mysql_real_escape_string (self->conn, out->str + at,
-                                                         s, len));
-  g_string_append_c (out, '\'');
+  kt_db_append_quoted (self->conn, out, s);
 }
 
 /* The type of @table in the database: "BASE TABLE", "VIEW", or NULL when
@@ -385,6 +232,16 @@ table_type (KtSink *self, const char *table, char **type, GError **error)
   row = mysql_fetch_row (res);
   *type = row != NULL ? g_strdup (row[0]) : NULL;
   return TRUE;
+}
+
+/* Creates @tables' tables where any is absent. */
+static gboolean
+ensure_tables (KtSink *self, KtTables tables, GError **error)
+{
+  gboolean complete;
+
+  return kt_schema_complete (self->conn, self->description, tables, &complete, error)
+         && (complete || kt_schema_create (self->conn, self->description, tables, error));
 }
 
 gboolean
@@ -425,7 +282,8 @@ kt_sink_prepare (KtSink *self, gboolean idempotent, GError **error)
    * tables created next (the latest .sql) join a database at their version. */
   if (!bring_forward (self, error))
     return FALSE;
-  if (!kt_schema_complete (self->conn, self->description, tables, &complete, &local))
+  if (!ensure_tables (self, KT_TABLES_JOBS, &local)
+      || !kt_schema_complete (self->conn, self->description, tables, &complete, &local))
     return schema_failed (self, local, error);
   if (!complete)
     {
@@ -1108,7 +966,8 @@ kt_sink_prepare_ledger (KtSink *self, GError **error)
 
   if (!kt_sink_connect (self, error) || !bring_forward (self, error))
     return FALSE;
-  if (!kt_schema_complete (self->conn, self->description, KT_TABLES_COUNTS,
+  if (!ensure_tables (self, KT_TABLES_JOBS, &local)
+      || !kt_schema_complete (self->conn, self->description, KT_TABLES_COUNTS,
                            &counts_complete, &local)
       || !kt_schema_complete (self->conn, self->description, KT_TABLES_LEDGER,
                               &ledger_complete, &local))

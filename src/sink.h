@@ -8,37 +8,13 @@
 #include <glib.h>
 #include <mysql.h>
 #include "coverage.h"
+#include "db.h"
 #include "error.h"
 #include "plan.h"
 #include "reduce.h"
 
 typedef struct _KtSink KtSink;
 
-/* Where the database is. Strings are owned by whoever fills the struct. */
-typedef struct
-{
-  char  *host;      /* NULL with a socket */
-  guint  port;      /* 0: the client library's default */
-  char  *user;
-  char  *password;  /* NULL: none (MYSQL_PWD is read by the CLI) */
-  char  *database;
-  char  *socket;    /* unix socket path, or NULL */
-  char  *defaults_file;  /* a MySQL option file ([client] group), or NULL */
-  /* TLS, from the URI's ?ssl-mode=&ssl-ca=&ssl-cert=&ssl-key= */
-  int    ssl_mode;  /* KtSslMode */
-  char  *ssl_ca;
-  char  *ssl_cert;
-  char  *ssl_key;
-} KtDbConfig;
-
-typedef enum
-{
-  KT_SSL_PREFERRED,        /* the client library's default */
-  KT_SSL_DISABLED,
-  KT_SSL_REQUIRED,         /* TLS or fail: never fall back to plain text */
-  KT_SSL_VERIFY_CA,        /* required, and the server's certificate checked */
-  KT_SSL_VERIFY_IDENTITY,  /* and its name */
-} KtSslMode;
 
 /* What a batch read of one partition's range [from, until): recorded in
  * ktally_batches with the offsets, for `ktally audit`. */
@@ -83,24 +59,7 @@ typedef enum
 } KtCommitResult;
 
 
-/* [A-Za-z0-9_]{1,64}: the only table and database names ktally accepts.
- * Anything else is refused, never quoted through. */
-gboolean kt_is_identifier (const char *name);
 
-/* A connection to @db with bounded waits (seconds), no automatic
- * reconnect, and ssl-mode enforced; @description names it in errors (never
- * with the password). Its session is strict (a value that does not fit is
- * an error, never clamped) and in UTC (time_zone '+00:00'), whatever the
- * server's defaults. Access denied, unknown database: KT_ERROR_FATAL;
- * unreachable: KT_ERROR_TRANSIENT. The caller owns the connection. */
-MYSQL   *kt_db_open (const KtDbConfig *db, const char *description,
-                     unsigned int connect_timeout, unsigned int io_timeout,
-                     GError **error);
-
-/* What the caller of a failed call on @conn does next: KT_ERROR_CONFLICT
- * (deadlock, lock wait: retry), KT_ERROR_TRANSIENT (the connection or the
- * server failed: drop it, back off) or KT_ERROR_FATAL. */
-KtErrorCode kt_db_error_code (MYSQL *conn);
 
 /* Copies @db; does not connect yet. Counts go to @table (an identifier the
  * CLI checked; error_log unless replaying). */

@@ -189,8 +189,11 @@ test_migrations (void)
                            || g_str_has_prefix (st, "DROP TABLE IF EXISTS ")
                            || g_str_has_prefix (st, "SET SESSION "));
         }
+      /* In the version transaction: rows rewritten or added once. */
       for (guint s = 0; s < after->len; s++)
-        g_assert_true (g_str_has_prefix (without_directive (after->pdata[s]), "UPDATE "));
+        g_assert_true (g_str_has_prefix (without_directive (after->pdata[s]), "UPDATE ")
+                       || g_str_has_prefix (without_directive (after->pdata[s]),
+                                            "INSERT IGNORE INTO "));
     }
   g_assert_cmpuint (i, ==, KT_SCHEMA_VERSION - 1);
   g_assert_cmpint (version, ==, KT_SCHEMA_VERSION);

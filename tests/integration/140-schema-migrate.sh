@@ -51,7 +51,7 @@ kt_gen "$topic" --lines 4000 --seed 141 --truth "$WORK/t2" > /dev/null
 kt_sum_truths "$WORK/t1" "$WORK/t2" > "$WORK/truth"
 run "$v1_uri" "$WORK/v1.log" --topic "$topic" --max-per-partition 500
 [[ $(migrations "$WORK/v1.log") == 1 ]] || { cat "$WORK/v1.log" >&2; fail "transactional: expected one migration logged"; }
-[[ $(kt_schema_version "$v1") == 2 ]] || fail "transactional: the version is not 2"
+[[ $(kt_schema_version "$v1") == "$KT_SCHEMA_LATEST" ]] || fail "transactional: the version is not $KT_SCHEMA_LATEST"
 kt_check_counts "$v1" "$WORK/truth"
 kt_check_counts "$v1" <(kt_sql "$scratch" "SELECT log_time, log_count FROM error_log_replay ORDER BY log_time") error_log_replay
 "$KTALLY" "${replay[@]}" --db "$v1_uri" 2>> "$WORK/v1.log" || fail "replay after the migration failed"

@@ -10,13 +10,14 @@ kt_gen "$topic" --lines 1000 --seed 145 > /dev/null
 db_uri=$(kt_new_db newer); db=$(kt_db_name "$db_uri")
 "$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" --interval 0 \
   --exit-when-idle 2> "$WORK/first.log" || { tail -3 "$WORK/first.log" >&2; fail "first run failed"; }
-[[ $(kt_schema_version "$db") == 2 ]] || fail "a fresh database should be at version 2"
+[[ $(kt_schema_version "$db") == "$KT_SCHEMA_LATEST" ]] || fail "a fresh database should be at version $KT_SCHEMA_LATEST"
 kt_gen "$topic" --lines 1000 --seed 146 > /dev/null
-kt_sql "$db" "INSERT INTO ktally_schema (version, ktally) VALUES (3, '9.9.9')"
+newer=$((KT_SCHEMA_LATEST + 1))
+kt_sql "$db" "INSERT INTO ktally_schema (version, ktally) VALUES ($newer, '9.9.9')"
 snapshot() { kt_shape "$db"; kt_sql "$db" "CHECKSUM TABLE error_log, kafka_offset, ktally_batches, ktally_schema"; }
 snapshot > "$WORK/before"
 
-want="${db}: schema version 3 is newer than this ktally (2): upgrade ktally"
+want="${db}: schema version $newer is newer than this ktally ($KT_SCHEMA_LATEST): upgrade ktally"
 commands=(
   "run --brokers $KT_BROKERS --topic $topic --db $db_uri --interval 0 --exit-when-idle"
   "run --mode idempotent --brokers $KT_BROKERS --topic $topic --db $db_uri --interval 0 --exit-when-idle"
@@ -35,10 +36,10 @@ for c in "${commands[@]}"; do
   ((rc == 2)) || { cat "$WORK/err" >&2; fail "$name: exit $rc on a newer schema, not 2"; }
   [[ $(grep -c . "$WORK/err") == 1 ]] || { cat "$WORK/err" >&2; fail "$name: more than one line on stderr"; }
   # main.c adds its usual "(try 'ktally COMMAND --help')" to every exit 2.
-  grep -q "^ktally: .*/${db}: schema version 3 is newer than this ktally (2): upgrade ktally\( (try .*)\)\?$" "$WORK/err" \
+  grep -q "^ktally: .*/${db}: schema version $newer is newer than this ktally ($KT_SCHEMA_LATEST): upgrade ktally\( (try .*)\)\?$" "$WORK/err" \
     || { cat "$WORK/err" >&2; fail "$name: not the line '$want'"; }
   [[ ! -s "$WORK/out" ]] || fail "$name: printed output for a database it refused"
 done
 snapshot | diff - "$WORK/before" >&2 || fail "a refused command touched the database"
 
-note "$TEST_NAME: ${#commands[@]} commands refused a schema of version 3 with exit 2, nothing touched"
+note "$TEST_NAME: ${#commands[@]} commands refused a schema of version $newer with exit 2, nothing touched"

@@ -39,6 +39,9 @@ kt_check_same_shape() {  # kt_check_same_shape DB_A DB_B WHAT: both shapes are e
     || { head -20 "$WORK/shape_diff" >&2; fail "$3: $1 and $2 differ in shape"; }
 }
 
+# The version this ktally creates and migrates to (src/schema.h).
+KT_SCHEMA_LATEST=3
+
 kt_schema_version() {  # kt_schema_version DB: the recorded version, or "none"
   kt_sql "$1" "SELECT COALESCE(MAX(version), 'none') FROM ktally_schema" 2> /dev/null || echo none
 }

@@ -1,0 +1,357 @@
+/* db.c - where the database is, connections, and SQL helpers (db.h). */
+#include "db.h"
+
+#include <errmsg.h>
+#include <mysqld_error.h>
+#include <string.h>
+#include "autocleanups.h"
+
+/* Every session ktally opens: a value that does not fit is an error, never
+ * clamped or truncated in silence. */
+#define KT_SQL_MODE "STRICT_ALL_TABLES,STRICT_TRANS_TABLES,NO_ZERO_DATE,NO_ZERO_IN_DATE," \
+                    "ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION"
+
+void
+kt_db_config_clear (KtDbConfig *db)
+{
+  if (db->password != NULL)
+    memset (db->password, 0, strlen (db->password));
+  g_clear_pointer (&db->host, g_free);
+  g_clear_pointer (&db->user, g_free);
+  g_clear_pointer (&db->password, g_free);
+  g_clear_pointer (&db->database, g_free);
+  g_clear_pointer (&db->socket, g_free);
+  g_clear_pointer (&db->defaults_file, g_free);
+  g_clear_pointer (&db->ssl_ca, g_free);
+  g_clear_pointer (&db->ssl_cert, g_free);
+  g_clear_pointer (&db->ssl_key, g_free);
+  db->port = 0;
+  db->ssl_mode = KT_SSL_PREFERRED;
+}
+
+void
+kt_db_config_copy (KtDbConfig *to, const KtDbConfig *from)
+{
+  *to = (KtDbConfig) {
+    .host = g_strdup (from->host),
+    .port = from->port,
+    .user = g_strdup (from->user),
+    .password = g_strdup (from->password),
+    .database = g_strdup (from->database),
+    .socket = g_strdup (from->socket),
+    .defaults_file = g_strdup (from->defaults_file),
+    .ssl_mode = from->ssl_mode,
+    .ssl_ca = g_strdup (from->ssl_ca),
+    .ssl_cert = g_strdup (from->ssl_cert),
+    .ssl_key = g_strdup (from->ssl_key),
+  };
+}
+
+char *
+kt_db_describe (const KtDbConfig *db)
+{
+  if (db->socket != NULL)
+    return g_strdup_printf ("%s@%s/%s", db->user, db->socket, db->database);
+  return g_strdup_printf ("%s@%s:%u/%s", db->user, db->host, db->port ? db->port : 3306,
+                          db->database);
+}
+
+static gboolean
+parse_enum (const char *flag, const char *value, const char *const *names,
+            int *out, GError **error)
+{
+  g_autofree char *choices = NULL;
+
+  for (int i = 0; names[i] != NULL; i++)
+    if (g_strcmp0 (value, names[i]) == 0)
+      {
+        *out = i;
+        return TRUE;
+      }
+  choices = g_strjoinv ("|", (char **) names);
+  g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "%s: expected %s, got '%s'",
+               flag, choices, value);
+  return FALSE;
+}
+
+gboolean
+kt_db_uri_parse (const char *uri, KtDbConfig *db, GError **error)
+{
+  g_autoptr(GUri) parsed = NULL;
+  g_autoptr(GError) local = NULL;
+  const char *path, *query;
+
+  memset (db, 0, sizeof *db);
+  /* GLib's message would quote the URI, password included: use our own. */
+  parsed = g_uri_parse (uri, G_URI_FLAGS_HAS_PASSWORD, &local);
+  if (parsed == NULL || g_strcmp0 (g_uri_get_scheme (parsed), "mysql") != 0)
+    {
+      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
+                           "--db: expected mysql://USER[:PASSWORD]@HOST[:PORT]/DATABASE");
+      return FALSE;
+    }
+  if (g_uri_get_user (parsed) == NULL || *g_uri_get_user (parsed) == '\0')
+    {
+      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
+                           "--db: no user name (mysql://USER@HOST/DATABASE)");
+      return FALSE;
+    }
+  path = g_uri_get_path (parsed);
+  if (path == NULL || path[0] != '/' || path[1] == '\0')
+    {
+      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
+                           "--db: no database name (mysql://USER@HOST/DATABASE)");
+      return FALSE;
+    }
+  if (!kt_is_identifier (path + 1))
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "--db: database name '%s' is not a plain identifier "
+                   "([A-Za-z0-9_], at most 64 characters)", path + 1);
+      return FALSE;
+    }
+
+  db->user = g_strdup (g_uri_get_user (parsed));
+  db->password = g_strdup (g_uri_get_password (parsed));
+  if (db->password == NULL && g_getenv ("MYSQL_PWD") != NULL)
+    db->password = g_strdup (g_getenv ("MYSQL_PWD"));
+  db->database = g_strdup (path + 1);
+  if (g_uri_get_host (parsed) != NULL && *g_uri_get_host (parsed) != '\0')
+    db->host = g_strdup (g_uri_get_host (parsed));
+  db->port = g_uri_get_port (parsed) > 0 ? (guint) g_uri_get_port (parsed) : 0;
+
+  query = g_uri_get_query (parsed);
+  if (query != NULL)
+    {
+      g_autoptr(GHashTable) params = g_uri_parse_params (query, -1, "&",
+                                                         G_URI_PARAMS_NONE, NULL);
+      GHashTableIter iter;
+      gpointer key, value;
+
+      if (params == NULL)
+        {
+          g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
+                               "--db: the query part is not key=value&...");
+          kt_db_config_clear (db);
+          return FALSE;
+        }
+      g_hash_table_iter_init (&iter, params);
+      while (g_hash_table_iter_next (&iter, &key, &value))
+        {
+          static const char *const ssl_modes[] = {
+            "preferred", "disabled", "required", "verify-ca", "verify-identity", NULL
+          };
+          const char *k = key, *v = value;
+          char **path = g_str_equal (k, "socket") ? &db->socket
+                        : g_str_equal (k, "ssl-ca") ? &db->ssl_ca
+                        : g_str_equal (k, "ssl-cert") ? &db->ssl_cert
+                        : g_str_equal (k, "ssl-key") ? &db->ssl_key : NULL;
+          int mode;
+
+          if (path != NULL && v[0] == '/')
+            *path = g_strdup (v);
+          else if (path != NULL)
+            {
+              g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                           "--db: %s must be an absolute path", k);
+              kt_db_config_clear (db);
+              return FALSE;
+            }
+          else if (g_str_equal (k, "ssl-mode"))
+            {
+              if (!parse_enum ("--db: ssl-mode", v, ssl_modes, &mode, error))
+                {
+                  kt_db_config_clear (db);
+                  return FALSE;
+                }
+              db->ssl_mode = mode;
+            }
+          else
+            {
+              g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                           "--db: unknown parameter '%s' (known: socket, ssl-mode, "
+                           "ssl-ca, ssl-cert, ssl-key)", k);
+              kt_db_config_clear (db);
+              return FALSE;
+            }
+        }
+      if (db->ssl_ca != NULL && db->ssl_mode == KT_SSL_PREFERRED)
+        db->ssl_mode = KT_SSL_VERIFY_CA;  /* a CA given is a CA to check */
+    }
+  if (db->host == NULL && db->socket == NULL)
+    {
+      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
+                           "--db: no host (mysql://USER@HOST/DATABASE, or ?socket=/path)");
+      kt_db_config_clear (db);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+kt_is_identifier (const char *name)
+{
+  gsize n = 0;
+
+  if (name == NULL)
+    return FALSE;
+  for (; name[n] != '\0'; n++)
+    if (!g_ascii_isalnum (name[n]) && name[n] != '_')
+      return FALSE;
+  return n > 0 && n <= 64;
+}
+
+gboolean
+kt_db_is_transient (unsigned int code)
+{
+  switch (code)
+    {
+    case CR_CONNECTION_ERROR:
+    case CR_CONN_HOST_ERROR:
+    case CR_SERVER_GONE_ERROR:
+    case CR_SERVER_LOST:
+    case CR_SERVER_LOST_EXTENDED:
+    case CR_COMMANDS_OUT_OF_SYNC:
+    case ER_CON_COUNT_ERROR:
+    case ER_SERVER_SHUTDOWN:
+    case ER_LOCK_DEADLOCK:
+    case ER_LOCK_WAIT_TIMEOUT:
+    case ER_QUERY_INTERRUPTED:
+    case ER_CONNECTION_KILLED:
+    case ER_NET_READ_ERROR:
+    case ER_NET_READ_INTERRUPTED:
+    case ER_NET_ERROR_ON_WRITE:
+    case ER_NET_WRITE_INTERRUPTED:
+    case ER_UNKNOWN_COM_ERROR:  /* MariaDB answers this while it shuts down */
+      return TRUE;
+    default:
+      return FALSE;
+    }
+}
+
+KtErrorCode
+kt_db_error_code (MYSQL *conn)
+{
+  unsigned int code = mysql_errno (conn);
+
+  if (code == ER_LOCK_DEADLOCK || code == ER_LOCK_WAIT_TIMEOUT)
+    return KT_ERROR_CONFLICT;
+  return kt_db_is_transient (code) ? KT_ERROR_TRANSIENT : KT_ERROR_FATAL;
+}
+
+MYSQL *
+kt_db_open (const KtDbConfig *db, const char *description, unsigned int connect_timeout,
+            unsigned int io_timeout, GError **error)
+{
+  g_autoptr(MYSQL) conn = mysql_init (NULL);
+  my_bool off = 0;
+
+  if (conn == NULL)
+    {
+      g_set_error_literal (error, KT_ERROR, KT_ERROR_INTERNAL,
+                           "cannot allocate a MySQL connection");
+      return NULL;
+    }
+  /* Bounded waits: a server that hangs is a transient failure to report,
+   * not a process stuck forever. Reconnection is ours, never silent: an
+   * automatic reconnect would lose the open transaction without a word. */
+  mysql_options (conn, MYSQL_OPT_CONNECT_TIMEOUT, &connect_timeout);
+  mysql_options (conn, MYSQL_OPT_READ_TIMEOUT, &io_timeout);
+  mysql_options (conn, MYSQL_OPT_WRITE_TIMEOUT, &io_timeout);
+  mysql_options (conn, MYSQL_OPT_RECONNECT, &off);
+  mysql_options (conn, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+  if (db->defaults_file != NULL)
+    {
+      /* The [client] group may give the password (and user, host...). */
+      mysql_options (conn, MYSQL_READ_DEFAULT_FILE, db->defaults_file);
+      mysql_options (conn, MYSQL_READ_DEFAULT_GROUP, "client");
+    }
+  if (db->ssl_mode != KT_SSL_PREFERRED)
+    {
+      my_bool enforce = db->ssl_mode != KT_SSL_DISABLED;
+      my_bool verify = db->ssl_mode >= KT_SSL_VERIFY_CA;
+
+      if (enforce)
+        {
+          mysql_ssl_set (conn, db->ssl_key, db->ssl_cert, db->ssl_ca, NULL, NULL);
+          /* No silent fall back to plain text if the server has no TLS. */
+          mysql_options (conn, MYSQL_OPT_SSL_ENFORCE, &enforce);
+        }
+      mysql_options (conn, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &verify);
+    }
+
+  if (mysql_real_connect (conn, db->host, db->user, db->password, db->database, db->port,
+                          db->socket, 0) == NULL)
+    {
+      unsigned int code = mysql_errno (conn);
+      g_set_error (error, KT_ERROR,
+                   kt_db_is_transient (code) ? KT_ERROR_TRANSIENT : KT_ERROR_FATAL,
+                   "cannot connect to MySQL at %s: %s", description, mysql_error (conn));
+      return NULL;
+    }
+  /* Whatever the client library did with ssl-mode: not encrypted, not used. */
+  if (db->ssl_mode >= KT_SSL_REQUIRED && mysql_get_ssl_cipher (conn) == NULL)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_FATAL,
+                   "cannot connect to MySQL at %s: ssl-mode requires TLS and the "
+                   "connection is not encrypted", description);
+      return NULL;
+    }
+  /* Whatever the server's defaults: a value that does not fit is an error,
+   * never clamped or truncated in silence (a count, a name), and the times
+   * ktally stamps (committed_at, NOW() in --audit-keep) are UTC, which a
+   * DST change or the server's time zone cannot fold out of order. */
+  if (mysql_query (conn, "SET SESSION sql_mode = '" KT_SQL_MODE "', "
+                         "SESSION time_zone = '+00:00'") != 0)
+    {
+      g_set_error (error, KT_ERROR, kt_db_error_code (conn),
+                   "cannot set sql_mode and time_zone on %s: %s", description,
+                   mysql_error (conn));
+      return NULL;
+    }
+  return g_steal_pointer (&conn);
+}
+
+gboolean
+kt_db_exec (MYSQL *conn, const char *description, const char *sql, const char *doing,
+            GError **error)
+{
+  if (mysql_real_query (conn, sql, strlen (sql)) == 0)
+    return TRUE;
+  g_set_error (error, KT_ERROR, kt_db_error_code (conn), "%s on %s: %s", doing,
+               description, mysql_error (conn));
+  return FALSE;
+}
+
+MYSQL_RES *
+kt_db_select (MYSQL *conn, const char *description, const char *sql, const char *doing,
+              GError **error)
+{
+  MYSQL_RES *res;
+
+  if (!kt_db_exec (conn, description, sql, doing, error))
+    return NULL;
+  res = mysql_store_result (conn);
+  if (res == NULL)
+    g_set_error (error, KT_ERROR, kt_db_error_code (conn), "%s on %s: %s", doing,
+                 description, mysql_error (conn));
+  return res;
+}
+
+void
+kt_db_append_quoted (MYSQL *conn, GString *out, const char *s)
+{
+  gsize len = strlen (s), at;
+
+  g_string_append_c (out, '\'');
+  at = out->len;
+  g_string_set_size (out, at + 2 * len + 1);
+  g_string_set_size (out, at + mysql_real_escape_string (conn, out->str + at, s, len));
+  g_string_append_c (out, '\'');
+}
+
+void
+kt_db_rollback (MYSQL *conn)
+{
+  (void) mysql_real_query (conn, "ROLLBACK", 8);
+}

@@ -1,0 +1,90 @@
+/* db.h - MySQL: where the database is, a connection to it, and the few
+ * helpers every module that talks SQL shares (the sink, the schema, the
+ * identities, the HTTP page's chart).
+ *
+ * Failures map to what the caller does next: a connection that failed is
+ * KT_ERROR_TRANSIENT (drop it, reconnect, retry), a deadlock or lock wait
+ * KT_ERROR_CONFLICT (roll back, commit again), anything else
+ * KT_ERROR_FATAL. Messages name the database, never with its password. */
+#pragma once
+#include <glib.h>
+#include <mysql.h>
+#include "error.h"
+
+/* Where the database is. Strings are owned by whoever fills the struct. */
+typedef struct
+{
+  char  *host;      /* NULL with a socket */
+  guint  port;      /* 0: the client library's default */
+  char  *user;
+  char  *password;  /* NULL: none (MYSQL_PWD is read by the CLI) */
+  char  *database;
+  char  *socket;    /* unix socket path, or NULL */
+  char  *defaults_file;  /* a MySQL option file ([client] group), or NULL */
+  /* TLS, from the URI's ?ssl-mode=&ssl-ca=&ssl-cert=&ssl-key= */
+  int    ssl_mode;  /* KtSslMode */
+  char  *ssl_ca;
+  char  *ssl_cert;
+  char  *ssl_key;
+} KtDbConfig;
+
+typedef enum
+{
+  KT_SSL_PREFERRED,        /* the client library's default */
+  KT_SSL_DISABLED,
+  KT_SSL_REQUIRED,         /* TLS or fail: never fall back to plain text */
+  KT_SSL_VERIFY_CA,        /* required, and the server's certificate checked */
+  KT_SSL_VERIFY_IDENTITY,  /* and its name */
+} KtSslMode;
+
+/* Parses mysql://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?socket=PATH] into
+ * @db (which the caller clears with kt_db_config_clear()). A missing
+ * password is taken from MYSQL_PWD. */
+gboolean  kt_db_uri_parse (const char *uri, KtDbConfig *db, GError **error);
+void      kt_db_config_clear (KtDbConfig *db);
+
+/* A deep copy of @from into @to (cleared with kt_db_config_clear()). */
+void      kt_db_config_copy (KtDbConfig *to, const KtDbConfig *from);
+
+/* "user@host:port/database" (or "user@socket/database"), for messages:
+ * never the password. New string. */
+char     *kt_db_describe (const KtDbConfig *db);
+
+/* [A-Za-z0-9_]{1,64}: the only table and database names ktally accepts.
+ * Anything else is refused, never quoted through. */
+gboolean kt_is_identifier (const char *name);
+
+/* A connection to @db with bounded waits (seconds), no automatic
+ * reconnect, and ssl-mode enforced; @description names it in errors (never
+ * with the password). Its session is strict (a value that does not fit is
+ * an error, never clamped) and in UTC (time_zone '+00:00'), whatever the
+ * server's defaults. Access denied, unknown database: KT_ERROR_FATAL;
+ * unreachable: KT_ERROR_TRANSIENT. The caller owns the connection. */
+MYSQL   *kt_db_open (const KtDbConfig *db, const char *description,
+                     unsigned int connect_timeout, unsigned int io_timeout,
+                     GError **error);
+
+/* What the caller of a failed call on @conn does next: KT_ERROR_CONFLICT
+ * (deadlock, lock wait: retry), KT_ERROR_TRANSIENT (the connection or the
+ * server failed: drop it, back off) or KT_ERROR_FATAL. */
+KtErrorCode kt_db_error_code (MYSQL *conn);
+
+/* Runs @sql; on failure sets @error ("@doing on @description: why") with
+ * kt_db_error_code(). */
+gboolean  kt_db_exec   (MYSQL *conn, const char *description, const char *sql,
+                        const char *doing, GError **error);
+
+/* Runs a SELECT and keeps its whole result (NULL, with @error, on failure). */
+MYSQL_RES *kt_db_select (MYSQL *conn, const char *description, const char *sql,
+                         const char *doing, GError **error);
+
+/* Appends @s to @out as a quoted, escaped SQL string literal. */
+void      kt_db_append_quoted (MYSQL *conn, GString *out, const char *s);
+
+/* Best effort: a connection that cannot even roll back is gone, and an
+ * open transaction dies with it. */
+void      kt_db_rollback (MYSQL *conn);
+
+/* Whether a client or server error code means the connection failed (or a
+ * lock conflict): worth another try. */
+gboolean  kt_db_is_transient (unsigned int code);

@@ -1,0 +1,53 @@
+/* identity.h - a job is its settings; a table is what its rows mean.
+ *
+ * A job's results depend on settings ktally must never let change under
+ * it: its kind and mode, where its offsets live, the table it writes and
+ * the topics it reads (ktally_job), and what that table's rows mean: their
+ * bucket, the levels counted, the pattern and time format that read them,
+ * their dimensions and sums (ktally_table). Both are recorded by the first
+ * commit (kt_identity_claim(), in the commit's transaction) and compared at
+ * every start (kt_identity_check()): a difference that would mix results is
+ * refused with one line naming the setting, the stored value and the given
+ * one, before anything is written. A second job that would count a topic
+ * into a table another job already counts it into is refused too, unless
+ * the sharing is asked for (--share-table): two jobs count everything
+ * twice. */
+#pragma once
+#include <glib.h>
+#include <mysql.h>
+
+typedef struct
+{
+  /* The job (ktally_job). */
+  const char *job;
+  const char *kind;         /* "count", "ledger" */
+  const char *mode;         /* "transactional", "idempotent" */
+  const char *offsets;      /* "mysql", "kafka" */
+  const char *output;       /* the table it writes */
+  const char *const *topics;
+  gboolean    replay;       /* `ktally replay`: re-counting into a table is its purpose */
+  /* What the output table holds (ktally_table). */
+  const char *holds;        /* "counts", "balances" */
+  const char *bucket;       /* "1m", "5m", "1h"; "" for balances */
+  const char *const *levels;  /* NULL: none (balances) */
+  const char *pattern;      /* NULL or "": the default line */
+  const char *time_format;  /* NULL or "": the default */
+  const char *dimensions;   /* "" for none */
+  const char *sums;         /* "" for none */
+} KtIdentity;
+
+/* Compares @id with what the database recorded of its job and its output
+ * table (either may be absent: nothing to compare), and, unless
+ * @share_table or @id is a replay, looks for another job that counts one
+ * of @id's topics into the same table. Reads only. A difference is
+ * KT_ERROR_USAGE naming the setting, both values and what to do; a
+ * connection failure is reported as the caller's query failures are. */
+gboolean kt_identity_check (MYSQL *conn, const char *description, const KtIdentity *id,
+                            gboolean share_table, GError **error);
+
+/* Records @id's job and table if absent and compares them again under row
+ * locks, inside the caller's open transaction (its first commit): two
+ * instances started with different settings cannot both write. A
+ * difference is KT_ERROR_USAGE; the caller rolls back. */
+gboolean kt_identity_claim (MYSQL *conn, const char *description, const KtIdentity *id,
+                            GError **error);
