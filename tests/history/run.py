@@ -737,6 +737,9 @@ class Runner:
             time.sleep(0.1)
         return False
 
+    def job_live(self, jid):
+        return any(i.job == jid for i in self.live.values())
+
     def committed(self, jid):
         j = self.jobs[jid]
         if not self.has_table(j["db"], "ktally_batches"):
@@ -819,7 +822,7 @@ class Runner:
             return a
         if k == "identity-change":
             jid = op["job"]
-            if not self.wait_for(lambda: self.committed(jid), 10):
+            if not self.wait_for(lambda: self.committed(jid), 10 if self.job_live(jid) else 0.2):
                 return None
             a = self.job_args(jid, drain=True)
             a = drop_flags(a, ["--bucket", "--levels", "--time-format", "--kind"])
@@ -844,7 +847,7 @@ class Runner:
             jid = op["holder"]
             j = self.jobs[jid]
             t = j["topics"][0]
-            if not self.wait_for(lambda: self.holds(jid, t), 10):
+            if not self.wait_for(lambda: self.holds(jid, t), 10 if self.job_live(jid) else 0.2):
                 return None
             a = ["run", "--brokers", self.svc.brokers, "--topic", self.names[t], "--db",
                  self.uri(j["db"]), "--job", "h%s_second" % self.run_id,

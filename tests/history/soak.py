@@ -56,8 +56,9 @@ def script_text(h, failure, original_ops, build):
         "# ktally randomized history checker (tests/history): a failing history.",
         "# seed %s; %s" % (h["seed"], "shrunk from %d to %d operations" % (original_ops, len(h["ops"]))
                            if original_ops != len(h["ops"]) else "%d operations" % len(h["ops"])),
-        "# the whole unshrunk history: scripts/soak --seed %s --histories 1%s" % (
-            h["seed"], "".join(" --check %s" % c for c in sorted(set(KNOWN_OPEN) - set(h["open"])))),
+        "# the whole unshrunk history: scripts/soak --seed %s --histories 1%s%s" % (
+            h["seed"], "".join(" --check %s" % c for c in sorted(set(KNOWN_OPEN) - set(h["open"]))),
+            " --focus %s" % h["focus"] if h.get("focus") else ""),
         "# failure: %s" % failure.sig,
     ]
     for l in failure.detail.splitlines()[:12]:
@@ -264,7 +265,8 @@ def mutant(args):
         subprocess.run(["meson", "setup", build, src], check=True, stdout=subprocess.DEVNULL)
     subprocess.run(["meson", "compile", "-C", build, "ktally"], check=True, stdout=subprocess.DEVNULL)
     args.build = build
-    finds = head.get("finds")
+    finds = (head.get("finds") or "none").split()[0]
+    finds = None if finds == "none" else finds
     if finds and finds in KNOWN_OPEN:
         args.check = list(set(args.check or []) | {finds})
     if finds and not args.focus:
