@@ -98,14 +98,14 @@ class Gen:
             if self.on("member-overflow") and self.chance(0.2, "member-overflow"):
                 j["name"] = "long"
             idem = db["mode"] == "idempotent"
+            if self.focus == "idempotent-rewind-off-grid" and idem:
+                j["start"] = "latest"
             if kind == "count" and idem and len(topics) == 1 and self.chance(0.3, "idempotent-kafka-latest"):
                 j["offsets"] = "kafka"
                 if not self.on("idempotent-kafka-latest"):
                     j["start"] = "earliest"
                 elif self.focus == "idempotent-kafka-latest":
                     j["start"] = "latest"
-            if self.focus == "idempotent-rewind-off-grid" and idem:
-                j["start"] = "latest"
             if len(topics) == 1 and j["offsets"] == "mysql":
                 s = r.random()
                 if kind == LEDGER:

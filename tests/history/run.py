@@ -23,7 +23,7 @@ from values import LedgerValues, LogValues
 
 LEDGER = "ledger"
 # Where a MariaDB restart at start-up ends an instance today (exit 3).
-PREPARE_LOST = re.compile(r"ktally: cannot (create ktally's tables|look for the tables|create "
+PREPARE_LOST = re.compile(r"ktally: (topic \S+: )?cannot (create ktally's tables|look for the tables|create "
                           r"the table|create a kafka_offset row|connect)")
 SANITIZER = re.compile(rb"(ERROR: (Address|Leak|Undefined|Thread)Sanitizer|runtime error: |"
                        rb"SUMMARY: \w+Sanitizer)")
@@ -548,11 +548,13 @@ class Runner:
         self.stop_instance(op["inst"], signal.SIGTERM)
 
     def op_mysql_restart(self, op):
+        self.mysql_fault_at = float("inf")
         self.svc.service("restart-mysql")
         self.mysql_fault_at = time.monotonic()
         self.stats["faults"] += 1
 
     def op_mysql_outage(self, op):
+        self.mysql_fault_at = float("inf")
         self.svc.service("kill-mysql")
         try:
             self.nap(op["ms"] / 1000.0)
@@ -686,17 +688,32 @@ class Runner:
             # design: the audit shows the overlap, and the ERROR lines its
             # batches recorded exceed the table's.
             rewound = {(job, topic, p) for (db, job, topic, p) in self.rewound if db == d}
-            ok = bool(rewound)
+            # While #17.9 is open: a kill between the group commit and the
+            # audit row of an --offsets kafka job leaves a gap.
+            kafka_jobs = {self.job_name(jid) for jid, j in self.jobs.items()
+                          if j["db"] == d and j["offsets"] == "kafka"} \
+                if "audit-kafka-offsets-gap" in self.h.get("open", ()) else set()
+            ok = bool(rewound or kafka_jobs)
+            gaps = False
             for line in out.splitlines():
                 if not line.startswith("audit: BROKEN: "):
                     continue
                 m = re.match(r"audit: BROKEN: job (\S+), (\S+)/(\d+): overlap", line)
                 if m and (m.group(1), m.group(2), int(m.group(3))) in rewound:
                     continue
+                m = re.match(r"audit: BROKEN: job (\S+), (\S+)/(\d+): gap", line)
+                if m and m.group(1) in kafka_jobs:
+                    gaps = True
+                    continue
                 m = re.match(r"audit: BROKEN: (\w+) holds (\d+) ERROR lines, its batches recorded (\d+)", line)
                 if m and rewound and int(m.group(3)) >= int(m.group(2)):
                     continue
+                if m and gaps and int(m.group(3)) <= int(m.group(2)):
+                    continue
                 ok = False
+            if ok and gaps:
+                self.note("tolerated (audit-kafka-offsets-gap): %s" % out.strip().splitlines()[-1])
+                self.stats["tolerated"] += 1
             if ok:
                 return
         raise Failure("audit:%s" % d, "ktally audit exited %d:\n%s%s" % (rc, out[-2500:], err[-800:]))

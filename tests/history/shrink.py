@@ -57,7 +57,8 @@ def shrink(h, still_fails, budget):
             break
         named = any(j["id"] in (op.get("job"), op.get("holder"), (op.get("inst") or "").split("#")[0],
                                 (op.get("job") or "").replace("live:", ""))
-                    for op in best["ops"])
+                    for op in best["ops"]) or any(
+                        x.get("name") == "case_of:" + j["id"] for x in best["jobs"])
         if not named and len(best["jobs"]) > 1:
             attempt(jobs=[x for x in best["jobs"] if x["id"] != j["id"]])
 

@@ -163,7 +163,9 @@ class Soak:
         say("    steps and logs: %s" % f.work)
         shrunk = self.shrink(h, f) if not self.args.no_shrink else h
         text = script_text(shrunk, f, len(h["ops"]), self.build)
-        path = os.path.join(self.out, "fail-%s.sh" % h["seed"])
+        checks = sorted(set(KNOWN_OPEN) - set(h["open"]))
+        path = os.path.join(self.out, "fail-%s%s.sh" % (
+            h["seed"], "-" + "-".join(checks) if 0 < len(checks) < 3 else ""))
         with open(path, "w") as fh:
             fh.write(text)
         os.chmod(path, 0o755)
@@ -182,7 +184,8 @@ class Soak:
             n[0] += 1
             try:
                 g = self.attempt(cand, "s%s-shrink" % h["seed"])
-            except HarnessError:
+            except Exception as e:  # a candidate the checker cannot run is not taken
+                say("    (candidate not run: %s)" % e)
                 return False
             return g is not None and g.sig == f.sig
 
@@ -263,7 +266,7 @@ def mutant(args):
     build = os.path.join(scratch, "build")
     if not os.path.exists(os.path.join(build, "build.ninja")):
         subprocess.run(["meson", "setup", build, src], check=True, stdout=subprocess.DEVNULL)
-    subprocess.run(["meson", "compile", "-C", build, "ktally"], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(["meson", "compile", "-C", build, "src/ktally:executable"], check=True, stdout=subprocess.DEVNULL)
     args.build = build
     finds = (head.get("finds") or "none").split()[0]
     finds = None if finds == "none" else finds
