@@ -662,6 +662,11 @@ class Runner:
         to = lo + int(op["frac"] * (cur - lo))
         self.svc.sql(d, "UPDATE kafka_offset SET `offset` = %s WHERE job = %s AND topic = %s "
                      "AND `partition` = %s", (to, self.job_name(jid), t, op["partition"]))
+        # Below where the job started, the rewind asks for more: from `to` on.
+        key = (jid, op["topic"], op["partition"])
+        natural = 0 if j["start"] == "earliest" else self.start.get(key)
+        if natural is not None:
+            self.start[key] = min(natural, to)
         self.rewound.add((op["db"] if "db" in op else j["db"], self.job_name(jid), t, op["partition"]))
         self.note("rewound %s %s/%d from %d to %d" % (self.job_name(jid), t, op["partition"], cur, to))
         self.stats["rewinds"] += 1

@@ -314,6 +314,8 @@ def main():
         return 0
     if args.histories is None and args.minutes is None and not args.replay and not args.mutant:
         args.histories = 1
+    import lines
+    lines.selftest()
     if args.mutant:
         return mutant(args)
     return Soak(args).main()
