@@ -283,8 +283,13 @@ class Gen:
             for t in topics:
                 if topics[t]["kind"] == LOG:
                     op = self.produce(t, topics[t], produced)
-                    op["n"], op["spread"] = 400, "one"
+                    op["n"], op["spread"], op["sync"] = 400, "one", True
                     ops.append(op)
+            # Records in message sets of their own, so that the byte cap
+            # binds inside the open chunk (the mock hands one set a Fetch).
+            for op in ops:
+                if op["op"] == "produce":
+                    op["sync"] = True
 
     # ------------------------------------------------------------------
     def produce(self, t, topic, produced):

@@ -472,6 +472,8 @@ class Runner:
                 except BufferError:
                     p.poll(0.05)
             p.poll(0)
+            if op.get("sync"):
+                p.flush(30)   # every record a message set of its own
         left = p.flush(90)
         bad = [d for d in delivered if d[0] is not None]
         if left or bad or len(delivered) != op["n"]:
