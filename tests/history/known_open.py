@@ -61,5 +61,6 @@ KNOWN_OPEN = {
         "such an exit 3 of an instance started before a MariaDB fault)",
     "audit-kafka-offsets-gap":
         "#17.9 audit of an --offsets kafka job: a kill between the group commit "
-        "and the audit row leaves a gap in the chain (tolerated while open)",
+        "and the audit row leaves a gap in the chain (from the code, not seen in a "
+        "history yet; tolerated while open)",
 }
