@@ -1,0 +1,1099 @@
+"""The runner: carries a history out against the real ktally and services,
+then drains every job and compares every table with the oracle.
+
+Every wait is bounded: a process still running past its bound is a failure
+("hang") that names what was running, and is killed. Nothing here decides
+what to draw (gen.py does); the runner only clamps replay ranges and
+rewinds to what was really produced, so that a shrunk history stays valid.
+"""
+import collections
+import hashlib
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+from decimal import Decimal
+
+import MySQLdb
+
+from lines import Format, minute_text
+from values import LedgerValues, LogValues
+
+LEDGER = "ledger"
+# Where a MariaDB restart at start-up ends an instance today (exit 3).
+PREPARE_LOST = re.compile(r"ktally: (topic \S+: )?cannot (create ktally's tables|look for the tables|create "
+                          r"the table|create a kafka_offset row|connect)")
+SANITIZER = re.compile(rb"(ERROR: (Address|Leak|Undefined|Thread)Sanitizer|runtime error: |"
+                       rb"SUMMARY: \w+Sanitizer)")
+# A 63-character hostname (the longest a label may be), for #11.11.
+LONG_HOST = "kt-" + "h" * 56 + "-pod"
+
+
+class Failure(Exception):
+    """What made a history fail. `sig` is short and stable (the shrinker keeps
+    candidates that fail the same way); `detail` is for people."""
+
+    def __init__(self, sig, detail):
+        super().__init__("%s: %s" % (sig, detail))
+        self.sig = sig
+        self.detail = detail
+
+
+class HarnessError(Exception):
+    """The checker could not do its part (a producer not delivering, a
+    service that does not come back): not a verdict on ktally."""
+
+
+def load_env(path):
+    out = subprocess.run(["bash", "-c", 'source "$1" && env -0', "-", path],
+                         capture_output=True, check=True).stdout
+    env = dict(item.split("=", 1) for item in out.decode().split("\0") if "=" in item)
+    return env
+
+
+class Services:
+    def __init__(self, env, build, repo):
+        self.env = env
+        self.build = build
+        self.repo = repo
+        self.ktally = os.path.join(build, "src", "ktally")
+        self.broker_bin = env.get("KT_BROKER_BIN") or os.path.join(build, "tests/support/kt-mock-broker")
+        self.brokers = env["KT_BROKERS"]
+        self.uri_base = env["KT_DB_URI_BASE"]
+        self.services = env.get("KT_SERVICES") or os.path.join(repo, "scripts/services")
+
+    def connect(self, db=None, tries=60):
+        last = None
+        for _ in range(tries):
+            try:
+                kw = dict(host=self.env["KT_MYSQL_HOST"], port=int(self.env["KT_MYSQL_PORT"]),
+                          user=self.env["KT_MYSQL_USER"], passwd=self.env["KT_MYSQL_PASSWORD"],
+                          connect_timeout=5, autocommit=True, charset="utf8mb4")
+                if db:
+                    kw["db"] = db
+                return MySQLdb.connect(**kw)
+            except MySQLdb.OperationalError as e:
+                last = e
+                time.sleep(0.25)
+        raise HarnessError("cannot connect to MariaDB: %s" % last)
+
+    def sql(self, db, query, args=None):
+        for attempt in range(3):
+            conn = self.connect(db)
+            try:
+                cur = conn.cursor()
+                cur.execute(query, args)
+                return list(cur.fetchall())
+            except MySQLdb.OperationalError as e:
+                if e.args[0] in (2006, 2013) and attempt < 2:
+                    time.sleep(0.5)
+                    continue
+                raise
+            finally:
+                conn.close()
+
+    def ctl(self, *words, check=True):
+        r = subprocess.run([self.broker_bin, "ctl", "--control", self.env["KT_BROKER_CTL"]]
+                           + [str(w) for w in words], capture_output=True, timeout=90)
+        out = r.stdout.decode(errors="replace").strip()
+        if check and r.returncode != 0:
+            raise HarnessError("kt-mock-broker ctl %s: %s %s" % (" ".join(map(str, words)), out,
+                                                                 r.stderr.decode(errors="replace")))
+        return out
+
+    def service(self, what):
+        r = subprocess.run([self.services, what], capture_output=True, timeout=120,
+                           env=dict(os.environ, KT_SERVICES_DIR=self.env["KT_SERVICES_DIR"]))
+        if r.returncode != 0:
+            raise HarnessError("scripts/services %s: %s" % (what, (r.stdout + r.stderr).decode()[-500:]))
+
+    def watermarks(self, topic):
+        for _ in range(10):
+            out = self.ctl("watermarks", topic, check=False)
+            if out.startswith("ok"):
+                return [int(x.split(":")[2]) for x in out.split()[1:]]
+            time.sleep(0.5)
+        raise HarnessError("cannot read the watermarks of %s: %s" % (topic, out))
+
+
+class Instance:
+    def __init__(self, name, job, argv, log_path, env):
+        self.name = name
+        self.job = job
+        self.argv = argv
+        self.log_path = log_path
+        self.log = open(log_path, "ab")
+        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self.log,
+                                     stderr=self.log, env=env)
+        self.started = time.monotonic()
+
+    def tail(self, n=12):
+        try:
+            with open(self.log_path, "rb") as f:
+                data = f.read()[-6000:]
+        except OSError:
+            return ""
+        return "\n".join(l.decode(errors="replace") for l in data.splitlines()[-n:])
+
+    def close(self):
+        self.log.close()
+
+
+def shell_quote(argv):
+    import shlex
+    return " ".join(shlex.quote(a) for a in argv)
+
+
+class Runner:
+    """Runs one history. `run()` returns a dict of figures or raises Failure."""
+
+    HANG_TERM = 20       # seconds for SIGTERM to end an instance
+    HANG_DRAIN = 120     # seconds for a final --exit-when-idle run
+    HANG_CMD = 60        # seconds for replay, audit, status, init-db
+    HANG_INVALID = 15    # seconds for a combination that must be refused
+
+    def __init__(self, h, svc, workdir, budget=300, verbose=False, slow=1.0):
+        self.h = h
+        self.svc = svc
+        self.work = workdir
+        os.makedirs(workdir, exist_ok=True)
+        self.deadline = time.monotonic() + budget
+        self.verbose = verbose
+        self.slow = slow
+        self.run_id = "%x" % (int(time.time() * 1000) % (1 << 40))
+        self.topics = {t["id"]: t for t in h["topics"]}
+        self.dbs = {d["id"]: d for d in h["dbs"]}
+        self.jobs = {j["id"]: j for j in h["jobs"]}
+        self.names = {}
+        for t in h["topics"]:
+            self.names[t["id"]] = "h%s_%s" % (self.run_id, t["id"])
+        for t in h["topics"]:
+            if t.get("case_of"):
+                self.names[t["id"]] = self.names[t["case_of"]].swapcase()
+        self.dbname = {d: "kth_%s_%s" % (self.run_id, d) for d in self.dbs}
+        self.msgs = {t: [[] for _ in range(self.topics[t]["partitions"])] for t in self.topics}
+        self.ledger_streams = {}
+        self.start = {}          # (job, topic, p) -> first offset the job counts
+        self.live = {}           # instance name -> Instance
+        self.all_instances = []
+        self.replays = collections.defaultdict(set)   # (db, table) -> {key}
+        self.rewound = set()     # (db, job name, topic name, p)
+        self.stats = collections.Counter()
+        self.env = dict(os.environ)
+        self.env.setdefault("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=1")
+        self.env.setdefault("UBSAN_OPTIONS", "halt_on_error=1:print_stacktrace=1")
+        self.log_lines = []
+        self.n_logs = 0
+        self.mysql_fault_at = -1.0   # monotonic time the last MariaDB fault ended
+
+    # ------------------------------------------------------------------ names
+    def job_name(self, jid):
+        j = self.jobs[jid]
+        n = j.get("name")
+        if n is None:
+            return self.names[j["topics"][0]]
+        if n.startswith("case_of:"):
+            return self.job_name(n[len("case_of:"):]).swapcase()
+        if n == "long":
+            base = "h%s_%s_" % (self.run_id, jid)
+            return base + "l" * (64 - len(base))
+        return "h%s_%s" % (self.run_id, jid)
+
+    def uri(self, d):
+        return "%s/%s" % (self.svc.uri_base, self.dbname[d])
+
+    def note(self, text):
+        self.log_lines.append("%7.2f %s" % (time.monotonic() - self.t0, text))
+        if self.verbose:
+            print("  " + text, flush=True)
+
+    def check_time(self, what):
+        if time.monotonic() > self.deadline:
+            raise Failure("hang:history", "the history ran past its time bound during %s" % what)
+
+    # --------------------------------------------------------------- processes
+    def ktally_argv(self, args, long_host=False):
+        argv = [self.svc.ktally] + args
+        if long_host:
+            argv = ["unshare", "--uts", "sh", "-c", 'hostname "$0" && exec "$@"', LONG_HOST] + argv
+        return argv
+
+    def run_cmd(self, name, args, bound, long_host=False):
+        """Runs ktally to its end: (exit status, stdout, stderr). A hang fails."""
+        argv = self.ktally_argv(args, long_host)
+        self.n_logs += 1
+        path = os.path.join(self.work, "%03d-%s.log" % (self.n_logs, name))
+        with open(path, "wb") as log:
+            log.write(("$ %s\n" % shell_quote(argv)).encode())
+            log.flush()
+            p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, env=self.env)
+            try:
+                out, err = p.communicate(timeout=bound * self.slow)
+            except subprocess.TimeoutExpired:
+                stacks = self.stacks(p.pid)
+                p.kill()
+                out, err = p.communicate()
+                log.write(out + err)
+                raise Failure("hang:%s" % name, "still running after %g s: %s\n%s\n%s" % (
+                    bound * self.slow, shell_quote(argv), tail_bytes(err), stacks))
+            log.write(out + err)
+        self.scan_sanitizer(name, err)
+        return p.returncode, out.decode(errors="replace"), err.decode(errors="replace")
+
+    def stacks(self, pid):
+        try:
+            r = subprocess.run(["gdb", "-q", "-batch", "-p", str(pid), "-ex", "thread apply all bt 12"],
+                               capture_output=True, timeout=60)
+            lines = [l for l in r.stdout.decode(errors="replace").splitlines()
+                     if re.match(r"#\d+ .* in (kt_|rd_kafka|mysql|main|run_)", l)]
+            return "stacks:\n" + "\n".join(lines[:25]) if lines else ""
+        except Exception:
+            return ""
+
+    def scan_sanitizer(self, name, data):
+        m = SANITIZER.search(data)
+        if m:
+            i = m.start()
+            raise Failure("sanitizer:%s" % name, data[max(0, i - 200):i + 2500].decode(errors="replace"))
+
+    def poll_instances(self):
+        """Every instance still running unless we ended it."""
+        for name, inst in list(self.live.items()):
+            rc = inst.proc.poll()
+            if rc is not None:
+                del self.live[name]
+                inst.close()
+                self.scan_log(inst)
+                if rc == 3 and "prepare-not-retried" in self.h.get("open", ()) \
+                        and inst.started < self.mysql_fault_at and PREPARE_LOST.search(inst.tail()):
+                    self.note("tolerated (prepare-not-retried): %s exited 3" % name)
+                    self.stats["tolerated"] += 1
+                    continue
+                raise Failure("exit:%s" % inst.job, "instance %s (%s) exited %s by itself:\n%s" % (
+                    name, inst.job, rc, inst.tail()))
+
+    def scan_log(self, inst):
+        with open(inst.log_path, "rb") as f:
+            self.scan_sanitizer(inst.job, f.read())
+
+    def nap(self, seconds):
+        end = time.monotonic() + seconds
+        while True:
+            self.poll_instances()
+            left = end - time.monotonic()
+            if left <= 0:
+                return
+            time.sleep(min(left, 0.1))
+
+    def stop_instance(self, name, sig):
+        inst = self.live.pop(name, None)
+        if inst is None:
+            return
+        if sig == signal.SIGKILL:
+            inst.proc.kill()
+            inst.proc.wait()
+            inst.close()
+            self.stats["kills"] += 1
+            return
+        inst.proc.send_signal(signal.SIGTERM)
+        try:
+            rc = inst.proc.wait(timeout=self.HANG_TERM * self.slow)
+        except subprocess.TimeoutExpired:
+            stacks = self.stacks(inst.proc.pid)
+            inst.proc.kill()
+            inst.proc.wait()
+            inst.close()
+            raise Failure("hang:sigterm:%s" % inst.job, "instance %s did not end within %g s of "
+                          "SIGTERM: %s\n%s\n%s" % (name, self.HANG_TERM * self.slow,
+                                                   shell_quote(inst.argv), inst.tail(), stacks))
+        inst.close()
+        self.scan_log(inst)
+        self.stats["sigterms"] += 1
+        # -15: the signal came before ktally installed its handler.
+        if rc not in (0, -signal.SIGTERM):
+            raise Failure("exit:%s" % inst.job, "instance %s answered SIGTERM with exit %s:\n%s" % (
+                name, rc, inst.tail()))
+
+    # ------------------------------------------------------------------ argv
+    def format_args(self, fmt, kind="count"):
+        if kind == LEDGER:
+            return []
+        a = []
+        if fmt["time"] == "iso8601":
+            a += ["--time-format", "iso8601"]
+        if fmt["bucket"] != "1m" or fmt.get("explicit"):
+            a += ["--bucket", fmt["bucket"]]
+        if fmt["levels"] != "ERROR" or fmt.get("explicit"):
+            a += ["--levels", fmt["levels"]]
+        return a
+
+    def job_args(self, jid, inst_args=None, drain=False):
+        j = self.jobs[jid]
+        db = self.dbs[j["db"]]
+        fmt = db["format"]
+        a = ["run", "--brokers", self.svc.brokers,
+             "--topic", ",".join(self.names[t] for t in j["topics"]), "--db", self.uri(j["db"])]
+        if j.get("name") is not None:
+            a += ["--job", self.job_name(jid)]
+        if db["mode"] == "idempotent":
+            a += ["--mode", "idempotent"]
+        elif fmt.get("explicit"):
+            a += ["--mode", "transactional"]
+        if j["kind"] == LEDGER:
+            a += ["--kind", "ledger"]
+        if j["start"] == "latest":
+            a += ["--start", "latest"]
+        elif fmt.get("explicit"):
+            a += ["--start", "earliest"]
+        if j["offsets"] == "kafka":
+            a += ["--offsets", "kafka"]
+        a += self.format_args(fmt, j["kind"])
+        if j.get("byte_cap"):
+            a += ["--max-batch-bytes", str(j["byte_cap"])]
+        if drain:
+            return a + ["--interval", "0", "--exit-when-idle"]
+        ia = inst_args or {}
+        a += ["--interval", str(ia.get("interval", 0.3))]
+        if ia.get("max_per_partition"):
+            a += ["--max-per-partition", str(ia["max_per_partition"])]
+        if ia.get("workers"):
+            a += ["--workers", str(ia["workers"])]
+        if j["share"] == "partitions" and ia.get("partitions"):
+            a += ["--partitions", ia["partitions"]]
+        if j["share"] == "group":
+            a += ["--group", "g_" + self.job_name(jid), "-X", "session.timeout.ms=6000",
+                  "-X", "heartbeat.interval.ms=500"]
+        return a
+
+    def long_host(self, jid):
+        return self.jobs[jid].get("name") == "long"
+
+    def covered(self, jid, inst_args):
+        """(topic id, partition) pairs an instance of the job reads."""
+        j = self.jobs[jid]
+        parts = None
+        if j["share"] == "partitions" and inst_args.get("partitions"):
+            lo, _, hi = inst_args["partitions"].partition("-")
+            parts = range(int(lo), int(hi or lo) + 1)
+        out = []
+        for t in j["topics"]:
+            for p in range(self.topics[t]["partitions"]):
+                if parts is None or p in parts:
+                    out.append((t, p))
+        return out
+
+    # ------------------------------------------------------------------ ops
+    def run(self):
+        self.t0 = time.monotonic()
+        self.setup()
+        try:
+            for i, op in enumerate(self.h["ops"]):
+                self.check_time(op["op"])
+                self.poll_instances()
+                self.note("op %d: %s" % (i, json.dumps(op, sort_keys=True)))
+                getattr(self, "op_" + op["op"])(op)
+                self.stats["ops"] += 1
+            self.finish()
+        finally:
+            self.cleanup_processes()
+        return self.stats
+
+    def setup(self):
+        for d in self.dbs:
+            self.svc.sql(None, "CREATE DATABASE `%s`" % self.dbname[d])
+        for t in self.h["topics"]:
+            out = self.svc.ctl("create", self.names[t["id"]], t["partitions"])
+            if "exists" in out:
+                raise HarnessError("topic %s exists already" % self.names[t["id"]])
+
+    def cleanup_processes(self):
+        for name, inst in list(self.live.items()):
+            inst.proc.kill()
+            inst.proc.wait()
+            inst.close()
+        self.live.clear()
+
+    def drop_databases(self):
+        for d in self.dbs:
+            try:
+                self.svc.sql(None, "DROP DATABASE IF EXISTS `%s`" % self.dbname[d])
+            except Exception:
+                pass
+
+    def op_produce(self, op):
+        from confluent_kafka import Producer
+        t = op["topic"]
+        topic = self.topics[t]
+        n_parts = topic["partitions"]
+        name = self.names[t]
+        p = Producer({"bootstrap.servers": self.svc.brokers, "enable.idempotence": True,
+                      "compression.codec": op["codec"], "linger.ms": 5,
+                      "message.timeout.ms": 60000, "log_level": 3})
+        import random
+        r = random.Random(op["seed"] ^ 0x5eed)
+        if topic["kind"] == LEDGER:
+            tag = topic.get("accounts_of", t)
+            gen = LedgerValues(op["seed"], tag, op["accounts"], topic.get("keyed", False),
+                               op["dups"], op["bad"])
+            if not topic.get("keyed", False):
+                gen.keyed = False
+        else:
+            gen = LogValues(op["seed"], op["shapes"], op["iso"], op["iso_out_of_range"])
+        sent = collections.defaultdict(list)   # partition -> [(value, meta)]
+        delivered = []
+        one = r.randrange(n_parts)
+        for i in range(op["n"]):
+            meta = None
+            if topic["kind"] == LEDGER:
+                value, meta, account = gen.message()
+                if topic.get("keyed"):
+                    part = gen.account_partition(account, n_parts)
+                else:
+                    part = r.randrange(n_parts) if op["spread"] != "rr" else (one + i) % n_parts
+                key = account.encode() if topic.get("keyed") else None
+            else:
+                value = gen.value()
+                s = op["spread"]
+                part = ((one + i) % n_parts if s == "rr" else r.randrange(n_parts) if s == "random"
+                        else one if s == "one" else one if r.random() < 0.8 else r.randrange(n_parts))
+                key = (None if op["keys"] == "none" else b"k%d" % r.randrange(50)
+                       if op["keys"] == "fixed" else bytes(r.randrange(256) for _ in range(8)))
+            sent[part].append((value, meta))
+
+            def cb(err, msg, part=part):
+                delivered.append((err, part, msg.offset() if err is None else -1))
+            while True:
+                try:
+                    p.produce(name, value=value, key=key, partition=part, on_delivery=cb)
+                    break
+                except BufferError:
+                    p.poll(0.05)
+            p.poll(0)
+            if op.get("sync"):
+                p.flush(30)   # every record a message set of its own
+        left = p.flush(90)
+        bad = [d for d in delivered if d[0] is not None]
+        if left or bad or len(delivered) != op["n"]:
+            raise HarnessError("producer: %d undelivered, errors %s" % (left, bad[:3]))
+        offsets = collections.defaultdict(list)
+        for _, part, off in delivered:
+            offsets[part].append(off)
+        for part, vals in sent.items():
+            got = sorted(offsets[part])
+            have = len(self.msgs[t][part])
+            if got != list(range(have, have + len(vals))):
+                raise HarnessError("producer: %s/%d offsets %s..., expected from %d" % (
+                    name, part, got[:5], have))
+            self.msgs[t][part].extend(vals)
+        self.stats["records"] += op["n"]
+
+    def op_start(self, op):
+        jid = op["job"]
+        j = self.jobs[jid]
+        args = self.job_args(jid, op["args"])
+        inst = Instance(op["inst"], jid, self.ktally_argv(args, self.long_host(jid)),
+                        os.path.join(self.work, "inst-%s.log" % op["inst"].replace("#", "-")),
+                        self.env)
+        self.live[op["inst"]] = inst
+        self.all_instances.append(inst)
+        self.stats["starts"] += 1
+        if j["start"] != "latest":
+            return
+        # A partition seen first starts at its high watermark: no record is
+        # produced until the instance has stored where it starts.
+        want = [tp for tp in self.covered(jid, op["args"])
+                if (jid, tp[0], tp[1]) not in self.start]
+        if not want:
+            return
+        name = self.job_name(jid)
+        end = time.monotonic() + 30 * self.slow
+        while want:
+            self.poll_instances()
+            if time.monotonic() > end:
+                raise Failure("start:%s" % jid, "instance %s stored no start offset for %s within "
+                              "30 s:\n%s" % (op["inst"], want, inst.tail()))
+            if j["offsets"] == "kafka":
+                seen = {}
+                with open(inst.log_path, "rb") as f:
+                    for m in re.finditer(rb": (\S+)/(\d+) is new: starting at its latest offset (\d+)",
+                                         f.read()):
+                        seen.setdefault((m.group(1).decode(), int(m.group(2))), int(m.group(3)))
+            else:
+                seen = {(row[0], int(row[1])): int(row[2]) for row in self.svc.sql(
+                    self.dbname[j["db"]], "SELECT topic, `partition`, `offset` FROM kafka_offset "
+                    "WHERE job = %s", (name,))} if self.has_table(j["db"], "kafka_offset") else {}
+            for tp in list(want):
+                got = seen.get((self.names[tp[0]], tp[1]))
+                if got is not None:
+                    high = len(self.msgs[tp[0]][tp[1]])
+                    if got != high:
+                        raise Failure("start:%s" % jid, "%s/%d: --start latest stored %d, the high "
+                                      "watermark was %d" % (self.names[tp[0]], tp[1], got, high))
+                    self.start[(jid, tp[0], tp[1])] = got
+                    want.remove(tp)
+            time.sleep(0.05)
+
+    def has_table(self, d, table):
+        return bool(self.svc.sql(None, "SELECT 1 FROM information_schema.tables WHERE "
+                                 "table_schema = %s AND table_name = %s", (self.dbname[d], table)))
+
+    def op_wait(self, op):
+        self.nap(op["ms"] / 1000.0)
+
+    def op_kill9(self, op):
+        self.stop_instance(op["inst"], signal.SIGKILL)
+
+    def op_term(self, op):
+        self.stop_instance(op["inst"], signal.SIGTERM)
+
+    def op_mysql_restart(self, op):
+        self.mysql_fault_at = float("inf")
+        self.svc.service("restart-mysql")
+        self.mysql_fault_at = time.monotonic()
+        self.stats["faults"] += 1
+
+    def op_mysql_outage(self, op):
+        self.mysql_fault_at = float("inf")
+        self.svc.service("kill-mysql")
+        try:
+            self.nap(op["ms"] / 1000.0)
+        finally:
+            self.svc.service("restart-mysql")
+            self.mysql_fault_at = time.monotonic()
+        self.stats["faults"] += 1
+
+    def op_broker_outage(self, op):
+        self.svc.ctl("down", op["broker"])
+        try:
+            self.nap(op["ms"] / 1000.0)
+        finally:
+            self.svc.ctl("up", op["broker"])
+        self.stats["faults"] += 1
+
+    def op_broker_errors(self, op):
+        self.svc.ctl("errors", op["api"], op["count"], op["err"])
+        self.stats["faults"] += 1
+
+    def op_leader(self, op):
+        self.svc.ctl("leader", self.names[op["topic"]], op["partition"], op["broker"])
+        self.stats["faults"] += 1
+
+    # -------------------------------------------------------------- replay
+    def replay_ranges(self, op):
+        rs = []
+        for p, a, b in op["ranges"]:
+            high = len(self.msgs[op["topic"]][p])
+            b = min(b, high)
+            rs.append((p, min(a, b), b))
+        return rs
+
+    def replay_args(self, op, rs, table=None):
+        spell = op.get("spelling", "canonical")
+        order = list(rs)
+        if spell == "shuffled":
+            order = order[::-1] if len(order) > 1 else order
+        pad = "0" if spell == "zeros" else ""
+        a = ["replay", "--brokers", self.svc.brokers, "--topic", self.names[op["topic"]],
+             "--db", self.uri(op["db"]),
+             "--from", ",".join("%d:%s%d" % (p, pad, f) for p, f, _ in order),
+             "--until", ",".join("%d:%s%d" % (p, pad, u) for p, _, u in order)]
+        table = table or op["table"]
+        if table != "error_log_replay":
+            a += ["--table", table]
+        if table == "error_log":
+            a += self.format_args(self.dbs[op["db"]]["format"])
+        if op.get("max_per_partition"):
+            a += ["--max-per-partition", str(op["max_per_partition"])]
+        job = op.get("job")
+        if job == "own":
+            a += ["--job", "rj_" + hashlib.sha1(repr((op["topic"], op["table"], sorted(rs))).encode()
+                                                ).hexdigest()[:12]]
+        elif job and job.startswith("live:"):
+            a += ["--job", self.job_name(job[5:])]
+        return a
+
+    def op_replay(self, op):
+        if self.dbs[op["db"]]["mode"] == "idempotent" and not self.has_table(op["db"], "error_log"):
+            # A replay into an empty database creates the transactional
+            # tables; the operator of an idempotent database creates its own
+            # first, as README says (init-db --mode idempotent).
+            self.op_initdb({"db": op["db"]})
+        self.quiet_broker()
+        rs = self.replay_ranges(op)
+        args = self.replay_args(op, rs)
+        if op.get("kill_after_ms"):
+            argv = self.ktally_argv(args)
+            with open(os.path.join(self.work, "replay-killed.log"), "ab") as log:
+                p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                     env=self.env)
+                time.sleep(op["kill_after_ms"] / 1000.0)
+                p.kill()
+                p.wait()
+            self.stats["kills"] += 1
+        rc, out, err = self.run_cmd("replay", args, self.HANG_CMD)
+        live = (op.get("job") or "").startswith("live:")
+        if rc == 0 or (live and rc == 2 and len(err.strip().splitlines()) == 1):
+            if rc == 0:
+                key = (self.names[op["topic"]], tuple(sorted(rs)))
+                self.replays[(op["db"], op["table"])].add(key)
+            return
+        raise Failure("replay:exit", "replay exited %d: %s\n%s" % (rc, shell_quote(args), err[-1500:]))
+
+    def op_rewind(self, op):
+        jid = op["job"]
+        j = self.jobs[jid]
+        d = self.dbname[j["db"]]
+        t = self.names[op["topic"]]
+        if not self.has_table(j["db"], "kafka_offset"):
+            return
+        rows = self.svc.sql(d, "SELECT `offset` FROM kafka_offset WHERE job = %s AND topic = %s "
+                            "AND `partition` = %s", (self.job_name(jid), t, op["partition"]))
+        if not rows:
+            return
+        cur = int(rows[0][0])
+        lo = 0
+        if op["floor"] == "start":
+            lo = self.start.get((jid, op["topic"], op["partition"]))
+            if lo is None:
+                return
+        if cur <= lo:
+            return
+        to = lo + int(op["frac"] * (cur - lo))
+        self.svc.sql(d, "UPDATE kafka_offset SET `offset` = %s WHERE job = %s AND topic = %s "
+                     "AND `partition` = %s", (to, self.job_name(jid), t, op["partition"]))
+        # Below where the job started, the rewind asks for more: from `to` on.
+        key = (jid, op["topic"], op["partition"])
+        natural = 0 if j["start"] == "earliest" else self.start.get(key)
+        if natural is not None:
+            self.start[key] = min(natural, to)
+        self.rewound.add((op["db"] if "db" in op else j["db"], self.job_name(jid), t, op["partition"]))
+        self.note("rewound %s %s/%d from %d to %d" % (self.job_name(jid), t, op["partition"], cur, to))
+        self.stats["rewinds"] += 1
+
+    # ------------------------------------------------------- operator actions
+    def quiet_broker(self):
+        """Drops the request errors still queued: an operator command reads
+        the watermarks once and, like any client, reports a broker error
+        (exit 3) rather than retrying it."""
+        for api in ("Fetch", "ListOffsets"):
+            self.svc.ctl("clear", api, check=False)
+
+    def op_audit(self, op):
+        if not self.has_table(op["db"], "ktally_batches"):
+            return
+        rc, out, err = self.run_cmd("audit", ["audit", "--db", self.uri(op["db"])], self.HANG_CMD)
+        self.check_audit(op["db"], rc, out, err)
+
+    def check_audit(self, d, rc, out, err):
+        if rc == 0:
+            return
+        if rc == 5:
+            # After a rewind, idempotent mode commits a range again, by
+            # design: the audit shows the overlap, and the ERROR lines its
+            # batches recorded exceed the table's.
+            rewound = {(job, topic, p) for (db, job, topic, p) in self.rewound if db == d}
+            # While #17.9 is open: a kill between the group commit and the
+            # audit row of an --offsets kafka job leaves a gap.
+            kafka_jobs = {self.job_name(jid) for jid, j in self.jobs.items()
+                          if j["db"] == d and j["offsets"] == "kafka"} \
+                if "audit-kafka-offsets-gap" in self.h.get("open", ()) else set()
+            ok = bool(rewound or kafka_jobs)
+            gaps = False
+            for line in out.splitlines():
+                if not line.startswith("audit: BROKEN: "):
+                    continue
+                m = re.match(r"audit: BROKEN: job (\S+), (\S+)/(\d+): overlap", line)
+                if m and (m.group(1), m.group(2), int(m.group(3))) in rewound:
+                    continue
+                m = re.match(r"audit: BROKEN: job (\S+), (\S+)/(\d+): gap", line)
+                if m and m.group(1) in kafka_jobs:
+                    gaps = True
+                    continue
+                m = re.match(r"audit: BROKEN: (\w+) holds (\d+) ERROR lines, its batches recorded (\d+)", line)
+                if m and rewound and int(m.group(3)) >= int(m.group(2)):
+                    continue
+                if m and gaps and int(m.group(3)) <= int(m.group(2)):
+                    continue
+                ok = False
+            if ok and gaps:
+                self.note("tolerated (audit-kafka-offsets-gap): %s" % out.strip().splitlines()[-1])
+                self.stats["tolerated"] += 1
+            if ok:
+                return
+        raise Failure("audit:%s" % d, "ktally audit exited %d:\n%s%s" % (rc, out[-2500:], err[-800:]))
+
+    def op_status(self, op):
+        self.quiet_broker()
+        j = self.jobs[op["job"]]
+        args = ["status", "--brokers", self.svc.brokers, "--topic", self.names[j["topics"][0]],
+                "--db", self.uri(j["db"])]
+        if j.get("name") is not None:
+            args += ["--job", self.job_name(op["job"])]
+        rc, out, err = self.run_cmd("status", args, self.HANG_CMD)
+        if rc != 0 or "partition" not in out:
+            raise Failure("status:exit", "ktally status exited %d: %s\n%s" % (rc, out[-800:], err[-800:]))
+
+    def op_initdb(self, op):
+        d = op["db"]
+        rc, out, err = self.run_cmd("init-db", ["init-db", "--db", self.uri(d), "--mode",
+                                                self.dbs[d]["mode"]], self.HANG_CMD)
+        if rc != 0:
+            raise Failure("initdb:exit", "ktally init-db exited %d: %s" % (rc, err[-800:]))
+
+    # -------------------------------------------------------------- invalid
+    def snapshot(self):
+        snap = {}
+        for d in self.dbs:
+            tables = [r[0] for r in self.svc.sql(self.dbname[d], "SHOW FULL TABLES")]
+            snap[d] = {t: self.svc.sql(self.dbname[d], "CHECKSUM TABLE `%s`" % t)[0][1]
+                       for t in tables}
+        return snap
+
+    def wait_for(self, cond, seconds):
+        end = time.monotonic() + seconds * self.slow
+        while time.monotonic() < end:
+            self.poll_instances()
+            if cond():
+                return True
+            time.sleep(0.1)
+        return False
+
+    def job_live(self, jid):
+        return any(i.job == jid for i in self.live.values())
+
+    def committed(self, jid):
+        j = self.jobs[jid]
+        if not self.has_table(j["db"], "ktally_batches"):
+            return False
+        return bool(self.svc.sql(self.dbname[j["db"]], "SELECT 1 FROM ktally_batches WHERE job = %s "
+                                 "LIMIT 1", (self.job_name(jid),)))
+
+    def holds(self, jid, t):
+        j = self.jobs[jid]
+        if not self.has_table(j["db"], "kafka_offset"):
+            return False
+        return bool(self.svc.sql(self.dbname[j["db"]], "SELECT 1 FROM kafka_offset WHERE job = %s "
+                                 "AND topic = %s LIMIT 1", (self.job_name(jid), self.names[t])))
+
+    def invalid_args(self, op):
+        """The argv of an invalid combination, or None when its precondition
+        does not hold (then the operation is skipped)."""
+        k = op["kind"]
+        t, d = op["topic"], op["db"]
+        db = self.dbs[d]
+        mode = db["mode"]
+        other = "transactional" if mode == "idempotent" else "idempotent"
+        base = ["run", "--brokers", self.svc.brokers, "--topic", self.names[t], "--db", self.uri(d),
+                "--startup-timeout", "5"]
+        idle = ["--exit-when-idle", "--interval", "0"]
+        job = ["--job", "h%s_inv" % self.run_id]
+        n = self.topics[t]["partitions"]
+        if k == "offsets-kafka-transactional":
+            return base + job + ["--offsets", "kafka"] + idle
+        if k == "group-and-partitions":
+            return base + job + ["--mode", mode, "--group", "g", "--partitions", "0"] + idle
+        if k == "group-offsets-kafka":
+            return base + job + ["--mode", "idempotent", "--offsets", "kafka", "--group", "g"] + idle
+        if k == "ledger-idempotent":
+            return base + job + ["--kind", "ledger", "--mode", "idempotent"] + idle
+        if k == "partitions-beyond":
+            return base + job + ["--mode", mode, "--partitions", "%d-%d" % (n - 1, n)] + idle
+        if k == "bad-bucket":
+            return base + job + ["--mode", mode, "--bucket", "2m"] + idle
+        if k == "bad-interval":
+            return base + job + ["--mode", mode, "--interval", "-1", "--exit-when-idle"]
+        if k == "small-byte-cap":
+            return base + job + ["--mode", mode, "--max-batch-bytes", "100"] + idle
+        if k == "workers-0":
+            return base + job + ["--mode", mode, "--kind", "ledger", "--workers", "0"] + idle
+        if k == "bad-job-name":
+            return base + ["--job", "bad job!", "--mode", mode] + idle
+        if k == "multi-topic-no-job":
+            base[4] = self.names[t] + "," + self.names[t] + "x"
+            return base + ["--mode", mode] + idle
+        if k == "wrong-mode":
+            if not self.has_table(d, "error_log"):
+                return None
+            return base + job + ["--mode", other] + idle
+        if k == "initdb-wrong-mode":
+            if not self.has_table(d, "error_log"):
+                return None
+            return ["init-db", "--db", self.uri(d), "--mode", other]
+        rbase = ["replay", "--brokers", self.svc.brokers, "--topic", self.names[t], "--db",
+                 self.uri(d), "--startup-timeout", "5"]
+        high = len(self.msgs[t][0])
+        if k == "replay-from-after-until":
+            return rbase + ["--from", "0:%d" % (high + 2), "--until", "0:%d" % high]
+        if k == "replay-beyond-high":
+            return rbase + ["--from", "0:0", "--until", "0:%d" % (high + 1000)]
+        if k == "replay-unknown-partition":
+            return rbase + ["--from", "%d:0" % n, "--until", "%d:0" % n]
+        if k == "replay-bad-table":
+            return rbase + ["--from", "0:0", "--until", "0:0", "--table", "bad-table"]
+        if k == "replay-error_log-idempotent":
+            if mode != "idempotent" or not self.has_table(d, "error_log"):
+                return rbase + ["--from", "0:0", "--until", "0:0", "--table", "x" * 65]
+            return rbase + ["--from", "0:0", "--until", "0:%d" % high, "--table", "error_log"]
+        if k == "replay-partition-twice":
+            return rbase + ["--from", "0:0,0:1", "--until", "0:%d" % high]
+        if k == "exactness-override":
+            a = base + job + ["--mode", mode, "-X", op["prop"]] + idle
+            if mode == "idempotent" and op.get("mode") == "idempotent":
+                a += ["--offsets", "kafka"]
+            return a
+        if k == "identity-change":
+            jid = op["job"]
+            if not self.wait_for(lambda: self.committed(jid), 10 if self.job_live(jid) else 0.2):
+                return None
+            a = self.job_args(jid, drain=True)
+            a = drop_flags(a, ["--bucket", "--levels", "--time-format", "--kind"])
+            j = self.jobs[jid]
+            fmt = dict(self.dbs[j["db"]]["format"])
+            kind = j["kind"]
+            ch = op["change"]
+            if ch == "bucket":
+                fmt["bucket"] = {"1m": "5m", "5m": "1h", "1h": "1m"}[fmt["bucket"]]
+            elif ch == "levels":
+                fmt["levels"] = "ERROR,WARN" if fmt["levels"] == "ERROR" else "ERROR"
+            elif ch == "time-format":
+                fmt["time"] = "default" if fmt["time"] == "iso8601" else "iso8601"
+            elif ch == "kind":
+                kind = "count" if kind == LEDGER else LEDGER
+            if kind == LEDGER:
+                a += ["--kind", "ledger"]
+            else:
+                a += self.format_args(dict(fmt, explicit=False))
+            return a
+        if k == "second-job":
+            jid = op["holder"]
+            j = self.jobs[jid]
+            t = j["topics"][0]
+            if not self.wait_for(lambda: self.holds(jid, t), 10 if self.job_live(jid) else 0.2):
+                return None
+            a = ["run", "--brokers", self.svc.brokers, "--topic", self.names[t], "--db",
+                 self.uri(j["db"]), "--job", "h%s_second" % self.run_id,
+                 "--startup-timeout", "5"] + idle
+            if self.dbs[j["db"]]["mode"] == "idempotent":
+                a += ["--mode", "idempotent"]
+            return a + self.format_args(self.dbs[j["db"]]["format"])
+        raise HarnessError("unknown invalid kind %s" % k)
+
+    def op_invalid(self, op):
+        args = self.invalid_args(op)
+        if args is None:
+            self.note("skipped: precondition of %s does not hold" % op["kind"])
+            return
+        self.quiet_broker()
+        quiet = not self.live
+        before = self.snapshot() if quiet else None
+        rc, out, err = self.run_cmd("invalid-" + op["kind"], args, self.HANG_INVALID)
+        lines = err.strip().splitlines()
+        if rc != 2 or len(lines) != 1:
+            raise Failure("invalid:%s" % op["kind"], "expected exit 2 and one line, got exit %d "
+                          "and %d lines: %s\n%s" % (rc, len(lines), shell_quote(args), err[-1500:]))
+        if quiet:
+            after = self.snapshot()
+            if after != before:
+                raise Failure("invalid-changed:%s" % op["kind"], "refused, but the databases "
+                              "changed: %s" % shell_quote(args))
+        self.stats["refused"] += 1
+
+    # ---------------------------------------------------------------- finish
+    def finish(self):
+        self.poll_instances()
+        for name in list(self.live):
+            self.stop_instance(name, signal.SIGTERM)
+        for api in ("Fetch", "ListOffsets"):
+            self.svc.ctl("clear", api, check=False)
+        self.svc.ctl("up", -1, check=False)
+        for t in self.topics:
+            high = self.svc.watermarks(self.names[t])
+            want = [len(m) for m in self.msgs[t]]
+            if high != want:
+                raise HarnessError("topic %s holds %s, the producer delivered %s" % (
+                    self.names[t], high, want))
+        for jid in self.jobs:
+            for t in self.jobs[jid]["topics"]:
+                for p in range(self.topics[t]["partitions"]):
+                    self.start.setdefault((jid, t, p), 0 if self.jobs[jid]["start"] == "earliest"
+                                          else len(self.msgs[t][p]))
+            rc, out, err = self.run_cmd("drain-" + jid, self.job_args(jid, drain=True),
+                                        self.HANG_DRAIN, self.long_host(jid))
+            if rc != 0:
+                raise Failure("drain:%s" % jid, "the final run --exit-when-idle of %s exited %d:\n%s"
+                              % (jid, rc, tail_text(err)))
+        self.compare()
+
+    def expected_counts(self, d):
+        """table -> {minute: count} the oracle wants in database d."""
+        want = collections.defaultdict(collections.Counter)
+        fmt = self.dbs[d]["format"]
+        f = Format(fmt["time"], fmt["bucket"], fmt["levels"])
+        for jid, j in self.jobs.items():
+            if j["db"] != d or j["kind"] != "count":
+                continue
+            for t in j["topics"]:
+                for p, msgs in enumerate(self.msgs[t]):
+                    c = {}
+                    for value, _ in msgs[self.start[(jid, t, p)]:]:
+                        f.value(value, c)
+                    want["error_log"].update(c)
+        for (db, table), keys in self.replays.items():
+            if db != d:
+                continue
+            rf = f if table == "error_log" else Format()
+            for topic_name, rs in keys:
+                t = next(x for x in self.topics if self.names[x] == topic_name)
+                c = {}
+                for p, a, b in rs:
+                    for value, _ in self.msgs[t][p][a:b]:
+                        rf.value(value, c)
+                want[table].update(c)
+                want.setdefault(table, collections.Counter())
+        return want
+
+    def table_counts(self, d, table):
+        if not self.has_table(d, table):
+            return None
+        rows = self.svc.sql(self.dbname[d], "SELECT CAST(log_time AS CHAR), log_count FROM `%s`" % table)
+        return {r[0]: int(r[1]) for r in rows if int(r[1]) != 0}
+
+    def compare(self):
+        for d in self.dbs:
+            for table, want in self.expected_counts(d).items():
+                want = {minute_text(m): n for m, n in want.items() if n}
+                got = self.table_counts(d, table)
+                if got is None and (want or table != "error_log"):
+                    raise Failure("missing:%s:%s" % (d, table), "table %s is missing in %s" % (
+                        table, self.dbname[d]))
+                got = got or {}
+                self.stats["errors_checked"] += sum(want.values())
+                if got != want:
+                    raise Failure("counts:%s:%s" % (d, table), diff_counts(
+                        "%s.%s" % (self.dbname[d], table), want, got))
+            self.compare_offsets(d)
+            self.compare_ledger(d)
+            if self.has_table(d, "ktally_batches"):
+                rc, out, err = self.run_cmd("final-audit", ["audit", "--db", self.uri(d)],
+                                            self.HANG_CMD)
+                self.check_audit(d, rc, out, err)
+
+    def compare_offsets(self, d):
+        want = {}
+        kafka_jobs = []
+        for jid, j in self.jobs.items():
+            if j["db"] != d:
+                continue
+            if j["offsets"] == "kafka":
+                kafka_jobs.append(jid)
+                continue
+            for t in j["topics"]:
+                for p in range(self.topics[t]["partitions"]):
+                    want[(self.job_name(jid), self.names[t], p)] = len(self.msgs[t][p])
+        got = {}
+        if self.has_table(d, "kafka_offset"):
+            for job, topic, p, off in self.svc.sql(self.dbname[d], "SELECT job, topic, `partition`, "
+                                                   "`offset` FROM kafka_offset"):
+                if job.startswith("replay.") or job.startswith("rj_"):
+                    continue
+                got[(job, topic, int(p))] = int(off)
+        if got != want:
+            diff = sorted(set(got.items()) ^ set(want.items()))[:12]
+            raise Failure("offsets:%s" % d, "kafka_offset of %s differs (want/got): %s" % (
+                self.dbname[d], "; ".join("%s %s/%d=%d" % (k[0], k[1], k[2], v) + (
+                    " (want)" if (k, v) in want.items() else " (got)") for k, v in diff)))
+        for jid in kafka_jobs:
+            self.compare_group_offsets(jid)
+
+    def compare_group_offsets(self, jid):
+        from confluent_kafka import Consumer, TopicPartition
+        j = self.jobs[jid]
+        t = j["topics"][0]
+        c = Consumer({"bootstrap.servers": self.svc.brokers, "group.id": "ktally-" + self.job_name(jid),
+                      "enable.auto.commit": False, "log_level": 3})
+        try:
+            parts = c.committed([TopicPartition(self.names[t], p) for p in range(self.topics[t]["partitions"])],
+                                timeout=20)
+        finally:
+            c.close()
+        for tp in parts:
+            high = len(self.msgs[t][tp.partition])
+            start = self.start[(jid, t, tp.partition)]
+            if tp.offset == high or (tp.offset < 0 and start == high):
+                continue
+            raise Failure("group-offsets:%s" % jid, "group ktally-%s: %s/%d committed %d, high "
+                          "watermark %d" % (self.job_name(jid), tp.topic, tp.partition, tp.offset, high))
+
+    def compare_ledger(self, d):
+        jobs = [jid for jid, j in self.jobs.items() if j["db"] == d and j["kind"] == LEDGER]
+        if not jobs:
+            return
+        balances = collections.Counter()
+        decided = {}
+        for jid in jobs:
+            t = self.jobs[jid]["topics"][0]
+            for p, msgs in enumerate(self.msgs[t]):
+                for value, meta in msgs[self.start[(jid, t, p)]:]:
+                    if meta[0] != "tx":
+                        continue
+                    _, txn, acc, units = meta
+                    if txn in decided:
+                        continue
+                    if units < 0 and balances[acc] + units < 0:
+                        decided[txn] = "rejected"
+                        continue
+                    balances[acc] += units
+                    decided[txn] = "applied"
+        db = self.dbname[d]
+        got_bal = {a: int((Decimal(b) * 10000).to_integral_value()) for a, b in
+                   self.svc.sql(db, "SELECT account, CAST(balance AS CHAR) FROM account_balance")}
+        want_bal = {a: v for a, v in balances.items() if a in got_bal or v != 0}
+        touched = {meta[2] for jid in jobs for p in self.msgs[self.jobs[jid]["topics"][0]]
+                   for _, meta in p if meta[0] == "tx"}
+        got_bal = {a: v for a, v in got_bal.items() if v != 0 or a in want_bal}
+        want_bal = {a: v for a, v in want_bal.items() if v != 0 or a in got_bal}
+        if got_bal != want_bal:
+            diff = sorted(a for a in set(got_bal) | set(want_bal) if got_bal.get(a) != want_bal.get(a))
+            raise Failure("ledger-balances:%s" % d, "%d of %d balances differ in %s, e.g. %s" % (
+                len(diff), len(touched), db, ", ".join("%s want %s got %s" % (
+                    a, want_bal.get(a), got_bal.get(a)) for a in diff[:6])))
+        for state in ("applied", "rejected"):
+            got = {r[0] for r in self.svc.sql(db, "SELECT txn FROM ledger_%s" % state)}
+            want = {t for t, s in decided.items() if s == state}
+            if got != want:
+                raise Failure("ledger-%s:%s" % (state, d), "ledger_%s differs in %s: %d missing "
+                              "(e.g. %s), %d extra (e.g. %s)" % (
+                                  state, db, len(want - got), sorted(want - got)[:3],
+                                  len(got - want), sorted(got - want)[:3]))
+
+
+def drop_flags(args, flags):
+    out, skip = [], False
+    for a in args:
+        if skip:
+            skip = False
+            continue
+        if a in flags:
+            skip = True
+            continue
+        out.append(a)
+    return out
+
+
+def tail_bytes(data, n=15):
+    return "\n".join(l.decode(errors="replace") for l in data.splitlines()[-n:])
+
+
+def tail_text(text, n=15):
+    return "\n".join(text.splitlines()[-n:])
+
+
+def diff_counts(what, want, got):
+    keys = sorted(set(want) | set(got))
+    bad = [k for k in keys if want.get(k) != got.get(k)]
+    return "%s differs in %d of %d minutes (want %d in all, got %d): %s" % (
+        what, len(bad), len(keys), sum(want.values()), sum(got.values()),
+        ", ".join("%s want %s got %s" % (k, want.get(k, 0), got.get(k, 0)) for k in bad[:6]))
