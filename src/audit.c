@@ -110,6 +110,77 @@ typedef struct
   GHashTable *covered;  /* the same -> KtCoverage* (idempotent jobs) */
 } Stored;
 
+static gboolean
+is_replay (const char *job)
+{
+  return g_str_has_prefix (job, KT_REPLAY_JOB_PREFIX);
+}
+
+guint
+kt_audit_shared (const GArray *rows, const char *job, GPtrArray *problems, GPtrArray *notes)
+{
+  /* "target\ttopic\tpartition" -> (job -> KtCoverage of its batches) */
+  g_autoptr(GHashTable) places = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                                        (GDestroyNotify) g_hash_table_unref);
+  GHashTableIter iter;
+  gpointer key, jobs;
+  guint found = 0;
+
+  for (guint i = 0; i < rows->len; i++)
+    {
+      const KtBatchRow *b = &g_array_index (rows, KtBatchRow, i);
+      g_autofree char *place = g_strdup_printf ("%s\t%s\t%d", b->target, b->topic, b->partition);
+      GHashTable *by_job = g_hash_table_lookup (places, place);
+      KtCoverage *set;
+
+      if (by_job == NULL)
+        {
+          by_job = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                          (GDestroyNotify) kt_coverage_free);
+          g_hash_table_insert (places, g_steal_pointer (&place), by_job);
+        }
+      set = g_hash_table_lookup (by_job, b->job);
+      if (set == NULL)
+        g_hash_table_insert (by_job, g_strdup (b->job), set = kt_coverage_new ());
+      kt_coverage_add (set, b->from, b->until);
+    }
+
+  g_hash_table_iter_init (&iter, places);
+  while (g_hash_table_iter_next (&iter, &key, &jobs))
+    {
+      g_autoptr(GList) names = g_list_sort (g_hash_table_get_keys (jobs),
+                                            (GCompareFunc) g_strcmp0);
+      g_auto(GStrv) place = g_strsplit (key, "\t", 3);
+
+      for (GList *a = names; a != NULL; a = a->next)
+        for (GList *b = a->next; b != NULL; b = b->next)
+          {
+            g_autoptr(GArray) theirs = g_array_new (FALSE, FALSE, sizeof (KtInterval));
+            g_autoptr(GArray) both = g_array_new (FALSE, FALSE, sizeof (KtInterval));
+
+            if (job != NULL && !g_str_equal (a->data, job) && !g_str_equal (b->data, job))
+              continue;
+            kt_coverage_within (g_hash_table_lookup (jobs, b->data), 0, G_MAXINT64, theirs);
+            for (guint i = 0; i < theirs->len && both->len == 0; i++)
+              kt_coverage_within (g_hash_table_lookup (jobs, a->data),
+                                  g_array_index (theirs, KtInterval, i).from,
+                                  g_array_index (theirs, KtInterval, i).until, both);
+            if (both->len == 0)
+              continue;
+            /* A replay adds its range by design (and says so): noted, not
+             * a break. Two live jobs count it twice behind anyone's back. */
+            g_ptr_array_add (is_replay (a->data) || is_replay (b->data) ? notes : problems,
+                             g_strdup_printf (
+              "%s: offsets [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") of %s/%s were "
+              "counted into it by two jobs, %s and %s", place[0],
+              g_array_index (both, KtInterval, 0).from, g_array_index (both, KtInterval, 0).until,
+              place[1], place[2], (const char *) a->data, (const char *) b->data));
+            found++;
+          }
+    }
+  return found;
+}
+
 static gint64
 lookup_stored (const char *job, const char *topic, gint32 partition, gpointer user_data)
 {
@@ -211,6 +282,7 @@ kt_audit (const KtConfig *config, GError **error)
   g_autoptr(GArray) rows = g_array_new (FALSE, FALSE, sizeof (KtBatchRow));
   g_autoptr(GArray) mine = g_array_new (FALSE, FALSE, sizeof (KtBatchRow));
   g_autoptr(GPtrArray) problems = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(GHashTable) stored = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   g_autoptr(GHashTable) covered = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
                                                         (GDestroyNotify) kt_coverage_free);
@@ -251,6 +323,7 @@ kt_audit (const KtConfig *config, GError **error)
         g_array_append_vals (mine, b, 1);  /* borrowed: rows owns the strings */
     }
   chains = kt_audit_chains (mine, lookup_stored, lookup_covered, &lookup, problems);
+  kt_audit_shared (rows, config->job, problems, notes);
   orphan_coverage (config, mine, covered, problems);
   printf ("audit: %u partition chains, %u batches%s%s\n", chains, mine->len,
           config->job != NULL ? " of job " : "", config->job != NULL ? config->job : "");
@@ -291,6 +364,8 @@ kt_audit (const KtConfig *config, GError **error)
   g_array_set_size (mine, 0);
   kt_sink_snapshot_end (sink);
 
+  for (guint i = 0; i < notes->len; i++)
+    printf ("audit: note: %s (a replay adds its range)\n", (const char *) notes->pdata[i]);
   for (guint i = 0; i < problems->len; i++)
     printf ("audit: BROKEN: %s\n", (const char *) problems->pdata[i]);
   if (problems->len > 0)

@@ -30,6 +30,14 @@ guint    kt_audit_chains (const GArray *rows, KtStoredOffsetFunc stored_offset,
                           KtCoveredFunc covered, gpointer user_data,
                           GPtrArray *problems);
 
+/* Ranges of one topic's partition counted into one table by two jobs
+ * (KtBatchRow, any order): each pair is a double count. Only pairs with
+ * @job in them, unless @job is NULL. Appends one line per pair of jobs and
+ * place to @problems, or to @notes when one of the two is a replay (which
+ * adds its range by design); returns how many. Pure. */
+guint    kt_audit_shared (const GArray *rows, const char *job, GPtrArray *problems,
+                          GPtrArray *notes);
+
 /* Runs the whole audit against the database and prints the verdict on
  * stdout. Returns FALSE with KT_ERROR_AUDIT when anything is broken. */
 gboolean kt_audit (const KtConfig *config, GError **error);

@@ -224,7 +224,7 @@ typedef struct
   int      workers;
   double   interval, startup_timeout;
   gint64   max_per_partition, max_batch_bytes;
-  gboolean exit_when_idle, json, verbose, quiet;
+  gboolean exit_when_idle, json, verbose, quiet, share_table;
   gboolean job_given;  /* --job was on the command line */
   char   **properties;
 } RawOptions;
@@ -730,6 +730,7 @@ validate_run (KtConfig *config, RawOptions *raw, GError **error)
   config->max_batch_bytes = raw->max_batch_bytes;
   config->startup_timeout = raw->startup_timeout;
   config->exit_when_idle = raw->exit_when_idle;
+  config->share_table = raw->share_table;
   return TRUE;
 }
 
@@ -781,6 +782,10 @@ parse_command (const char *command, int argc, char **argv, GError **error)
       "consumer group (offsets still come from MySQL only)", "NAME" },
     { "partitions", 'p', 0, G_OPTION_ARG_STRING, &raw.partitions,
       "Read only these partitions, e.g. 0-3,7 (a static share)", "LIST" },
+    { "share-table", 0, 0, G_OPTION_ARG_NONE, &raw.share_table,
+      "Count into a table even though another job already counts one of these "
+      "topics into it (refused otherwise: two jobs over one topic count "
+      "everything twice); for jobs over different partitions", NULL },
     PARSE_ENTRIES (raw),
     { "audit-keep", 0, 0, G_OPTION_ARG_STRING, &raw.audit_keep,
       "Keep this long of ktally_batches row by row (e.g. 7d); older rows are "
@@ -1087,6 +1092,8 @@ kt_config_describe (const KtConfig *c)
   describe_set (file, "batch", "on-data-loss", losses[c->on_data_loss]);
   g_key_file_set_double (file, "batch", "startup-timeout", c->startup_timeout);
   g_key_file_set_boolean (file, "batch", "exit-when-idle", c->exit_when_idle);
+  if (c->share_table)
+    g_key_file_set_boolean (file, "batch", "share-table", TRUE);
   if (c->kind == KT_KIND_LEDGER)
     g_key_file_set_integer (file, "batch", "workers", (gint) c->workers);
   if (c->audit_keep > 0)

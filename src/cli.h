@@ -75,6 +75,7 @@ typedef struct
   char       **levels;          /* --levels, or NULL: ERROR */
   int          bucket;          /* --bucket in minutes: 1, 5 or 60 */
   char        *group;           /* --group: share the partitions through Kafka */
+  gboolean     share_table;     /* --share-table: another job may count a topic into it too */
   GArray      *only_partitions; /* --partitions: gint32, ascending; NULL: all */
   gboolean     verbose;
   gboolean     quiet;

@@ -50,6 +50,7 @@ static const Key keys[] = {
   { "http", "http", "run" },
   { "batch", "startup-timeout", RUN_REPLAY_STATUS },
   { "batch", "exit-when-idle", "run" },
+  { "batch", "share-table", "run" },
   { "parse", "pattern", "run replay" },
   { "parse", "time-format", "run replay" },
   { "parse", "levels", "run replay" },
@@ -199,18 +200,19 @@ kt_config_file_words (const char *path, const char *command, GPtrArray *words,
             }
           if (!takes (known, command) || g_str_equal (*g, "mysql"))
             continue;  /* another command's, or part of the URI (below) */
-          if (g_str_equal (*k, "exit-when-idle"))
+          if (g_str_equal (*k, "exit-when-idle") || g_str_equal (*k, "share-table"))
             {
+              /* A switch: true gives the flag, false leaves it off. */
               gboolean on = g_key_file_get_boolean (file, *g, *k, &local);
               if (local != NULL)
                 {
                   g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
-                               "--config: %s:%u: exit-when-idle: expected true or false",
-                               path, line_of (text, *g, *k));
+                               "--config: %s:%u: %s: expected true or false",
+                               path, line_of (text, *g, *k), *k);
                   return FALSE;
                 }
               if (on)
-                g_ptr_array_add (words, g_strdup ("--exit-when-idle"));
+                g_ptr_array_add (words, g_strdup_printf ("--%s", *k));
               continue;
             }
           add (words, *k, value != NULL ? value : "");

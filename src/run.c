@@ -55,6 +55,7 @@ typedef struct
   guint64    fenced;   /* batches fenced off by another writer */
   guint64    retried;  /* commits tried again after a deadlock */
   KtMetrics *metrics;  /* borrowed from kt_run(); shared by every topic's runner */
+  KtIdentity identity; /* what the job is: its strings are the config's, or static */
   /* Totals over the whole run, for replay's progress and summary. */
   gint64     started;
   guint64    total_records;
@@ -861,6 +862,18 @@ startup_mysql (Runner *r, int timeout_ms, GError **error)
   return kt_sink_connect (r->sink, error);
 }
 
+/* The job's tables, checked, migrated or created. Before anything is
+ * created or read: a job run with other settings, or a second job over a
+ * topic this table already counts, is refused here. */
+static gboolean
+startup_tables (Runner *r, int timeout_ms, GError **error)
+{
+  (void) timeout_ms;
+  return kt_sink_check_identity (r->sink, r->config->share_table, error)
+         && (r->ledger ? kt_sink_prepare_ledger (r->sink, error)
+                       : kt_sink_prepare (r->sink, r->idempotent, error));
+}
+
 static void
 runner_clear (Runner *r)
 {
@@ -874,6 +887,36 @@ runner_clear (Runner *r)
   g_clear_pointer (&r->unknown_commit, g_array_unref);
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Runner, runner_clear)
+
+/* What the job is, from its settings (identity.h). */
+static void
+describe_identity (const KtConfig *config, KtIdentity *id)
+{
+  static const char *const modes[] = { "transactional", "idempotent" };
+  static const char *const stores[] = { "mysql", "kafka" };
+  static const char *const error_only[] = { "ERROR", NULL };
+  gboolean ledger = config->kind == KT_KIND_LEDGER;
+
+  *id = (KtIdentity) {
+    .job = config->job,
+    .kind = ledger ? "ledger" : "count",
+    .mode = modes[config->mode],
+    .offsets = stores[config->offsets],
+    .output = ledger ? "account_balance" : config->table,
+    .topics = (const char *const *) config->topics,
+    .replay = config->replay_from != NULL,
+    .holds = ledger ? "balances" : "counts",
+    .bucket = ledger ? "" : config->bucket == 60 ? "1h" : config->bucket == 5 ? "5m" : "1m",
+    .levels = ledger ? NULL : config->levels != NULL ? (const char *const *) config->levels
+                                                     : error_only,
+    .pattern = ledger ? NULL : config->pattern,
+    /* The default format spelled out is the default. */
+    .time_format = ledger || g_strcmp0 (config->time_format, "%Y-%m-%d %H:%M:%S") == 0
+                   ? NULL : config->time_format,
+    .dimensions = "",
+    .sums = "",
+  };
+}
 
 /* Creates the source and sink and waits for Kafka (the partition list)
  * and MySQL, within --startup-timeout. Kafka first: an unknown topic must
@@ -910,6 +953,8 @@ runner_start (Runner *r, const KtConfig *config, const volatile int *stop,
   /* A ledger's audit rows name its balances table. */
   r->sink = kt_sink_new (&config->db, config->kind == KT_KIND_LEDGER ? "account_balance"
                                                                      : config->table);
+  describe_identity (config, &r->identity);
+  kt_sink_set_identity (r->sink, &r->identity);
   {
     g_autofree char *member = g_strdup_printf ("%s-%d@%s", config->job, (int) getpid (),
                                                g_get_host_name ());
@@ -942,7 +987,7 @@ runner_start (Runner *r, const KtConfig *config, const volatile int *stop,
 /* Replay: every listed partition exists and [from, until) is readable now,
  * before anything is written. Narrows r->partitions to the listed ones. */
 static gboolean
-check_replay (Runner *r, GError **error)
+check_replay (Runner *r, int timeout_ms, GError **error)
 {
   const KtConfig *config = r->config;
   g_autoptr(GArray) states = g_array_new (FALSE, TRUE, sizeof (KtPartitionState));
@@ -965,7 +1010,7 @@ check_replay (Runner *r, GError **error)
       g_array_append_val (states, s);
     }
   if (!kt_source_watermarks (r->source, (KtPartitionState *) (void *) states->data,
-                             states->len, KAFKA_TIMEOUT_MS, error))
+                             states->len, timeout_ms, error))
     return FALSE;
 
   g_array_set_size (r->partitions, 0);
@@ -1017,10 +1062,10 @@ run_loop (Runner *r, GError **error)
   double backoff = 0;
   gint64 compacted_at = 0;
 
-  if (r->replay && !check_replay (r, error))
+  if (r->replay && !retry_startup (r, check_replay, "Kafka", error))
     return FALSE;
-  if (r->ledger ? !kt_sink_prepare_ledger (r->sink, error)
-               : !kt_sink_prepare (r->sink, r->idempotent, error))
+  /* MariaDB restarting meanwhile is waited for, as at start-up. */
+  if (!retry_startup (r, startup_tables, "MySQL tables", error))
     return FALSE;
   if (r->replay && g_str_equal (config->table, "error_log"))
     g_warning ("replaying into the live error_log: these counts are ADDED to it");

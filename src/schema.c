@@ -228,6 +228,180 @@ kt_schema_create (MYSQL *conn, const char *description, KtTables tables, GError 
   return apply_sql (conn, description, tables_sql (tables), NULL, error);
 }
 
+/* One column a CREATE TABLE of ktally's .sql files declares. */
+typedef struct
+{
+  char    *name;
+  char    *type;   /* as information_schema's DATA_TYPE says it: "bigint" */
+  gboolean key;    /* part of the primary key */
+} Column;
+
+static void
+column_free (gpointer data)
+{
+  Column *c = data;
+  g_free (c->name);
+  g_free (c->type);
+  g_free (c);
+}
+
+/* The columns of each CREATE TABLE of @text: table name -> GPtrArray of
+ * Column. A column line is "name TYPE[(...)] ..."; "PRIMARY KEY (a, b)" or
+ * an inline PRIMARY KEY marks the key. */
+static GHashTable *
+declared_tables (const char *text)
+{
+  static const char create[] = "CREATE TABLE IF NOT EXISTS ";
+  GHashTable *tables = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                              (GDestroyNotify) g_ptr_array_unref);
+
+  for (const char *p = strstr (text, create); p != NULL; p = strstr (p, create))
+    {
+      const char *end;
+      g_autofree char *body = NULL;
+      g_auto(GStrv) lines = NULL;
+      GPtrArray *columns = g_ptr_array_new_with_free_func (column_free);
+
+      p += strlen (create);
+      g_hash_table_insert (tables, g_strndup (p, strcspn (p, " (\n")), columns);
+      p = strchr (p, '(');
+      end = p != NULL ? strstr (p, "\n)") : NULL;
+      if (end == NULL)
+        break;
+      body = g_strndup (p + 1, end - p - 1);
+      lines = g_strsplit (body, "\n", -1);
+      for (char **l = lines; *l != NULL; l++)
+        {
+          g_autofree char *line = g_strstrip (g_strdup (*l));
+          g_auto(GStrv) all = g_strsplit_set (line, " \t", -1);
+          g_autofree char *name = NULL;
+          const char *words[2] = { NULL, NULL };
+          guint n = 0;
+
+          /* The first two words: runs of blanks align the columns. */
+          for (char **w = all; *w != NULL && n < 2; w++)
+            if (**w != '\0')
+              words[n++] = *w;
+
+          if (*line == '\0' || g_str_has_prefix (line, "--") || g_str_has_prefix (line, "KEY ")
+              || g_str_has_prefix (line, "UNIQUE "))
+            continue;
+          if (g_str_has_prefix (line, "PRIMARY KEY"))
+            {
+              g_auto(GStrv) keys = g_strsplit_set (strchr (line, '('), "(), `", -1);
+              for (char **k = keys; *k != NULL; k++)
+                for (guint i = 0; **k != '\0' && i < columns->len; i++)
+                  if (g_str_equal (((Column *) columns->pdata[i])->name, *k))
+                    ((Column *) columns->pdata[i])->key = TRUE;
+              continue;
+            }
+          if (words[0] == NULL || words[1] == NULL)
+            continue;
+          name = g_strdup (words[0]);
+          g_strdelimit (name, "`", ' ');
+          {
+            Column *c = g_new0 (Column, 1);
+            c->name = g_strdup (g_strstrip (name));
+            c->type = g_ascii_strdown (words[1], strcspn (words[1], "(,"));
+            c->key = strstr (line, "PRIMARY KEY") != NULL;
+            g_ptr_array_add (columns, c);
+          }
+        }
+    }
+  return tables;
+}
+
+/* Compares @table in the database with @columns (declared): a column
+ * missing, of another type, or in or out of the primary key is
+ * KT_ERROR_USAGE naming it. A table that is absent, or a view, passes. */
+static gboolean
+check_columns (MYSQL *conn, const char *description, const char *table,
+               GPtrArray *columns, GError **error)
+{
+  g_autoptr(GString) sql = g_string_new (
+    "SELECT c.column_name, c.data_type, c.column_key FROM information_schema.columns c "
+    "JOIN information_schema.tables t USING (table_schema, table_name) "
+    "WHERE t.table_type = 'BASE TABLE' AND c.table_schema = DATABASE() AND c.table_name = ");
+  g_autoptr(GHashTable) found = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                                       (GDestroyNotify) g_strfreev);
+  g_autoptr(MYSQL_RES) res = NULL;
+  MYSQL_ROW row;
+
+  kt_db_append_quoted (conn, sql, table);
+  res = kt_db_select (conn, description, sql->str, "cannot read the tables' columns", error);
+  if (res == NULL)
+    return FALSE;
+  while ((row = mysql_fetch_row (res)) != NULL)
+    g_hash_table_insert (found, g_ascii_strdown (row[0], -1),
+                         g_strsplit (row[1] != NULL ? row[1] : "", " ", 2));
+  if (g_hash_table_size (found) == 0)
+    return TRUE;
+  mysql_data_seek (res, 0);
+  for (guint i = 0; i < columns->len; i++)
+    {
+      const Column *c = columns->pdata[i];
+      char **have = g_hash_table_lookup (found, c->name);
+      const char *why = NULL;
+      g_autofree char *type = NULL;
+
+      if (have == NULL)
+        why = "is missing";
+      else if (!g_str_equal (have[0], c->type))
+        why = type = g_strdup_printf ("is %s, not %s", have[0], c->type);
+      if (why != NULL)
+        {
+          g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                       "%s: table %s is not the shape ktally writes: column %s %s (another "
+                       "program's table? use another database%s)", description, table,
+                       c->name, why, g_str_equal (table, "error_log") ? "" : " or --table");
+          return FALSE;
+        }
+    }
+  while ((row = mysql_fetch_row (res)) != NULL)
+    {
+      gboolean key = g_strcmp0 (row[2], "PRI") == 0, want = FALSE;
+
+      for (guint i = 0; i < columns->len; i++)
+        if (g_ascii_strcasecmp (((Column *) columns->pdata[i])->name, row[0]) == 0)
+          want = ((Column *) columns->pdata[i])->key;
+      if (key != want)
+        {
+          g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                       "%s: table %s is not the shape ktally writes: column %s is %sin its "
+                       "primary key (another program's table? use another database%s)",
+                       description, table, row[0], key ? "" : "not ",
+                       g_str_equal (table, "error_log") ? "" : " or --table");
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+gboolean
+kt_schema_check_shape (MYSQL *conn, const char *description, KtTables tables,
+                       GError **error)
+{
+  g_autoptr(GHashTable) declared = declared_tables (tables_sql (tables));
+  GHashTableIter iter;
+  gpointer name, columns;
+
+  g_hash_table_iter_init (&iter, declared);
+  while (g_hash_table_iter_next (&iter, &name, &columns))
+    if (!check_columns (conn, description, name, columns, error))
+      return FALSE;
+  return TRUE;
+}
+
+gboolean
+kt_schema_check_counts_table (MYSQL *conn, const char *description, const char *table,
+                              GError **error)
+{
+  g_autoptr(GHashTable) declared = declared_tables (kt_schema_sql);
+
+  return check_columns (conn, description, table,
+                        g_hash_table_lookup (declared, "error_log"), error);
+}
+
 gboolean
 kt_schema_create_counts_table (MYSQL *conn, const char *description, const char *table,
                                GError **error)
@@ -284,13 +458,17 @@ read_version (MYSQL *conn, const char *description, GHashTable *tables, int *ver
           return TRUE;
         }
     }
-  /* No version kept: version 1 if it holds any table ktally creates. */
+  /* No version kept: version 1 if it holds a table only ktally creates.
+   * Not error_log or account_balance alone: names another program may use
+   * too, whose table must be refused for its shape, never migrated. */
   created_names (kt_schema_sql, names);
   created_names (kt_idempotent_sql, names);
   created_names (kt_ledger_sql, names);
   *version = 0;
   for (guint i = 0; i < names->len; i++)
-    if (g_hash_table_contains (tables, names->pdata[i]))
+    if (g_hash_table_contains (tables, names->pdata[i])
+        && !g_str_equal (names->pdata[i], "error_log")
+        && !g_str_equal (names->pdata[i], "account_balance"))
       *version = 1;
   return TRUE;
 }
@@ -503,9 +681,15 @@ bring_forward_locked (MYSQL *conn, const char *description, GError **error)
              && kt_db_exec (conn, description, insert, "cannot record the schema version", error);
     }
   for (gsize i = 0; i < G_N_ELEMENTS (migrations); i++)
-    if (migrations[i].m.version > version
-        && !migrate (conn, description, tables, &migrations[i], error))
-      return FALSE;
+    {
+      if (migrations[i].m.version <= version)
+        continue;
+      /* What the migration before created (or dropped) counts for this one. */
+      g_hash_table_unref (tables);
+      tables = read_tables (conn, description, error);
+      if (tables == NULL || !migrate (conn, description, tables, &migrations[i], error))
+        return FALSE;
+    }
   return TRUE;
 }
 

@@ -84,6 +84,18 @@ gboolean kt_schema_complete (MYSQL *conn, const char *description, KtTables tabl
 gboolean kt_schema_create (MYSQL *conn, const char *description, KtTables tables,
                            GError **error);
 
+/* Whether every table @tables' .sql file declares, where it exists, has
+ * the columns ktally writes, of the same types, and the same primary key:
+ * a table of another shape (another program's, an older hand-made one) is
+ * refused with KT_ERROR_USAGE naming the table and the column, before
+ * anything is written to it. Extra columns are allowed. */
+gboolean kt_schema_check_shape (MYSQL *conn, const char *description, KtTables tables,
+                                GError **error);
+
+/* The same for @table against error_log's columns (a replay's table). */
+gboolean kt_schema_check_counts_table (MYSQL *conn, const char *description,
+                                       const char *table, GError **error);
+
 /* Creates @table (an identifier the caller checked) with exactly
  * error_log's columns, unless it exists: replay tables. */
 gboolean kt_schema_create_counts_table (MYSQL *conn, const char *description,

@@ -11,6 +11,7 @@
 #include <string.h>
 #include "autocleanups.h"
 #include "error.h"
+#include "identity.h"
 #include "ledger.h"
 #include "parse.h"
 #include "schema.h"
@@ -31,6 +32,8 @@ struct _KtSink
   char      *member;
   char      *description;
   MYSQL     *conn;
+  const KtIdentity *identity;  /* borrowed; NULL: nothing to claim */
+  gboolean   claimed;          /* a commit of this process recorded it */
 };
 
 
@@ -130,6 +133,16 @@ schema_failed (KtSink *self, GError *local, GError **error)
     g_clear_pointer (&self->conn, mysql_close);
   g_propagate_error (error, local);
   return FALSE;
+}
+
+/* Creates @tables' tables where any is absent. */
+static gboolean
+ensure_tables (KtSink *self, KtTables tables, GError **error)
+{
+  gboolean complete;
+
+  return kt_schema_complete (self->conn, self->description, tables, &complete, error)
+         && (complete || kt_schema_create (self->conn, self->description, tables, error));
 }
 
 /* Brings the schema forward (schema.h), on a connection of its own: an
@@ -234,15 +247,6 @@ table_type (KtSink *self, const char *table, char **type, GError **error)
   return TRUE;
 }
 
-/* Creates @tables' tables where any is absent. */
-static gboolean
-ensure_tables (KtSink *self, KtTables tables, GError **error)
-{
-  gboolean complete;
-
-  return kt_schema_complete (self->conn, self->description, tables, &complete, error)
-         && (complete || kt_schema_create (self->conn, self->description, tables, error));
-}
 
 gboolean
 kt_sink_prepare (KtSink *self, gboolean idempotent, GError **error)
@@ -282,7 +286,14 @@ kt_sink_prepare (KtSink *self, gboolean idempotent, GError **error)
    * tables created next (the latest .sql) join a database at their version. */
   if (!bring_forward (self, error))
     return FALSE;
-  if (!ensure_tables (self, KT_TABLES_JOBS, &local)
+  /* Whoever created them: a table of another shape is refused before
+   * anything is created or a batch read, not after (exit 3), nor written
+   * wrong (DATE minutes). Absent ones pass, and are created next. */
+  if (!kt_schema_check_shape (self->conn, self->description, KT_TABLES_JOBS, &local)
+      || !kt_schema_check_shape (self->conn, self->description, tables, &local)
+      || (!idempotent && !kt_schema_check_counts_table (self->conn, self->description,
+                                                         self->table, &local))
+      || !ensure_tables (self, KT_TABLES_JOBS, &local)
       || !kt_schema_complete (self->conn, self->description, tables, &complete, &local))
     return schema_failed (self, local, error);
   if (!complete)
@@ -490,6 +501,45 @@ kt_sink_store_offsets (KtSink *self, const char *job, const char *topic,
 /* Sends COMMIT. If the answer is lost with the connection, the server may
  * have committed or not: *@result says UNKNOWN, and the caller reads the
  * offsets back. */
+void
+kt_sink_set_identity (KtSink *self, const KtIdentity *identity)
+{
+  self->identity = identity;
+  self->claimed = FALSE;
+}
+
+gboolean
+kt_sink_check_identity (KtSink *self, gboolean share_table, GError **error)
+{
+  GError *local = NULL;
+
+  g_return_val_if_fail (self->identity != NULL, FALSE);
+  /* The database at this ktally's version, with the tables that say what
+   * jobs are: nothing else is created before the comparison. */
+  if (!kt_sink_connect (self, error) || !bring_forward (self, error))
+    return FALSE;
+  if (ensure_tables (self, KT_TABLES_JOBS, &local)
+      && kt_schema_check_shape (self->conn, self->description, KT_TABLES_JOBS, &local)
+      && kt_identity_check (self->conn, self->description, self->identity, share_table,
+                            &local))
+    return TRUE;
+  return schema_failed (self, local, error);
+}
+
+/* In a commit's open transaction: the first one of this process records
+ * (or, under row locks, compares once more) what the job is. */
+static gboolean
+claim_identity (KtSink *self, GError **error)
+{
+  GError *local = NULL;
+
+  if (self->identity == NULL || self->claimed)
+    return TRUE;
+  if (kt_identity_claim (self->conn, self->description, self->identity, &local))
+    return TRUE;
+  return schema_failed (self, local, error);
+}
+
 static gboolean
 finish_commit (KtSink *self, KtCommitResult *result, GError **error)
 {
@@ -506,6 +556,7 @@ finish_commit (KtSink *self, KtCommitResult *result, GError **error)
       return FALSE;
     }
   *result = KT_COMMIT_DONE;
+  self->claimed = TRUE;
   return TRUE;
 }
 
@@ -536,7 +587,8 @@ kt_sink_commit (KtSink *self, const char *job, const char *topic,
       return TRUE;
     }
 
-  if (!upsert_counts (self, reducer, error)
+  if (!claim_identity (self, error)
+      || !upsert_counts (self, reducer, error)
       || !insert_batches (self, job, topic, ranges, stats, error))
     {
       rollback (self);
@@ -707,7 +759,7 @@ kt_sink_write_counted (KtSink *self, const char *job, const char *topic,
     }
 
   /* 3. The counts, then the sets that include them, and the audit rows. */
-  if (!add_counts (self, job, topic, parts, error))
+  if (!claim_identity (self, error) || !add_counts (self, job, topic, parts, error))
     goto fail;
   {
     g_autoptr(GArray) read = g_array_new (FALSE, FALSE, sizeof (KtRange));
@@ -739,7 +791,10 @@ kt_sink_write_counted (KtSink *self, const char *job, const char *topic,
     }
   /* A COMMIT whose answer is lost needs no special care here: if it
    * landed, the next plan reads the new sets and counts nothing twice. */
-  return query (self, "COMMIT", "cannot commit the counts", error);
+  if (!query (self, "COMMIT", "cannot commit the counts", error))
+    return FALSE;
+  self->claimed = TRUE;
+  return TRUE;
 
 fail:
   rollback (self);
@@ -966,18 +1021,22 @@ kt_sink_prepare_ledger (KtSink *self, GError **error)
 
   if (!kt_sink_connect (self, error) || !bring_forward (self, error))
     return FALSE;
-  if (!ensure_tables (self, KT_TABLES_JOBS, &local)
+  if (!kt_schema_check_shape (self->conn, self->description, KT_TABLES_JOBS, &local)
+      || !kt_schema_check_shape (self->conn, self->description, KT_TABLES_COUNTS, &local)
+      || !kt_schema_check_shape (self->conn, self->description, KT_TABLES_LEDGER, &local)
+      || !ensure_tables (self, KT_TABLES_JOBS, &local)
       || !kt_schema_complete (self->conn, self->description, KT_TABLES_COUNTS,
                            &counts_complete, &local)
       || !kt_schema_complete (self->conn, self->description, KT_TABLES_LEDGER,
                               &ledger_complete, &local))
     return schema_failed (self, local, error);
-  if (counts_complete && ledger_complete)
-    return TRUE;
-  g_message ("creating ktally's ledger tables in %s", self->description);
-  if (!kt_schema_create (self->conn, self->description, KT_TABLES_COUNTS, &local)
-      || !kt_schema_create (self->conn, self->description, KT_TABLES_LEDGER, &local))
-    return schema_failed (self, local, error);
+  if (!counts_complete || !ledger_complete)
+    {
+      g_message ("creating ktally's ledger tables in %s", self->description);
+      if (!kt_schema_create (self->conn, self->description, KT_TABLES_COUNTS, &local)
+          || !kt_schema_create (self->conn, self->description, KT_TABLES_LEDGER, &local))
+        return schema_failed (self, local, error);
+    }
   return TRUE;
 }
 
@@ -1158,7 +1217,8 @@ kt_sink_commit_ledger (KtSink *self, const char *job, const char *topic,
       *result = KT_COMMIT_FENCED;
       return TRUE;
     }
-  if (!load_ledger_state (self, batch, error)
+  if (!claim_identity (self, error)
+      || !load_ledger_state (self, batch, error)
       || !kt_ledger_batch_apply (batch, workers, error)
       || !write_ledger (self, topic, batch, error)
       || !insert_batches (self, job, topic, ranges, stats, error))

@@ -9,6 +9,7 @@
 #include <mysql.h>
 #include "coverage.h"
 #include "db.h"
+#include "identity.h"
 #include "error.h"
 #include "plan.h"
 #include "reduce.h"
@@ -72,6 +73,16 @@ void     kt_sink_free (KtSink *self);  /* NULL is fine */
  * call connects on demand and drops the connection after a transient
  * failure, so the next call starts afresh. */
 gboolean kt_sink_connect (KtSink *self, GError **error);
+
+/* What the job is (borrowed; it outlives the sink): its first commit
+ * records it, in the commit's transaction, and fails with KT_ERROR_USAGE
+ * (nothing written) if the database knows the job or its table otherwise. */
+void     kt_sink_set_identity (KtSink *self, const KtIdentity *identity);
+
+/* At start-up, before any table of the job's kind is created: brings the
+ * schema forward, makes sure the tables of jobs exist, and compares the
+ * identity with what the database recorded (see kt_identity_check()). */
+gboolean kt_sink_check_identity (KtSink *self, gboolean share_table, GError **error);
 
 /* Names this writer in the audit rows it commits ("job-pid@host"), as
  * kt_schema_member() makes it fit ktally_batches.member. */

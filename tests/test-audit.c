@@ -179,6 +179,49 @@ test_idempotent (void)
     }
 }
 
+/* Two jobs that counted one range of a topic into one table. */
+static void
+test_shared (void)
+{
+  static const struct
+  {
+    const char *job, *topic, *target;
+    gint64 from, until;
+  } rows[] = {
+    { "a", "t", "error_log", 0, 100 },
+    { "b", "t", "error_log", 50, 150 },      /* overlaps a */
+    { "c", "t", "other", 0, 100 },           /* another table */
+    { "d", "u", "error_log", 0, 100 },       /* another topic */
+    { "e", "t", "error_log", 150, 200 },     /* after a and b: fine */
+  };
+  g_autoptr(GArray) array = g_array_new (FALSE, FALSE, sizeof (KtBatchRow));
+  g_autoptr(GPtrArray) problems = g_ptr_array_new_with_free_func (g_free);
+
+  for (gsize i = 0; i < G_N_ELEMENTS (rows); i++)
+    {
+      KtBatchRow b = { (char *) rows[i].job, (char *) rows[i].topic, 0, rows[i].from,
+                       rows[i].until, 1, (char *) rows[i].target };
+      g_array_append_val (array, b);
+    }
+  g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func (g_free);
+  KtBatchRow replay = { (char *) "replay.x", (char *) "t", 0, 180, 190, 1, (char *) "error_log" };
+
+  g_assert_cmpuint (kt_audit_shared (array, NULL, problems, notes), ==, 1);
+  g_assert_nonnull (strstr (problems->pdata[0],
+                            "error_log: offsets [50, 100) of t/0 were counted into it by two "
+                            "jobs, a and b"));
+  g_assert_cmpuint (notes->len, ==, 0);
+  g_ptr_array_set_size (problems, 0);
+  g_assert_cmpuint (kt_audit_shared (array, "e", problems, notes), ==, 0);
+  g_assert_cmpuint (kt_audit_shared (array, "b", problems, notes), ==, 1);
+  /* A replay into the table over e's range: noted, not a break. */
+  g_ptr_array_set_size (problems, 0);
+  g_array_append_val (array, replay);
+  g_assert_cmpuint (kt_audit_shared (array, "replay.x", problems, notes), ==, 1);
+  g_assert_cmpuint (problems->len, ==, 0);
+  g_assert_nonnull (strstr (notes->pdata[0], "[180, 190) of t/0"));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -189,5 +232,6 @@ main (int argc, char **argv)
   g_test_add_func ("/audit/short-of-stored", test_short_of_stored);
   g_test_add_func ("/audit/jobs-apart", test_jobs_apart);
   g_test_add_func ("/audit/idempotent", test_idempotent);
+  g_test_add_func ("/audit/shared", test_shared);
   return g_test_run ();
 }

@@ -1,0 +1,249 @@
+/* identity.c - what a job is and what a table holds (identity.h). */
+#include "identity.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include "autocleanups.h"
+#include "db.h"
+#include "error.h"
+
+/* One setting as stored: a text, "" where it does not apply. */
+typedef struct
+{
+  const char *column;
+  const char *flag;   /* how the user sets it, for messages */
+  char       *value;
+} Setting;
+
+static void
+settings_clear (Setting *settings, guint n)
+{
+  for (guint i = 0; i < n; i++)
+    g_clear_pointer (&settings[i].value, g_free);
+}
+
+static int
+compare_strings (const void *a, const void *b)
+{
+  return strcmp (*(char *const *) a, *(char *const *) b);
+}
+
+/* @list sorted and joined by ",": the order a user gives is not a setting. */
+static char *
+sorted_list (const char *const *list)
+{
+  g_autofree char **copy = NULL;
+  guint n;
+
+  if (list == NULL)
+    return g_strdup ("");
+  n = g_strv_length ((char **) list);
+  copy = g_memdup2 (list, (n + 1) * sizeof (char *));
+  qsort (copy, n, sizeof (char *), compare_strings);
+  return g_strjoinv (",", copy);
+}
+
+#define JOB_SETTINGS 5
+#define TABLE_SETTINGS 7
+
+static void
+job_settings (const KtIdentity *id, Setting out[JOB_SETTINGS])
+{
+  out[0] = (Setting) { "kind", "--kind", g_strdup (id->kind) };
+  out[1] = (Setting) { "mode", "--mode", g_strdup (id->mode) };
+  out[2] = (Setting) { "offsets", "--offsets", g_strdup (id->offsets) };
+  out[3] = (Setting) { "output", "--table", g_strdup (id->output) };
+  out[4] = (Setting) { "topics", "--topic", sorted_list (id->topics) };
+}
+
+static void
+table_settings (const KtIdentity *id, Setting out[TABLE_SETTINGS])
+{
+  out[0] = (Setting) { "holds", "--kind", g_strdup (id->holds) };
+  out[1] = (Setting) { "bucket", "--bucket", g_strdup (id->bucket != NULL ? id->bucket : "") };
+  out[2] = (Setting) { "levels", "--levels", sorted_list (id->levels) };
+  out[3] = (Setting) { "pattern", "--pattern", g_strdup (id->pattern != NULL ? id->pattern : "") };
+  out[4] = (Setting) { "time_format", "--time-format",
+                       g_strdup (id->time_format != NULL ? id->time_format : "") };
+  out[5] = (Setting) { "dimensions", "--by", g_strdup (id->dimensions != NULL ? id->dimensions : "") };
+  out[6] = (Setting) { "sums", "--sum", g_strdup (id->sums != NULL ? id->sums : "") };
+}
+
+/* "(the default)" for an empty stored value, else the value quoted. */
+static char *
+shown (const char *value)
+{
+  return *value == '\0' ? g_strdup ("(the default)") : g_strdup_printf ("'%s'", value);
+}
+
+/* Reads the row of @table keyed @key = @name (FOR UPDATE when @lock) and
+ * compares it with @settings: *@found says whether there is one. */
+static gboolean
+compare_row (MYSQL *conn, const char *description, const char *table, const char *key,
+             const char *name, const Setting *settings, guint n, gboolean lock,
+             gboolean *found, guint *differs, char **stored, char **also, GError **error)
+{
+  g_autoptr(GString) sql = g_string_new ("SELECT ");
+  g_autoptr(MYSQL_RES) res = NULL;
+  MYSQL_ROW row;
+
+  for (guint i = 0; i < n; i++)
+    g_string_append_printf (sql, "%s, ", settings[i].column);
+  g_string_append_printf (sql, "%s FROM %s WHERE %s = ",
+                          g_str_equal (table, "ktally_table") ? "first_job" : "job", table, key);
+  kt_db_append_quoted (conn, sql, name);
+  if (lock)
+    g_string_append (sql, " FOR UPDATE");
+  res = kt_db_select (conn, description, sql->str, "cannot read what jobs are", error);
+  if (res == NULL)
+    return FALSE;
+  row = mysql_fetch_row (res);
+  *found = row != NULL;
+  *differs = G_MAXUINT;
+  for (guint i = 0; row != NULL && i < n; i++)
+    if (g_strcmp0 (row[i] != NULL ? row[i] : "", settings[i].value) != 0)
+      {
+        *differs = i;
+        *stored = g_strdup (row[i] != NULL ? row[i] : "");
+        *also = g_strdup (row[n] != NULL ? row[n] : "");
+        break;
+      }
+  return TRUE;
+}
+
+/* Compares @id with its job's row and its table's row; a difference is
+ * KT_ERROR_USAGE naming it. */
+static gboolean
+compare (MYSQL *conn, const char *description, const KtIdentity *id, gboolean lock,
+         gboolean *job_found, gboolean *table_found, GError **error)
+{
+  Setting job[JOB_SETTINGS], table[TABLE_SETTINGS];
+  g_autofree char *stored = NULL, *first_job = NULL;
+  gboolean ok = TRUE;
+  guint differs;
+
+  job_settings (id, job);
+  table_settings (id, table);
+  if (!compare_row (conn, description, "ktally_job", "job", id->job, job, JOB_SETTINGS, lock,
+                    job_found, &differs, &stored, &first_job, error))
+    ok = FALSE;
+  else if (differs != G_MAXUINT)
+    {
+      g_autofree char *was = shown (stored), *now = shown (job[differs].value);
+
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "job %s was created with %s %s, and this run gives %s: a job's "
+                   "settings are fixed; give another --job (and --table) for others",
+                   id->job, job[differs].flag, was, now);
+      ok = FALSE;
+    }
+  else if (!compare_row (conn, description, "ktally_table", "name", id->output, table,
+                         TABLE_SETTINGS, lock, table_found, &differs, &stored, &first_job,
+                         error))
+    ok = FALSE;
+  else if (differs != G_MAXUINT)
+    {
+      g_autofree char *was = shown (stored), *now = shown (table[differs].value);
+
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "table %s holds rows of %s %s (first written by job %s), and this "
+                   "run gives %s: mixed in one table, they would mean nothing; count "
+                   "into another --table", id->output, table[differs].flag, was,
+                   first_job, now);
+      ok = FALSE;
+    }
+  settings_clear (job, JOB_SETTINGS);
+  settings_clear (table, TABLE_SETTINGS);
+  return ok;
+}
+
+/* Another job (not a replay) that counts one of @id's topics into @id's
+ * table: KT_ERROR_USAGE naming it. */
+static gboolean
+check_sharing (MYSQL *conn, const char *description, const KtIdentity *id, GError **error)
+{
+  g_autoptr(GString) sql = g_string_new ("SELECT job, topics FROM ktally_job WHERE output = ");
+  g_autoptr(MYSQL_RES) res = NULL;
+  MYSQL_ROW row;
+
+  kt_db_append_quoted (conn, sql, id->output);
+  g_string_append (sql, " AND job <> ");
+  kt_db_append_quoted (conn, sql, id->job);
+  g_string_append (sql, " AND job NOT LIKE 'replay.%' ORDER BY job");
+  res = kt_db_select (conn, description, sql->str, "cannot read what jobs are", error);
+  if (res == NULL)
+    return FALSE;
+  while ((row = mysql_fetch_row (res)) != NULL)
+    {
+      g_auto(GStrv) theirs = g_strsplit (row[1], ",", -1);
+
+      for (const char *const *t = id->topics; *t != NULL; t++)
+        if (g_strv_contains ((const char *const *) theirs, *t))
+          {
+            g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                         "job %s already counts topic %s into table %s: a second job "
+                         "would count everything twice; give another --table, or "
+                         "--share-table if the two jobs read different partitions",
+                         row[0], *t, id->output);
+            return FALSE;
+          }
+    }
+  return TRUE;
+}
+
+gboolean
+kt_identity_check (MYSQL *conn, const char *description, const KtIdentity *id,
+                   gboolean share_table, GError **error)
+{
+  gboolean job_found, table_found;
+
+  return compare (conn, description, id, FALSE, &job_found, &table_found, error)
+         && (share_table || id->replay || job_found
+             || check_sharing (conn, description, id, error));
+}
+
+gboolean
+kt_identity_claim (MYSQL *conn, const char *description, const KtIdentity *id,
+                   GError **error)
+{
+  Setting job[JOB_SETTINGS], table[TABLE_SETTINGS];
+  g_autoptr(GString) sql = g_string_new (NULL);
+  gboolean job_found, table_found, ok;
+
+  job_settings (id, job);
+  table_settings (id, table);
+  /* IGNORE: another instance of the job may have claimed it first; then
+   * the comparison below decides, under the row locks. */
+  g_string_assign (sql, "INSERT IGNORE INTO ktally_job (job");
+  for (guint i = 0; i < JOB_SETTINGS; i++)
+    g_string_append_printf (sql, ", %s", job[i].column);
+  g_string_append (sql, ") VALUES (");
+  kt_db_append_quoted (conn, sql, id->job);
+  for (guint i = 0; i < JOB_SETTINGS; i++)
+    {
+      g_string_append (sql, ", ");
+      kt_db_append_quoted (conn, sql, job[i].value);
+    }
+  g_string_append (sql, ")");
+  ok = kt_db_exec (conn, description, sql->str, "cannot record the job", error);
+  if (ok)
+    {
+      g_string_assign (sql, "INSERT IGNORE INTO ktally_table (name, first_job");
+      for (guint i = 0; i < TABLE_SETTINGS; i++)
+        g_string_append_printf (sql, ", %s", table[i].column);
+      g_string_append (sql, ") VALUES (");
+      kt_db_append_quoted (conn, sql, id->output);
+      g_string_append (sql, ", ");
+      kt_db_append_quoted (conn, sql, id->job);
+      for (guint i = 0; i < TABLE_SETTINGS; i++)
+        {
+          g_string_append (sql, ", ");
+          kt_db_append_quoted (conn, sql, table[i].value);
+        }
+      g_string_append (sql, ")");
+      ok = kt_db_exec (conn, description, sql->str, "cannot record the table", error);
+    }
+  settings_clear (job, JOB_SETTINGS);
+  settings_clear (table, TABLE_SETTINGS);
+  return ok && compare (conn, description, id, TRUE, &job_found, &table_found, error);
+}
