@@ -171,7 +171,9 @@ kt_coverage_n_intervals (const KtCoverage *self)
 gboolean
 kt_coverage_equal (const KtCoverage *a, const KtCoverage *b)
 {
+  /* An empty GArray's data may be NULL, which memcmp must not get. */
   return a->intervals->len == b->intervals->len
-         && memcmp (a->intervals->data, b->intervals->data,
-                    a->intervals->len * sizeof (KtInterval)) == 0;
+         && (a->intervals->len == 0
+             || memcmp (a->intervals->data, b->intervals->data,
+                        a->intervals->len * sizeof (KtInterval)) == 0);
 }
