@@ -1,7 +1,9 @@
--- ktally schema for --mode idempotent (MariaDB / MySQL, InnoDB). Applied by
+-- ktally's counts, idempotent mode (MariaDB / MySQL, InnoDB), beside
+-- sql/common.sql (where the offsets are, after the output, or in Kafka's
+-- consumer group with --offsets kafka). Applied by
 -- `ktally run --mode idempotent` (and `ktally init-db --mode idempotent`)
 -- when absent. Every statement is safe to run again. The LATEST schema,
--- like schema.sql (whose notes on names and times hold here too).
+-- like counts.sql (whose notes on names and times hold here too).
 
 -- Each partition's ERROR counts per minute. Counts are only ever added
 -- together with the offsets they include (ktally_coverage), in one
@@ -27,41 +29,6 @@ CREATE TABLE IF NOT EXISTS ktally_coverage (
   `partition` INT          NOT NULL,
   covered     MEDIUMTEXT   NOT NULL,
   PRIMARY KEY (job, topic, `partition`)
-) ENGINE = InnoDB;
-
--- Offsets, as in schema.sql: committed after the output, in their own
--- transaction (or kept in Kafka with --offsets kafka).
-CREATE TABLE IF NOT EXISTS kafka_offset (
-  job         VARCHAR(64)  CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
-  topic       VARCHAR(249) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
-  `partition` INT          NOT NULL,
-  `offset`    BIGINT       NOT NULL,
-  PRIMARY KEY (job, topic, `partition`)
-) ENGINE = InnoDB;
-
--- The audit trail: one row per partition per committed batch, written in
--- the same transaction as the offsets. `ktally audit` checks that the rows
--- of each partition form one chain without gap or overlap up to the stored
--- offset, and that their ERROR totals agree with the tables they went to.
-CREATE TABLE IF NOT EXISTS ktally_batches (
-  id              BIGINT       NOT NULL AUTO_INCREMENT,
-  job             VARCHAR(64)  CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
-  topic           VARCHAR(249) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
-  `partition`     INT          NOT NULL,
-  from_offset     BIGINT       NOT NULL,
-  until_offset    BIGINT       NOT NULL,
-  record_count    BIGINT       NOT NULL,
-  line_count      BIGINT       NOT NULL,
-  error_lines     BIGINT       NOT NULL,
-  malformed_lines BIGINT       NOT NULL,
-  target          VARCHAR(64)  CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
-  member          VARCHAR(400) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL DEFAULT '',
-  committed_at    DATETIME(3)  NOT NULL DEFAULT CURRENT_TIMESTAMP(3),  -- UTC
-  -- Not unique: an idempotent job whose offsets were moved back commits a
-  -- range again, harmlessly, and the audit shows the overlap.
-  PRIMARY KEY (id),
-  KEY by_chain (job, topic, `partition`, from_offset),
-  KEY by_time (job, topic, committed_at)
 ) ENGINE = InnoDB;
 
 -- The per-minute counts dashboards read, exactly as in transactional mode.

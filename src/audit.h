@@ -8,7 +8,8 @@
 #pragma once
 #include <glib.h>
 #include "cli.h"
-#include "sink.h"
+#include "coverage.h"
+#include "offsets.h"
 
 /* One verdict for a set of rows (KtBatchRow, ordered by job, topic,
  * partition, from). @stored_offset(job, topic, partition) gives the

@@ -1,4 +1,6 @@
-/* cli.c - option tables and validation for every subcommand. */
+/* cli.c - the options several commands share: their tables (cli.h's
+ * KT_*_ENTRIES), their checks (kt_options_*), and the command line's
+ * dispatch to a command's own parser (commands.h). */
 #include "cli.h"
 
 #include <errno.h>
@@ -7,16 +9,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "config.h"
+#include "commands.h"
+#include "kind.h"
 #include "error.h"
 #include "kprops.h"
 
+const char *const kt_mode_names[] = { "transactional", "idempotent", NULL };
 
 void
 kt_config_free (KtConfig *config)
 {
   if (config == NULL)
     return;
-  g_free (config->command);
   g_free (config->brokers);
   g_free (config->topic);
   g_strfreev (config->topics);
@@ -214,99 +218,8 @@ kt_duration_parse (const char *flag, const char *text, gint64 *seconds, GError *
   return TRUE;
 }
 
-/* Option values as GOption fills them, before validation. */
-typedef struct
-{
-  char    *brokers, *topic, *job, *db, *mode, *start, *on_data_loss, *offsets;
-  char    *table, *from, *until, *audit_keep, *password_file, *defaults_file;
-  char    *group, *partitions, *kind, *config_file, *http;
-  char    *pattern, *time_format, *levels, *bucket;
-  int      workers;
-  double   interval, startup_timeout;
-  gint64   max_per_partition, max_batch_bytes;
-  gboolean exit_when_idle, json, verbose, quiet, share_table;
-  gboolean job_given;  /* --job was on the command line */
-  char   **properties;
-} RawOptions;
-
-static void
-raw_options_clear (RawOptions *raw)
-{
-  g_free (raw->brokers);
-  g_free (raw->topic);
-  g_free (raw->job);
-  g_free (raw->db);
-  g_free (raw->mode);
-  g_free (raw->start);
-  g_free (raw->on_data_loss);
-  g_free (raw->offsets);
-  g_free (raw->table);
-  g_free (raw->from);
-  g_free (raw->until);
-  g_free (raw->audit_keep);
-  g_free (raw->password_file);
-  g_free (raw->group);
-  g_free (raw->http);
-  g_free (raw->kind);
-  g_free (raw->config_file);
-  g_free (raw->pattern);
-  g_free (raw->time_format);
-  g_free (raw->levels);
-  g_free (raw->bucket);
-  g_free (raw->partitions);
-  g_free (raw->defaults_file);
-  g_strfreev (raw->properties);
-}
-G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (RawOptions, raw_options_clear)
-
-#define COMMON_ENTRIES(raw)                                                      \
-  { "config", 'c', 0, G_OPTION_ARG_FILENAME, &(raw).config_file,                 \
-    "Read options from this INI file first ([kafka] [mysql] [batch]; keys "      \
-    "spelled like the long options); flags given here win", "FILE" },            \
-  { "verbose", 'v', 0, G_OPTION_ARG_NONE, &(raw).verbose,                        \
-    "Log per-partition detail and librdkafka's own messages", NULL },           \
-  { "quiet", 'q', 0, G_OPTION_ARG_NONE, &(raw).quiet,                            \
-    "Log only warnings and errors", NULL }
-
-#define DB_ENTRY(raw)                                                            \
-  { "db", 0, 0, G_OPTION_ARG_STRING, &(raw).db,                                  \
-    "MySQL database: mysql://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?socket=PATH]"  \
-    "[&ssl-mode=required|verify-ca|verify-identity&ssl-ca=PATH...]; keep the "   \
-    "password out of it (MYSQL_PWD, --db-password-file, --db-defaults-file)", "URI" }, \
-  { "db-password-file", 0, 0, G_OPTION_ARG_FILENAME, &(raw).password_file,       \
-    "Read the MySQL password from the first line of this file (mode 0600 or 0400)", \
-    "FILE" },                                                                    \
-  { "db-defaults-file", 0, 0, G_OPTION_ARG_FILENAME, &(raw).defaults_file,       \
-    "A MySQL option file whose [client] group gives the password (or more)", "FILE" }
-
-#define PARSE_ENTRIES(raw)                                                       \
-  { "pattern", 0, 0, G_OPTION_ARG_STRING, &(raw).pattern,                        \
-    "Another log format: a pcre2 pattern with the named groups (?<time>...) "    \
-    "and (?<level>...)", "REGEX" },                                              \
-  { "time-format", 0, 0, G_OPTION_ARG_STRING, &(raw).time_format,                \
-    "How the time group reads: strptime-style (%Y %m %d %H %M %S %b %e %T %F), " \
-    "iso8601 (offsets converted to UTC) or syslog (no year: the latest that "    \
-    "puts the line at most a day ahead); default %Y-%m-%d %H:%M:%S", "FORMAT" }, \
-  { "levels", 0, 0, G_OPTION_ARG_STRING, &(raw).levels,                          \
-    "The levels counted, exactly as written (default ERROR)", "A,B,..." },       \
-  { "bucket", 0, 0, G_OPTION_ARG_STRING, &(raw).bucket,                          \
-    "Count per 1m (default), 5m or 1h", "SIZE" }
-
-#define KAFKA_ENTRIES(raw)                                                       \
-  { "brokers", 'b', 0, G_OPTION_ARG_STRING, &(raw).brokers,                      \
-    "Kafka bootstrap servers, host:port[,host:port...]", "LIST" },               \
-  { "topic", 't', 0, G_OPTION_ARG_STRING, &(raw).topic,                          \
-    "Topic to read", "NAME" },                                                   \
-  { "job", 'j', 0, G_OPTION_ARG_STRING, &(raw).job,                              \
-    "Job name under which offsets are stored (default: the topic)", "NAME" },    \
-  { "kafka-property", 'X', 0, G_OPTION_ARG_STRING_ARRAY, &(raw).properties,    \
-    "librdkafka property (repeatable), e.g. -X security.protocol=SSL; those "     \
-    "exactly-once depends on (enable.auto.commit, isolation.level...) are refused", \
-    "KEY=VALUE" }
-
-
-static gboolean
-validate_kafka (KtConfig *config, RawOptions *raw, GError **error)
+gboolean
+kt_options_kafka (KtConfig *config, KtRawOptions *raw, gboolean several, GError **error)
 {
   if (raw->brokers == NULL || *raw->brokers == '\0')
     {
@@ -335,7 +248,7 @@ validate_kafka (KtConfig *config, RawOptions *raw, GError **error)
       }
   if (g_strv_length (config->topics) > 1)
     {
-      if (!g_str_equal (config->command, "run") && !g_str_equal (config->command, "status"))
+      if (!several)
         {
           g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
                        "--topic: several topics are for `run` and `status` only, not `%s`",
@@ -446,8 +359,8 @@ read_password_file (const char *path, GError **error)
   return password;
 }
 
-static gboolean
-validate_db (KtConfig *config, RawOptions *raw, GError **error)
+gboolean
+kt_options_db (KtConfig *config, KtRawOptions *raw, GError **error)
 {
   if (raw->db == NULL)
     {
@@ -480,8 +393,8 @@ validate_db (KtConfig *config, RawOptions *raw, GError **error)
   return TRUE;
 }
 
-static gboolean
-validate_table (KtConfig *config, RawOptions *raw, const char *fallback,
+gboolean
+kt_options_table (KtConfig *config, KtRawOptions *raw, const char *fallback,
                 GError **error)
 {
   if (raw->table != NULL && !kt_is_identifier (raw->table))
@@ -496,106 +409,21 @@ validate_table (KtConfig *config, RawOptions *raw, const char *fallback,
   return TRUE;
 }
 
+/* The run options that pick one of a few words. */
 static gboolean
-validate_replay (KtConfig *config, RawOptions *raw, GError **error)
+options_choices (KtConfig *config, KtRawOptions *raw, GError **error)
 {
-  if (raw->from == NULL || raw->until == NULL)
-    {
-      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
-                           raw->from == NULL ? "--from is required" : "--until is required");
-      return FALSE;
-    }
-  config->replay_from = g_array_new (FALSE, FALSE, sizeof (KtPartitionOffset));
-  config->replay_until = g_array_new (FALSE, FALSE, sizeof (KtPartitionOffset));
-  if (!kt_partition_offsets_parse ("--from", raw->from, config->replay_from, error)
-      || !kt_partition_offsets_parse ("--until", raw->until, config->replay_until, error))
-    return FALSE;
-  for (guint i = 0; i < MAX (config->replay_from->len, config->replay_until->len); i++)
-    {
-      const KtPartitionOffset *f = i < config->replay_from->len
-        ? &g_array_index (config->replay_from, KtPartitionOffset, i) : NULL;
-      const KtPartitionOffset *u = i < config->replay_until->len
-        ? &g_array_index (config->replay_until, KtPartitionOffset, i) : NULL;
-
-      if (f == NULL || u == NULL || f->partition != u->partition)
-        {
-          g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
-                       "--from and --until must name the same partitions "
-                       "(partition %d is in only one)",
-                       f == NULL ? u->partition
-                       : u == NULL ? f->partition : MIN (f->partition, u->partition));
-          return FALSE;
-        }
-      if (f->offset > u->offset)
-        {
-          g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
-                       "partition %d: --from %" G_GINT64_FORMAT " is after --until %"
-                       G_GINT64_FORMAT, f->partition, f->offset, u->offset);
-          return FALSE;
-        }
-    }
-  if (!validate_table (config, raw, "error_log_replay", error))
-    return FALSE;
-  /* A replay's offsets live under a job of its own, whatever --job says:
-   * "replay." names are never a live job's (validate_run refuses them), so
-   * a replay can never move a live job's offsets. */
-  if (raw->job_given)
-    {
-      g_autofree char *given = g_steal_pointer (&config->job);
-      config->job = g_strdup_printf ("%s%s", KT_REPLAY_JOB_PREFIX, given);
-    }
-  else
-    {
-      /* Derived from the table and the range as parsed (partitions in
-       * order, offsets as numbers), so that any spelling of one range is one
-       * replay: rerunning it resumes it, or finds it finished. */
-      g_autoptr(GString) key = g_string_new (config->table);
-      g_autofree char *digest = NULL;
-
-      for (guint i = 0; i < config->replay_from->len; i++)
-        g_string_append_printf (key, "|%d:%" G_GINT64_FORMAT "-%" G_GINT64_FORMAT,
-                                g_array_index (config->replay_from, KtPartitionOffset, i).partition,
-                                g_array_index (config->replay_from, KtPartitionOffset, i).offset,
-                                g_array_index (config->replay_until, KtPartitionOffset, i).offset);
-      digest = g_compute_checksum_for_string (G_CHECKSUM_SHA256, key->str, -1);
-      /* The table's name is only for people: the digest covers all of it. */
-      g_free (config->job);
-      config->job = g_strdup_printf ("%s%.32s.%.24s", KT_REPLAY_JOB_PREFIX, config->table,
-                                     digest);
-    }
-  if (strlen (config->job) > 64)
-    {
-      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
-                   "--job: a replay's job is '%s' followed by its name, at most 64 "
-                   "characters in all", KT_REPLAY_JOB_PREFIX);
-      return FALSE;
-    }
-  config->interval = 0;
-  config->exit_when_idle = TRUE;
-  return TRUE;
-}
-
-static gboolean
-validate_run (KtConfig *config, RawOptions *raw, GError **error)
-{
-  static const char *const modes[] = { "transactional", "idempotent", NULL };
   static const char *const starts[] = { "earliest", "latest", NULL };
   static const char *const losses[] = { "fail", "skip", NULL };
   static const char *const stores[] = { "mysql", "kafka", NULL };
+  static const char *const buckets[] = { "1m", "5m", "1h", NULL };
+  static const int minutes[] = { 1, 5, 60 };
+  const KtJobKind *kind;
   int v;
-
-  if (g_str_equal (config->command, "run") && g_str_has_prefix (config->job, KT_REPLAY_JOB_PREFIX))
-    {
-      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
-                   "--job: '%s': names starting with '%s' belong to `ktally replay`%s",
-                   config->job, KT_REPLAY_JOB_PREFIX,
-                   raw->job_given ? "" : " (the job is named after the topic: give --job)");
-      return FALSE;
-    }
 
   if (raw->mode != NULL)
     {
-      if (!parse_enum ("--mode", raw->mode, modes, &v, error))
+      if (!parse_enum ("--mode", raw->mode, kt_mode_names, &v, error))
         return FALSE;
       config->mode = (KtMode) v;
     }
@@ -624,6 +452,27 @@ validate_run (KtConfig *config, RawOptions *raw, GError **error)
           return FALSE;
         }
     }
+  /* The kinds' table (kind.c) knows the kinds, and which modes each one
+   * runs in. */
+  kind = kt_kind_lookup (raw->kind != NULL ? raw->kind : "count",
+                         kt_mode_names[config->mode], error);
+  if (kind == NULL)
+    return FALSE;
+  config->kind = kind->kind;
+  config->bucket = 1;
+  if (raw->bucket != NULL)
+    {
+      if (!parse_enum ("--bucket", raw->bucket, buckets, &v, error))
+        return FALSE;
+      config->bucket = minutes[v];
+    }
+  return TRUE;
+}
+
+/* The run options that are numbers within bounds. */
+static gboolean
+options_limits (KtConfig *config, KtRawOptions *raw, GError **error)
+{
   if (!(raw->interval >= 0 && raw->interval <= 86400))
     {
       g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
@@ -651,30 +500,27 @@ validate_run (KtConfig *config, RawOptions *raw, GError **error)
                    raw->startup_timeout);
       return FALSE;
     }
-  if (raw->audit_keep != NULL
-      && !kt_duration_parse ("--audit-keep", raw->audit_keep, &config->audit_keep, error))
-    return FALSE;
-  if (raw->kind != NULL)
-    {
-      static const char *const kinds[] = { "count", "ledger", NULL };
-      if (!parse_enum ("--kind", raw->kind, kinds, &v, error))
-        return FALSE;
-      config->kind = (KtKind) v;
-      if (config->kind == KT_KIND_LEDGER && config->mode != KT_MODE_TRANSACTIONAL)
-        {
-          g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
-                               "--kind ledger is transactional: a balance update "
-                               "is not idempotent");
-          return FALSE;
-        }
-    }
   if (raw->workers == 0 || raw->workers < -1 || raw->workers > 64)
     {
       g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
                    "--workers: %d is not between 1 and 64", raw->workers);
       return FALSE;
     }
+  if (raw->audit_keep != NULL
+      && !kt_duration_parse ("--audit-keep", raw->audit_keep, &config->audit_keep, error))
+    return FALSE;
   config->workers = raw->workers > 0 ? (guint) raw->workers : MIN (g_get_num_processors (), 64);
+  config->interval = raw->interval;
+  config->max_per_partition = raw->max_per_partition;
+  config->max_batch_bytes = raw->max_batch_bytes;
+  config->startup_timeout = raw->startup_timeout;
+  return TRUE;
+}
+
+/* How this instance shares the topic: a consumer group or a static list. */
+static gboolean
+options_share (KtConfig *config, KtRawOptions *raw, GError **error)
+{
   if (raw->group != NULL && raw->partitions != NULL)
     {
       g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
@@ -694,7 +540,25 @@ validate_run (KtConfig *config, RawOptions *raw, GError **error)
                            "--group needs offsets in MySQL (not --offsets kafka)");
       return FALSE;
     }
+  if (raw->partitions != NULL)
+    {
+      config->only_partitions = g_array_new (FALSE, FALSE, sizeof (gint32));
+      if (!kt_partition_list_parse ("--partitions", raw->partitions,
+                                    config->only_partitions, error))
+        return FALSE;
+    }
   config->group = g_steal_pointer (&raw->group);
+  config->share_table = raw->share_table;
+  return TRUE;
+}
+
+gboolean
+kt_options_run (KtConfig *config, KtRawOptions *raw, GError **error)
+{
+  if (!options_choices (config, raw, error)
+      || !options_limits (config, raw, error)
+      || !options_share (config, raw, error))
+    return FALSE;
   config->http = g_steal_pointer (&raw->http);
   config->pattern = g_steal_pointer (&raw->pattern);
   config->time_format = g_steal_pointer (&raw->time_format);
@@ -709,260 +573,94 @@ validate_run (KtConfig *config, RawOptions *raw, GError **error)
             return FALSE;
           }
     }
-  config->bucket = 1;
-  if (raw->bucket != NULL)
-    {
-      static const char *const buckets[] = { "1m", "5m", "1h", NULL };
-      static const int minutes[] = { 1, 5, 60 };
-      if (!parse_enum ("--bucket", raw->bucket, buckets, &v, error))
-        return FALSE;
-      config->bucket = minutes[v];
-    }
-  if (raw->partitions != NULL)
-    {
-      config->only_partitions = g_array_new (FALSE, FALSE, sizeof (gint32));
-      if (!kt_partition_list_parse ("--partitions", raw->partitions,
-                                    config->only_partitions, error))
-        return FALSE;
-    }
-  config->interval = raw->interval;
-  config->max_per_partition = raw->max_per_partition;
-  config->max_batch_bytes = raw->max_batch_bytes;
-  config->startup_timeout = raw->startup_timeout;
   config->exit_when_idle = raw->exit_when_idle;
-  config->share_table = raw->share_table;
   return TRUE;
 }
 
-static KtConfig *
-parse_command (const char *command, int argc, char **argv, GError **error)
+void
+kt_raw_options_clear (KtRawOptions *raw)
 {
-  g_autoptr(KtConfig) config = g_new0 (KtConfig, 1);
-  g_autoptr(GOptionContext) context = NULL;
+  g_free (raw->brokers);
+  g_free (raw->topic);
+  g_free (raw->job);
+  g_free (raw->db);
+  g_free (raw->mode);
+  g_free (raw->start);
+  g_free (raw->on_data_loss);
+  g_free (raw->offsets);
+  g_free (raw->table);
+  g_free (raw->from);
+  g_free (raw->until);
+  g_free (raw->audit_keep);
+  g_free (raw->password_file);
+  g_free (raw->group);
+  g_free (raw->http);
+  g_free (raw->kind);
+  g_free (raw->config_file);
+  g_free (raw->pattern);
+  g_free (raw->time_format);
+  g_free (raw->levels);
+  g_free (raw->bucket);
+  g_free (raw->partitions);
+  g_free (raw->defaults_file);
+  g_strfreev (raw->properties);
+}
+gboolean
+kt_options_parse (
+const char *command, const char *summary, const GOptionEntry *entries,
+                  int argc, char **argv, KtRawOptions *raw, KtConfig *config, GError **error)
+{
+  g_autoptr(GOptionContext) context = g_option_context_new (NULL);
   g_autoptr(GError) local = NULL;
-  g_auto(RawOptions) raw = {
-    .interval = 5,
-    .startup_timeout = 20,
-    .max_per_partition = 100000,
-    .max_batch_bytes = 64 * 1024 * 1024,
-    .workers = -1,  /* not given: one per core */
-  };
-  GOptionEntry run_entries[] = {
-    KAFKA_ENTRIES (raw),
-    DB_ENTRY (raw),
-    { "mode", 'm', 0, G_OPTION_ARG_STRING, &raw.mode,
-      "transactional (default): counts and offsets in one transaction; "
-      "idempotent: per-chunk counts overwritten whole, offsets stored after", "MODE" },
-    { "offsets", 0, 0, G_OPTION_ARG_STRING, &raw.offsets,
-      "Where idempotent mode keeps offsets: mysql (default, kafka_offset) or "
-      "kafka (the consumer group ktally-JOB)", "WHERE" },
-    { "interval", 'i', 0, G_OPTION_ARG_DOUBLE, &raw.interval,
-      "Seconds from one batch start to the next (default 5; 0: back to back)", "SECONDS" },
-    { "max-per-partition", 'n', 0, G_OPTION_ARG_INT64, &raw.max_per_partition,
-      "At most this many offsets per partition per batch (default 100000)", "N" },
-    { "max-batch-bytes", 0, 0, G_OPTION_ARG_INT64, &raw.max_batch_bytes,
-      "Stop reading a batch after this many bytes of values (default 64 MiB)", "BYTES" },
-    { "exit-when-idle", 0, 0, G_OPTION_ARG_NONE, &raw.exit_when_idle,
-      "Exit 0 after the first batch that finds nothing new (backfills, tests)", NULL },
-    { "start", 0, 0, G_OPTION_ARG_STRING, &raw.start,
-      "Where a partition with no stored offset starts: earliest (default) or latest", "WHERE" },
-    { "on-data-loss", 0, 0, G_OPTION_ARG_STRING, &raw.on_data_loss,
-      "When retention removed offsets not yet read: fail (default, exit 4) or skip "
-      "(continue from the log start, with a warning naming the lost range)", "WHAT" },
-    { "startup-timeout", 0, 0, G_OPTION_ARG_DOUBLE, &raw.startup_timeout,
-      "Seconds to wait for Kafka and MySQL at start-up (default 20)", "SECONDS" },
-    { "kind", 'k', 0, G_OPTION_ARG_STRING, &raw.kind,
-      "count (default): per-minute ERROR counts; ledger: per-account balances "
-      "from JSON transactions {txn, account, amount, ts}", "KIND" },
-    { "workers", 'w', 0, G_OPTION_ARG_INT, &raw.workers,
-      "--kind ledger: threads that apply a batch, one account per thread "
-      "(default: the number of cores)", "N" },
-    { "group", 'g', 0, G_OPTION_ARG_STRING, &raw.group,
-      "Share the topic's partitions with the other instances of this Kafka "
-      "consumer group (offsets still come from MySQL only)", "NAME" },
-    { "partitions", 'p', 0, G_OPTION_ARG_STRING, &raw.partitions,
-      "Read only these partitions, e.g. 0-3,7 (a static share)", "LIST" },
-    { "share-table", 0, 0, G_OPTION_ARG_NONE, &raw.share_table,
-      "Count into a table even though another job already counts one of these "
-      "topics into it (refused otherwise: two jobs over one topic count "
-      "everything twice); for jobs over different partitions", NULL },
-    PARSE_ENTRIES (raw),
-    { "audit-keep", 0, 0, G_OPTION_ARG_STRING, &raw.audit_keep,
-      "Keep this long of ktally_batches row by row (e.g. 7d); older rows are "
-      "folded into one per partition (default: keep all)", "DURATION" },
-    { "http", 0, 0, G_OPTION_ARG_STRING, &raw.http,
-      "Serve /metrics (Prometheus), /healthz and a status page on this address, "
-      "e.g. 127.0.0.1:9464 (default: off)", "ADDR:PORT" },
-    COMMON_ENTRIES (raw),
-    G_OPTION_ENTRY_NULL
-  };
-  GOptionEntry audit_entries[] = {
-    DB_ENTRY (raw),
-    { "job", 'j', 0, G_OPTION_ARG_STRING, &raw.job,
-      "Audit this job only (default: every job in the database)", "NAME" },
-    { "brokers", 'b', 0, G_OPTION_ARG_STRING, &raw.brokers,
-      "Kafka bootstrap servers: also check where the chains of jobs that keep "
-      "their offsets in Kafka (--offsets kafka) end", "LIST" },
-    COMMON_ENTRIES (raw),
-    G_OPTION_ENTRY_NULL
-  };
-  GOptionEntry replay_entries[] = {
-    KAFKA_ENTRIES (raw),
-    DB_ENTRY (raw),
-    { "from", 0, 0, G_OPTION_ARG_STRING, &raw.from,
-      "First offset of each partition to replay (inclusive)", "P:OFF[,P:OFF...]" },
-    { "until", 0, 0, G_OPTION_ARG_STRING, &raw.until,
-      "End offset of each partition (exclusive)", "P:OFF[,P:OFF...]" },
-    { "table", 0, 0, G_OPTION_ARG_STRING, &raw.table,
-      "Table the counts are added to (default error_log_replay; created like "
-      "error_log if absent)", "NAME" },
-    PARSE_ENTRIES (raw),
-    { "max-per-partition", 'n', 0, G_OPTION_ARG_INT64, &raw.max_per_partition,
-      "At most this many offsets per partition per batch (default 100000)", "N" },
-    { "startup-timeout", 0, 0, G_OPTION_ARG_DOUBLE, &raw.startup_timeout,
-      "Seconds to wait for Kafka and MySQL at start-up (default 20)", "SECONDS" },
-    COMMON_ENTRIES (raw),
-    G_OPTION_ENTRY_NULL
-  };
-  GOptionEntry status_entries[] = {
-    KAFKA_ENTRIES (raw),
-    DB_ENTRY (raw),
-    { "json", 0, 0, G_OPTION_ARG_NONE, &raw.json,
-      "Print one JSON document instead of a table", NULL },
-    { "group", 'g', 0, G_OPTION_ARG_STRING, &raw.group,
-      "Also show which member of this consumer group owns each partition", "NAME" },
-    { "startup-timeout", 0, 0, G_OPTION_ARG_DOUBLE, &raw.startup_timeout,
-      "Seconds to wait for Kafka and MySQL (default 20)", "SECONDS" },
-    COMMON_ENTRIES (raw),
-    G_OPTION_ENTRY_NULL
-  };
-  GOptionEntry init_db_entries[] = {
-    DB_ENTRY (raw),
-    { "mode", 'm', 0, G_OPTION_ARG_STRING, &raw.mode,
-      "Which tables: transactional (default) or idempotent", "MODE" },
-    COMMON_ENTRIES (raw),
-    G_OPTION_ENTRY_NULL
-  };
-  const GOptionEntry *entries;
-  const char *summary;
 
-  if (g_str_equal (command, "run"))
-    {
-      entries = run_entries;
-      summary = "Reads log lines from a Kafka topic in micro-batches and keeps exact\n"
-                "per-minute ERROR counts in MySQL (table error_log), exactly once:\n"
-                "each batch's counts and offsets commit in one transaction.\n\n"
-                "Exit status: 0 stopped by SIGTERM/SIGINT or idle with --exit-when-idle,\n"
-                "1 internal error, 2 usage or configuration error, 3 Kafka or MySQL\n"
-                "refused us (unreachable at start-up, access denied, unknown topic or\n"
-                "database), 4 data lost to retention (see --on-data-loss).";
-    }
-  else if (g_str_equal (command, "replay"))
-    {
-      entries = replay_entries;
-      summary = "Reads exactly [--from, --until) of the listed partitions and adds their\n"
-                "per-minute ERROR counts to --table, exactly once: a replay keeps its own\n"
-                "offsets (job replay.TABLE.HASH), so rerunning it resumes it or, once\n"
-                "finished, changes nothing. The live job's offsets are never touched.";
-    }
-  else if (g_str_equal (command, "status"))
-    {
-      entries = status_entries;
-      summary = "Shows, per partition, the job's stored offset, the log start, the high\n"
-                "watermark, the lag, and whether data was lost to retention.";
-    }
-  else if (g_str_equal (command, "audit"))
-    {
-      entries = audit_entries;
-      summary = "Checks the audit trail (ktally_batches): per partition, the committed\n"
-                "batches form one chain without gap or overlap up to the stored offset,\n"
-                "and their ERROR totals agree with the tables they were written to.\n"
-                "Exit status 0 when everything holds, 5 on any break.";
-    }
-  else if (g_str_equal (command, "init-db"))
-    {
-      entries = init_db_entries;
-      summary = "Creates ktally's tables (sql/schema.sql) in the database if absent,\n"
-                "and brings an older schema forward (sql/migrations/).";
-    }
-  else
-    {
-      g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "unknown command '%s'", command);
-      return NULL;
-    }
-
-  context = g_option_context_new (NULL);
   g_option_context_set_summary (context, summary);
   g_option_context_add_main_entries (context, entries, NULL);
   if (!g_option_context_parse (context, &argc, &argv, &local))
     {
       g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "%s", local->message);
-      return NULL;
+      return FALSE;
     }
   if (argc > 1)
     {
       g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "unexpected argument '%s'", argv[1]);
-      return NULL;
+      return FALSE;
     }
-
-  config->command = g_strdup (command);
-  config->verbose = raw.verbose;
-  config->quiet = raw.quiet;
-  config->json = raw.json;
-  raw.job_given = raw.job != NULL;
-  if (g_str_equal (command, "audit"))
-    {
-      if (raw.job != NULL && !all_chars_in (raw.job, ".-", 64))
-        {
-          g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--job: '%s' is not a valid "
-                       "job name ([A-Za-z0-9._-], at most 64 characters)", raw.job);
-          return NULL;
-        }
-      config->job = g_steal_pointer (&raw.job);
-      config->brokers = g_steal_pointer (&raw.brokers);
-      if (!validate_db (config, &raw, error))
-        return NULL;
-      return g_steal_pointer (&config);
-    }
-  if (g_str_equal (command, "init-db"))
-    {
-      static const char *const modes[] = { "transactional", "idempotent", NULL };
-      int v = 0;
-
-      if (!validate_db (config, &raw, error)
-          || (raw.mode != NULL && !parse_enum ("--mode", raw.mode, modes, &v, error)))
-        return NULL;
-      config->mode = (KtMode) v;
-      return g_steal_pointer (&config);
-    }
-  if (!validate_kafka (config, &raw, error) || !validate_db (config, &raw, error)
-      || !validate_run (config, &raw, error))
-    return NULL;
-  if (g_str_equal (command, "replay"))
-    {
-      if (!validate_replay (config, &raw, error))
-        return NULL;
-    }
-  else if (!validate_table (config, &raw, "error_log", error))
-    return NULL;
-
-  return g_steal_pointer (&config);
+  config->command = command;
+  config->verbose = raw->verbose;
+  config->quiet = raw->quiet;
+  config->json = raw->json;
+  raw->job_given = raw->job != NULL;
+  return TRUE;
 }
 
 gboolean
-kt_config_is_command (const char *name)
+kt_options_job (KtConfig *config, KtRawOptions *raw, GError **error)
 {
-  static const char *const commands[] = { "run", "replay", "status", "audit", "init-db" };
+  if (raw->job != NULL && !all_chars_in (raw->job, ".-", 64))
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--job: '%s' is not a valid "
+                   "job name ([A-Za-z0-9._-], at most 64 characters)", raw->job);
+      return FALSE;
+    }
+  config->job = g_steal_pointer (&raw->job);
+  return TRUE;
+}
 
-  for (gsize i = 0; i < G_N_ELEMENTS (commands); i++)
-    if (g_strcmp0 (name, commands[i]) == 0)
-      return TRUE;
-  return FALSE;
+gboolean
+kt_options_mode (KtConfig *config, KtRawOptions *raw, GError **error)
+{
+  int v = 0;
+
+  if (raw->mode != NULL && !parse_enum ("--mode", raw->mode, kt_mode_names, &v, error))
+    return FALSE;
+  config->mode = (KtMode) v;
+  return TRUE;
 }
 
 KtConfig *
 kt_config_parse (const char *command, int argc, char **argv, GError **error)
 {
+  const KtCommand *cmd = kt_command_find (command);
   g_autoptr(GError) local = NULL;
   g_autoptr(GPtrArray) args = g_ptr_array_new ();  /* borrowed strings */
   g_autoptr(GPtrArray) words = g_ptr_array_new_with_free_func (g_free);
@@ -983,12 +681,16 @@ kt_config_parse (const char *command, int argc, char **argv, GError **error)
     }
   g_ptr_array_add (args, NULL);
   file = kt_config_file_take (args);
-  if (file == NULL || kt_config_file_words (file, command, words, &local))
+  if (cmd == NULL)
+    g_set_error (&local, KT_ERROR, KT_ERROR_USAGE, "unknown command '%s'", command);
+  else if (file == NULL
+           || kt_config_file_words (file, cmd->keys_of != NULL ? cmd->keys_of : cmd->name,
+                                    words, &local))
     {
       /* The file's words first: the command line's come later and win. */
       for (guint i = 0; i < words->len; i++)
         g_ptr_array_insert (args, (gint) (i + 1), words->pdata[i]);
-      config = parse_command (command, (int) args->len - 1, (char **) args->pdata, &local);
+      config = cmd->parse ((int) args->len - 1, (char **) args->pdata, &local);
     }
 
   /* GLib quotes a bad argument back, and the argument may be a URI with a
@@ -1036,8 +738,6 @@ spaced_pairs (const char *text)
 char *
 kt_config_describe (const KtConfig *c)
 {
-  static const char *const modes[] = { "transactional", "idempotent" };
-  static const char *const kinds[] = { "count", "ledger" };
   static const char *const starts[] = { "earliest", "latest" };
   static const char *const losses[] = { "fail", "skip" };
   static const char *const stores[] = { "mysql", "kafka" };
@@ -1046,6 +746,9 @@ kt_config_describe (const KtConfig *c)
   g_autoptr(GKeyFile) file = g_key_file_new ();
   g_autoptr(GString) hidden = g_string_new (NULL);
   g_autofree char *topics = g_strjoinv (",", c->topics);
+  /* What the job's kind takes: its parser's options, its --workers. */
+  const KtJobKind *kind = c->kind != NULL
+    ? kt_kind_lookup (c->kind, kt_mode_names[c->mode], NULL) : NULL;
   g_autofree char *port = c->db.host != NULL
     ? g_strdup_printf ("%u", c->db.port ? c->db.port : 3306) : NULL;
   g_autofree char *text = NULL;
@@ -1082,8 +785,8 @@ kt_config_describe (const KtConfig *c)
                           c->db.password != NULL ? " password: (set, hidden)"
                                                  : " password: (none)", NULL);
   describe_set (file, "batch", "job", c->job);
-  describe_set (file, "batch", "kind", kinds[c->kind]);
-  describe_set (file, "batch", "mode", modes[c->mode]);
+  describe_set (file, "batch", "kind", c->kind);
+  describe_set (file, "batch", "mode", kt_mode_names[c->mode]);
   describe_set (file, "batch", "offsets", stores[c->offsets]);
   g_key_file_set_double (file, "batch", "interval", c->interval);
   g_key_file_set_int64 (file, "batch", "max-per-partition", c->max_per_partition);
@@ -1094,14 +797,14 @@ kt_config_describe (const KtConfig *c)
   g_key_file_set_boolean (file, "batch", "exit-when-idle", c->exit_when_idle);
   if (c->share_table)
     g_key_file_set_boolean (file, "batch", "share-table", TRUE);
-  if (c->kind == KT_KIND_LEDGER)
+  if (kind != NULL && kind->workers)
     g_key_file_set_integer (file, "batch", "workers", (gint) c->workers);
   if (c->audit_keep > 0)
     {
       g_autofree char *keep = g_strdup_printf ("%" G_GINT64_FORMAT "s", c->audit_keep);
       describe_set (file, "batch", "audit-keep", keep);
     }
-  if (c->kind == KT_KIND_COUNT)
+  if (kind != NULL && kind->parses)
     {
       g_autofree char *levels = c->levels != NULL ? g_strjoinv (",", c->levels)
                                                   : g_strdup ("ERROR");

@@ -1,13 +1,13 @@
-/* cli.h - command lines -> a validated KtConfig.
+/* cli.h - the options several commands share, and KtConfig: a job's settings.
  *
- * Every subcommand has its own option table. Everything is parsed and
- * checked here, up front, with errors that name the flag; the modules get
- * the struct, never argv. */
+ * Every command has its own option table (cmd-*.c), built from the shared
+ * entries below, and its own parser, which calls the shared checks
+ * (kt_options_*). Everything is parsed and checked up front, with errors
+ * that name the flag; the modules get the struct, never argv. */
 #pragma once
 #include <glib.h>
 #include "plan.h"
 #include "db.h"
-#include "sink.h"
 
 /* Every replay's offsets are kept under a job named so; no live job may be. */
 #define KT_REPLAY_JOB_PREFIX "replay."
@@ -18,11 +18,8 @@ typedef enum
   KT_MODE_IDEMPOTENT,
 } KtMode;
 
-typedef enum
-{
-  KT_KIND_COUNT,   /* per-minute ERROR counts (the default) */
-  KT_KIND_LEDGER,  /* per-account balances from JSON transactions */
-} KtKind;
+/* --mode's words, by KtMode. */
+extern const char *const kt_mode_names[];
 
 typedef enum
 {
@@ -45,14 +42,14 @@ typedef struct
 
 typedef struct
 {
-  char        *command;         /* "run", "replay", "status", "audit", "init-db" */
+  const char  *command;         /* the command's name (static): "run", "replay"... */
   char        *brokers;
   char        *topic;           /* the (first) topic */
   char       **topics;          /* --topic a,b: every topic (run only) */
   char        *job;             /* default: the topic */
   KtDbConfig   db;
   KtMode       mode;
-  KtKind       kind;
+  const char  *kind;            /* --kind: a name in kind.c's table (static) */
   guint        workers;         /* --kind ledger: threads applying a batch */
   double       interval;        /* seconds between batch starts; 0 = back to back */
   gint64       max_per_partition;
@@ -80,9 +77,6 @@ typedef struct
   gboolean     verbose;
   gboolean     quiet;
 } KtConfig;
-
-/* Whether @name is a command kt_config_parse() knows. */
-gboolean  kt_config_is_command (const char *name);
 
 /* Parses `ktally COMMAND ARGS...` (@argv[0] is the command name). --help
  * prints and exits 0 (GLib's behaviour). Fails with KT_ERROR_USAGE and one
@@ -114,5 +108,103 @@ char     *kt_config_describe (const KtConfig *config);
 /* Overwrites, in place, the password of any mysql:// URI among @argv, so
  * that it does not show in ps(1). Call before parsing (on a copy). */
 void      kt_scrub_argv (int argc, char **argv);
+
+
+/* ---- Options: what every command's GOptionEntry table is made of --------
+ *
+ * A command (cmd-*.c) parses its own table into a KtRawOptions, then has
+ * the validators below turn what it takes into the KtConfig. */
+
+/* Option values as GOption fills them, before validation. */
+typedef struct
+{
+  char    *brokers, *topic, *job, *db, *mode, *start, *on_data_loss, *offsets;
+  char    *table, *from, *until, *audit_keep, *password_file, *defaults_file;
+  char    *group, *partitions, *kind, *config_file, *http;
+  char    *pattern, *time_format, *levels, *bucket;
+  int      workers;
+  double   interval, startup_timeout;
+  gint64   max_per_partition, max_batch_bytes;
+  gboolean exit_when_idle, json, verbose, quiet, share_table;
+  gboolean job_given;  /* --job was on the command line */
+  char   **properties;
+} KtRawOptions;
+
+
+
+#define KT_COMMON_ENTRIES(raw)                                                      \
+  { "config", 'c', 0, G_OPTION_ARG_FILENAME, &(raw).config_file,                 \
+    "Read options from this INI file first ([kafka] [mysql] [batch]; keys "      \
+    "spelled like the long options); flags given here win", "FILE" },            \
+  { "verbose", 'v', 0, G_OPTION_ARG_NONE, &(raw).verbose,                        \
+    "Log per-partition detail and librdkafka's own messages", NULL },           \
+  { "quiet", 'q', 0, G_OPTION_ARG_NONE, &(raw).quiet,                            \
+    "Log only warnings and errors", NULL }
+
+#define KT_DB_ENTRY(raw)                                                            \
+  { "db", 0, 0, G_OPTION_ARG_STRING, &(raw).db,                                  \
+    "MySQL database: mysql://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?socket=PATH]"  \
+    "[&ssl-mode=required|verify-ca|verify-identity&ssl-ca=PATH...]; keep the "   \
+    "password out of it (MYSQL_PWD, --db-password-file, --db-defaults-file)", "URI" }, \
+  { "db-password-file", 0, 0, G_OPTION_ARG_FILENAME, &(raw).password_file,       \
+    "Read the MySQL password from the first line of this file (mode 0600 or 0400)", \
+    "FILE" },                                                                    \
+  { "db-defaults-file", 0, 0, G_OPTION_ARG_FILENAME, &(raw).defaults_file,       \
+    "A MySQL option file whose [client] group gives the password (or more)", "FILE" }
+
+#define KT_PARSE_ENTRIES(raw)                                                       \
+  { "pattern", 0, 0, G_OPTION_ARG_STRING, &(raw).pattern,                        \
+    "Another log format: a pcre2 pattern with the named groups (?<time>...) "    \
+    "and (?<level>...)", "REGEX" },                                              \
+  { "time-format", 0, 0, G_OPTION_ARG_STRING, &(raw).time_format,                \
+    "How the time group reads: strptime-style (%Y %m %d %H %M %S %b %e %T %F), " \
+    "iso8601 (offsets converted to UTC) or syslog (no year: the latest that "    \
+    "puts the line at most a day ahead); default %Y-%m-%d %H:%M:%S", "FORMAT" }, \
+  { "levels", 0, 0, G_OPTION_ARG_STRING, &(raw).levels,                          \
+    "The levels counted, exactly as written (default ERROR)", "A,B,..." },       \
+  { "bucket", 0, 0, G_OPTION_ARG_STRING, &(raw).bucket,                          \
+    "Count per 1m (default), 5m or 1h", "SIZE" }
+
+#define KT_KAFKA_ENTRIES(raw)                                                       \
+  { "brokers", 'b', 0, G_OPTION_ARG_STRING, &(raw).brokers,                      \
+    "Kafka bootstrap servers, host:port[,host:port...]", "LIST" },               \
+  { "topic", 't', 0, G_OPTION_ARG_STRING, &(raw).topic,                          \
+    "Topic to read", "NAME" },                                                   \
+  { "job", 'j', 0, G_OPTION_ARG_STRING, &(raw).job,                              \
+    "Job name under which offsets are stored (default: the topic)", "NAME" },    \
+  { "kafka-property", 'X', 0, G_OPTION_ARG_STRING_ARRAY, &(raw).properties,    \
+    "librdkafka property (repeatable), e.g. -X security.protocol=SSL; those "     \
+    "exactly-once depends on (enable.auto.commit, isolation.level...) are refused", \
+    "KEY=VALUE" }
+
+
+
+/* The defaults of the options that have one. */
+#define KT_RAW_OPTIONS_INIT                                                      \
+  { .interval = 5, .startup_timeout = 20, .max_per_partition = 100000,           \
+    .max_batch_bytes = 64 * 1024 * 1024, .workers = -1 /* one per core */ }
+
+void     kt_raw_options_clear (KtRawOptions *raw);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (KtRawOptions, kt_raw_options_clear)
+
+/* Parses @argv (@argv[0] is the command's name) with @entries, which point
+ * into @raw, for @command (static); the --help text shows @summary. Sets
+ * the config's command and the common options. KT_ERROR_USAGE on a bad or
+ * stray argument. */
+gboolean kt_options_parse   (const char *command, const char *summary,
+                             const GOptionEntry *entries, int argc, char **argv,
+                             KtRawOptions *raw, KtConfig *config, GError **error);
+
+/* Each takes its options from @raw into @config, checked, or fails with
+ * KT_ERROR_USAGE and one line naming the flag. kt_options_kafka():
+ * @several says whether the command takes several topics (--topic a,b). */
+gboolean kt_options_kafka   (KtConfig *config, KtRawOptions *raw, gboolean several,
+                             GError **error);
+gboolean kt_options_db      (KtConfig *config, KtRawOptions *raw, GError **error);
+gboolean kt_options_run     (KtConfig *config, KtRawOptions *raw, GError **error);
+gboolean kt_options_table   (KtConfig *config, KtRawOptions *raw, const char *fallback,
+                             GError **error);
+gboolean kt_options_job     (KtConfig *config, KtRawOptions *raw, GError **error);
+gboolean kt_options_mode    (KtConfig *config, KtRawOptions *raw, GError **error);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (KtConfig, kt_config_free)

@@ -5,6 +5,7 @@
 #include <mysqld_error.h>
 #include <string.h>
 #include "autocleanups.h"
+#include "schema.h"
 
 /* Every session ktally opens: a value that does not fit is an error, never
  * clamped or truncated in silence. */
@@ -354,4 +355,219 @@ void
 kt_db_rollback (MYSQL *conn)
 {
   (void) mysql_real_query (conn, "ROLLBACK", 8);
+}
+
+/* ---- KtDb ---------------------------------------------------------------- */
+
+/* A migration's connection waits this long for an answer: one hour. */
+#define LONG_IO_S 3600
+
+struct _KtDb
+{
+  KtDbConfig config;
+  char      *name;
+  MYSQL     *conn;
+};
+
+KtDb *
+kt_db_new (const KtDbConfig *config)
+{
+  KtDb *self = g_new0 (KtDb, 1);
+
+  kt_db_config_copy (&self->config, config);
+  self->name = kt_db_describe (config);
+  return self;
+}
+
+void
+kt_db_free (KtDb *self)
+{
+  if (self == NULL)
+    return;
+  g_clear_pointer (&self->conn, mysql_close);
+  kt_db_config_clear (&self->config);
+  g_free (self->name);
+  g_free (self);
+}
+
+const char *
+kt_db_name (KtDb *self)
+{
+  return self->name;
+}
+
+const KtDbConfig *
+kt_db_config (KtDb *self)
+{
+  return &self->config;
+}
+
+MYSQL *
+kt_db_connection (KtDb *self)
+{
+  return self->conn;
+}
+
+/* Sets @error from the connection's last error, prefixed by what we were
+ * doing. A failed connection is dropped: whatever state it had (an open
+ * transaction) dies with it, and the next call reconnects. A deadlock or
+ * lock wait cost only the transaction (the caller rolls back): the
+ * connection is fine, and the same commit may be tried again. */
+static void
+set_error (KtDb *self, GError **error, const char *doing)
+{
+  KtErrorCode code = kt_db_error_code (self->conn);
+
+  g_set_error (error, KT_ERROR, code, "%s on %s: %s", doing, self->name,
+               mysql_error (self->conn));
+  if (code == KT_ERROR_TRANSIENT)
+    g_clear_pointer (&self->conn, mysql_close);
+}
+
+gboolean
+kt_db_failed (KtDb *self, GError *local, GError **error)
+{
+  if (g_error_matches (local, KT_ERROR, KT_ERROR_TRANSIENT))
+    g_clear_pointer (&self->conn, mysql_close);
+  g_propagate_error (error, local);
+  return FALSE;
+}
+
+gboolean
+kt_db_connect (KtDb *self, GError **error)
+{
+  if (self->conn != NULL)
+    return TRUE;
+  self->conn = kt_db_open (&self->config, self->name, 5, 60, error);
+  if (self->conn == NULL)
+    return FALSE;
+  if (mysql_query (self->conn, "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED") != 0)
+    {
+      set_error (self, error, "cannot set the isolation level");
+      g_clear_pointer (&self->conn, mysql_close);
+      return FALSE;
+    }
+  /* At every connect, not only at start: a database that a newer ktally
+   * migrated meanwhile is not written by this one. */
+  if (!kt_schema_refuse_newer (self->conn, self->name, error))
+    {
+      g_clear_pointer (&self->conn, mysql_close);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+kt_db_run (KtDb *self, const char *sql, const char *doing, GError **error)
+{
+  if (mysql_real_query (self->conn, sql, strlen (sql)) == 0)
+    return TRUE;
+  set_error (self, error, doing);
+  return FALSE;
+}
+
+gboolean
+kt_db_run_new_rows (KtDb *self, const char *sql, const char *doing, GError **error)
+{
+  if (mysql_real_query (self->conn, sql, strlen (sql)) == 0)
+    return TRUE;
+  if (mysql_errno (self->conn) != ER_DUP_ENTRY)
+    {
+      set_error (self, error, doing);
+      return FALSE;
+    }
+  g_set_error (error, KT_ERROR, KT_ERROR_CONFLICT,
+               "%s on %s: another writer created the same row at the same time (%s)",
+               doing, self->name, mysql_error (self->conn));
+  return FALSE;
+}
+
+MYSQL_RES *
+kt_db_rows (KtDb *self, const char *sql, const char *doing, GError **error)
+{
+  MYSQL_RES *res;
+
+  if (!kt_db_run (self, sql, doing, error))
+    return NULL;
+  res = mysql_store_result (self->conn);
+  if (res == NULL)
+    set_error (self, error, doing);
+  return res;
+}
+
+void
+kt_db_quote (KtDb *self, GString *out, const char *s)
+{
+  kt_db_append_quoted (self->conn, out, s);
+}
+
+gboolean
+kt_db_begin (KtDb *self, GError **error)
+{
+  return kt_db_connect (self, error)
+         && kt_db_run (self, "START TRANSACTION", "cannot start a transaction", error);
+}
+
+void
+kt_db_abort (KtDb *self)
+{
+  /* Best effort: if even this fails, the connection is gone, and a
+   * transaction dies with its connection. */
+  if (self->conn != NULL && mysql_real_query (self->conn, "ROLLBACK", 8) != 0)
+    g_clear_pointer (&self->conn, mysql_close);
+}
+
+gboolean
+kt_db_finish (KtDb *self, KtCommitResult *result, GError **error)
+{
+  unsigned int code;
+
+  if (mysql_real_query (self->conn, "COMMIT", 6) == 0)
+    {
+      *result = KT_COMMIT_DONE;
+      return TRUE;
+    }
+  code = mysql_errno (self->conn);
+  *result = code == CR_SERVER_LOST || code == CR_SERVER_GONE_ERROR
+            || code == CR_SERVER_LOST_EXTENDED || code == ER_CONNECTION_KILLED
+            ? KT_COMMIT_UNKNOWN : KT_COMMIT_FAILED;
+  set_error (self, error, "cannot commit");
+  if (*result == KT_COMMIT_FAILED)
+    kt_db_abort (self);
+  return FALSE;
+}
+
+gboolean
+kt_db_snapshot (KtDb *self, GError **error)
+{
+  return kt_db_connect (self, error)
+         && kt_db_run (self, "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+                       "cannot set the isolation level", error)
+         && kt_db_run (self, "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY",
+                       "cannot start a transaction", error);
+}
+
+gboolean
+kt_db_table_type (KtDb *self, const char *table, char **type, GError **error)
+{
+  g_autoptr(GString) sql = g_string_new ("SELECT table_type FROM information_schema.tables "
+                                         "WHERE table_schema = DATABASE() AND table_name = ");
+  g_autoptr(MYSQL_RES) res = NULL;
+  MYSQL_ROW row;
+
+  if (!kt_db_connect (self, error))
+    return FALSE;
+  kt_db_quote (self, sql, table);
+  res = kt_db_rows (self, sql->str, "cannot look for the tables", error);
+  if (res == NULL)
+    return FALSE;
+  row = mysql_fetch_row (res);
+  *type = row != NULL ? g_strdup (row[0]) : NULL;
+  return TRUE;
+}
+
+MYSQL *
+kt_db_open_long (KtDb *self, GError **error)
+{
+  return kt_db_open (&self->config, self->name, 5, LONG_IO_S, error);
 }

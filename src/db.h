@@ -88,3 +88,74 @@ void      kt_db_rollback (MYSQL *conn);
 /* Whether a client or server error code means the connection failed (or a
  * lock conflict): worth another try. */
 gboolean  kt_db_is_transient (unsigned int code);
+
+/* ---- A database a module works in: one connection, opened on demand ---- */
+
+typedef struct _KtDb KtDb;
+
+typedef enum
+{
+  KT_COMMIT_DONE,     /* everything is in */
+  KT_COMMIT_FENCED,   /* another writer moved an offset (or a covered set) first: rolled back */
+  KT_COMMIT_FAILED,   /* failed before COMMIT: nothing was written */
+  KT_COMMIT_UNKNOWN,  /* the connection died during COMMIT: read it back */
+} KtCommitResult;
+
+/* Copies @config; connects on the first call that needs it. Every call
+ * drops the connection after a failure of it (KT_ERROR_TRANSIENT), so the
+ * next one reconnects: an open transaction dies with its connection. */
+KtDb       *kt_db_new  (const KtDbConfig *config);
+void        kt_db_free (KtDb *self);  /* NULL is fine */
+
+/* "user@host:port/database", for messages. */
+const char *kt_db_name (KtDb *self);
+const KtDbConfig *kt_db_config (KtDb *self);
+
+/* Connects unless connected: a session at READ COMMITTED (the fenced
+ * UPDATEs read the latest committed offset either way; this spares InnoDB's
+ * gap locks), refusing a database a newer ktally migrated. Access denied,
+ * unknown database: KT_ERROR_FATAL; unreachable: KT_ERROR_TRANSIENT. */
+gboolean    kt_db_connect (KtDb *self, GError **error);
+
+/* The live connection, for schema.c and identity.c calls (connect first);
+ * after one of them fails, pass its error through kt_db_failed(). */
+MYSQL      *kt_db_connection (KtDb *self);
+gboolean    kt_db_failed (KtDb *self, GError *local, GError **error);  /* FALSE */
+
+/* Runs @sql (connect first). */
+gboolean    kt_db_run (KtDb *self, const char *sql, const char *doing, GError **error);
+
+/* An INSERT of rows this transaction found absent when it looked, under
+ * locks that cannot cover a row that does not exist yet: a duplicate key
+ * means another writer created the row since, so this transaction decided
+ * on a stale view: KT_ERROR_CONFLICT (roll back, commit again, and then see
+ * the row), never a failure. */
+gboolean    kt_db_run_new_rows (KtDb *self, const char *sql, const char *doing,
+                                GError **error);
+
+/* A SELECT's whole result (NULL, with @error, on failure). */
+MYSQL_RES  *kt_db_rows (KtDb *self, const char *sql, const char *doing, GError **error);
+
+/* Appends @s as a quoted, escaped literal (connect first). */
+void        kt_db_quote (KtDb *self, GString *out, const char *s);
+
+/* A transaction: begin, and either finish or abort. kt_db_finish() sends
+ * COMMIT: if its answer is lost with the connection, the server may have
+ * committed or not: *@result is UNKNOWN, and the caller reads back what it
+ * wrote (its offsets), never guesses. */
+gboolean    kt_db_begin  (KtDb *self, GError **error);
+gboolean    kt_db_finish (KtDb *self, KtCommitResult *result, GError **error);
+void        kt_db_abort  (KtDb *self);
+
+/* A read-only REPEATABLE READ transaction WITH CONSISTENT SNAPSHOT: every
+ * read until kt_db_abort() sees one instant (ktally audit on live jobs). */
+gboolean    kt_db_snapshot (KtDb *self, GError **error);
+
+/* The type of @table: "BASE TABLE", "VIEW", or NULL when absent. */
+gboolean    kt_db_table_type (KtDb *self, const char *table, char **type, GError **error);
+
+/* A second connection to the same database with a read timeout of an hour,
+ * for a long ALTER (a migration). The caller owns it. */
+MYSQL      *kt_db_open_long (KtDb *self, GError **error);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (KtDb, kt_db_free)

@@ -6,6 +6,7 @@
 #include "autocleanups.h"
 #include "db.h"
 #include "error.h"
+#include "kind.h"
 
 /* One setting as stored: a text, "" where it does not apply. */
 typedef struct
@@ -111,6 +112,24 @@ compare_row (MYSQL *conn, const char *description, const char *table, const char
   return TRUE;
 }
 
+static gboolean compare (MYSQL *conn, const char *description, const KtIdentity *id,
+                         gboolean lock, gboolean *job_found, gboolean *table_found,
+                         GError **error);
+
+/* compare() under row locks, the table's row locked first (see claim). */
+static gboolean
+compare_locked (MYSQL *conn, const char *description, const KtIdentity *id,
+                gboolean *job_found, gboolean *table_found, GError **error)
+{
+  g_autoptr(GString) sql = g_string_new ("SELECT name FROM ktally_table WHERE name = ");
+  g_autoptr(MYSQL_RES) res = NULL;
+
+  kt_db_append_quoted (conn, sql, id->output);
+  g_string_append (sql, " FOR UPDATE");
+  res = kt_db_select (conn, description, sql->str, "cannot read what jobs are", error);
+  return res != NULL && compare (conn, description, id, TRUE, job_found, table_found, error);
+}
+
 /* Compares @id with its job's row and its table's row; a difference is
  * KT_ERROR_USAGE naming it. */
 static gboolean
@@ -193,13 +212,43 @@ check_sharing (MYSQL *conn, const char *description, const KtIdentity *id, GErro
 
 gboolean
 kt_identity_check (MYSQL *conn, const char *description, const KtIdentity *id,
-                   gboolean share_table, GError **error)
+                   GError **error)
 {
   gboolean job_found, table_found;
 
   return compare (conn, description, id, FALSE, &job_found, &table_found, error)
-         && (share_table || id->replay || job_found
+         && (id->share_table || id->replay || job_found
              || check_sharing (conn, description, id, error));
+}
+
+/* INSERT IGNORE INTO @table (@first, columns of @settings) VALUES (@key,
+ * values): a row another instance made first is left as it is. */
+static gboolean
+insert_row (MYSQL *conn, const char *description, const char *table, const char *first,
+            const char *key, const char *also_column, const char *also,
+            const Setting *settings, guint n, GError **error)
+{
+  g_autoptr(GString) sql = g_string_new (NULL);
+
+  g_string_printf (sql, "INSERT IGNORE INTO %s (%s", table, first);
+  if (also_column != NULL)
+    g_string_append_printf (sql, ", %s", also_column);
+  for (guint i = 0; i < n; i++)
+    g_string_append_printf (sql, ", %s", settings[i].column);
+  g_string_append (sql, ") VALUES (");
+  kt_db_append_quoted (conn, sql, key);
+  if (also_column != NULL)
+    {
+      g_string_append (sql, ", ");
+      kt_db_append_quoted (conn, sql, also);
+    }
+  for (guint i = 0; i < n; i++)
+    {
+      g_string_append (sql, ", ");
+      kt_db_append_quoted (conn, sql, settings[i].value);
+    }
+  g_string_append (sql, ")");
+  return kt_db_exec (conn, description, sql->str, "cannot record what the job is", error);
 }
 
 gboolean
@@ -207,43 +256,48 @@ kt_identity_claim (MYSQL *conn, const char *description, const KtIdentity *id,
                    GError **error)
 {
   Setting job[JOB_SETTINGS], table[TABLE_SETTINGS];
-  g_autoptr(GString) sql = g_string_new (NULL);
   gboolean job_found, table_found, ok;
 
   job_settings (id, job);
   table_settings (id, table);
-  /* IGNORE: another instance of the job may have claimed it first; then
-   * the comparison below decides, under the row locks. */
-  g_string_assign (sql, "INSERT IGNORE INTO ktally_job (job");
-  for (guint i = 0; i < JOB_SETTINGS; i++)
-    g_string_append_printf (sql, ", %s", job[i].column);
-  g_string_append (sql, ") VALUES (");
-  kt_db_append_quoted (conn, sql, id->job);
-  for (guint i = 0; i < JOB_SETTINGS; i++)
-    {
-      g_string_append (sql, ", ");
-      kt_db_append_quoted (conn, sql, job[i].value);
-    }
-  g_string_append (sql, ")");
-  ok = kt_db_exec (conn, description, sql->str, "cannot record the job", error);
-  if (ok)
-    {
-      g_string_assign (sql, "INSERT IGNORE INTO ktally_table (name, first_job");
-      for (guint i = 0; i < TABLE_SETTINGS; i++)
-        g_string_append_printf (sql, ", %s", table[i].column);
-      g_string_append (sql, ") VALUES (");
-      kt_db_append_quoted (conn, sql, id->output);
-      g_string_append (sql, ", ");
-      kt_db_append_quoted (conn, sql, id->job);
-      for (guint i = 0; i < TABLE_SETTINGS; i++)
-        {
-          g_string_append (sql, ", ");
-          kt_db_append_quoted (conn, sql, table[i].value);
-        }
-      g_string_append (sql, ")");
-      ok = kt_db_exec (conn, description, sql->str, "cannot record the table", error);
-    }
+  /* The table's row first: compare() then reads it FOR UPDATE before the
+   * job's, so two jobs claiming one table at once take turns here. */
+  ok = insert_row (conn, description, "ktally_table", "name", id->output, "first_job", id->job,
+                   table, TABLE_SETTINGS, error)
+       && insert_row (conn, description, "ktally_job", "job", id->job, NULL, NULL, job,
+                      JOB_SETTINGS, error);
   settings_clear (job, JOB_SETTINGS);
   settings_clear (table, TABLE_SETTINGS);
-  return ok && compare (conn, description, id, TRUE, &job_found, &table_found, error);
+  return ok && compare_locked (conn, description, id, &job_found, &table_found, error)
+         && (id->share_table || id->replay
+             || check_sharing (conn, description, id, error));
+}
+
+void
+kt_identity_describe (KtIdentity *id, const KtConfig *config, const KtJobKind *kind)
+{
+  static const char *const stores[] = { "mysql", "kafka" };
+  static const char *const error_only[] = { "ERROR", NULL };
+
+  *id = (KtIdentity) {
+    .job = config->job,
+    .kind = kind->kind,
+    .mode = kind->mode,
+    .offsets = stores[config->offsets],
+    .output = kind->table != NULL ? kind->table : config->table,
+    .topics = (const char *const *) config->topics,
+    .replay = config->replay_from != NULL,
+    .share_table = config->share_table,
+    .holds = kind->holds,
+    .bucket = !kind->parses ? ""
+              : config->bucket == 60 ? "1h" : config->bucket == 5 ? "5m" : "1m",
+    .levels = !kind->parses ? NULL
+              : config->levels != NULL ? (const char *const *) config->levels : error_only,
+    .pattern = kind->parses ? config->pattern : NULL,
+    /* The default format spelled out is the default. */
+    .time_format = !kind->parses || g_strcmp0 (config->time_format, "%Y-%m-%d %H:%M:%S") == 0
+                   ? NULL : config->time_format,
+    .dimensions = "",
+    .sums = "",
+  };
 }

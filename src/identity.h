@@ -15,6 +15,7 @@
 #pragma once
 #include <glib.h>
 #include <mysql.h>
+#include "cli.h"
 
 typedef struct
 {
@@ -26,6 +27,7 @@ typedef struct
   const char *output;       /* the table it writes */
   const char *const *topics;
   gboolean    replay;       /* `ktally replay`: re-counting into a table is its purpose */
+  gboolean    share_table;  /* --share-table: another job may count its topics there too */
   /* What the output table holds (ktally_table). */
   const char *holds;        /* "counts", "balances" */
   const char *bucket;       /* "1m", "5m", "1h"; "" for balances */
@@ -38,16 +40,25 @@ typedef struct
 
 /* Compares @id with what the database recorded of its job and its output
  * table (either may be absent: nothing to compare), and, unless
- * @share_table or @id is a replay, looks for another job that counts one
- * of @id's topics into the same table. Reads only. A difference is
+ * id->share_table or @id is a replay, looks for another job that counts
+ * one of @id's topics into the same table. Reads only. A difference is
  * KT_ERROR_USAGE naming the setting, both values and what to do; a
  * connection failure is reported as the caller's query failures are. */
 gboolean kt_identity_check (MYSQL *conn, const char *description, const KtIdentity *id,
-                            gboolean share_table, GError **error);
+                            GError **error);
 
 /* Records @id's job and table if absent and compares them again under row
- * locks, inside the caller's open transaction (its first commit): two
+ * locks, inside the caller's open transaction (the job's first write: its
+ * offset rows, or its first commit), and looks for another job sharing its
+ * topics and table again: the table's row is locked first, so two jobs
+ * claiming at once take turns and the second sees the first. Two
  * instances started with different settings cannot both write. A
  * difference is KT_ERROR_USAGE; the caller rolls back. */
 gboolean kt_identity_claim (MYSQL *conn, const char *description, const KtIdentity *id,
                             GError **error);
+
+/* What the job of @config is, run by @kind (kind.h): the strings are
+ * @config's or static, and live as long as they do. */
+struct _KtJobKind;
+void     kt_identity_describe (KtIdentity *id, const KtConfig *config,
+                               const struct _KtJobKind *kind);

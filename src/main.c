@@ -7,11 +7,10 @@
 
 #include <json-glib/json-glib.h>
 
-#include "audit.h"
 #include "autocleanups.h"
 #include "cli.h"
+#include "commands.h"
 #include "error.h"
-#include "run.h"
 
 static volatile int stop_requested = 0;
 
@@ -81,16 +80,10 @@ usage (FILE *out)
          "\n"
          "Exact per-minute ERROR counts from Kafka into MySQL, exactly once.\n"
          "\n"
-         "Commands:\n"
-         "  run       read the topic in micro-batches, forever (or until idle)\n"
-         "  replay    count a fixed offset range into a table of its own, once\n"
-         "  status    show where every partition stands: offsets, lag, data loss\n"
-         "  audit     check that the committed batches form one unbroken chain\n"
-         "  config    --check [--config FILE] [run options]: the effective settings\n"
-         "  init-db   create ktally's tables in a database\n"
-         "\n"
-         "'ktally COMMAND --help' explains each command's options.\n",
-         out);
+         "Commands:\n", out);
+  for (const KtCommand *const *c = kt_commands (); *c != NULL; c++)
+    fprintf (out, "  %-9s %s\n", (*c)->name, (*c)->summary);
+  fputs ("\n'ktally COMMAND --help' explains each command's options.\n", out);
 }
 
 static int
@@ -100,8 +93,8 @@ fail (const char *command, const GError *error)
 
   if (code == KT_EXIT_USAGE)
     fprintf (stderr, "ktally: %s (try 'ktally%s%s --help')\n", error->message,
-             kt_config_is_command (command) ? " " : "",
-             kt_config_is_command (command) ? command : "");
+             kt_command_find (command) != NULL ? " " : "",
+             kt_command_find (command) != NULL ? command : "");
   else
     fprintf (stderr, "ktally: %s\n", error->message);
   return code;
@@ -138,31 +131,6 @@ main (int argc, char **argv)
       return KT_EXIT_OK;
     }
   command = argv[1];
-  if (g_str_equal (command, "config"))
-    {
-      /* `ktally config --check [--config FILE] [run flags]`: the effective
-       * settings of that `run`, or its first error. */
-      if (argc < 3 || !g_str_equal (argv[2], "--check"))
-        {
-          fputs ("ktally: config: expected 'ktally config --check [--config FILE] [run options]'\n",
-                 stderr);
-          return KT_EXIT_USAGE;
-        }
-      args = g_strdupv (argv + 2);
-      kt_scrub_argv (argc, argv);
-      parse_args = g_memdup2 (args, sizeof (char *) * (gsize) (argc - 1));
-      g_set_prgname ("ktally config --check");
-      config = kt_config_parse ("run", argc - 2, parse_args, &error);
-      /* Every -X is judged there too (kprops.c), as for `run`. */
-      if (config == NULL)
-        return fail ("run", error);
-      {
-        g_autofree char *text = kt_config_describe (config);
-        fputs (text, stdout);
-      }
-      return KT_EXIT_OK;
-    }
-
   /* Parse a copy, then blank any password in the real argv: ps(1) and
    * /proc/PID/cmdline show the real one. */
   args = g_strdupv (argv + 1);
@@ -190,14 +158,7 @@ main (int argc, char **argv)
   sigaction (SIGINT, &sa, NULL);
   signal (SIGPIPE, SIG_IGN);
 
-  if (g_str_equal (command, "run") || g_str_equal (command, "replay"))
-    ok = kt_run (config, &stop_requested, &error);
-  else if (g_str_equal (command, "status"))
-    ok = kt_status (config, &error);
-  else if (g_str_equal (command, "audit"))
-    ok = kt_audit (config, &error);
-  else
-    ok = kt_init_db (config, &error);
+  ok = kt_command_find (command)->handle (config, &stop_requested, &error);
 
   mysql_library_end ();
   if (!ok)

@@ -1,25 +1,48 @@
-/* run.h - the batch scheduler: `ktally run` as a long-lived service.
+/* run.h - the batch scheduler: `ktally run` (and `replay`) as a service.
  *
- * Every --interval seconds: plan a batch from the offsets stored in MySQL
- * and Kafka's watermarks, read it, parse and reduce it, commit it. */
+ * Every --interval seconds: plan a batch from the stored offsets and
+ * Kafka's watermarks, read it, hand it to the job's kind (kind.h), which
+ * commits its output with the offsets, fenced. */
 #pragma once
 #include <glib.h>
 #include "cli.h"
 
-/* `ktally run` and `ktally replay` (a run with fixed ends that exits when
- * they are reached). Runs until *@stop is set (returns TRUE: the batch in flight was either
- * committed whole or abandoned whole), until idle with --exit-when-idle
- * (TRUE), or until a failure that retrying cannot cure (FALSE; the error's
- * code gives the exit status). Transient failures are logged and retried
- * with exponential backoff, capped at 30 s. A job of several topics is one
- * job: when one topic's runner fails for good, it sets *@stop, the others
- * finish their batch in flight, and the failure is returned. */
-gboolean kt_run (const KtConfig *config, volatile int *stop, GError **error);
+/* What a run read and counted, over all its batches. */
+typedef struct
+{
+  guint64 records;
+  guint64 lines;
+  guint64 errors;
+  guint64 malformed;
+} KtRunTotals;
 
-/* `ktally status`: per partition, the stored offset, log start, high
- * watermark, lag and any data loss, as a table or JSON on stdout. Reads
- * only: creates nothing. */
-gboolean kt_status (const KtConfig *config, GError **error);
+typedef struct _KtSource KtSource;
 
-/* `ktally init-db`: applies sql/schema.sql (or sql/idempotent.sql). */
-gboolean kt_init_db (const KtConfig *config, GError **error);
+/* What a caller adds to a run (a replay: its ranges checked before the
+ * first batch, and its progress shown after each). */
+typedef struct
+{
+  /* Before the first batch, once Kafka answers: may refuse the run, and
+   * may narrow @partitions (gint32), which then stay as they are. */
+  gboolean (*check)    (gpointer data, KtSource *source, GArray *partitions,
+                        int timeout_ms, GError **error);
+  /* Once the tables are ready, before the first batch. */
+  void     (*ready)    (gpointer data);
+  /* After each committed batch: where every partition stood. */
+  void     (*progress) (gpointer data, const GArray *states);
+  gpointer   data;
+  gboolean   quiet;  /* the batch lines at debug level (progress says enough) */
+} KtRunHooks;
+
+/* Runs the job of @config until *@stop is set (returns TRUE: the batch in
+ * flight was either committed whole or abandoned whole), until idle with
+ * --exit-when-idle (TRUE), or until a failure that retrying cannot cure
+ * (FALSE; the error's code gives the exit status). A replay
+ * (config->replay_from/until) reads fixed ranges and ends when they are
+ * done. Transient failures are logged and retried with exponential
+ * backoff, capped at 30 s. @hooks may be NULL. A job of several topics is one job: when one
+ * topic's runner fails for good, it sets *@stop, the others finish their
+ * batch in flight, and the failure is returned. @totals (may be NULL): what
+ * the run read and counted. */
+gboolean kt_run (const KtConfig *config, const KtRunHooks *hooks, volatile int *stop,
+                 KtRunTotals *totals, GError **error);

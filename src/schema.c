@@ -68,14 +68,14 @@ tables_sql (KtTables tables)
 {
   switch (tables)
     {
+    case KT_TABLES_COMMON:
+      return kt_common_sql;
     case KT_TABLES_COUNTS:
-      return kt_schema_sql;
+      return kt_counts_sql;
     case KT_TABLES_IDEMPOTENT:
       return kt_idempotent_sql;
     case KT_TABLES_LEDGER:
       return kt_ledger_sql;
-    case KT_TABLES_JOBS:
-      return kt_jobs_sql;
     default:
       g_assert_not_reached ();
     }
@@ -396,7 +396,7 @@ gboolean
 kt_schema_check_counts_table (MYSQL *conn, const char *description, const char *table,
                               GError **error)
 {
-  g_autoptr(GHashTable) declared = declared_tables (kt_schema_sql);
+  g_autoptr(GHashTable) declared = declared_tables (kt_counts_sql);
 
   return check_columns (conn, description, table,
                         g_hash_table_lookup (declared, "error_log"), error);
@@ -406,7 +406,7 @@ gboolean
 kt_schema_create_counts_table (MYSQL *conn, const char *description, const char *table,
                                GError **error)
 {
-  /* Exactly error_log's columns and types (sql/schema.sql). The name is
+  /* Exactly error_log's columns and types (sql/counts.sql). The name is
    * an identifier the CLI checked ([A-Za-z0-9_]): quoting it is enough. */
   g_autofree char *sql = g_strdup_printf (
     "CREATE TABLE IF NOT EXISTS `%s` (log_time DATETIME PRIMARY KEY, "
@@ -461,7 +461,8 @@ read_version (MYSQL *conn, const char *description, GHashTable *tables, int *ver
   /* No version kept: version 1 if it holds a table only ktally creates.
    * Not error_log or account_balance alone: names another program may use
    * too, whose table must be refused for its shape, never migrated. */
-  created_names (kt_schema_sql, names);
+  created_names (kt_common_sql, names);
+  created_names (kt_counts_sql, names);
   created_names (kt_idempotent_sql, names);
   created_names (kt_ledger_sql, names);
   *version = 0;
@@ -756,4 +757,62 @@ kt_schema_member (const char *member)
   for (const char *p = member; *p != '\0' && out->len < KT_MEMBER_CHARS; p++)
     g_string_append_c (out, (guchar) *p >= 0x20 && (guchar) *p < 0x7f ? *p : '?');
   return g_string_free (out, FALSE);
+}
+
+/* ---- KtDb ---------------------------------------------------------------- */
+
+gboolean
+kt_schema_ready (KtDb *db, GError **error)
+{
+  g_autoptr(MYSQL) conn = NULL;
+  GError *local = NULL;
+  int version;
+
+  if (!kt_db_connect (db, error))
+    return FALSE;
+  if (!kt_schema_version (kt_db_connection (db), kt_db_name (db), &version, &local))
+    return kt_db_failed (db, local, error);
+  if (version != KT_SCHEMA_VERSION)
+    {
+      conn = kt_db_open_long (db, error);
+      if (conn == NULL || !kt_schema_bring_forward (conn, kt_db_name (db), error))
+        return FALSE;
+    }
+  return kt_schema_prepare (db, KT_TABLES_COMMON, NULL, error);
+}
+
+gboolean
+kt_schema_prepare (KtDb *db, KtTables tables, const char *what, GError **error)
+{
+  GError *local = NULL;
+  gboolean complete;
+
+  if (!kt_db_connect (db, error))
+    return FALSE;
+  /* Whoever created them: a table of another shape is refused before
+   * anything is created or a batch read, not after (exit 3), nor written
+   * wrong (DATE minutes). Absent ones pass, and are created next. */
+  if (!kt_schema_check_shape (kt_db_connection (db), kt_db_name (db), tables, &local)
+      || !kt_schema_complete (kt_db_connection (db), kt_db_name (db), tables, &complete,
+                              &local))
+    return kt_db_failed (db, local, error);
+  if (complete)
+    return TRUE;
+  if (what != NULL)
+    g_message ("creating ktally's %s tables in %s", what, kt_db_name (db));
+  if (!kt_schema_create (kt_db_connection (db), kt_db_name (db), tables, &local))
+    return kt_db_failed (db, local, error);
+  return TRUE;
+}
+
+gboolean
+kt_schema_readable (KtDb *db, GError **error)
+{
+  GError *local = NULL;
+
+  if (!kt_db_connect (db, error))
+    return FALSE;
+  if (!kt_schema_check_read_only (kt_db_connection (db), kt_db_name (db), &local))
+    return kt_db_failed (db, local, error);
+  return TRUE;
 }

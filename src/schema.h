@@ -1,7 +1,7 @@
 /* schema.h - ktally's tables: creating them, their version, and the
  * migrations that bring an older database forward.
  *
- * sql/schema.sql, idempotent.sql and ledger.sql always describe the latest
+ * sql/common.sql, counts.sql, idempotent.sql and ledger.sql always describe the latest
  * schema (KT_SCHEMA_VERSION) and create fresh databases; each
  * sql/migrations/NNN-*.sql takes a database from version NNN - 1 to NNN.
  * The version lives in the table ktally_schema (sql/version.sql); ktally
@@ -12,6 +12,7 @@
 #pragma once
 #include <glib.h>
 #include <mysql.h>
+#include "db.h"
 
 /* The schema version this ktally creates, migrates to and writes. */
 #define KT_SCHEMA_VERSION 3
@@ -20,16 +21,16 @@
  * database, still read as it is. */
 #define KT_SCHEMA_READABLE 1
 
-/* ktally_batches.member's size in characters (sql/schema.sql). */
+/* ktally_batches.member's size in characters (sql/common.sql). */
 #define KT_MEMBER_CHARS 400
 
 /* The groups of tables a job needs, one .sql file each. */
 typedef enum
 {
-  KT_TABLES_COUNTS,      /* sql/schema.sql: error_log, kafka_offset, ktally_batches */
-  KT_TABLES_IDEMPOTENT,  /* sql/idempotent.sql: chunk tables, the error_log view */
+  KT_TABLES_COMMON,      /* sql/common.sql: kafka_offset, ktally_batches, ktally_job, ktally_table */
+  KT_TABLES_COUNTS,      /* sql/counts.sql: error_log, the transactional counts */
+  KT_TABLES_IDEMPOTENT,  /* sql/idempotent.sql: per-partition counts, covered sets, the error_log view */
   KT_TABLES_LEDGER,      /* sql/ledger.sql: balances, applied and rejected txns */
-  KT_TABLES_JOBS,        /* sql/jobs.sql: what each job is and each table holds */
 } KtTables;
 
 /* One migration, as compiled in from sql/migrations/. */
@@ -111,3 +112,20 @@ GPtrArray *kt_schema_statements (const char *text);
  * is cut to KT_MEMBER_CHARS, so that a commit never fails on it. New
  * string. */
 char *kt_schema_member (const char *member);
+
+/* ---- The same, for a KtDb (db.h): what commands and kinds call ---------- */
+
+/* Connects, brings the schema to KT_SCHEMA_VERSION (on a connection of its
+ * own with a long read timeout: an ALTER of a big table outlasts the
+ * usual 60 s, and the named lock lives as long as it), and makes sure the
+ * tables every job shares (sql/common.sql) exist in the right shape. */
+gboolean kt_schema_ready (KtDb *db, GError **error);
+
+/* @tables' tables: any that exists must have the shape ktally writes
+ * (checked before anything is created), and the absent ones are created,
+ * logging one line naming @what ("transactional-mode", "ledger"). */
+gboolean kt_schema_prepare (KtDb *db, KtTables tables, const char *what, GError **error);
+
+/* For the commands that only read: connects and calls
+ * kt_schema_check_read_only(). */
+gboolean kt_schema_readable (KtDb *db, GError **error);

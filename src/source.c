@@ -194,17 +194,21 @@ error_cb (rd_kafka_t *rk, int err, const char *reason, void *opaque)
     }
 }
 
+/* Sets one property. @flag: the option the user gave the value with (its
+ * refusal is then a usage error naming it), or NULL for ktally's own. */
 static gboolean
 conf_set (rd_kafka_conf_t *conf, const char *key, const char *value,
-          gboolean from_user, GError **error)
+          const char *flag, GError **error)
 {
   char errstr[512];
 
   if (rd_kafka_conf_set (conf, key, value, errstr, sizeof errstr) == RD_KAFKA_CONF_OK)
     return TRUE;
   /* Never echo the value: it may be a password (sasl.password, ssl.key.password). */
-  g_set_error (error, KT_ERROR, from_user ? KT_ERROR_USAGE : KT_ERROR_INTERNAL,
-               "%s%s: %s", from_user ? "-X " : "", key, errstr);
+  if (flag != NULL)
+    g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "%s: %s", flag, errstr);
+  else
+    g_set_error (error, KT_ERROR, KT_ERROR_INTERNAL, "%s: %s", key, errstr);
   return FALSE;
 }
 
@@ -238,13 +242,9 @@ make_conf (const KtSourceConfig *config, GError **error)
     { "reconnect.backoff.max.ms", "1000" },
   };
 
-  if (!conf_set (conf, "bootstrap.servers", config->brokers, FALSE, error))
-    {
-      g_prefix_error (error, "--brokers: ");
-      if (*error)
-        (*error)->code = KT_ERROR_USAGE;
-      return NULL;
-    }
+  /* The user's --brokers: a refusal is a usage error. */
+  if (!conf_set (conf, "bootstrap.servers", config->brokers, "--brokers", error))
+    return NULL;
   if (config->group != NULL)
     {
       /* Members tell apart in the group's description by client id. */
@@ -256,9 +256,9 @@ make_conf (const KtSourceConfig *config, GError **error)
       const char *strategy = rd_kafka_version () >= 0x020300ff ? "cooperative-sticky"
                                                                : "roundrobin";
 
-      if (!conf_set (conf, "client.id", client, FALSE, error)
-          || !conf_set (conf, "group.id", config->group, FALSE, error)
-          || !conf_set (conf, "partition.assignment.strategy", strategy, FALSE, error))
+      if (!conf_set (conf, "client.id", client, NULL, error)
+          || !conf_set (conf, "group.id", config->group, NULL, error)
+          || !conf_set (conf, "partition.assignment.strategy", strategy, NULL, error))
         return NULL;
     }
   else if (config->client_id != NULL)
@@ -267,17 +267,17 @@ make_conf (const KtSourceConfig *config, GError **error)
 
       /* librdkafka's assign() and consumer queue need a group id, even though
        * ktally never joins the group nor commits to it: offsets live in MySQL. */
-      if (!conf_set (conf, "client.id", config->client_id, FALSE, error)
-          || !conf_set (conf, "group.id", group, FALSE, error))
+      if (!conf_set (conf, "client.id", config->client_id, NULL, error)
+          || !conf_set (conf, "group.id", group, NULL, error))
         return NULL;
     }
   for (gsize i = 0; i < G_N_ELEMENTS (defaults); i++)
-    if (!conf_set (conf, defaults[i][0], defaults[i][1], FALSE, error))
+    if (!conf_set (conf, defaults[i][0], defaults[i][1], NULL, error))
       return NULL;
   /* Look at a full queue again this soon (librdkafka's default is a
    * second). */
   if (has_fetch_queue_backoff ()
-      && !conf_set (conf, "fetch.queue.backoff.ms", "5", FALSE, error))
+      && !conf_set (conf, "fetch.queue.backoff.ms", "5", NULL, error))
     return NULL;
 
   /* The user's properties, then ktally's own over them. */

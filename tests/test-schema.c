@@ -47,7 +47,7 @@ test_member_ascii (void)
 static void
 test_member_column (void)
 {
-  static const char *const files[] = { "schema.sql", "idempotent.sql" };
+  static const char *const files[] = { "common.sql" };
   g_autofree char *want = g_strdup_printf ("member          VARCHAR(%d) ", KT_MEMBER_CHARS);
 
   for (gsize i = 0; i < G_N_ELEMENTS (files); i++)

@@ -46,6 +46,15 @@ refused "holds rows of --bucket '1m'" "$KTALLY" replay --brokers "$KT_BROKERS" -
 run --levels ERROR --time-format '%Y-%m-%d %H:%M:%S' 2> "$WORK/same.log" || { tail -3 "$WORK/same.log" >&2; fail "the same settings were refused"; }
 before=$(state)
 
+# A job that holds offsets but has counted nothing yet is a job too: a
+# second one over its topic is refused (found by the history checker).
+etopic=$(kt_new_topic identity_empty 2)
+"$KTALLY" run --brokers "$KT_BROKERS" --topic "$etopic" --db "$db_uri" --interval 0 --exit-when-idle \
+  2> /dev/null || fail "a run over an empty topic failed"
+before=$(state)
+refused "job $etopic already counts topic $etopic into table error_log" \
+  "$KTALLY" run --brokers "$KT_BROKERS" --topic "$etopic" --db "$db_uri" --job "late$RUN_ID" --exit-when-idle
+
 # Sharing on purpose: counted twice, and audit says so.
 run --job "other$RUN_ID" --share-table 2> "$WORK/share.log" || fail "--share-table was refused"
 rc=0; "$KTALLY" audit --db "$db_uri" > "$WORK/audit.out" 2>&1 || rc=$?

@@ -122,6 +122,8 @@ diff "$WORK/got" "$WORK/want" >&2 || fail "ledger: balances differ from the two 
 kt_audit "$v1_uri"
 fresh_uri=$(kt_new_db migrate_lfresh); fresh=$(kt_db_name "$fresh_uri")
 run "$fresh_uri" "$WORK/lfresh.log" --kind ledger --topic "$ltopic"
-kt_check_same_shape "$v1" "$fresh" "ledger"
+# Version 1 created error_log in every database, a ledger's too; a ledger
+# now creates only its own tables, and a migration drops none.
+kt_check_same_shape "$v1" "$fresh" "ledger" error_log
 
 note "$TEST_NAME: version 1 migrated at start in three kinds of database, exact and counting on, shaped as fresh ones"

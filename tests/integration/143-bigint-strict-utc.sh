@@ -5,8 +5,9 @@
 # (Europe/Berlin), set globally for the test and restored after:
 # - a minute past 2^31 ERROR lines: log_count is BIGINT (it was INT: an
 #   error, or with this sql_mode silently 2147483647);
-# - a count that does not fit a user's table (TINYINT) is an error, not
-#   127 (every session of ktally sets a strict sql_mode);
+# - a user's table that cannot hold a count (TINYINT) is refused before
+#   anything is read, never written 127 (and every session of ktally sets a
+#   strict sql_mode besides);
 # - committed_at is UTC, and --audit-keep compares it with UTC: rows 30
 #   minutes old stay with --audit-keep 1h (in local time they were folded);
 # - `init-db` on a version-1 database (ktally's tables and ledger) turns
@@ -65,7 +66,7 @@ run "$db_uri" "$WORK/run3.log" --audit-keep 1h
 kt_sql "$db" "UPDATE error_log SET log_count = log_count - $big WHERE log_count >= $big"
 kt_audit "$db_uri"
 
-# A count a user's TINYINT table cannot hold fails the replay; nothing is clamped.
+# A user's TINYINT table cannot hold the counts: refused; nothing is clamped.
 dense=$(kt_new_topic dense 1)
 kt_gen "$dense" --lines 3000 --per-second 50 --seed 145 --truth "$WORK/t_dense" > /dev/null
 awk -F'\t' '$2 > 127 { found = 1 } END { exit !found }' "$WORK/t_dense" || fail "no minute above 127 ERROR lines"
@@ -73,8 +74,11 @@ kt_sql "$db" "CREATE TABLE tiny (log_time DATETIME PRIMARY KEY, log_count TINYIN
 rc=0
 "$KTALLY" replay --brokers "$KT_BROKERS" --topic "$dense" --db "$db_uri" --table tiny \
   --from 0:0 --until 0:3000 2> "$WORK/replay.log" || rc=$?
-((rc == 3)) || { tail -3 "$WORK/replay.log" >&2; fail "replay into a TINYINT table: exit $rc, not 3"; }
-grep -q "Out of range value for column 'log_count'" "$WORK/replay.log" || fail "replay did not name the out-of-range count"
+# Refused before anything is read: the table is not the shape ktally
+# writes (a TINYINT would have clamped, or failed a batch after reading it).
+((rc == 2)) || { tail -3 "$WORK/replay.log" >&2; fail "replay into a TINYINT table: exit $rc, not 2"; }
+grep -q "table tiny is not the shape ktally writes: column log_count is tinyint, not bigint" "$WORK/replay.log" \
+  || { tail -3 "$WORK/replay.log" >&2; fail "replay did not name the column that cannot hold the counts"; }
 [[ $(kt_sql "$db" "SELECT COUNT(*) FROM tiny") == 0 ]] || fail "tiny holds clamped counts"
 
 # init-db converts version 1's local times to UTC: CEST (+2) in July, CET (+1) in December.

@@ -28,7 +28,7 @@ trap 'exit 1' TERM INT  # a timeout too restores the server's global
 kt_sql mysql "SET GLOBAL time_zone = '+03:00'"
 
 fresh_uri=$(kt_new_db restart_fresh); fresh=$(kt_db_name "$fresh_uri")
-kt_sql "$fresh" "$(cat "$KT_SRC/sql/schema.sql" "$KT_SRC/sql/idempotent.sql" "$KT_SRC/sql/ledger.sql")
+kt_sql "$fresh" "$(cat "$KT_SRC/sql/common.sql" "$KT_SRC/sql/counts.sql" "$KT_SRC/sql/idempotent.sql" "$KT_SRC/sql/ledger.sql")
                  CREATE TABLE error_log_replay LIKE error_log"
 "$KTALLY" init-db --db "$fresh_uri" 2> /dev/null || fail "init-db of the fresh database failed"
 

@@ -56,7 +56,7 @@ kt_check_counts "$kdb" "$WORK/t1"
 
 # A transactional job refuses the idempotent database, and the reverse.
 rc=0; "$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" --exit-when-idle 2> "$WORK/mix.log" || rc=$?
-[[ $rc == 2 ]] && grep -q "idempotent-mode jobs" "$WORK/mix.log" || fail "a transactional run on an idempotent database: exit $rc"
+[[ $rc == 2 ]] && grep -qE "idempotent-mode jobs|created with --mode 'idempotent'" "$WORK/mix.log" || fail "a transactional run on an idempotent database: exit $rc"
 
 reread=$(grep -o '[0-9]* records' "$WORK/run.log" | awk '{ s += $1 } END { print s + 0 }')
 

@@ -17,9 +17,9 @@ o = {x["name"]: x["value"] for x in json.load(sys.stdin)}
 print(o["prefix"], *(os.path.join(o["prefix"], o[d]) for d in ("bindir", "sysconfdir")))')
 root=$WORK/root
 unit=$root$prefix/lib/systemd/system/ktally.service
-for f in "$bindir/ktally" "$prefix/share/ktally/schema.sql" "$prefix/share/ktally/idempotent.sql" \
+for f in "$bindir/ktally" "$prefix/share/ktally/common.sql" "$prefix/share/ktally/counts.sql" "$prefix/share/ktally/idempotent.sql" \
          "$prefix/share/ktally/ledger.sql" "$prefix/share/ktally/version.sql" \
-         "$prefix/share/ktally/jobs.sql" "$prefix/share/ktally/migrations/002-names-bigint-utc.sql" \
+         "$prefix/share/ktally/migrations/002-names-bigint-utc.sql" \
          "$prefix/share/ktally/migrations/003-job-identity.sql" "$prefix/share/man/man1/ktally.1" \
          "$prefix/lib/systemd/system/ktally.service" "$etc/ktally/ktally.env" "$etc/ktally/ktally.conf" \
          "$prefix/share/ktally/ktally.conf" "$prefix/share/ktally/ktally.env"; do

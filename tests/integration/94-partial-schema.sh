@@ -15,7 +15,7 @@ topic=$(kt_new_topic partial 3)
 kt_gen "$topic" --lines 3000 --seed 94 --truth "$WORK/truth" > /dev/null
 
 for mode in transactional idempotent; do
-  schema=$KT_SRC/sql/schema.sql
+  schema=$KT_SRC/sql/counts.sql
   [[ $mode == idempotent ]] && schema=$KT_SRC/sql/idempotent.sql
   db_uri=$(kt_new_db "partial_$mode"); db=$(kt_db_name "$db_uri")
   first_statements 1 "$schema" > "$WORK/cut.sql"
@@ -28,13 +28,13 @@ for mode in transactional idempotent; do
   kt_audit "$db_uri"
 done
 
-# The ledger: its counts schema whole, its own cut after two of three tables.
+# The ledger: the common tables whole, its own cut after two of three tables.
 KT_LEDGER_GEN=$KT_BUILD/tests/support/kt-ledger-gen
 ltopic=$(kt_new_topic partial_ledger 2)
 "$KT_LEDGER_GEN" --brokers "$KT_BROKERS" --topic "$ltopic" --messages 500 --accounts 10 \
   --seed 94 --expect "$WORK/expect" > /dev/null || fail "kt-ledger-gen failed"
 db_uri=$(kt_new_db partial_ledger); db=$(kt_db_name "$db_uri")
-kt_sql "$db" "$(cat "$KT_SRC/sql/schema.sql")"
+kt_sql "$db" "$(cat "$KT_SRC/sql/common.sql")"
 first_statements 2 "$KT_SRC/sql/ledger.sql" > "$WORK/cut.sql"
 kt_sql "$db" "$(cat "$WORK/cut.sql")"
 [[ -z $(kt_sql "$db" "SHOW TABLES LIKE 'ledger_rejected'") ]] || fail "the cut ledger schema should lack ledger_rejected"

@@ -1,0 +1,56 @@
+/* cmd-init-db.c - `ktally init-db`: a database ready for a mode's jobs. */
+#include "commands.h"
+
+#include "counts.h"
+#include "schema.h"
+
+/* What `ktally init-db --help` says before the options. */
+static const char SUMMARY[] =
+  "Creates ktally's tables where absent (sql/common.sql, and counts.sql or\n"
+  "idempotent.sql by --mode), checks the shape of those present, and brings\n"
+  "an older schema forward (sql/migrations/).";
+
+gboolean
+kt_init_db (const KtConfig *config, GError **error)
+{
+  g_autoptr(KtDb) db = kt_db_new (&config->db);
+  gboolean idempotent = config->mode == KT_MODE_IDEMPOTENT;
+
+  if (!kt_schema_ready (db, error) || !kt_counts_prepare (db, idempotent, "error_log", error))
+    return FALSE;
+  g_message ("ktally's %s tables are in %s",
+             idempotent ? "idempotent-mode" : "transactional-mode", kt_db_name (db));
+  return TRUE;
+}
+
+static KtConfig *
+parse (int argc, char **argv, GError **error)
+{
+  g_auto(KtRawOptions) raw = KT_RAW_OPTIONS_INIT;
+  GOptionEntry entries[] = {
+    KT_DB_ENTRY (raw),
+    { "mode", 'm', 0, G_OPTION_ARG_STRING, &raw.mode,
+      "Which tables: transactional (default) or idempotent", "MODE" },
+    KT_COMMON_ENTRIES (raw),
+    G_OPTION_ENTRY_NULL
+  };
+  g_autoptr(KtConfig) config = g_new0 (KtConfig, 1);
+
+  if (!kt_options_parse ("init-db", SUMMARY, entries, argc, argv, &raw, config, error)
+      || !kt_options_db (config, &raw, error)
+      || !kt_options_mode (config, &raw, error))
+    return NULL;
+  return g_steal_pointer (&config);
+}
+
+static gboolean
+handle (const KtConfig *config, volatile int *stop, GError **error)
+{
+  (void) stop;
+  return kt_init_db (config, error);
+}
+
+const KtCommand kt_command_init_db = {
+  "init-db", "create ktally's tables in a database", NULL, parse,
+  handle,
+};

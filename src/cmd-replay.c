@@ -1,0 +1,264 @@
+/* cmd-replay.c - `ktally replay`: counts a fixed offset range into a table,
+ * exactly once, through the scheduler (run.h) with fixed ends: a replay is
+ * a job of its own (replay.TABLE.HASH, see cli.c) whose partitions start at
+ * --from and end at --until. */
+#include "commands.h"
+
+#include <stdio.h>
+#include <unistd.h>
+#include "error.h"
+#include "run.h"
+#include "source.h"
+
+/* What `ktally replay --help` says before the options. */
+static const char SUMMARY[] =
+  "Reads exactly [--from, --until) of the listed partitions and adds their\n"
+  "per-minute ERROR counts to --table, exactly once: a replay keeps its own\n"
+  "offsets (job replay.TABLE.HASH), so rerunning it resumes it or, once\n"
+  "finished, changes nothing. The live job's offsets are never touched.";
+
+typedef struct
+{
+  const KtConfig *config;
+  gint64          started;
+} Replay;
+
+/* Every listed partition exists and [from, until) is readable now, before
+ * anything is written; the run reads only the listed partitions. */
+static gboolean
+check (gpointer data, KtSource *source, GArray *partitions, int timeout_ms, GError **error)
+{
+  const KtConfig *config = ((Replay *) data)->config;
+  g_autoptr(GArray) states = g_array_new (FALSE, TRUE, sizeof (KtPartitionState));
+
+  for (guint i = 0; i < config->replay_from->len; i++)
+    {
+      const KtPartitionOffset *f = &g_array_index (config->replay_from, KtPartitionOffset, i);
+      gboolean known = FALSE;
+      KtPartitionState s = { f->partition, -1, 0, 0 };
+
+      for (guint j = 0; j < partitions->len; j++)
+        known |= g_array_index (partitions, gint32, j) == f->partition;
+      if (!known)
+        {
+          g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                       "--from: topic %s has no partition %d (it has %u)",
+                       config->topic, f->partition, partitions->len);
+          return FALSE;
+        }
+      g_array_append_val (states, s);
+    }
+  if (!kt_source_watermarks (source, (KtPartitionState *) (void *) states->data, states->len,
+                             timeout_ms, error))
+    return FALSE;
+
+  g_array_set_size (partitions, 0);
+  for (guint i = 0; i < states->len; i++)
+    {
+      const KtPartitionState *s = &g_array_index (states, KtPartitionState, i);
+      gint64 from = g_array_index (config->replay_from, KtPartitionOffset, i).offset;
+      gint64 until = g_array_index (config->replay_until, KtPartitionOffset, i).offset;
+
+      if (until > s->high)
+        {
+          g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                       "--until: partition %d ends at %" G_GINT64_FORMAT
+                       " (its high watermark), not %" G_GINT64_FORMAT,
+                       s->partition, s->high, until);
+          return FALSE;
+        }
+      if (from < s->low && from < until)
+        {
+          g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                       "--from: partition %d starts at %" G_GINT64_FORMAT " now: "
+                       "offsets [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") were "
+                       "lost to retention", s->partition, s->low, from, s->low);
+          return FALSE;
+        }
+      g_array_append_val (partitions, s->partition);
+    }
+  return TRUE;
+}
+
+/* Said once the table is known to take the replay's rows (not before a
+ * refusal). */
+static void
+ready (gpointer data)
+{
+  const KtConfig *config = ((Replay *) data)->config;
+
+  if (g_str_equal (config->table, "error_log"))
+    g_warning ("replaying into the live error_log: these counts are ADDED to it");
+}
+
+/* On a terminal: offsets done of the total, rate, time left. */
+static void
+progress (gpointer data, const GArray *states)
+{
+  Replay *replay = data;
+  const KtConfig *config = replay->config;
+  gint64 total = 0, left = 0;
+  double elapsed = (double) (g_get_monotonic_time () - replay->started) / G_USEC_PER_SEC;
+  double rate;
+
+  if (!isatty (STDERR_FILENO))
+    return;
+  for (guint i = 0; i < config->replay_from->len; i++)
+    total += g_array_index (config->replay_until, KtPartitionOffset, i).offset
+             - g_array_index (config->replay_from, KtPartitionOffset, i).offset;
+  for (guint j = 0; j < states->len; j++)
+    {
+      const KtPartitionState *s = &g_array_index (states, KtPartitionState, j);
+      left += MAX (0, s->high - MAX (s->stored, s->low));
+    }
+  rate = elapsed > 0 ? (double) (total - left) / elapsed : 0;
+  fprintf (stderr, "\rreplay: %" G_GINT64_FORMAT "/%" G_GINT64_FORMAT " offsets (%.0f%%), "
+           "%.0f offsets/s, ETA %.0f s   ", total - left, total,
+           total > 0 ? 100.0 * (double) (total - left) / (double) total : 100.0,
+           rate, rate > 0 ? (double) left / rate : 0.0);
+}
+
+gboolean
+kt_replay (const KtConfig *config, volatile int *stop, GError **error)
+{
+  Replay replay = { config, g_get_monotonic_time () };
+  KtRunHooks hooks = { .check = check, .ready = ready, .progress = progress,
+                       .data = &replay, .quiet = TRUE };
+  KtRunTotals totals;
+
+  if (!kt_run (config, &hooks, stop, &totals, error))
+    return FALSE;
+  if (*stop)
+    return TRUE;
+  if (isatty (STDERR_FILENO))
+    fputc ('\n', stderr);  /* after the progress line */
+  g_message ("replay %s: done: %" G_GUINT64_FORMAT " records, %" G_GUINT64_FORMAT
+             " lines, %" G_GUINT64_FORMAT " ERROR, %" G_GUINT64_FORMAT " malformed added "
+             "to %s in %.1f s", config->job, totals.records, totals.lines, totals.errors,
+             totals.malformed, config->table,
+             (double) (g_get_monotonic_time () - replay.started) / G_USEC_PER_SEC);
+  return TRUE;
+}
+
+static gboolean
+replay_options (KtConfig *config, KtRawOptions *raw, GError **error)
+{
+  if (raw->from == NULL || raw->until == NULL)
+    {
+      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
+                           raw->from == NULL ? "--from is required" : "--until is required");
+      return FALSE;
+    }
+  config->replay_from = g_array_new (FALSE, FALSE, sizeof (KtPartitionOffset));
+  config->replay_until = g_array_new (FALSE, FALSE, sizeof (KtPartitionOffset));
+  if (!kt_partition_offsets_parse ("--from", raw->from, config->replay_from, error)
+      || !kt_partition_offsets_parse ("--until", raw->until, config->replay_until, error))
+    return FALSE;
+  for (guint i = 0; i < MAX (config->replay_from->len, config->replay_until->len); i++)
+    {
+      const KtPartitionOffset *f = i < config->replay_from->len
+        ? &g_array_index (config->replay_from, KtPartitionOffset, i) : NULL;
+      const KtPartitionOffset *u = i < config->replay_until->len
+        ? &g_array_index (config->replay_until, KtPartitionOffset, i) : NULL;
+
+      if (f == NULL || u == NULL || f->partition != u->partition)
+        {
+          g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                       "--from and --until must name the same partitions "
+                       "(partition %d is in only one)",
+                       f == NULL ? u->partition
+                       : u == NULL ? f->partition : MIN (f->partition, u->partition));
+          return FALSE;
+        }
+      if (f->offset > u->offset)
+        {
+          g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                       "partition %d: --from %" G_GINT64_FORMAT " is after --until %"
+                       G_GINT64_FORMAT, f->partition, f->offset, u->offset);
+          return FALSE;
+        }
+    }
+  if (!kt_options_table (config, raw, "error_log_replay", error))
+    return FALSE;
+  /* A replay's offsets live under a job of its own, whatever --job says:
+   * "replay." names are never a live job's (cmd-run.c refuses them), so
+   * a replay can never move a live job's offsets. */
+  if (raw->job_given)
+    {
+      g_autofree char *given = g_steal_pointer (&config->job);
+      config->job = g_strdup_printf ("%s%s", KT_REPLAY_JOB_PREFIX, given);
+    }
+  else
+    {
+      /* Derived from the table and the range as parsed (partitions in
+       * order, offsets as numbers), so that any spelling of one range is one
+       * replay: rerunning it resumes it, or finds it finished. */
+      g_autoptr(GString) key = g_string_new (config->table);
+      g_autofree char *digest = NULL;
+
+      for (guint i = 0; i < config->replay_from->len; i++)
+        g_string_append_printf (key, "|%d:%" G_GINT64_FORMAT "-%" G_GINT64_FORMAT,
+                                g_array_index (config->replay_from, KtPartitionOffset, i).partition,
+                                g_array_index (config->replay_from, KtPartitionOffset, i).offset,
+                                g_array_index (config->replay_until, KtPartitionOffset, i).offset);
+      digest = g_compute_checksum_for_string (G_CHECKSUM_SHA256, key->str, -1);
+      /* The table's name is only for people: the digest covers all of it. */
+      g_free (config->job);
+      config->job = g_strdup_printf ("%s%.32s.%.24s", KT_REPLAY_JOB_PREFIX, config->table,
+                                     digest);
+    }
+  if (strlen (config->job) > 64)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "--job: a replay's job is '%s' followed by its name, at most 64 "
+                   "characters in all", KT_REPLAY_JOB_PREFIX);
+      return FALSE;
+    }
+  config->interval = 0;
+  config->exit_when_idle = TRUE;
+  return TRUE;
+}
+
+static KtConfig *
+parse (int argc, char **argv, GError **error)
+{
+  g_auto(KtRawOptions) raw = KT_RAW_OPTIONS_INIT;
+  GOptionEntry entries[] = {
+    KT_KAFKA_ENTRIES (raw),
+    KT_DB_ENTRY (raw),
+    { "from", 0, 0, G_OPTION_ARG_STRING, &raw.from,
+      "First offset of each partition to replay (inclusive)", "P:OFF[,P:OFF...]" },
+    { "until", 0, 0, G_OPTION_ARG_STRING, &raw.until,
+      "End offset of each partition (exclusive)", "P:OFF[,P:OFF...]" },
+    { "table", 0, 0, G_OPTION_ARG_STRING, &raw.table,
+      "Table the counts are added to (default error_log_replay; created like "
+      "error_log if absent)", "NAME" },
+    KT_PARSE_ENTRIES (raw),
+    { "max-per-partition", 'n', 0, G_OPTION_ARG_INT64, &raw.max_per_partition,
+      "At most this many offsets per partition per batch (default 100000)", "N" },
+    { "startup-timeout", 0, 0, G_OPTION_ARG_DOUBLE, &raw.startup_timeout,
+      "Seconds to wait for Kafka and MySQL at start-up (default 20)", "SECONDS" },
+    KT_COMMON_ENTRIES (raw),
+    G_OPTION_ENTRY_NULL
+  };
+  g_autoptr(KtConfig) config = g_new0 (KtConfig, 1);
+
+  if (!kt_options_parse ("replay", SUMMARY, entries, argc, argv, &raw, config, error)
+      || !kt_options_kafka (config, &raw, FALSE, error)
+      || !kt_options_db (config, &raw, error)
+      || !kt_options_run (config, &raw, error)
+      || !replay_options (config, &raw, error))
+    return NULL;
+  return g_steal_pointer (&config);
+}
+
+static gboolean
+handle (const KtConfig *config, volatile int *stop, GError **error)
+{
+  return kt_replay (config, stop, error);
+}
+
+const KtCommand kt_command_replay = {
+  "replay", "count a fixed offset range into a table of its own, once", NULL, parse,
+  handle,
+};

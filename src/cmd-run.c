@@ -1,0 +1,104 @@
+/* cmd-run.c - `ktally run`: the job as a long-lived service (run.h). */
+#include "commands.h"
+
+#include "run.h"
+
+/* What `ktally run --help` says before the options. */
+static const char SUMMARY[] =
+  "Reads log lines from a Kafka topic in micro-batches and keeps exact\n"
+  "per-minute ERROR counts in MySQL (table error_log), exactly once:\n"
+  "each batch's counts and offsets commit in one transaction.\n\n"
+  "Exit status: 0 stopped by SIGTERM/SIGINT or idle with --exit-when-idle,\n"
+  "1 internal error, 2 usage or configuration error, 3 Kafka or MySQL\n"
+  "refused us (unreachable at start-up, access denied, unknown topic or\n"
+  "database), 4 data lost to retention (see --on-data-loss).";
+
+/* "replay." names belong to `ktally replay` (cmd-replay.c): a live job
+ * under one could move a replay's offsets, or a replay a live job's. */
+static gboolean
+check_job_name (const KtConfig *config, const KtRawOptions *raw, GError **error)
+{
+  if (!g_str_has_prefix (config->job, KT_REPLAY_JOB_PREFIX))
+    return TRUE;
+  g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+               "--job: '%s': names starting with '%s' belong to `ktally replay`%s",
+               config->job, KT_REPLAY_JOB_PREFIX,
+               raw->job_given ? "" : " (the job is named after the topic: give --job)");
+  return FALSE;
+}
+
+KtConfig *
+kt_run_parse (int argc, char **argv, GError **error)
+{
+  g_auto(KtRawOptions) raw = KT_RAW_OPTIONS_INIT;
+  GOptionEntry entries[] = {
+    KT_KAFKA_ENTRIES (raw),
+    KT_DB_ENTRY (raw),
+    { "mode", 'm', 0, G_OPTION_ARG_STRING, &raw.mode,
+      "transactional (default): counts and offsets in one transaction; "
+      "idempotent: per-chunk counts overwritten whole, offsets stored after", "MODE" },
+    { "offsets", 0, 0, G_OPTION_ARG_STRING, &raw.offsets,
+      "Where idempotent mode keeps offsets: mysql (default, kafka_offset) or "
+      "kafka (the consumer group ktally-JOB)", "WHERE" },
+    { "interval", 'i', 0, G_OPTION_ARG_DOUBLE, &raw.interval,
+      "Seconds from one batch start to the next (default 5; 0: back to back)", "SECONDS" },
+    { "max-per-partition", 'n', 0, G_OPTION_ARG_INT64, &raw.max_per_partition,
+      "At most this many offsets per partition per batch (default 100000)", "N" },
+    { "max-batch-bytes", 0, 0, G_OPTION_ARG_INT64, &raw.max_batch_bytes,
+      "Stop reading a batch after this many bytes of values (default 64 MiB)", "BYTES" },
+    { "exit-when-idle", 0, 0, G_OPTION_ARG_NONE, &raw.exit_when_idle,
+      "Exit 0 after the first batch that finds nothing new (backfills, tests)", NULL },
+    { "start", 0, 0, G_OPTION_ARG_STRING, &raw.start,
+      "Where a partition with no stored offset starts: earliest (default) or latest", "WHERE" },
+    { "on-data-loss", 0, 0, G_OPTION_ARG_STRING, &raw.on_data_loss,
+      "When retention removed offsets not yet read: fail (default, exit 4) or skip "
+      "(continue from the log start, with a warning naming the lost range)", "WHAT" },
+    { "startup-timeout", 0, 0, G_OPTION_ARG_DOUBLE, &raw.startup_timeout,
+      "Seconds to wait for Kafka and MySQL at start-up (default 20)", "SECONDS" },
+    { "kind", 'k', 0, G_OPTION_ARG_STRING, &raw.kind,
+      "count (default): per-minute ERROR counts; ledger: per-account balances "
+      "from JSON transactions {txn, account, amount, ts}", "KIND" },
+    { "workers", 'w', 0, G_OPTION_ARG_INT, &raw.workers,
+      "--kind ledger: threads that apply a batch, one account per thread "
+      "(default: the number of cores)", "N" },
+    { "group", 'g', 0, G_OPTION_ARG_STRING, &raw.group,
+      "Share the topic's partitions with the other instances of this Kafka "
+      "consumer group (offsets still come from MySQL only)", "NAME" },
+    { "partitions", 'p', 0, G_OPTION_ARG_STRING, &raw.partitions,
+      "Read only these partitions, e.g. 0-3,7 (a static share)", "LIST" },
+    { "share-table", 0, 0, G_OPTION_ARG_NONE, &raw.share_table,
+      "Count into a table even though another job already counts one of these "
+      "topics into it (refused otherwise: two jobs over one topic count "
+      "everything twice); for jobs over different partitions", NULL },
+    KT_PARSE_ENTRIES (raw),
+    { "audit-keep", 0, 0, G_OPTION_ARG_STRING, &raw.audit_keep,
+      "Keep this long of ktally_batches row by row (e.g. 7d); older rows are "
+      "folded into one per partition (default: keep all)", "DURATION" },
+    { "http", 0, 0, G_OPTION_ARG_STRING, &raw.http,
+      "Serve /metrics (Prometheus), /healthz and a status page on this address, "
+      "e.g. 127.0.0.1:9464 (default: off)", "ADDR:PORT" },
+    KT_COMMON_ENTRIES (raw),
+    G_OPTION_ENTRY_NULL
+  };
+  g_autoptr(KtConfig) config = g_new0 (KtConfig, 1);
+
+  if (!kt_options_parse ("run", SUMMARY, entries, argc, argv, &raw, config, error)
+      || !kt_options_kafka (config, &raw, TRUE, error)
+      || !kt_options_db (config, &raw, error)
+      || !kt_options_run (config, &raw, error)
+      || !kt_options_table (config, &raw, "error_log", error)
+      || !check_job_name (config, &raw, error))
+    return NULL;
+  return g_steal_pointer (&config);
+}
+
+static gboolean
+handle (const KtConfig *config, volatile int *stop, GError **error)
+{
+  return kt_run (config, NULL, stop, NULL, error);
+}
+
+const KtCommand kt_command_run = {
+  "run", "read the topic in micro-batches, forever (or until idle)", NULL, kt_run_parse,
+  handle,
+};

@@ -1,0 +1,337 @@
+/* cmd-status.c - `ktally status`: where every partition of a job stands.
+ *
+ * Per partition: the stored offset (kafka_offset, or the consumer group's
+ * with --offsets kafka), the log start, the high watermark, the lag and any
+ * data lost to retention, as a table or JSON (json-glib). Reads only. */
+#include "commands.h"
+
+#include <stdio.h>
+#include <json-glib/json-glib.h>
+#include "error.h"
+#include "offsets.h"
+#include "retry.h"
+#include "run.h"
+#include "schema.h"
+#include "source.h"
+
+#define KAFKA_TIMEOUT_MS 10000
+/* What `ktally status --help` says before the options. */
+static const char SUMMARY[] =
+  "Shows, per partition, the job's stored offset, the log start, the high\n"
+  "watermark, the lag, and whether data was lost to retention.";
+
+/* One partition of `ktally status`: its lag and what was lost. */
+typedef struct
+{
+  const KtPartitionState *s;
+  gboolean lost;
+  gint64   lost_n;
+  gint64   lag;
+  const char *owner;
+} StatusRow;
+
+static StatusRow
+status_row (const KtPartitionState *s, GHashTable *owners)
+{
+  StatusRow row = { s, s->stored >= 0 && (s->stored < s->low || s->stored > s->high), 0, 0,
+                    g_hash_table_lookup (owners, GINT_TO_POINTER (s->partition)) };
+
+  if (row.lost)
+    row.lost_n = s->stored < s->low ? s->low - s->stored : s->stored - s->high;
+  /* Without a stored offset, everything readable is still to do. */
+  row.lag = MAX (0, s->stored < 0 ? s->high - s->low : s->high - MAX (s->stored, s->low));
+  return row;
+}
+
+/* `status --json`: one topic's document, built by json-glib (names are
+ * escaped). @kafka: the offsets shown are the consumer group's. */
+static JsonNode *
+status_json (const KtConfig *config, const GArray *states, GHashTable *owners, gboolean kafka)
+{
+  g_autoptr(JsonBuilder) b = json_builder_new ();
+  gint64 t_stored = 0, t_high = 0, t_lag = 0, t_lost = 0;
+
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "job");
+  json_builder_add_string_value (b, config->job);
+  json_builder_set_member_name (b, "topic");
+  json_builder_add_string_value (b, config->topic);
+  json_builder_set_member_name (b, "offsets");
+  json_builder_add_string_value (b, kafka ? "kafka" : "mysql");
+  json_builder_set_member_name (b, "partitions");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < states->len; i++)
+    {
+      StatusRow row = status_row (&g_array_index (states, KtPartitionState, i), owners);
+
+      t_stored += MAX (row.s->stored, 0);
+      t_high += row.s->high;
+      t_lag += row.lag;
+      t_lost += row.lost_n;
+      json_builder_begin_object (b);
+      json_builder_set_member_name (b, "partition");
+      json_builder_add_int_value (b, row.s->partition);
+      json_builder_set_member_name (b, "stored");
+      if (row.s->stored >= 0)
+        json_builder_add_int_value (b, row.s->stored);
+      else
+        json_builder_add_null_value (b);
+      json_builder_set_member_name (b, "log_start");
+      json_builder_add_int_value (b, row.s->low);
+      json_builder_set_member_name (b, "high_watermark");
+      json_builder_add_int_value (b, row.s->high);
+      json_builder_set_member_name (b, "lag");
+      json_builder_add_int_value (b, row.lag);
+      json_builder_set_member_name (b, "data_lost");
+      json_builder_add_boolean_value (b, row.lost);
+      json_builder_set_member_name (b, "lost_offsets");
+      json_builder_add_int_value (b, row.lost_n);
+      if (config->group != NULL)
+        {
+          json_builder_set_member_name (b, "owner");
+          if (row.owner != NULL)
+            json_builder_add_string_value (b, row.owner);
+          else
+            json_builder_add_null_value (b);
+        }
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  json_builder_set_member_name (b, "totals");
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "partitions");
+  json_builder_add_int_value (b, states->len);
+  json_builder_set_member_name (b, "stored");
+  json_builder_add_int_value (b, t_stored);
+  json_builder_set_member_name (b, "high_watermark");
+  json_builder_add_int_value (b, t_high);
+  json_builder_set_member_name (b, "lag");
+  json_builder_add_int_value (b, t_lag);
+  json_builder_set_member_name (b, "lost_offsets");
+  json_builder_add_int_value (b, t_lost);
+  json_builder_end_object (b);
+  json_builder_end_object (b);
+  return json_builder_get_root (b);
+}
+
+/* `status` as a table for people, one topic, appended to @out. */
+static void
+status_table (const KtConfig *config, const GArray *states, GHashTable *owners,
+              const char *owner_kind, gboolean kafka, GString *out)
+{
+  gint64 t_stored = 0, t_high = 0, t_lag = 0, t_lost = 0;
+  const char *sep = config->group != NULL ? "  " : "";
+
+  g_string_append_printf (out, "job %s, topic %s%s%s%s%s\n%9s %12s %12s %14s %12s  %-22s%s%s\n",
+                          config->job, config->topic,
+                          config->group != NULL ? ", group " : "",
+                          config->group != NULL ? config->group : "",
+                          kafka ? ", offsets in Kafka's consumer group ktally-" : "",
+                          kafka ? config->job : "", "partition",
+                          "stored", "log start", "high watermark", "lag", "data lost", sep,
+                          config->group != NULL ? owner_kind : "");
+  for (guint i = 0; i < states->len; i++)
+    {
+      StatusRow row = status_row (&g_array_index (states, KtPartitionState, i), owners);
+      const KtPartitionState *s = row.s;
+      g_autofree char *stored = s->stored >= 0
+        ? g_strdup_printf ("%" G_GINT64_FORMAT, s->stored) : g_strdup ("-");
+      g_autofree char *what = !row.lost ? g_strdup ("-")
+        : s->stored < s->low
+          ? g_strdup_printf ("YES: [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") gone",
+                             s->stored, s->low)
+          : g_strdup_printf ("YES: stored offset beyond the end");
+
+      t_stored += MAX (s->stored, 0);
+      t_high += s->high;
+      t_lag += row.lag;
+      t_lost += row.lost_n;
+      g_string_append_printf (out, "%9d %12s %12" G_GINT64_FORMAT " %14" G_GINT64_FORMAT
+                              " %12" G_GINT64_FORMAT "  %-22s%s%s\n", s->partition, stored,
+                              s->low, s->high, row.lag, what, sep,
+                              config->group != NULL ? (row.owner != NULL ? row.owner : "-") : "");
+    }
+  g_string_append_printf (out, "%9s %12" G_GINT64_FORMAT " %12s %14" G_GINT64_FORMAT
+                          " %12" G_GINT64_FORMAT "  %s\n", "total", t_stored, "",
+                          t_high, t_lag, t_lost > 0 ? "YES" : "-");
+}
+
+/* What status reads one topic through. */
+typedef struct
+{
+  const KtConfig *config;
+  KtSource       *source;
+  GArray         *partitions;  /* gint32 */
+} StatusTopic;
+
+static gboolean
+status_partitions (gpointer data, int timeout_ms, GError **error)
+{
+  StatusTopic *t = data;
+  return kt_source_partitions (t->source, t->partitions, timeout_ms, error);
+}
+
+/* One topic of `ktally status`, into @json (when --json) or @text. Reads
+ * only: creates nothing, joins no group. */
+static gboolean
+status_topic (const KtConfig *config, KtDb *db, gboolean present, JsonArray *json,
+              GString *text, GError **error)
+{
+  static const volatile int never = 0;
+  KtSourceConfig source_config = {
+    .brokers = config->brokers,
+    .topic = config->topic,
+    .client_id = config->job,  /* ktally-JOB: where --offsets kafka keeps them */
+    .properties = (const char *const *) config->kafka_properties,
+  };
+  g_autoptr(KtSource) source = kt_source_new (&source_config, error);
+  g_autoptr(GArray) partitions = g_array_new (FALSE, FALSE, sizeof (gint32));
+  g_autoptr(GArray) states = g_array_new (FALSE, TRUE, sizeof (KtPartitionState));
+  g_autoptr(GHashTable) owners = g_hash_table_new_full (g_direct_hash, g_direct_equal,
+                                                        NULL, g_free);
+  StatusTopic t = { config, source, partitions };
+  const char *owner_kind = "owner";
+  gboolean kafka = FALSE;
+  KtPartitionState *s;
+
+  if (source == NULL
+      || !kt_retry (&never, config->startup_timeout, "Kafka", status_partitions, &t, error))
+    return FALSE;
+  g_array_set_size (states, partitions->len);
+  s = (KtPartitionState *) (void *) states->data;
+  for (guint i = 0; i < states->len; i++)
+    s[i] = (KtPartitionState) { g_array_index (partitions, gint32, i), -1, 0, 0 };
+  /* Nothing is created: a job that never ran has no offsets to show. */
+  if (present && !kt_offsets_load (db, config->job, config->topic, s, states->len, error))
+    return FALSE;
+  /* No offsets in MySQL: perhaps an idempotent job that keeps them in
+   * Kafka (--offsets kafka), in its consumer group ktally-JOB. */
+  kafka = TRUE;
+  for (guint i = 0; i < states->len; i++)
+    kafka &= s[i].stored < 0;
+  if (kafka)
+    {
+      if (!kt_source_committed (source, s, states->len, KAFKA_TIMEOUT_MS, error))
+        return FALSE;
+      kafka = FALSE;
+      for (guint i = 0; i < states->len; i++)
+        kafka |= s[i].stored >= 0;
+    }
+  if (!kt_source_watermarks (source, s, states->len, KAFKA_TIMEOUT_MS, error))
+    return FALSE;
+
+  if (config->group != NULL)
+    {
+      g_autoptr(GError) local = NULL;
+
+      /* The group's own description; brokers without DescribeGroups (the
+       * test broker) leave the audit trail's last committer per partition. */
+      if (!kt_source_group_owners (source, config->group, owners, KAFKA_TIMEOUT_MS, &local))
+        {
+          g_info ("%s; showing each partition's last committer instead", local->message);
+          owner_kind = "last committer";
+          if (present && !kt_offsets_last_committers (db, config->job, config->topic,
+                                                      owners, error))
+            return FALSE;
+        }
+    }
+  if (json != NULL)
+    json_array_add_element (json, status_json (config, states, owners, kafka));
+  else
+    status_table (config, states, owners, owner_kind, kafka, text);
+  return TRUE;
+}
+
+static gboolean
+status_database (gpointer data, int timeout_ms, GError **error)
+{
+  (void) timeout_ms;
+  return kt_schema_readable (data, error);
+}
+
+gboolean
+kt_status (const KtConfig *config, GError **error)
+{
+  static const volatile int never = 0;
+  g_autoptr(JsonArray) docs = config->json ? json_array_new () : NULL;
+  g_autoptr(GString) text = g_string_new (NULL);
+  g_autoptr(KtDb) db = kt_db_new (&config->db);
+  gboolean present;
+
+  if (!kt_retry (&never, config->startup_timeout, "MySQL", status_database, db, error)
+      || !kt_offsets_present (db, &present, error))
+    return FALSE;
+  for (char **topic = config->topics; *topic != NULL; topic++)
+    {
+      KtConfig one = *config;  /* a shallow copy: its own topic */
+
+      one.topic = *topic;
+      if (topic != config->topics && docs == NULL)
+        g_string_append_c (text, '\n');
+      if (!status_topic (&one, db, present, docs, text, error))
+        {
+          if (config->topics[1] != NULL)
+            g_prefix_error (error, "topic %s: ", *topic);
+          return FALSE;
+        }
+    }
+  if (docs != NULL)
+    {
+      g_autoptr(JsonGenerator) gen = json_generator_new ();
+      g_autoptr(JsonNode) root = NULL;
+      g_autofree char *out = NULL;
+
+      /* One topic: its document, as always; several: an array of them. */
+      if (json_array_get_length (docs) == 1)
+        root = json_node_copy (json_array_get_element (docs, 0));
+      else
+        {
+          root = json_node_new (JSON_NODE_ARRAY);
+          json_node_set_array (root, docs);
+        }
+      json_generator_set_root (gen, root);
+      out = json_generator_to_data (gen, NULL);
+      g_string_append_printf (text, "%s\n", out);
+    }
+  fputs (text->str, stdout);
+  return TRUE;
+}
+
+static KtConfig *
+parse (int argc, char **argv, GError **error)
+{
+  g_auto(KtRawOptions) raw = KT_RAW_OPTIONS_INIT;
+  GOptionEntry entries[] = {
+    KT_KAFKA_ENTRIES (raw),
+    KT_DB_ENTRY (raw),
+    { "json", 0, 0, G_OPTION_ARG_NONE, &raw.json,
+      "Print one JSON document instead of a table", NULL },
+    { "group", 'g', 0, G_OPTION_ARG_STRING, &raw.group,
+      "Also show which member of this consumer group owns each partition", "NAME" },
+    { "startup-timeout", 0, 0, G_OPTION_ARG_DOUBLE, &raw.startup_timeout,
+      "Seconds to wait for Kafka and MySQL (default 20)", "SECONDS" },
+    KT_COMMON_ENTRIES (raw),
+    G_OPTION_ENTRY_NULL
+  };
+  g_autoptr(KtConfig) config = g_new0 (KtConfig, 1);
+
+  if (!kt_options_parse ("status", SUMMARY, entries, argc, argv, &raw, config, error)
+      || !kt_options_kafka (config, &raw, TRUE, error)
+      || !kt_options_db (config, &raw, error)
+      || !kt_options_run (config, &raw, error)
+      || !kt_options_table (config, &raw, "error_log", error))
+    return NULL;
+  return g_steal_pointer (&config);
+}
+
+static gboolean
+handle (const KtConfig *config, volatile int *stop, GError **error)
+{
+  (void) stop;
+  return kt_status (config, error);
+}
+
+const KtCommand kt_command_status = {
+  "status", "show where every partition stands: offsets, lag, data loss", NULL, parse,
+  handle,
+};

@@ -1,0 +1,35 @@
+/* job.c - one runner's context for a job kind (job.h). */
+#include "job.h"
+
+gboolean
+kt_job_begin (KtJob *job, GError **error)
+{
+  GError *local = NULL;
+
+  if (!kt_db_begin (job->db, error))
+    return FALSE;
+  if (job->claimed
+      || kt_identity_claim (kt_db_connection (job->db), kt_db_name (job->db), job->identity,
+                            &local))
+    return TRUE;
+  kt_db_abort (job->db);
+  return kt_db_failed (job->db, local, error);
+}
+
+gboolean
+kt_job_finish (KtJob *job, KtCommitResult *result, GError **error)
+{
+  if (!kt_db_finish (job->db, result, error))
+    return FALSE;
+  job->claimed = TRUE;
+  return TRUE;
+}
+
+gboolean
+kt_job_claim (KtJob *job, GError **error)
+{
+  KtCommitResult result;
+
+  /* A lost answer: the next claim finds the rows, and compares. */
+  return job->claimed || (kt_job_begin (job, error) && kt_job_finish (job, &result, error));
+}

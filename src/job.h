@@ -1,0 +1,38 @@
+/* job.h - what a job kind works with: one runner's context.
+ *
+ * The scheduler (run.c) owns one KtJob per topic it reads and hands it to
+ * the job's kind (kind.h). A kind writes its output through job->db, in
+ * transactions it opens with kt_job_begin() and closes with
+ * kt_job_finish(): the first commit of a process also records what the
+ * job is (identity.h), so a kind never has to know about that. */
+#pragma once
+#include <glib.h>
+#include "cli.h"
+#include "db.h"
+#include "identity.h"
+#include "source.h"
+
+typedef struct
+{
+  const KtConfig   *config;    /* the job's settings: each kind reads its own */
+  const char       *job;       /* the job's name */
+  const char       *topic;     /* the topic this runner reads */
+  const char       *output;    /* the table the job writes (the identity's) */
+  const char       *member;    /* "job-pid@host": who commits, in audit rows */
+  KtDb             *db;        /* the job's database */
+  KtSource         *source;    /* the topic's reader (--offsets kafka commits through it) */
+  const KtIdentity *identity;  /* what the job is */
+  gboolean          claimed;   /* a commit of this process recorded it */
+} KtJob;
+
+/* START TRANSACTION; in the first transaction of the process, records the
+ * job's identity too (a different one recorded meanwhile is KT_ERROR_USAGE,
+ * the transaction rolled back). */
+gboolean kt_job_begin (KtJob *job, GError **error);
+
+/* Records the job's identity in a transaction of its own, unless a commit
+ * of this process did already: before the job's first offset rows. */
+gboolean kt_job_claim (KtJob *job, GError **error);
+
+/* COMMIT (see kt_db_finish()); once one landed, the identity is recorded. */
+gboolean kt_job_finish (KtJob *job, KtCommitResult *result, GError **error);

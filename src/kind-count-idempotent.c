@@ -1,0 +1,394 @@
+/* kind-count-idempotent.c - per-minute counts, idempotent (--mode idempotent).
+ *
+ * Each partition's counts are stored with the set of offsets they include
+ * (ktally_coverage, see coverage.h), in one transaction: a batch counts
+ * only offsets outside the set it planned from, and adds its counts only
+ * if the set is still that one (read FOR UPDATE), extending it in the same
+ * transaction. The offsets are stored after, in kafka_offset or the
+ * consumer group (--offsets kafka). Writing a batch twice (a crash between
+ * the two, a zombie writer), or a rewind of the offsets to anywhere, counts
+ * no offset twice. */
+#include "kind.h"
+
+#include <stdlib.h>
+#include "coverage.h"
+#include "counts.h"
+#include "autocleanups.h"
+#include "error.h"
+
+/* Rows per INSERT: keeps every statement far below max_allowed_packet. */
+#define UPSERT_ROWS 1000
+
+/* What a batch does with one partition. */
+typedef struct
+{
+  gint32      partition;
+  KtCoverage *expected;  /* the offsets counted when the batch planned */
+  KtCoverage *covered;   /* expected, plus what the batch read (at commit) */
+  KtReducer  *counts;    /* what it reads outside them */
+  GArray     *skips;     /* KtInterval: the covered parts of its range */
+  guint       skip_at;   /* the first skip not wholly below the last offset */
+  gboolean    lost;      /* the range starts past a skipped data loss */
+} Part;
+
+typedef struct
+{
+  KtJob          *job;
+  KtParser       *parser;
+  GPtrArray      *parts;     /* Part per range */
+  GArray         *stats;     /* KtRangeStats per range */
+  KtBatchSummary  summary;
+} Idempotent;
+
+static void
+part_free (gpointer data)
+{
+  Part *part = data;
+
+  kt_coverage_free (part->expected);
+  kt_coverage_free (part->covered);
+  kt_reducer_free (part->counts);
+  g_array_unref (part->skips);
+  g_free (part);
+}
+
+static void
+idem_close (gpointer data)
+{
+  Idempotent *self = data;
+
+  if (self == NULL)
+    return;
+  kt_parser_free (self->parser);
+  g_clear_pointer (&self->parts, g_ptr_array_unref);
+  g_clear_pointer (&self->stats, g_array_unref);
+  g_free (self);
+}
+
+static gpointer
+idem_open (KtJob *job, GError **error)
+{
+  Idempotent *self = g_new0 (Idempotent, 1);
+
+  self->job = job;
+  self->parser = kt_counts_parser (job->config, error);
+  self->parts = g_ptr_array_new_with_free_func (part_free);
+  self->stats = g_array_new (FALSE, TRUE, sizeof (KtRangeStats));
+  if (self->parser == NULL)
+    {
+      idem_close (self);
+      return NULL;
+    }
+  return self;
+}
+
+static gboolean
+idem_prepare (gpointer data, GError **error)
+{
+  Idempotent *self = data;
+  return kt_counts_prepare (self->job->db, TRUE, self->job->output, error);
+}
+
+/* Appends " WHERE job = 'J' AND topic = 'T' AND `partition` IN (...)" for
+ * the partitions of @ranges. */
+static void
+where_partitions (Idempotent *self, GString *sql, const GArray *ranges)
+{
+  g_string_append (sql, " WHERE job = ");
+  kt_db_quote (self->job->db, sql, self->job->job);
+  g_string_append (sql, " AND topic = ");
+  kt_db_quote (self->job->db, sql, self->job->topic);
+  g_string_append (sql, " AND `partition` IN (");
+  for (guint i = 0; i < ranges->len; i++)
+    g_string_append_printf (sql, "%s%d", i ? "," : "", g_array_index (ranges, KtRange, i).partition);
+  g_string_append_c (sql, ')');
+}
+
+/* The covered sets of @ranges' partitions (FOR UPDATE when @lock) into
+ * @sets: partition -> KtCoverage*, absent where no row exists. */
+static gboolean
+read_coverage (Idempotent *self, const GArray *ranges, gboolean lock, GHashTable *sets,
+               GError **error)
+{
+  g_autoptr(GString) sql = g_string_new ("SELECT `partition`, covered FROM ktally_coverage");
+  g_autoptr(MYSQL_RES) res = NULL;
+  MYSQL_ROW row;
+
+  where_partitions (self, sql, ranges);
+  if (lock)
+    g_string_append (sql, " ORDER BY `partition` FOR UPDATE");
+  res = kt_db_rows (self->job->db, sql->str, "cannot read ktally_coverage", error);
+  if (res == NULL)
+    return FALSE;
+  while ((row = mysql_fetch_row (res)) != NULL)
+    {
+      g_autofree char *what = g_strdup_printf ("ktally_coverage of %s/%s", self->job->topic,
+                                               row[0]);
+      KtCoverage *set = kt_coverage_parse (row[1], what, error);
+
+      if (set == NULL)
+        return FALSE;
+      g_hash_table_replace (sets, GINT_TO_POINTER (atoi (row[0])), set);
+    }
+  return TRUE;
+}
+
+/* Each range skips what its partition's output already counted, and gets
+ * its Part. */
+static gboolean
+idem_plan (gpointer data, GArray *ranges, const GArray *states, GError **error)
+{
+  Idempotent *self = data;
+  g_autoptr(GHashTable) sets = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL,
+                                                      (GDestroyNotify) kt_coverage_free);
+
+  g_ptr_array_set_size (self->parts, 0);
+  g_array_set_size (self->stats, 0);
+  g_array_set_size (self->stats, ranges->len);
+  self->summary = (KtBatchSummary) { 0 };
+  if (ranges->len > 0
+      && (!kt_db_connect (self->job->db, error) || !read_coverage (self, ranges, FALSE, sets, error)))
+    return FALSE;
+  for (guint i = 0; i < ranges->len; i++)
+    {
+      KtRange *rg = &g_array_index (ranges, KtRange, i);
+      Part *part = g_new0 (Part, 1);
+
+      part->partition = rg->partition;
+      if (!g_hash_table_steal_extended (sets, GINT_TO_POINTER (rg->partition), NULL,
+                                        (gpointer *) &part->expected))
+        part->expected = kt_coverage_new ();
+      part->lost = rg->read_from > rg->from;  /* before skipping what is covered */
+      for (guint j = 0; j < states->len; j++)
+        if (g_array_index (states, KtPartitionState, j).partition == rg->partition)
+          kt_plan_skip_covered (rg, part->expected,
+                                g_array_index (states, KtPartitionState, j).high,
+                                self->job->config->max_per_partition);
+      part->counts = kt_reducer_new ();
+      part->skips = g_array_new (FALSE, FALSE, sizeof (KtInterval));
+      kt_coverage_within (part->expected, rg->read_from, rg->until, part->skips);
+      g_ptr_array_add (self->parts, part);
+    }
+  return TRUE;
+}
+
+/* Whether @offset was counted before: read again, never counted again.
+ * Offsets come in ascending order per partition. */
+static gboolean
+part_covers (Part *part, gint64 offset)
+{
+  while (part->skip_at < part->skips->len
+         && g_array_index (part->skips, KtInterval, part->skip_at).until <= offset)
+    part->skip_at++;
+  return part->skip_at < part->skips->len
+         && g_array_index (part->skips, KtInterval, part->skip_at).from <= offset;
+}
+
+static void
+idem_take (gpointer data, guint range, gint32 partition, gint64 offset, const char *value,
+           gsize len)
+{
+  Idempotent *self = data;
+  Part *part = self->parts->pdata[range];
+
+  if (!part_covers (part, offset))
+    kt_counts_take (self->parser, part->counts, partition, offset, value, len,
+                    &g_array_index (self->stats, KtRangeStats, range), &self->summary);
+}
+
+static gboolean
+flush_counts (Idempotent *self, GString *sql, guint *rows, GError **error)
+{
+  *rows = 0;
+  g_string_append (sql, " ON DUPLICATE KEY UPDATE log_count = log_count + VALUES(log_count)");
+  return kt_db_run (self->job->db, sql->str, "cannot write error_log_partition", error);
+}
+
+/* Adds the counts of the parts to write (@write: range indexes) to
+ * error_log_partition, in (partition, minute) order, UPSERT_ROWS at a time. */
+static gboolean
+add_counts (Idempotent *self, const GArray *write, GError **error)
+{
+  g_autoptr(GString) sql = g_string_new (NULL);
+  g_autoptr(GString) key = g_string_new (NULL);  /* 'job','topic', */
+  guint rows = 0;
+
+  kt_db_quote (self->job->db, key, self->job->job);
+  g_string_append_c (key, ',');
+  kt_db_quote (self->job->db, key, self->job->topic);
+  g_string_append_c (key, ',');
+  for (guint i = 0; i < write->len; i++)
+    {
+      const Part *part = self->parts->pdata[g_array_index (write, guint, i)];
+      g_autoptr(GArray) counts = kt_reducer_sorted (part->counts);
+
+      for (guint j = 0; j < counts->len; j++)
+        {
+          const KtMinuteCount *mc = &g_array_index (counts, KtMinuteCount, j);
+          char when[20];
+
+          if (rows == 0)
+            g_string_assign (sql, "INSERT INTO error_log_partition (job, topic, `partition`, "
+                                  "log_time, log_count) VALUES ");
+          kt_minute_format (mc->minute, when);
+          g_string_append_printf (sql, "%s(%s%d,'%s',%" G_GUINT64_FORMAT ")", rows ? "," : "",
+                                  key->str, part->partition, when, mc->count);
+          if (++rows == UPSERT_ROWS && !flush_counts (self, sql, &rows, error))
+            return FALSE;
+        }
+    }
+  return rows == 0 || flush_counts (self, sql, &rows, error);
+}
+
+/* The output transaction: for every part to write, its covered set is
+ * locked and must still be what the batch planned from (else *@moved is
+ * its partition and nothing is written); then the counts, the new sets and
+ * the audit rows (ranges[@write], with what each counted). */
+static gboolean
+write_output (Idempotent *self, const GArray *ranges, const GArray *write, gint32 *moved,
+              KtCommitResult *result, GError **error)
+{
+  KtJob *job = self->job;
+  g_autoptr(GHashTable) sets = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL,
+                                                      (GDestroyNotify) kt_coverage_free);
+  g_autoptr(GArray) written = g_array_new (FALSE, FALSE, sizeof (KtRange));
+  g_autoptr(GArray) stats = g_array_new (FALSE, FALSE, sizeof (KtRangeStats));
+  g_autoptr(GString) sql = g_string_new (NULL);
+
+  *moved = -1;
+  for (guint i = 0; i < write->len; i++)
+    {
+      guint r = g_array_index (write, guint, i);
+      g_array_append_val (written, g_array_index (ranges, KtRange, r));
+      g_array_append_val (stats, g_array_index (self->stats, KtRangeStats, r));
+    }
+  if (!kt_job_begin (job, error))
+    return FALSE;
+
+  /* 1. Lock each partition's covered set, in partition order, creating the
+   *    rows of new partitions first: a row that does not exist locks
+   *    nothing, and writers of one partition must queue here. */
+  g_string_assign (sql, "INSERT IGNORE INTO ktally_coverage (job, topic, `partition`, covered) "
+                        "VALUES ");
+  for (guint i = 0; i < written->len; i++)
+    {
+      g_string_append (sql, i ? ",(" : "(");
+      kt_db_quote (job->db, sql, job->job);
+      g_string_append_c (sql, ',');
+      kt_db_quote (job->db, sql, job->topic);
+      g_string_append_printf (sql, ",%d,'')", g_array_index (written, KtRange, i).partition);
+    }
+  if (!kt_db_run (job->db, sql->str, "cannot write ktally_coverage", error)
+      || !read_coverage (self, written, TRUE, sets, error))
+    goto fail;
+
+  /* 2. Compare and set: a set that moved since we planned means another
+   *    writer (or an earlier life of this one) counted some of our offsets. */
+  for (guint i = 0; i < write->len; i++)
+    {
+      const Part *part = self->parts->pdata[g_array_index (write, guint, i)];
+      const KtCoverage *now = g_hash_table_lookup (sets, GINT_TO_POINTER (part->partition));
+
+      if (now == NULL || !kt_coverage_equal (now, part->expected))
+        {
+          *moved = part->partition;
+          kt_db_abort (job->db);
+          return TRUE;
+        }
+    }
+
+  /* 3. The counts, then the sets that include them, and the audit rows. */
+  if (!add_counts (self, write, error)
+      || !kt_offsets_record (job->db, job->job, job->topic, job->output, job->member, written,
+                             (const KtRangeStats *) (void *) stats->data, error))
+    goto fail;
+  for (guint i = 0; i < write->len; i++)
+    {
+      const Part *part = self->parts->pdata[g_array_index (write, guint, i)];
+      g_autofree char *text = kt_coverage_format (part->covered);
+
+      g_string_assign (sql, "UPDATE ktally_coverage SET covered = ");
+      kt_db_quote (job->db, sql, text);
+      g_string_append (sql, " WHERE job = ");
+      kt_db_quote (job->db, sql, job->job);
+      g_string_append (sql, " AND topic = ");
+      kt_db_quote (job->db, sql, job->topic);
+      g_string_append_printf (sql, " AND `partition` = %d", part->partition);
+      if (!kt_db_run (job->db, sql->str, "cannot write ktally_coverage", error))
+        goto fail;
+    }
+  /* A COMMIT whose answer is lost needs no special care here: if it
+   * landed, the next plan reads the new sets and counts nothing twice. */
+  if (kt_job_finish (job, result, error))
+    return TRUE;
+  *result = KT_COMMIT_FAILED;
+  return FALSE;
+
+fail:
+  kt_db_abort (job->db);
+  return FALSE;
+}
+
+/* Output first, then the offsets: a crash between the two leaves offsets
+ * that the next plan finds covered, and skips. */
+static gboolean
+idem_commit (gpointer data, const GArray *ranges, KtCommitResult *result, gint32 *fenced,
+             GError **error)
+{
+  Idempotent *self = data;
+  KtJob *job = self->job;
+  g_autoptr(GArray) write = g_array_new (FALSE, FALSE, sizeof (guint));
+
+  *result = KT_COMMIT_FAILED;
+  *fenced = -1;
+  for (guint i = 0; i < ranges->len; i++)
+    {
+      const KtRange *rg = &g_array_index (ranges, KtRange, i);
+      Part *part = self->parts->pdata[i];
+
+      g_clear_pointer (&part->covered, kt_coverage_free);
+      part->covered = kt_coverage_copy (part->expected);
+      kt_coverage_add (part->covered, rg->read_from, rg->until);
+      /* A skipped loss changes no count, but its audit row says where the
+       * offsets went: the chain must not show a hole there. */
+      if (!kt_coverage_equal (part->covered, part->expected) || part->lost)
+        g_array_append_val (write, i);
+    }
+  if (write->len > 0 && !write_output (self, ranges, write, fenced, result, error))
+    return FALSE;
+  if (*fenced >= 0)
+    {
+      *result = KT_COMMIT_FENCED;
+      return TRUE;
+    }
+  *result = KT_COMMIT_DONE;
+  if (job->config->offsets == KT_OFFSETS_KAFKA)
+    return kt_source_commit (job->source, ranges, error);
+  return kt_offsets_store (job->db, job->job, job->topic, ranges, fenced, error);
+}
+
+static void
+idem_summarise (gpointer data, KtBatchSummary *out, GString *line)
+{
+  Idempotent *self = data;
+  guint minutes = 0;
+
+  for (guint i = 0; i < self->parts->len; i++)
+    minutes += kt_reducer_size (((Part *) self->parts->pdata[i])->counts);
+  *out = self->summary;
+  kt_counts_line (out, minutes, line);
+}
+
+const KtJobKind kt_kind_count_idempotent = {
+  .kind = "count",
+  .mode = "idempotent",
+  .holds = "counts",
+  .parses = TRUE,
+  .open = idem_open,
+  .close = idem_close,
+  .prepare = idem_prepare,
+  .plan = idem_plan,
+  .take = idem_take,
+  .commit = idem_commit,
+  .summarise = idem_summarise,
+};

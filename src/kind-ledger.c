@@ -1,0 +1,367 @@
+/* kind-ledger.c - per-account balances from JSON transactions (--kind ledger).
+ *
+ * Seed 000's keyed updates over the same planner, source, transaction and
+ * fencing as the counts: a batch's messages are applied by ledger.c
+ * (sharded by account over --workers threads, each account in (partition,
+ * offset) order, txns never applied twice), in ONE transaction with the
+ * fenced offsets: the fence first, then the batch's balances read and
+ * locked (in account order), the apply, and the balances, applied and
+ * rejected txns and audit rows written. */
+#include "kind.h"
+
+#include <string.h>
+#include "decimal.h"
+#include "autocleanups.h"
+#include "error.h"
+#include "ledger.h"
+#include "offsets.h"
+#include "schema.h"
+
+/* Rows per INSERT: keeps every statement far below max_allowed_packet. */
+#define UPSERT_ROWS 1000
+
+/* A record as read: applied in (partition, offset) order at commit. */
+typedef struct
+{
+  gint64  offset;
+  GBytes *value;  /* NULL: a tombstone */
+} LedgerRecord;
+
+typedef struct
+{
+  KtJob          *job;
+  const GArray   *ranges;
+  GPtrArray      *records;   /* per range: GPtrArray of LedgerRecord, in offset order */
+  GArray         *stats;     /* KtRangeStats per range */
+  KtLedgerCounts  counts;    /* of the last batch applied */
+  guint           changed;   /* accounts it changed */
+  KtBatchSummary  summary;
+} Ledger;
+
+static void
+ledger_record_free (gpointer data)
+{
+  LedgerRecord *rec = data;
+  g_clear_pointer (&rec->value, g_bytes_unref);
+  g_free (rec);
+}
+
+static void
+ledger_close (gpointer data)
+{
+  Ledger *self = data;
+
+  if (self == NULL)
+    return;
+  g_clear_pointer (&self->records, g_ptr_array_unref);
+  g_clear_pointer (&self->stats, g_array_unref);
+  g_free (self);
+}
+
+static gpointer
+ledger_open (KtJob *job, GError **error)
+{
+  Ledger *self = g_new0 (Ledger, 1);
+
+  (void) error;
+  self->job = job;
+  self->records = g_ptr_array_new_with_free_func ((GDestroyNotify) g_ptr_array_unref);
+  self->stats = g_array_new (FALSE, TRUE, sizeof (KtRangeStats));
+  return self;
+}
+
+static gboolean
+ledger_prepare (gpointer data, GError **error)
+{
+  Ledger *self = data;
+
+  return kt_schema_prepare (self->job->db, KT_TABLES_LEDGER, "ledger", error);
+}
+
+static gboolean
+ledger_plan (gpointer data, GArray *ranges, const GArray *states, GError **error)
+{
+  Ledger *self = data;
+
+  (void) states;
+  (void) error;
+  self->ranges = ranges;
+  g_ptr_array_set_size (self->records, 0);
+  for (guint i = 0; i < ranges->len; i++)
+    g_ptr_array_add (self->records, g_ptr_array_new_with_free_func (ledger_record_free));
+  g_array_set_size (self->stats, 0);
+  g_array_set_size (self->stats, ranges->len);
+  self->counts = (KtLedgerCounts) { 0 };
+  self->summary = (KtBatchSummary) { 0 };
+  return TRUE;
+}
+
+static void
+ledger_take (gpointer data, guint range, gint32 partition, gint64 offset, const char *value,
+             gsize len)
+{
+  Ledger *self = data;
+  LedgerRecord *rec = g_new0 (LedgerRecord, 1);
+  KtRangeStats *st = &g_array_index (self->stats, KtRangeStats, range);
+
+  (void) partition;
+  rec->offset = offset;
+  rec->value = value != NULL ? g_bytes_new (value, len) : NULL;
+  g_ptr_array_add (self->records->pdata[range], rec);
+  st->records++;
+  st->lines++;
+}
+
+static void
+append_quoted_list (Ledger *self, GString *sql, GPtrArray *items, guint from, guint to)
+{
+  for (guint i = from; i < to; i++)
+    {
+      if (i > from)
+        g_string_append_c (sql, ',');
+      kt_db_quote (self->job->db, sql, items->pdata[i]);
+    }
+}
+
+static gboolean
+load_ledger_state (Ledger *self, KtLedgerBatch *batch, GError **error)
+{
+  g_autoptr(GPtrArray) accounts = kt_ledger_batch_accounts (batch);
+  g_autoptr(GPtrArray) txns = kt_ledger_batch_txns (batch);
+  g_autoptr(GString) sql = g_string_new (NULL);
+
+  for (guint at = 0; at < accounts->len; at += 500)
+    {
+      g_autoptr(MYSQL_RES) res = NULL;
+      MYSQL_ROW row;
+
+      g_string_assign (sql, "SELECT account, balance FROM account_balance WHERE account IN (");
+      append_quoted_list (self, sql, accounts, at, MIN (accounts->len, at + 500));
+      /* Account order (the list is sorted): writers lock rows in one order. */
+      g_string_append (sql, ") ORDER BY account FOR UPDATE");
+      res = kt_db_rows (self->job->db, sql->str, "cannot read account_balance", error);
+      if (res == NULL)
+        return FALSE;
+      while ((row = mysql_fetch_row (res)) != NULL)
+        {
+          KtAmount balance;
+          if (!kt_amount_parse (row[1], &balance, error)
+              || !kt_ledger_batch_set_balance (batch, row[0], balance, error))
+            {
+              g_prefix_error (error, "account_balance of '%s': ", row[0]);
+              return FALSE;
+            }
+        }
+    }
+  for (guint at = 0; at < txns->len; at += 500)
+    {
+      g_autoptr(MYSQL_RES) res = NULL;
+      MYSQL_ROW row;
+
+      g_string_assign (sql, "SELECT txn FROM ledger_applied WHERE txn IN (");
+      append_quoted_list (self, sql, txns, at, MIN (txns->len, at + 500));
+      g_string_append (sql, ") UNION ALL SELECT txn FROM ledger_rejected WHERE txn IN (");
+      append_quoted_list (self, sql, txns, at, MIN (txns->len, at + 500));
+      g_string_append (sql, ") LOCK IN SHARE MODE");
+      res = kt_db_rows (self->job->db, sql->str, "cannot read ledger_applied", error);
+      if (res == NULL)
+        return FALSE;
+      while ((row = mysql_fetch_row (res)) != NULL)
+        if (!kt_ledger_batch_mark_applied (batch, row[0], error))
+          return FALSE;
+    }
+  return TRUE;
+}
+
+static guint
+append_balances (Ledger *self, GString *sql, const GArray *balances, gboolean is_new,
+                 guint at, guint *n_rows)
+{
+  for (*n_rows = 0; at < balances->len && *n_rows < UPSERT_ROWS; at++)
+    {
+      const KtLedgerBalance *b = &g_array_index (balances, KtLedgerBalance, at);
+      char amount[32];
+
+      if (b->is_new != is_new)
+        continue;
+      kt_amount_format (b->after, amount);
+      g_string_append (sql, (*n_rows)++ > 0 ? ",(" : "(");
+      kt_db_quote (self->job->db, sql, b->account);
+      g_string_append_printf (sql, ",%s)", amount);
+    }
+  return at;
+}
+
+static gboolean
+write_ledger (Ledger *self, const char *topic, KtLedgerBatch *batch, GError **error)
+{
+  const GArray *balances = kt_ledger_batch_balances (batch);
+  const GArray *lists[2] = { kt_ledger_batch_applied (batch), kt_ledger_batch_rejected (batch) };
+  g_autoptr(GString) sql = g_string_new (NULL);
+
+  for (int is_new = 0; is_new < 2; is_new++)
+    for (guint at = 0, n_rows; at < balances->len;)
+      {
+        g_string_assign (sql, "INSERT INTO account_balance (account, balance) VALUES ");
+        at = append_balances (self, sql, balances, is_new, at, &n_rows);
+        if (n_rows == 0)
+          break;
+        if (is_new)
+          {
+            if (!kt_db_run_new_rows (self->job->db, sql->str, "cannot create account_balance rows", error))
+              return FALSE;
+            continue;
+          }
+        g_string_append (sql, " ON DUPLICATE KEY UPDATE balance = VALUES(balance), "
+                              "updated_at = CURRENT_TIMESTAMP(3)");
+        if (!kt_db_run (self->job->db, sql->str, "cannot write account_balance", error))
+          return FALSE;
+      }
+
+  for (int l = 0; l < 2; l++)
+    for (guint at = 0; at < lists[l]->len; at += UPSERT_ROWS)
+      {
+        g_string_assign (sql, l == 0
+          ? "INSERT INTO ledger_applied (txn, account, amount, balance, ts, topic, `partition`, `offset`) VALUES "
+          : "INSERT INTO ledger_rejected (txn, account, amount, reason, ts, topic, `partition`, `offset`) VALUES ");
+        for (guint i = at; i < MIN (lists[l]->len, at + UPSERT_ROWS); i++)
+          {
+            const KtLedgerEntry *e = &g_array_index (lists[l], KtLedgerEntry, i);
+            char amount[32], balance[32];
+
+            kt_amount_format (e->amount, amount);
+            kt_amount_format (e->balance, balance);
+            g_string_append (sql, i > at ? ",(" : "(");
+            kt_db_quote (self->job->db, sql, e->txn);
+            g_string_append_c (sql, ',');
+            kt_db_quote (self->job->db, sql, e->account);
+            g_string_append_printf (sql, ",%s,", amount);
+            if (l == 0)
+              g_string_append (sql, balance);
+            else
+              kt_db_quote (self->job->db, sql, kt_ledger_reject_to_string (e->reason));
+            g_string_append_c (sql, ',');
+            kt_db_quote (self->job->db, sql, e->ts);
+            g_string_append_c (sql, ',');
+            kt_db_quote (self->job->db, sql, topic);
+            g_string_append_printf (sql, ",%d,%" G_GINT64_FORMAT ")", e->partition, e->offset);
+          }
+        if (!kt_db_run_new_rows (self->job->db, sql->str, l == 0 ? "cannot write ledger_applied"
+                                                     : "cannot write ledger_rejected", error))
+          return FALSE;
+      }
+  return TRUE;
+}
+
+/* A fresh ledger batch (a commit may be tried again after a deadlock, and
+ * applying spends a batch) fed the records in (partition, offset) order,
+ * committed with the offsets in one transaction. */
+static gboolean
+ledger_commit (gpointer data, const GArray *ranges, KtCommitResult *result, gint32 *fenced,
+               GError **error)
+{
+  Ledger *self = data;
+  KtJob *job = self->job;
+  g_autoptr(KtLedgerBatch) batch = kt_ledger_batch_new ();
+
+  for (guint i = 0; i < ranges->len; i++)
+    {
+      GPtrArray *records = self->records->pdata[i];
+      for (guint j = 0; j < records->len; j++)
+        {
+          const LedgerRecord *rec = records->pdata[j];
+          gsize len = 0;
+          const char *value = rec->value != NULL ? g_bytes_get_data (rec->value, &len) : NULL;
+
+          kt_ledger_batch_add (batch, g_array_index (ranges, KtRange, i).partition,
+                               rec->offset, value, len);
+        }
+    }
+
+  *result = KT_COMMIT_FAILED;
+  if (!kt_job_begin (job, error))
+    return FALSE;
+  /* The fence first, exactly as for the counts: a second writer waits on
+   * the offset rows, then backs off before reading a single balance. */
+  if (!kt_offsets_fence (job->db, job->job, job->topic, ranges, fenced, error))
+    goto fail;
+  if (*fenced >= 0)
+    {
+      kt_db_abort (job->db);
+      *result = KT_COMMIT_FENCED;
+      return TRUE;
+    }
+  if (!load_ledger_state (self, batch, error)
+      || !kt_ledger_batch_apply (batch, job->config->workers, error)
+      || !write_ledger (self, job->topic, batch, error)
+      || !kt_offsets_record (job->db, job->job, job->topic, job->output, job->member, ranges,
+                             (const KtRangeStats *) (void *) self->stats->data, error))
+    goto fail;
+  if (!kt_job_finish (job, result, error))
+    return FALSE;
+
+  kt_ledger_batch_counts (batch, &self->counts);
+  self->changed = kt_ledger_batch_balances (batch)->len;
+  self->summary.lines = self->counts.messages;
+  self->summary.errors = self->counts.applied;
+  self->summary.malformed = self->counts.bad;
+  {
+    const char *text;
+    gint32 partition;
+    gint64 offset;
+    KtLedgerBad why;
+
+    if (self->counts.bad > 0
+        && kt_ledger_batch_bad_sample (batch, &partition, &offset, &why, &text))
+      {
+        self->summary.have_sample = TRUE;
+        self->summary.sample_partition = partition;
+        self->summary.sample_offset = offset;
+        g_strlcpy (self->summary.sample_why, "bad ledger message",
+                   sizeof self->summary.sample_why);
+        g_strlcpy (self->summary.sample_reason, kt_ledger_bad_to_string (why),
+                   sizeof self->summary.sample_reason);
+        g_strlcpy (self->summary.sample, text, sizeof self->summary.sample);
+      }
+  }
+  return TRUE;
+
+fail:
+  kt_db_abort (job->db);
+  return FALSE;
+}
+
+static void
+ledger_summarise (gpointer data, KtBatchSummary *out, GString *line)
+{
+  Ledger *self = data;
+
+  *out = self->summary;
+  g_string_append_printf (line, "ledger: %" G_GUINT64_FORMAT " messages, %" G_GUINT64_FORMAT
+                          " applied, %" G_GUINT64_FORMAT " duplicates skipped, %"
+                          G_GUINT64_FORMAT " rejected, %" G_GUINT64_FORMAT " bad, %u "
+                          "accounts changed (%u workers)", self->counts.messages,
+                          self->counts.applied, self->counts.duplicates,
+                          self->counts.rejected, self->counts.bad, self->changed,
+                          self->job->config->workers);
+  if (self->counts.bad > 0)
+    {
+      g_autofree char *reasons = kt_ledger_counts_bad_reasons (&self->counts);
+      g_message ("job %s: bad ledger messages by reason: %s", self->job->job, reasons);
+    }
+}
+
+const KtJobKind kt_kind_ledger = {
+  .kind = "ledger",
+  .mode = "transactional",
+  .table = "account_balance",
+  .holds = "balances",
+  .workers = TRUE,
+  .open = ledger_open,
+  .close = ledger_close,
+  .prepare = ledger_prepare,
+  .plan = ledger_plan,
+  .take = ledger_take,
+  .commit = ledger_commit,
+  .summarise = ledger_summarise,
+};

@@ -1,0 +1,82 @@
+/* kind.h - what a job kind does with a batch.
+ *
+ * The scheduler (run.c) plans a batch of offset ranges, reads them, and
+ * hands every record to the job's kind; the kind turns them into output
+ * and commits it with the ranges' offsets, fenced (offsets.h), in its own
+ * way: per-minute counts in one transaction (kind-count.c), counts that
+ * carry the offsets they include (kind-count-idempotent.c), per-account
+ * balances (kind-ledger.c). The scheduler never asks which kind it runs:
+ * a new kind is a new file and a line in kind.c's table. */
+#pragma once
+#include <glib.h>
+#include "db.h"
+#include "job.h"
+#include "plan.h"
+
+#define KT_SAMPLE_BYTES 120
+
+/* What a batch did, for the batch's log line and the metrics. */
+typedef struct
+{
+  guint64  lines;          /* lines (or messages) read */
+  guint64  errors;         /* the lines counted */
+  guint64  malformed;      /* skipped: malformed lines, bad messages */
+  /* One record the kind skipped, for the log (once a minute). */
+  gboolean have_sample;
+  gint32   sample_partition;
+  gint64   sample_offset;
+  char     sample_why[32];     /* "malformed line", "bad ledger message" */
+  char     sample_reason[48];  /* "not JSON", or "" */
+  char     sample[KT_SAMPLE_BYTES + 1];
+} KtBatchSummary;
+
+typedef struct _KtJobKind KtJobKind;
+
+struct _KtJobKind
+{
+  const char *kind;   /* --kind */
+  const char *mode;   /* --mode */
+  const char *table;  /* the table it writes, or NULL: --table's */
+  const char *holds;  /* what that table's rows are: "counts", "balances" */
+  gboolean    parses; /* reads log lines: --pattern, --levels... matter */
+  gboolean    workers; /* applies a batch on --workers threads */
+
+  /* What the kind keeps for one runner from batch to batch (a compiled
+   * parser, buffers), or NULL with @error (KT_ERROR_USAGE for a setting it
+   * refuses). @job outlives it. */
+  gpointer (*open)      (KtJob *job, GError **error);
+  void     (*close)     (gpointer self);
+
+  /* The job's tables: checked against what the kind writes, created where
+   * absent (after the job's identity was checked). */
+  gboolean (*prepare)   (gpointer self, GError **error);
+
+  /* A batch starts, over @ranges (@states: where every partition stood):
+   * forgets the last one, and may move the ranges' ends. */
+  gboolean (*plan)      (gpointer self, GArray *ranges, const GArray *states, GError **error);
+
+  /* One record of ranges[@range] (of @partition), in offset order per
+   * partition; a NULL @value is a tombstone. */
+  void     (*take)      (gpointer self, guint range, gint32 partition, gint64 offset,
+                         const char *value, gsize len);
+
+  /* Commits the batch: its output and the ranges' offsets, fenced. The
+   * read may have moved the ranges' ends back (a cap); a range whose until
+   * is its from moves nothing. Sets *@result; *@fenced is the first
+   * partition another writer moved (-1: none). FALSE with *@result FAILED
+   * (nothing written: a KT_ERROR_CONFLICT may be tried again at once) or
+   * UNKNOWN (COMMIT's answer lost: the scheduler reads the offsets back). */
+  gboolean (*commit)    (gpointer self, const GArray *ranges, KtCommitResult *result,
+                         gint32 *fenced, GError **error);
+
+  /* After a commit that landed: the batch's figures, and the kind's part
+   * of the batch's log line appended to @line ("300 lines, 12 ERROR, ...").
+   * The kind may log lines of its own (per-reason counts). */
+  void     (*summarise) (gpointer self, KtBatchSummary *out, GString *line);
+};
+
+/* The implementation of --kind @kind in --mode @mode, or NULL with
+ * KT_ERROR_USAGE saying which combinations there are. */
+const KtJobKind *kt_kind_lookup (const char *kind, const char *mode, GError **error);
+
+extern const KtJobKind kt_kind_count, kt_kind_count_idempotent, kt_kind_ledger;

@@ -1,0 +1,312 @@
+/* offsets.c - kafka_offset and the audit trail (offsets.h). */
+#include "offsets.h"
+
+#include <stdlib.h>
+#include "autocleanups.h"
+#include "error.h"
+
+void
+kt_batch_row_clear (KtBatchRow *row)
+{
+  g_clear_pointer (&row->job, g_free);
+  g_clear_pointer (&row->topic, g_free);
+  g_clear_pointer (&row->target, g_free);
+}
+
+gboolean
+kt_offsets_present (KtDb *db, gboolean *present, GError **error)
+{
+  g_autofree char *type = NULL;
+
+  if (!kt_db_table_type (db, "kafka_offset", &type, error))
+    return FALSE;
+  *present = type != NULL;
+  return TRUE;
+}
+
+/* Appends " WHERE job = 'J' AND topic = 'T'". */
+static void
+where_job (KtDb *db, GString *sql, const char *job, const char *topic)
+{
+  g_string_append (sql, " WHERE job = ");
+  kt_db_quote (db, sql, job);
+  g_string_append (sql, " AND topic = ");
+  kt_db_quote (db, sql, topic);
+}
+
+gboolean
+kt_offsets_load (KtDb *db, const char *job, const char *topic, KtPartitionState *states,
+                 guint n_states, GError **error)
+{
+  g_autoptr(GString) sql = g_string_new ("SELECT `partition`, `offset` FROM kafka_offset");
+  g_autoptr(GHashTable) stored = g_hash_table_new_full (g_direct_hash, g_direct_equal,
+                                                        NULL, g_free);
+  g_autoptr(MYSQL_RES) res = NULL;
+  MYSQL_ROW row;
+
+  if (!kt_db_connect (db, error))
+    return FALSE;
+  where_job (db, sql, job, topic);
+  res = kt_db_rows (db, sql->str, "cannot read kafka_offset", error);
+  if (res == NULL)
+    return FALSE;
+  while ((row = mysql_fetch_row (res)) != NULL)
+    {
+      gint64 *offset = g_new (gint64, 1);
+      *offset = g_ascii_strtoll (row[1], NULL, 10);
+      g_hash_table_insert (stored, GINT_TO_POINTER (atoi (row[0])), offset);
+    }
+  for (guint i = 0; i < n_states; i++)
+    {
+      gint64 *offset = g_hash_table_lookup (stored, GINT_TO_POINTER (states[i].partition));
+      states[i].stored = offset != NULL ? *offset : -1;
+    }
+  return TRUE;
+}
+
+gboolean
+kt_offsets_init (KtDb *db, const char *job, const char *topic, gint32 partition,
+                 gint64 offset, GError **error)
+{
+  g_autoptr(GString) sql = g_string_new (
+    "INSERT IGNORE INTO kafka_offset (job, topic, `partition`, `offset`) VALUES (");
+
+  if (!kt_db_connect (db, error))
+    return FALSE;
+  /* IGNORE: two writers starting together both try; the first one wins
+   * and both then plan from the same stored row. */
+  kt_db_quote (db, sql, job);
+  g_string_append_c (sql, ',');
+  kt_db_quote (db, sql, topic);
+  g_string_append_printf (sql, ",%d,%" G_GINT64_FORMAT ")", partition, offset);
+  return kt_db_run (db, sql->str, "cannot create a kafka_offset row", error);
+}
+
+gboolean
+kt_offsets_fence (KtDb *db, const char *job, const char *topic, const GArray *ranges,
+                  gint32 *fenced_partition, GError **error)
+{
+  g_autoptr(GString) sql = g_string_new (NULL);
+  g_autoptr(GString) where = g_string_new (NULL);
+
+  where_job (db, where, job, topic);
+  *fenced_partition = -1;
+  for (guint i = 0; i < ranges->len; i++)
+    {
+      const KtRange *r = &g_array_index (ranges, KtRange, i);
+
+      /* A range a cap left empty moves nothing (and MySQL would report an
+       * UPDATE to the same value as 0 rows: a false fence). */
+      if (r->until == r->from)
+        continue;
+      g_string_printf (sql, "UPDATE kafka_offset SET `offset` = %" G_GINT64_FORMAT "%s"
+                       " AND `partition` = %d AND `offset` = %" G_GINT64_FORMAT,
+                       r->until, where->str, r->partition, r->from);
+      if (!kt_db_run (db, sql->str, "cannot update kafka_offset", error))
+        return FALSE;
+      if (mysql_affected_rows (kt_db_connection (db)) != 1)
+        {
+          *fenced_partition = r->partition;
+          return TRUE;
+        }
+    }
+  return TRUE;
+}
+
+gboolean
+kt_offsets_record (KtDb *db, const char *job, const char *topic, const char *target,
+                   const char *member, const GArray *ranges, const KtRangeStats *stats,
+                   GError **error)
+{
+  g_autoptr(GString) sql = g_string_new (
+    "INSERT INTO ktally_batches (job, topic, `partition`, from_offset, until_offset, "
+    "record_count, line_count, error_lines, malformed_lines, target, member) VALUES ");
+  guint rows = 0;
+
+  for (guint i = 0; i < ranges->len; i++)
+    {
+      const KtRange *r = &g_array_index (ranges, KtRange, i);
+
+      if (r->until == r->from)
+        continue;
+      g_string_append (sql, rows++ ? ",(" : "(");
+      kt_db_quote (db, sql, job);
+      g_string_append_c (sql, ',');
+      kt_db_quote (db, sql, topic);
+      g_string_append_printf (sql, ",%d,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%"
+                              G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
+                              ",%" G_GUINT64_FORMAT ",", r->partition, r->from, r->until,
+                              stats[i].records, stats[i].lines, stats[i].errors,
+                              stats[i].malformed);
+      kt_db_quote (db, sql, target);
+      g_string_append_c (sql, ',');
+      kt_db_quote (db, sql, member != NULL ? member : "");
+      g_string_append_c (sql, ')');
+    }
+  return rows == 0 || kt_db_run (db, sql->str, "cannot write ktally_batches", error);
+}
+
+gboolean
+kt_offsets_store (KtDb *db, const char *job, const char *topic, const GArray *ranges,
+                  gint32 *fenced_partition, GError **error)
+{
+  KtCommitResult result;
+
+  *fenced_partition = -1;
+  if (!kt_db_begin (db, error))
+    return FALSE;
+  if (!kt_offsets_fence (db, job, topic, ranges, fenced_partition, error))
+    {
+      kt_db_abort (db);
+      return FALSE;
+    }
+  if (*fenced_partition >= 0)
+    {
+      kt_db_abort (db);
+      return TRUE;
+    }
+  /* Lost answer or not: the next plan reads the offsets back. */
+  return kt_db_finish (db, &result, error);
+}
+
+gboolean
+kt_offsets_compact (KtDb *db, const char *job, const char *topic,
+                         gint64 keep_seconds, GError **error)
+{
+  g_autoptr(GString) where = g_string_new (" WHERE job = ");
+  g_autoptr(GString) sql = g_string_new (NULL);
+
+  if (!kt_db_connect (db, error))
+    return FALSE;
+  kt_db_quote (db, where, job);
+  g_string_append (where, " AND topic = ");
+  kt_db_quote (db, where, topic);
+  g_string_append_printf (where, " AND committed_at < NOW(3) - INTERVAL %" G_GINT64_FORMAT
+                          " SECOND", keep_seconds);
+
+  /* The old rows of a partition are a prefix of its chain (commits on one
+   * partition are serialised by its offset row), so folding them into one
+   * row keeps the chain whole: it just starts with a longer link. */
+  if (!kt_db_run (db, "START TRANSACTION", "cannot start a transaction", error))
+    return FALSE;
+  g_string_printf (sql, "CREATE TEMPORARY TABLE IF NOT EXISTS ktally_fold AS "
+                   "SELECT MIN(id) AS id, job, topic, `partition`, MIN(from_offset) AS from_offset, "
+                   "MAX(until_offset) AS until_offset, SUM(record_count) AS record_count, "
+                   "SUM(line_count) AS line_count, SUM(error_lines) AS error_lines, "
+                   "SUM(malformed_lines) AS malformed_lines, MIN(target) AS target, "
+                   "MAX(member) AS member, MAX(committed_at) AS committed_at "
+                   "FROM ktally_batches%s "
+                   "GROUP BY job, topic, `partition` HAVING COUNT(*) > 1 FOR UPDATE",
+                   where->str);
+  if (!kt_db_run (db, "DROP TEMPORARY TABLE IF EXISTS ktally_fold", "cannot compact", error)
+      || !kt_db_run (db, sql->str, "cannot compact ktally_batches", error))
+    goto fail;
+  g_string_printf (sql, "DELETE b FROM ktally_batches b JOIN ktally_fold f USING "
+                   "(job, topic, `partition`) WHERE b.committed_at <= f.committed_at");
+  if (!kt_db_run (db, sql->str, "cannot compact ktally_batches", error)
+      || !kt_db_run (db, "INSERT INTO ktally_batches (id, job, topic, `partition`, "
+                 "from_offset, until_offset, record_count, line_count, error_lines, "
+                 "malformed_lines, target, member, committed_at) SELECT id, job, topic, "
+                 "`partition`, from_offset, until_offset, record_count, line_count, "
+                 "error_lines, malformed_lines, target, member, committed_at FROM ktally_fold",
+                 "cannot compact ktally_batches", error)
+      || !kt_db_run (db, "DROP TEMPORARY TABLE ktally_fold", "cannot compact", error))
+    goto fail;
+  return kt_db_run (db, "COMMIT", "cannot commit the compaction", error);
+
+fail:
+  kt_db_abort (db);
+  return FALSE;
+}
+
+gboolean
+kt_offsets_read_batches (KtDb *db, const char *job, GArray *rows, GError **error)
+{
+  g_autoptr(GString) sql = g_string_new (
+    "SELECT job, topic, `partition`, from_offset, until_offset, error_lines, target "
+    "FROM ktally_batches");
+  g_autoptr(MYSQL_RES) res = NULL;
+  MYSQL_ROW row;
+
+  if (!kt_db_connect (db, error))
+    return FALSE;
+  if (job != NULL)
+    {
+      g_string_append (sql, " WHERE job = ");
+      kt_db_quote (db, sql, job);
+    }
+  g_string_append (sql, " ORDER BY job, topic, `partition`, from_offset, id");
+  if (!kt_db_run (db, sql->str, "cannot read ktally_batches", error))
+    return FALSE;
+  res = mysql_use_result (kt_db_connection (db));
+  if (res == NULL)
+    {
+      g_set_error (error, KT_ERROR, kt_db_error_code (kt_db_connection (db)),
+                   "cannot read ktally_batches on %s: %s", kt_db_name (db),
+                   mysql_error (kt_db_connection (db)));
+      return FALSE;
+    }
+  while ((row = mysql_fetch_row (res)) != NULL)
+    {
+      KtBatchRow b = {
+        g_strdup (row[0]), g_strdup (row[1]), atoi (row[2]),
+        g_ascii_strtoll (row[3], NULL, 10), g_ascii_strtoll (row[4], NULL, 10),
+        g_ascii_strtoull (row[5], NULL, 10), g_strdup (row[6]),
+      };
+      g_array_append_val (rows, b);
+    }
+  if (mysql_errno (kt_db_connection (db)) != 0)
+    {
+      g_set_error (error, KT_ERROR, kt_db_error_code (kt_db_connection (db)),
+                   "cannot read ktally_batches on %s: %s", kt_db_name (db),
+                   mysql_error (kt_db_connection (db)));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+kt_offsets_load_all (KtDb *db, GHashTable *offsets, GError **error)
+{
+  g_autoptr(MYSQL_RES) res = NULL;
+  MYSQL_ROW row;
+
+  if (!kt_db_connect (db, error))
+    return FALSE;
+  res = kt_db_rows (db, "SELECT job, topic, `partition`, `offset` FROM kafka_offset",
+                     "cannot read kafka_offset", error);
+  if (res == NULL)
+    return FALSE;
+  while ((row = mysql_fetch_row (res)) != NULL)
+    {
+      gint64 *offset = g_new (gint64, 1);
+      *offset = g_ascii_strtoll (row[3], NULL, 10);
+      g_hash_table_insert (offsets, g_strdup_printf ("%s\t%s\t%s", row[0], row[1], row[2]),
+                           offset);
+    }
+  return TRUE;
+}
+
+gboolean
+kt_offsets_last_committers (KtDb *db, const char *job, const char *topic,
+                         GHashTable *owners, GError **error)
+{
+  g_autoptr(GString) sql = g_string_new (
+    "SELECT b.`partition`, b.member FROM ktally_batches b JOIN "
+    "(SELECT `partition`, MAX(id) AS id FROM ktally_batches WHERE job = ");
+  g_autoptr(MYSQL_RES) res = NULL;
+  MYSQL_ROW row;
+
+  if (!kt_db_connect (db, error))
+    return FALSE;
+  kt_db_quote (db, sql, job);
+  g_string_append (sql, " AND topic = ");
+  kt_db_quote (db, sql, topic);
+  g_string_append (sql, " GROUP BY `partition`) last USING (`partition`, id)");
+  res = kt_db_rows (db, sql->str, "cannot read ktally_batches", error);
+  if (res == NULL)
+    return FALSE;
+  while ((row = mysql_fetch_row (res)) != NULL)
+    g_hash_table_replace (owners, GINT_TO_POINTER (atoi (row[0])), g_strdup (row[1]));
+  return TRUE;
+}

@@ -1,0 +1,24 @@
+/* positions.h - where each partition of a job stands before a batch.
+ *
+ * The planner's input (plan.h): each partition's stored offset (in
+ * kafka_offset, or the consumer group's with --offsets kafka), log start
+ * and high watermark. A partition seen for the first time starts at
+ * --start (earliest or latest, decided once and stored before anything is
+ * read), or a replay's --from; a replay's partitions end at its --until. */
+#pragma once
+#include <glib.h>
+#include "job.h"
+#include "plan.h"
+
+/* Fills @states (KtPartitionState) for @partitions (gint32): the stored
+ * offsets first, then the watermarks, so that a stored offset is never
+ * ahead of the high watermark asked after it, even while another writer
+ * commits. Failures are the source's or the database's. */
+gboolean kt_positions_load (KtJob *job, const GArray *partitions, GArray *states,
+                            GError **error);
+
+/* --group: where the partitions the group just assigned start: their
+ * stored offsets in ->stored of @states (rows created, as above, for new
+ * ones). */
+gboolean kt_positions_assigned (KtJob *job, KtPartitionState *states, guint n,
+                                GError **error);
