@@ -17,7 +17,12 @@
  *     the producer's own batching is part of the delay, as for any
  *     producer). Slice ends fall at every phase of ktally's batch cycle,
  *     so the delays sample the delay of a record produced at a random
- *     moment.
+ *     moment;
+ *   - the same delay is split at the delivery report of the slice's last
+ *     line (the broker has appended it): produce -> acknowledged is the
+ *     producer's and the broker's share, acknowledged -> visible ktally's
+ *     (plus the poll). Reports are served by the producer's rd_kafka_poll,
+ *     every millisecond or so while pacing.
  *
  * Resolution: a bucket is seen complete at the start of the first poll
  * after its commit, so each delay is an upper bound, above the truth by
@@ -32,9 +37,12 @@
  *                [--delays FILE] [--wait-s 60]
  *
  * One line of key=value results goes to stdout:
- *   lines= records= errors= slices= (those with an ERROR line) rate= p50_ms= p90_ms= p99_ms= max_ms=
- *   min_ms= poll_ms= query_ms_max= check=ok
- * --truth writes kt-gen's truth format, --delays one delay (ms) per slice.
+ *   lines= records= errors= slices= (those with an ERROR line) rate=
+ *   p50_ms= p90_ms= p99_ms= max_ms= min_ms= (produce -> visible)
+ *   ack_p50_ms= ack_p99_ms= after_ack_p50_ms= after_ack_p99_ms=
+ *   poll_ms= query_ms_max= check=ok
+ * --truth writes kt-gen's truth format, --delays the three delays (ms) of
+ * each slice, tab-separated.
  * The lines are kt-gen's (tests/support/kt-lines.c), one per record, sent
  * round-robin over the topic's partitions. Benchmark infrastructure
  * (scripts/bench): never linked into ktally. */
@@ -179,16 +187,28 @@ watch_thread (gpointer data)
   return NULL;
 }
 
+/* Delivery reports arrive in the producer's thread (rd_kafka_poll and
+ * flush): no lock. */
+typedef struct
+{
+  guint64  failed;
+  gint64  *acked_us;  /* per slice: when its last line's report came */
+} Delivery;
+
 static void
 dr_cb (rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
 {
+  Delivery *d = opaque;
+
   (void) rk;
   if (m->err)
-    (*(guint64 *) opaque)++;
+    d->failed++;
+  else if (m->_private != NULL)  /* the msg_opaque: slice + 1 of a slice's last line */
+    d->acked_us[GPOINTER_TO_UINT (m->_private) - 1] = now_us ();
 }
 
 static int
-cmp_double (gconstpointer a, gconstpointer b)
+cmp_double (const void *a, const void *b)
 {
   double x = *(const double *) a, y = *(const double *) b;
   return (x > y) - (x < y);
@@ -241,12 +261,13 @@ main (int argc, char **argv)
   g_autoptr (KtSupportMetadata) md = NULL;
   g_autoptr (GString) line = g_string_sized_new (256);
   g_autoptr (GArray) truth = kt_lines_truth_new ();
-  g_autofree double *delays = NULL;
+  g_autofree double *delays = NULL, *acks = NULL, *after = NULL;
   g_autofree char *linger = NULL;
   Watch w = { 0 };
   GThread *watcher;
   KtLines gen;
-  guint64 failed = 0, n_lines, per_slice, errors = 0, line_no = 0;
+  Delivery delivery = { 0 };
+  guint64 n_lines, per_slice, errors = 0, line_no = 0;
   gint64 start, started_us;
   char errstr[512];
   int n_parts;
@@ -290,7 +311,7 @@ main (int argc, char **argv)
 
   linger = g_strdup_printf ("%d", linger_ms);
   rd_kafka_conf_set_dr_msg_cb (conf, dr_cb);
-  rd_kafka_conf_set_opaque (conf, &failed);
+  rd_kafka_conf_set_opaque (conf, &delivery);
   if (!kt_support_conf_set (conf, "bootstrap.servers", brokers)
       || !kt_support_conf_set (conf, "linger.ms", linger)
       || !kt_support_conf_set (conf, "batch.num.messages", "100000")
@@ -314,6 +335,7 @@ main (int argc, char **argv)
 
   g_mutex_init (&w.lock);
   w.slices = g_new0 (Slice, w.n_slices);
+  delivery.acked_us = g_new0 (gint64, w.n_slices);
   w.producing = TRUE;
   w.poll_ms = poll_ms;
   kt_lines_format_time (start, w.start);
@@ -341,7 +363,8 @@ main (int argc, char **argv)
               kt_lines_truth_add (truth, t);
             }
           while (rd_kafka_produce (rkt, (int) (line_no % (guint64) n_parts), RD_KAFKA_MSG_F_COPY,
-                                   line->str, line->len, NULL, 0, NULL) != 0)
+                                   line->str, line->len, NULL, 0,
+                                   j + 1 == per_slice ? GUINT_TO_POINTER (k + 1) : NULL) != 0)
             {
               if (rd_kafka_last_error () != RD_KAFKA_RESP_ERR__QUEUE_FULL)
                 {
@@ -370,10 +393,10 @@ main (int argc, char **argv)
   g_thread_join (watcher);
   mysql_close (w.db);
 
-  if (failed > 0 || rd_kafka_outq_len (rk) > 0)
+  if (delivery.failed > 0 || rd_kafka_outq_len (rk) > 0)
     {
       g_printerr ("kt-freshness: %" G_GUINT64_FORMAT " lines were not delivered\n",
-                  failed + (guint64) rd_kafka_outq_len (rk));
+                  delivery.failed + (guint64) rd_kafka_outq_len (rk));
       return 1;
     }
   if (truth_path != NULL && !kt_lines_truth_write (truth, truth_path, &error))
@@ -387,10 +410,20 @@ main (int argc, char **argv)
       return 1;
     }
 
+  /* Per slice with an ERROR line: produce -> visible (what a user feels),
+   * produce -> acknowledged (the producer's and the broker's share) and
+   * acknowledged -> visible (ktally's share, plus one poll). */
   delays = g_new (double, w.n_slices);
+  acks = g_new (double, w.n_slices);
+  after = g_new (double, w.n_slices);
   for (guint k = 0; k < w.n_slices; k++)
     if (w.slices[k].truth > 0)
-      delays[n_measured++] = (double) (w.slices[k].seen_at - w.slices[k].last_us) / 1000.0;
+      {
+        delays[n_measured] = (double) (w.slices[k].seen_at - w.slices[k].last_us) / 1000.0;
+        acks[n_measured] = (double) (delivery.acked_us[k] - w.slices[k].last_us) / 1000.0;
+        after[n_measured] = (double) (w.slices[k].seen_at - delivery.acked_us[k]) / 1000.0;
+        n_measured++;
+      }
   if (n_measured == 0)
     {
       g_printerr ("kt-freshness: no slice had an ERROR line: raise --rate or --slice-ms\n");
@@ -400,23 +433,29 @@ main (int argc, char **argv)
     {
       g_autoptr (GString) out = g_string_new (NULL);
       for (guint k = 0; k < n_measured; k++)
-        g_string_append_printf (out, "%.3f\n", delays[k]);
+        g_string_append_printf (out, "%.3f\t%.3f\t%.3f\n", delays[k], acks[k], after[k]);
       if (!g_file_set_contents (delays_path, out->str, (gssize) out->len, &error))
         {
           g_printerr ("kt-freshness: %s\n", error->message);
           return 1;
         }
     }
-  qsort (delays, n_measured, sizeof (double), (int (*) (const void *, const void *)) cmp_double);
+  qsort (delays, n_measured, sizeof (double), cmp_double);
+  qsort (acks, n_measured, sizeof (double), cmp_double);
+  qsort (after, n_measured, sizeof (double), cmp_double);
   printf ("lines=%" G_GUINT64_FORMAT " records=%" G_GUINT64_FORMAT " errors=%" G_GUINT64_FORMAT
           " slices=%u rate=%.0f p50_ms=%.1f p90_ms=%.1f p99_ms=%.1f max_ms=%.1f min_ms=%.1f"
+          " ack_p50_ms=%.1f ack_p99_ms=%.1f after_ack_p50_ms=%.1f after_ack_p99_ms=%.1f"
           " poll_ms=%.2f query_ms_max=%.2f check=ok\n",
           n_lines, n_lines, errors, n_measured, (double) n_lines / took,
           percentile (delays, n_measured, 50), percentile (delays, n_measured, 90),
           percentile (delays, n_measured, 99), delays[n_measured - 1], delays[0],
+          percentile (acks, n_measured, 50), percentile (acks, n_measured, 99),
+          percentile (after, n_measured, 50), percentile (after, n_measured, 99),
           w.polls > 1 ? (double) (w.last_poll_us - w.first_poll_us) / 1000.0 / (double) (w.polls - 1)
                       : 0.0,
           (double) w.query_us_max / 1000.0);
+  g_free (delivery.acked_us);
   g_free (w.failure);
   g_free (w.slices);
   g_mutex_clear (&w.lock);
