@@ -1,8 +1,9 @@
 /* kt-parse-bench.c - the parse stage alone, beside its limit.
  *
  * Loads N log lines into memory, one value per line as ktally receives
- * them from Kafka (generated in-process exactly as kt-gen generates them
- * with --lines-per-value 1, or read from --file), then times, interleaved
+ * them from Kafka (generated in-process by kt-gen's own generator,
+ * tests/support/kt-lines.c, as kt-gen writes them with --lines-per-value
+ * 1, or read from --file), then times, interleaved
  * and --repeat times each:
  *   parser  kt_parser_value() per value, as ktally's on_record() calls it;
  *   line    kt_parser_line() + kt_reducer_add() per line (no splitting);
@@ -30,168 +31,9 @@
 
 #include <glib.h>
 
+#include "kt-lines.h"
 #include "parse.h"
 #include "reduce.h"
-
-/* ---------------------------------------------------------------------- */
-/* The generator: a copy of kt-gen's (tests/support/kt-gen.c), call for
- * call, so that the same seed gives the same lines. scripts/bench checks
- * that with --truth against kt-gen's own. */
-
-static inline guint64
-prng_next (guint64 *state)
-{
-  guint64 z = (*state += G_GUINT64_CONSTANT (0x9e3779b97f4a7c15));
-  z = (z ^ (z >> 30)) * G_GUINT64_CONSTANT (0xbf58476d1ce4e5b9);
-  z = (z ^ (z >> 27)) * G_GUINT64_CONSTANT (0x94d049bb133111eb);
-  return z ^ (z >> 31);
-}
-
-static inline guint
-prng_below (guint64 *state, guint n)
-{
-  return (guint) (prng_next (state) % n);
-}
-
-static gint64
-days_from_civil (gint64 y, unsigned m, unsigned d)
-{
-  y -= m <= 2;
-  gint64 era = (y >= 0 ? y : y - 399) / 400;
-  unsigned yoe = (unsigned) (y - era * 400);
-  unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + (gint64) doe - 719468;
-}
-
-static void
-civil_from_days (gint64 z, int *y, int *m, int *d)
-{
-  z += 719468;
-  gint64 era = (z >= 0 ? z : z - 146096) / 146097;
-  unsigned doe = (unsigned) (z - era * 146097);
-  unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  unsigned mp = (5 * doy + 2) / 153;
-  *d = (int) (doy - (153 * mp + 2) / 5 + 1);
-  *m = (int) (mp < 10 ? mp + 3 : mp - 9);
-  *y = (int) ((gint64) yoe + era * 400 + (*m <= 2));
-}
-
-typedef struct
-{
-  char date[11];
-  char time[9];
-} Stamp;
-
-static void
-stamp_from_seconds (gint64 t, Stamp *s)
-{
-  gint64 days = t >= 0 ? t / 86400 : (t - 86399) / 86400;
-  int secs = (int) (t - days * 86400);
-  int y, m, d;
-
-  civil_from_days (days, &y, &m, &d);
-  g_snprintf (s->date, sizeof s->date, "%04d-%02d-%02d", y, m, d);
-  g_snprintf (s->time, sizeof s->time, "%02d:%02d:%02d", secs / 3600,
-              secs / 60 % 60, secs % 60);
-}
-
-static gboolean
-parse_start (const char *text, gint64 *out)
-{
-  int y, mo, d, h, mi, s, len = 0;
-
-  if (sscanf (text, "%4d-%2d-%2d %2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &s, &len) != 6
-      || text[len] != '\0' || y < 1000 || mo < 1 || mo > 12 || d < 1 || h > 23
-      || mi > 59 || s > 59)
-    return FALSE;
-  *out = days_from_civil (y, (unsigned) mo, (unsigned) d) * 86400 + h * 3600 + mi * 60 + s;
-  return TRUE;
-}
-
-static const struct
-{
-  const char *level;
-  guint weight;
-} levels[] = {
-  { "ERROR", 30 }, { "INFO", 30 }, { "WARN", 17 }, { "DEBUG", 13 },
-  { "error", 5 },  { "ERRORS", 5 },
-};
-
-static const char *const words[] = {
-  "disk",    "quota",   "exceeded", "request", "timeout", "user",
-  "session", "expired", "retry",    "cache",   "miss",    "payment",
-  "ERROR",   "failed",  "ok",       "queue",   "full",    "db",
-};
-
-static void
-append_message (GString *out, guint64 *rng)
-{
-  guint nwords = 1 + prng_below (rng, 4);
-
-  for (guint i = 0; i < nwords; i++)
-    {
-      if (i > 0)
-        g_string_append_c (out, ' ');
-      g_string_append (out, words[prng_below (rng, G_N_ELEMENTS (words))]);
-    }
-  g_string_append_printf (out, " %u", prng_below (rng, 100000));
-}
-
-static void
-append_malformed (GString *out, const Stamp *s, guint64 *rng)
-{
-  switch (prng_below (rng, 8))
-    {
-    case 0:
-      g_string_append_printf (out, "%s %s", s->date, s->time);
-      break;
-    case 1:
-      g_string_append_printf (out, "%.4s-02-30 %s ERROR bad date", s->date, s->time);
-      break;
-    case 2:
-      g_string_append_printf (out, "%s 25:61:00 ERROR bad time", s->date);
-      break;
-    case 3:
-      g_string_append_printf (out, "%s 24:00:00 ERROR bad time", s->date);
-      break;
-    case 4:
-      g_string_append_printf (out, " %s %s ERROR leading blank", s->date, s->time);
-      break;
-    case 5:
-      g_string_append_printf (out, "%s %s  ERROR two spaces", s->date, s->time);
-      break;
-    case 6:
-      g_string_append (out, "hello world");
-      break;
-    default:
-      g_string_append_printf (out, "%s %s 123 x", s->date, s->time);
-      break;
-    }
-}
-
-/* Appends one line; TRUE if it is a counted ERROR line. */
-static gboolean
-append_line (GString *out, gint64 t, guint permille, guint64 *rng)
-{
-  Stamp s;
-  guint pick;
-  gsize i;
-
-  stamp_from_seconds (t, &s);
-  if (prng_below (rng, 1000) < permille)
-    {
-      append_malformed (out, &s, rng);
-      return FALSE;
-    }
-  pick = prng_below (rng, 100);
-  for (i = 0; i + 1 < G_N_ELEMENTS (levels) && pick >= levels[i].weight; i++)
-    pick -= levels[i].weight;
-  g_string_append_printf (out, "%s %s %s ", s.date, s.time, levels[i].level);
-  append_message (out, rng);
-  return i == 0;
-}
 
 /* ---------------------------------------------------------------------- */
 /* The data: every value back to back in one buffer (as in a fetched
@@ -201,7 +43,7 @@ typedef struct
 {
   GString *buf;
   GArray  *starts;  /* gsize, n_values + 1 entries */
-  GArray  *truth;   /* KtMinuteCount, ascending; empty for --file */
+  GArray  *truth;   /* KtLinesMinute, ascending; empty for --file */
 } Data;
 
 static void
@@ -214,33 +56,16 @@ data_add_end (Data *d)
 static void
 generate (Data *d, gint64 n, guint64 seed, guint permille, gint64 t, int per_second)
 {
-  guint64 rng = seed;
-  int in_second = 0;
+  KtLines gen;
 
+  kt_lines_init (&gen, seed, t, per_second, permille, 0);
   data_add_end (d);
   for (gint64 i = 0; i < n; i++)
     {
-      if (append_line (d->buf, t, permille, &rng))
-        {
-          gint64 minute = (t - (((t % 60) + 60) % 60)) / 60;
-          KtMinuteCount *last = d->truth->len
-                                  ? &g_array_index (d->truth, KtMinuteCount, d->truth->len - 1)
-                                  : NULL;
-          if (last == NULL || last->minute != minute)
-            {
-              KtMinuteCount mc = { minute, 0 };
-              g_array_append_val (d->truth, mc);
-              last = &g_array_index (d->truth, KtMinuteCount, d->truth->len - 1);
-            }
-          last->count++;
-        }
-      if (per_second <= 0)  /* as kt-gen's --per-second */
-        t += prng_below (&rng, 4);
-      else if (++in_second == per_second)
-        {
-          t++;
-          in_second = 0;
-        }
+      gint64 at;
+
+      if (kt_lines_next (&gen, d->buf, &at) == KT_LINES_ERROR)
+        kt_lines_truth_add (d->truth, at);
       data_add_end (d);
     }
 }
@@ -267,21 +92,6 @@ load_file (Data *d, const char *path, GError **error)
       p = eol + 1;
     }
   return TRUE;
-}
-
-static gboolean
-write_truth (const char *path, GArray *truth, GError **error)
-{
-  g_autoptr (GString) out = g_string_new (NULL);
-
-  for (guint i = 0; i < truth->len; i++)
-    {
-      const KtMinuteCount *mc = &g_array_index (truth, KtMinuteCount, i);
-      Stamp s;
-      stamp_from_seconds (mc->minute * 60, &s);
-      g_string_append_printf (out, "%s %s\t%" G_GUINT64_FORMAT "\n", s.date, s.time, mc->count);
-    }
-  return g_file_set_contents (path, out->str, (gssize) out->len, error);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -341,7 +151,7 @@ fixed_line (const char *s, gsize n, gint64 *minute)
 
   if (i - 20 != 5 || memcmp (s + 20, "ERROR", 5) != 0)
     return KT_LINE_OTHER;
-  *minute = days_from_civil (year, (unsigned) month, (unsigned) day) * 1440 + hour * 60 + min;
+  *minute = kt_lines_days_from_civil (year, (unsigned) month, (unsigned) day) * 1440 + hour * 60 + min;
   return KT_LINE_ERROR;
 }
 
@@ -449,6 +259,22 @@ same_minutes (GArray *a, GArray *b)
   return TRUE;
 }
 
+/* The reducer's minutes (KtMinuteCount) against the generator's truth. */
+static gboolean
+same_as_truth (GArray *minutes, GArray *truth)
+{
+  if (minutes->len != truth->len)
+    return FALSE;
+  for (guint i = 0; i < minutes->len; i++)
+    {
+      const KtMinuteCount *x = &g_array_index (minutes, KtMinuteCount, i);
+      const KtLinesMinute *y = &g_array_index (truth, KtLinesMinute, i);
+      if (x->minute != y->minute || x->count != y->count)
+        return FALSE;
+    }
+  return TRUE;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -489,7 +315,7 @@ main (int argc, char **argv)
       return 2;
     }
   if (opt_lines < 1 || opt_repeat < 1 || opt_malformed < 0 || opt_malformed > 1000
-      || !parse_start (opt_start ? opt_start : "2017-07-30 14:00:00", &t))
+      || !kt_lines_parse_time (opt_start ? opt_start : "2017-07-30 14:00:00", &t))
     {
       g_printerr ("kt-parse-bench: bad --lines, --repeat, --malformed or --start\n");
       return 2;
@@ -497,7 +323,7 @@ main (int argc, char **argv)
 
   d.buf = g_string_sized_new ((gsize) opt_lines * 48);
   d.starts = g_array_sized_new (FALSE, FALSE, sizeof (gsize), (guint) opt_lines + 1);
-  d.truth = g_array_new (FALSE, FALSE, sizeof (KtMinuteCount));
+  d.truth = kt_lines_truth_new ();
   if (opt_file != NULL)
     {
       if (!load_file (&d, opt_file, &error))
@@ -508,7 +334,7 @@ main (int argc, char **argv)
     }
   else
     generate (&d, opt_lines, (guint64) opt_seed, (guint) opt_malformed, t, opt_per_second);
-  if (opt_truth != NULL && opt_file == NULL && !write_truth (opt_truth, d.truth, &error))
+  if (opt_truth != NULL && opt_file == NULL && !kt_lines_truth_write (d.truth, opt_truth, &error))
     {
       g_printerr ("kt-parse-bench: %s\n", error->message);
       return 1;
@@ -543,7 +369,7 @@ main (int argc, char **argv)
           {
             ref = counts;
             ref_minutes = g_steal_pointer (&minutes);
-            if (opt_file == NULL && !same_minutes (ref_minutes, d.truth))
+            if (opt_file == NULL && !same_as_truth (ref_minutes, d.truth))
               {
                 g_printerr ("kt-parse-bench: the parser's counts differ from the truth "
                             "(%u vs %u minutes)\n", ref_minutes->len, d.truth->len);
