@@ -74,3 +74,18 @@ CREATE TABLE IF NOT EXISTS ktally_table (
   created_at  DATETIME(3)  NOT NULL DEFAULT CURRENT_TIMESTAMP(3),  -- UTC
   PRIMARY KEY (name)
 ) ENGINE = InnoDB;
+
+-- What `ktally forget` removed of a job: per table its batches wrote to,
+-- how many batch rows and the ERROR lines they recorded. The rows those
+-- lines were counted into stay (forget never touches output), so `ktally
+-- audit` adds these lines to what the batches of that table recorded.
+CREATE TABLE IF NOT EXISTS ktally_forgotten (
+  id           BIGINT       NOT NULL AUTO_INCREMENT,
+  job          VARCHAR(64)  CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  target       VARCHAR(64)  CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  batches      BIGINT       NOT NULL,
+  error_lines  BIGINT       NOT NULL,
+  forgotten_at DATETIME(3)  NOT NULL DEFAULT CURRENT_TIMESTAMP(3),  -- UTC
+  PRIMARY KEY (id),
+  KEY by_target (target)
+) ENGINE = InnoDB;

@@ -9,6 +9,7 @@
 #include "autocleanups.h"
 #include "commands.h"
 #include "error.h"
+#include "jobs.h"
 #include "offsets.h"
 #include "schema.h"
 #include "source.h"
@@ -326,6 +327,12 @@ orphan_coverage (const KtConfig *config, const GArray *rows, GHashTable *covered
     }
 }
 
+static void
+forgotten_clear (KtForgottenTarget *f)
+{
+  g_clear_pointer (&f->target, g_free);
+}
+
 gboolean
 kt_audit (const KtConfig *config, GError **error)
 {
@@ -338,23 +345,29 @@ kt_audit (const KtConfig *config, GError **error)
   g_autoptr(GHashTable) covered = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
                                                         (GDestroyNotify) kt_coverage_free);
   g_autoptr(GHashTable) targets = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  g_autoptr(GArray) forgotten = g_array_new (FALSE, TRUE, sizeof (KtForgottenTarget));
+  g_autoptr(GPtrArray) forgotten_notes = g_ptr_array_new_with_free_func (g_free);
   Stored lookup = { stored, covered };
   GHashTableIter iter;
   gpointer key, value;
   guint chains;
 
   g_array_set_clear_func (rows, (GDestroyNotify) kt_batch_row_clear);
+  g_array_set_clear_func (forgotten, (GDestroyNotify) forgotten_clear);
   /* Only reads: an older schema is read as it is, never migrated. One
    * snapshot for every read: a job that commits meanwhile must not make
    * its chain look broken (read after its offsets, or its totals after its
    * batches). */
   if (!kt_schema_readable (db, error)
+      || (config->job != NULL && !kt_jobs_check (db, config->job, NULL, error))
       || !kt_db_snapshot (db, error)
       || !kt_offsets_read_batches (db, NULL, rows, error)
       || !kt_offsets_load_all (db, stored, error)
       || !load_all_coverage (db, covered, error))
     return FALSE;
   if (config->brokers != NULL && !load_group_offsets (config, covered, stored, error))
+    return FALSE;
+  if (!kt_offsets_load_forgotten (db, forgotten, error))
     return FALSE;
 
   /* Chains of the audited job(s); totals over every job, since the sum of
@@ -372,6 +385,25 @@ kt_audit (const KtConfig *config, GError **error)
       *sum += b->errors;
       if (config->job == NULL || g_str_equal (b->job, config->job))
         g_array_append_vals (mine, b, 1);  /* borrowed: rows owns the strings */
+    }
+  /* A forgotten job's audit rows are gone, and what it counted stays in
+   * its tables: ktally_forgotten says how much. */
+  for (guint i = 0; i < forgotten->len; i++)
+    {
+      const KtForgottenTarget *f = &g_array_index (forgotten, KtForgottenTarget, i);
+      const char *table = strchr (f->target, '\t') + 1;
+      guint64 *sum = g_hash_table_lookup (targets, table);
+
+      if (sum == NULL)
+        {
+          sum = g_new0 (guint64, 1);
+          g_hash_table_insert (targets, g_strdup (table), sum);
+        }
+      *sum += f->error_lines;
+      g_ptr_array_add (forgotten_notes, g_strdup_printf ("%s holds %" G_GUINT64_FORMAT " ERROR lines "
+                                               "counted by job %.*s, since forgotten", table,
+                                               f->error_lines,
+                                               (int) (table - 1 - f->target), f->target));
     }
   chains = kt_audit_chains (mine, lookup_stored, lookup_covered, &lookup, problems);
   kt_audit_shared (rows, config->job, problems, notes);
@@ -417,6 +449,8 @@ kt_audit (const KtConfig *config, GError **error)
 
   for (guint i = 0; i < notes->len; i++)
     printf ("audit: note: %s (a replay adds its range)\n", (const char *) notes->pdata[i]);
+  for (guint i = 0; i < forgotten_notes->len; i++)
+    printf ("audit: note: %s\n", (const char *) forgotten_notes->pdata[i]);
   for (guint i = 0; i < problems->len; i++)
     printf ("audit: BROKEN: %s\n", (const char *) problems->pdata[i]);
   if (problems->len > 0)

@@ -36,6 +36,7 @@ kt_config_free (KtConfig *config)
   g_strfreev (config->levels);
   g_free (config->group);
   g_free (config->http);
+  g_free (config->reset_to);
   g_free (config);
 }
 
@@ -604,6 +605,7 @@ kt_raw_options_clear (KtRawOptions *raw)
   g_free (raw->partitions);
   g_free (raw->defaults_file);
   g_strfreev (raw->properties);
+  g_free (raw->to);
 }
 gboolean
 kt_options_parse (
@@ -654,6 +656,45 @@ kt_options_mode (KtConfig *config, KtRawOptions *raw, GError **error)
   if (raw->mode != NULL && !parse_enum ("--mode", raw->mode, kt_mode_names, &v, error))
     return FALSE;
   config->mode = (KtMode) v;
+  return TRUE;
+}
+
+gboolean
+kt_options_brokers (KtConfig *config, KtRawOptions *raw, gboolean required, GError **error)
+{
+  if (required && (raw->brokers == NULL || *raw->brokers == '\0'))
+    {
+      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE, "--brokers is required");
+      return FALSE;
+    }
+  if (raw->topic != NULL && !all_chars_in (raw->topic, ".-", 249))
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "--topic: '%s' is not a valid topic name ([A-Za-z0-9._-], at most 249 "
+                   "characters; one topic)", raw->topic);
+      return FALSE;
+    }
+  for (char **p = raw->properties; p != NULL && *p != NULL; p++)
+    if (!kt_kprops_check (*p, error))
+      return FALSE;
+  config->brokers = raw->brokers != NULL && *raw->brokers != '\0'
+                    ? g_steal_pointer (&raw->brokers) : NULL;
+  config->topic = g_steal_pointer (&raw->topic);
+  config->kafka_properties = g_steal_pointer (&raw->properties);
+  return TRUE;
+}
+
+gboolean
+kt_options_timeout (KtConfig *config, KtRawOptions *raw, GError **error)
+{
+  if (!(raw->startup_timeout > 0 && raw->startup_timeout <= 3600))
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "--startup-timeout: %g is not between 0 and 3600 seconds",
+                   raw->startup_timeout);
+      return FALSE;
+    }
+  config->startup_timeout = raw->startup_timeout;
   return TRUE;
 }
 

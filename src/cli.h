@@ -76,6 +76,11 @@ typedef struct
   GArray      *only_partitions; /* --partitions: gint32, ascending; NULL: all */
   gboolean     verbose;
   gboolean     quiet;
+  /* reset and forget (cmd-reset.c, cmd-forget.c) */
+  char        *reset_to;        /* reset --to, as given (reset.h parses it) */
+  gboolean     execute;         /* --execute: apply; FALSE: a dry run */
+  gboolean     rebuild;         /* reset --rebuild */
+  gboolean     accept_data_loss;  /* reset --accept-data-loss */
 } KtConfig;
 
 /* Parses `ktally COMMAND ARGS...` (@argv[0] is the command name). --help
@@ -128,6 +133,8 @@ typedef struct
   gboolean exit_when_idle, json, verbose, quiet, share_table;
   gboolean job_given;  /* --job was on the command line */
   char   **properties;
+  char    *to;         /* reset --to */
+  gboolean dry_run, execute, rebuild, accept_data_loss;
 } KtRawOptions;
 
 
@@ -206,5 +213,12 @@ gboolean kt_options_table   (KtConfig *config, KtRawOptions *raw, const char *fa
                              GError **error);
 gboolean kt_options_job     (KtConfig *config, KtRawOptions *raw, GError **error);
 gboolean kt_options_mode    (KtConfig *config, KtRawOptions *raw, GError **error);
+/* --brokers (required when @required), -X, and one --topic, optional: the
+ * commands that manage jobs (jobs, reset, forget) reach Kafka only for the
+ * watermarks and the consumer group's offsets. */
+gboolean kt_options_brokers (KtConfig *config, KtRawOptions *raw, gboolean required,
+                             GError **error);
+/* --startup-timeout alone (the commands that run no batch). */
+gboolean kt_options_timeout (KtConfig *config, KtRawOptions *raw, GError **error);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (KtConfig, kt_config_free)

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <json-glib/json-glib.h>
 #include "error.h"
+#include "jobs.h"
 #include "offsets.h"
 #include "retry.h"
 #include "run.h"
@@ -258,7 +259,10 @@ kt_status (const KtConfig *config, GError **error)
   g_autoptr(KtDb) db = kt_db_new (&config->db);
   gboolean present;
 
+  /* A mistyped --job (or a topic of none) is not a new job with
+   * everything to do: it is refused, naming the jobs there are. */
   if (!kt_retry (&never, config->startup_timeout, "MySQL", status_database, db, error)
+      || !kt_jobs_check (db, config->job, (const char *const *) config->topics, error)
       || !kt_offsets_present (db, &present, error))
     return FALSE;
   for (char **topic = config->topics; *topic != NULL; topic++)

@@ -17,7 +17,8 @@ typedef struct
 } KtCommand;
 
 extern const KtCommand kt_command_run, kt_command_replay, kt_command_status,
-                       kt_command_audit, kt_command_init_db, kt_command_config;
+                       kt_command_audit, kt_command_init_db, kt_command_config,
+                       kt_command_jobs, kt_command_reset, kt_command_forget;
 
 /* `run`'s options into a config (`config --check` checks the same). */
 KtConfig *kt_run_parse (int argc, char **argv, GError **error);

@@ -18,9 +18,12 @@ typedef struct
 } Key;
 
 #define RUN_REPLAY_STATUS "run replay status"
+/* The commands that manage jobs take the cluster and the job, not the
+ * topic: a reset or forget acts on every topic of the job unless told. */
+#define MANAGE "jobs reset forget"
 
 static const Key keys[] = {
-  { "kafka", "brokers", RUN_REPLAY_STATUS },
+  { "kafka", "brokers", RUN_REPLAY_STATUS " " MANAGE },
   { "kafka", "topic", RUN_REPLAY_STATUS },
   { "kafka", "group", "run status" },
   { "kafka", "partitions", "run" },
@@ -36,7 +39,7 @@ static const Key keys[] = {
   { "mysql", "ssl-key", RUN_REPLAY_STATUS },
   { "mysql", "password-file", RUN_REPLAY_STATUS },
   { "mysql", "defaults-file", RUN_REPLAY_STATUS },
-  { "batch", "job", RUN_REPLAY_STATUS },
+  { "batch", "job", RUN_REPLAY_STATUS " reset forget" },
   { "batch", "mode", "run" },
   { "batch", "kind", "run" },
   { "batch", "workers", "run" },
@@ -48,7 +51,7 @@ static const Key keys[] = {
   { "batch", "offsets", "run" },
   { "batch", "audit-keep", "run" },
   { "http", "http", "run" },
-  { "batch", "startup-timeout", RUN_REPLAY_STATUS },
+  { "batch", "startup-timeout", RUN_REPLAY_STATUS " " MANAGE },
   { "batch", "exit-when-idle", "run" },
   { "batch", "share-table", "run" },
   { "parse", "pattern", "run replay" },

@@ -301,3 +301,118 @@ kt_identity_describe (KtIdentity *id, const KtConfig *config, const KtJobKind *k
     .sums = "",
   };
 }
+
+void
+kt_job_record_free (KtJobRecord *record)
+{
+  if (record == NULL)
+    return;
+  g_free (record->kind);
+  g_free (record->mode);
+  g_free (record->offsets);
+  g_free (record->output);
+  g_strfreev (record->topics);
+  g_free (record);
+}
+
+/* Whether @table exists in the connection's database. */
+static gboolean
+has_table (MYSQL *conn, const char *description, const char *table, gboolean *exists,
+           GError **error)
+{
+  g_autoptr(GString) sql = g_string_new ("SELECT 1 FROM information_schema.tables WHERE "
+                                         "table_schema = DATABASE() AND table_name = ");
+  g_autoptr(MYSQL_RES) res = NULL;
+
+  kt_db_append_quoted (conn, sql, table);
+  res = kt_db_select (conn, description, sql->str, "cannot look for the tables", error);
+  if (res == NULL)
+    return FALSE;
+  *exists = mysql_fetch_row (res) != NULL;
+  return TRUE;
+}
+
+gboolean
+kt_identity_read_jobs (MYSQL *conn, const char *description, GHashTable *records,
+                       GError **error)
+{
+  g_autoptr(MYSQL_RES) res = NULL;
+  gboolean exists;
+  MYSQL_ROW row;
+
+  if (!has_table (conn, description, "ktally_job", &exists, error))
+    return FALSE;
+  if (!exists)
+    return TRUE;
+  res = kt_db_select (conn, description, "SELECT job, kind, mode, offsets, output, topics "
+                      "FROM ktally_job", "cannot read what jobs are", error);
+  if (res == NULL)
+    return FALSE;
+  while ((row = mysql_fetch_row (res)) != NULL)
+    {
+      KtJobRecord *r = g_new0 (KtJobRecord, 1);
+
+      r->kind = g_strdup (row[1]);
+      r->mode = g_strdup (row[2]);
+      r->offsets = g_strdup (row[3]);
+      r->output = g_strdup (row[4]);
+      r->topics = *row[5] != '\0' ? g_strsplit (row[5], ",", -1) : g_new0 (char *, 1);
+      g_hash_table_replace (records, g_strdup (row[0]), r);
+    }
+  return TRUE;
+}
+
+gboolean
+kt_identity_other_writer (MYSQL *conn, const char *description, const char *job,
+                          const char *output, char **other, GError **error)
+{
+  g_autoptr(GString) sql = g_string_new ("SELECT name FROM ktally_table WHERE name = ");
+  g_autoptr(MYSQL_RES) lock = NULL;
+  g_autoptr(MYSQL_RES) res = NULL;
+  MYSQL_ROW row;
+
+  *other = NULL;
+  kt_db_append_quoted (conn, sql, output);
+  g_string_append (sql, " FOR UPDATE");
+  lock = kt_db_select (conn, description, sql->str, "cannot read what jobs are", error);
+  if (lock == NULL)
+    return FALSE;
+  g_string_assign (sql, "SELECT job FROM ktally_job WHERE output = ");
+  kt_db_append_quoted (conn, sql, output);
+  g_string_append (sql, " AND job <> ");
+  kt_db_append_quoted (conn, sql, job);
+  g_string_append (sql, " ORDER BY job LIMIT 1");
+  res = kt_db_select (conn, description, sql->str, "cannot read what jobs are", error);
+  if (res == NULL)
+    return FALSE;
+  row = mysql_fetch_row (res);
+  *other = row != NULL ? g_strdup (row[0]) : NULL;
+  return TRUE;
+}
+
+gboolean
+kt_identity_forget (MYSQL *conn, const char *description, const char *job, gboolean execute,
+                    guint64 *rows, GError **error)
+{
+  g_autoptr(GString) sql = g_string_new ("SELECT COUNT(*) FROM ktally_job WHERE job = ");
+  g_autoptr(MYSQL_RES) res = NULL;
+  gboolean exists;
+  MYSQL_ROW row;
+
+  *rows = 0;
+  if (!has_table (conn, description, "ktally_job", &exists, error))
+    return FALSE;
+  if (!exists)
+    return TRUE;
+  kt_db_append_quoted (conn, sql, job);
+  res = kt_db_select (conn, description, sql->str, "cannot read what jobs are", error);
+  if (res == NULL)
+    return FALSE;
+  row = mysql_fetch_row (res);
+  *rows = row != NULL ? g_ascii_strtoull (row[0], NULL, 10) : 0;
+  if (!execute)
+    return TRUE;
+  g_string_assign (sql, "DELETE FROM ktally_job WHERE job = ");
+  kt_db_append_quoted (conn, sql, job);
+  return kt_db_exec (conn, description, sql->str, "cannot delete what the job is", error);
+}

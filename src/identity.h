@@ -62,3 +62,35 @@ gboolean kt_identity_claim (MYSQL *conn, const char *description, const KtIdenti
 struct _KtJobKind;
 void     kt_identity_describe (KtIdentity *id, const KtConfig *config,
                                const struct _KtJobKind *kind);
+
+/* ---- What `ktally jobs`, `reset` and `forget` read and change ------------ */
+
+/* One ktally_job row: what a job is, as recorded. */
+typedef struct
+{
+  char  *kind;
+  char  *mode;
+  char  *offsets;
+  char  *output;
+  char **topics;   /* sorted */
+} KtJobRecord;
+
+void     kt_job_record_free (KtJobRecord *record);  /* NULL is fine */
+
+/* Every ktally_job row into @records: job -> KtJobRecord*. An absent table
+ * (a schema older than version 3) holds none. Reads only. */
+gboolean kt_identity_read_jobs (MYSQL *conn, const char *description, GHashTable *records,
+                                GError **error);
+
+/* reset --rebuild, in the caller's transaction: locks the row of table
+ * @output (as a claim does, so that no job claims it meanwhile) and names
+ * in *@other (a new string, or NULL) another job or replay recorded as
+ * writing it. */
+gboolean kt_identity_other_writer (MYSQL *conn, const char *description, const char *job,
+                                   const char *output, char **other, GError **error);
+
+/* forget, in the caller's transaction: counts @job's ktally_job row into
+ * *@rows, and deletes it when @execute. ktally_table's row stays: the
+ * table's rows still mean what it says. */
+gboolean kt_identity_forget (MYSQL *conn, const char *description, const char *job,
+                             gboolean execute, guint64 *rows, GError **error);

@@ -367,6 +367,38 @@ idem_commit (gpointer data, const GArray *ranges, KtCommitResult *result, gint32
   return kt_offsets_store (job->db, job->job, job->topic, ranges, fenced, error);
 }
 
+/* `ktally reset`: the covered sets of @job's partitions of @topic. */
+static gboolean
+idem_counted (KtDb *db, const char *job, const char *topic, GHashTable *sets, GError **error)
+{
+  g_autoptr(GString) sql = g_string_new ("SELECT `partition`, covered FROM ktally_coverage "
+                                         "WHERE job = ");
+  g_autoptr(MYSQL_RES) res = NULL;
+  g_autofree char *type = NULL;
+  MYSQL_ROW row;
+
+  if (!kt_db_table_type (db, "ktally_coverage", &type, error))
+    return FALSE;
+  if (type == NULL)
+    return TRUE;  /* nothing counted yet */
+  kt_db_quote (db, sql, job);
+  g_string_append (sql, " AND topic = ");
+  kt_db_quote (db, sql, topic);
+  res = kt_db_rows (db, sql->str, "cannot read ktally_coverage", error);
+  if (res == NULL)
+    return FALSE;
+  while ((row = mysql_fetch_row (res)) != NULL)
+    {
+      g_autofree char *what = g_strdup_printf ("ktally_coverage of %s/%s", topic, row[0]);
+      KtCoverage *set = kt_coverage_parse (row[1], what, error);
+
+      if (set == NULL)
+        return FALSE;
+      g_hash_table_replace (sets, GINT_TO_POINTER (atoi (row[0])), set);
+    }
+  return TRUE;
+}
+
 static void
 idem_summarise (gpointer data, KtBatchSummary *out, GString *line)
 {
@@ -384,6 +416,11 @@ const KtJobKind kt_kind_count_idempotent = {
   .mode = "idempotent",
   .holds = "counts",
   .parses = TRUE,
+  .reread = KT_REREAD_SKIPS,
+  .rebuilds = TRUE,
+  .rows_by_job = "error_log_partition",
+  .records = "ktally_coverage",
+  .counted = idem_counted,
   .open = idem_open,
   .close = idem_close,
   .prepare = idem_prepare,

@@ -357,6 +357,13 @@ const KtJobKind kt_kind_ledger = {
   .table = "account_balance",
   .holds = "balances",
   .workers = TRUE,
+  /* Reading a transaction again would apply nothing twice (it is decided
+   * once), but the audit chain of a ledger is one chain per partition, and
+   * balances are per account, shared between jobs: nothing to rebuild. */
+  .reread = KT_REREAD_REFUSED,
+  .why_no_rewind = "a ledger's audit chain cannot go back, and its balances (shared by "
+                   "account between jobs, each transaction decided once) cannot be "
+                   "rebuilt: move a ledger forward only",
   .open = ledger_open,
   .close = ledger_close,
   .prepare = ledger_prepare,

@@ -32,6 +32,15 @@ typedef struct
 
 typedef struct _KtJobKind KtJobKind;
 
+/* What reading offsets again that the job's output already counted does:
+ * what `ktally reset` may do when it moves a job's offsets back. */
+typedef enum
+{
+  KT_REREAD_COUNTS_TWICE,  /* counts them again: a rewind needs its output rebuilt */
+  KT_REREAD_SKIPS,         /* knows what it counted and skips it: a rewind is harmless */
+  KT_REREAD_REFUSED,       /* no rewind at all (why_no_rewind says why) */
+} KtReread;
+
 struct _KtJobKind
 {
   const char *kind;   /* --kind */
@@ -40,6 +49,24 @@ struct _KtJobKind
   const char *holds;  /* what that table's rows are: "counts", "balances" */
   gboolean    parses; /* reads log lines: --pattern, --levels... matter */
   gboolean    workers; /* applies a batch on --workers threads */
+
+  /* What managing a job of this kind (`ktally reset`, `ktally forget`)
+   * must know; nothing here runs during a batch. */
+  KtReread    reread;
+  const char *why_no_rewind;  /* KT_REREAD_REFUSED: the reason, for the user */
+  /* reset --rebuild: the output can be emptied and counted again from the
+   * log start. Its rows are either keyed by job (@rows_by_job: only the
+   * job's are deleted) or the whole output table's (rebuilt only when no
+   * other job writes that table). */
+  gboolean    rebuilds;
+  const char *rows_by_job;    /* the table of its output rows keyed by job, or NULL */
+  const char *records;        /* a table of its own records keyed by job (not output:
+                               * forget and rebuild delete them), or NULL */
+  /* The offsets of each partition of @topic that @job's output counted
+   * (partition -> KtCoverage*, into @sets), for a kind that keeps them
+   * (KT_REREAD_SKIPS); NULL otherwise. Reads only. */
+  gboolean (*counted)   (KtDb *db, const char *job, const char *topic, GHashTable *sets,
+                         GError **error);
 
   /* What the kind keeps for one runner from batch to batch (a compiled
    * parser, buffers), or NULL with @error (KT_ERROR_USAGE for a setting it

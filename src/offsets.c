@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include "autocleanups.h"
+#include "cli.h"
 #include "error.h"
 
 void
@@ -308,5 +309,368 @@ kt_offsets_last_committers (KtDb *db, const char *job, const char *topic,
     return FALSE;
   while ((row = mysql_fetch_row (res)) != NULL)
     g_hash_table_replace (owners, GINT_TO_POINTER (atoi (row[0])), g_strdup (row[1]));
+  return TRUE;
+}
+
+/* ---- jobs, reset, forget ---------------------------------------------- */
+
+/* Whether @table exists (read-only commands meet older schemas). */
+static gboolean
+table_exists (KtDb *db, const char *table, gboolean *exists, GError **error)
+{
+  g_autofree char *type = NULL;
+
+  if (!kt_db_table_type (db, table, &type, error))
+    return FALSE;
+  *exists = type != NULL;
+  return TRUE;
+}
+
+void
+kt_stored_offset_clear (KtStoredOffset *row)
+{
+  g_clear_pointer (&row->topic, g_free);
+}
+
+gboolean
+kt_offsets_read_job (KtDb *db, const char *job, const char *topic, gboolean lock,
+                     GArray *rows, GError **error)
+{
+  g_autoptr(GString) sql = g_string_new ("SELECT topic, `partition`, `offset` FROM "
+                                         "kafka_offset WHERE job = ");
+  g_autoptr(MYSQL_RES) res = NULL;
+  gboolean exists;
+  MYSQL_ROW row;
+
+  if (!kt_db_connect (db, error) || !table_exists (db, "kafka_offset", &exists, error))
+    return FALSE;
+  if (!exists)
+    return TRUE;
+  kt_db_quote (db, sql, job);
+  if (topic != NULL)
+    {
+      g_string_append (sql, " AND topic = ");
+      kt_db_quote (db, sql, topic);
+    }
+  g_string_append (sql, " ORDER BY topic, `partition`");
+  if (lock)
+    g_string_append (sql, " FOR UPDATE");
+  res = kt_db_rows (db, sql->str, "cannot read kafka_offset", error);
+  if (res == NULL)
+    return FALSE;
+  while ((row = mysql_fetch_row (res)) != NULL)
+    {
+      KtStoredOffset o = { g_strdup (row[0]), atoi (row[1]), g_ascii_strtoll (row[2], NULL, 10) };
+      g_array_append_val (rows, o);
+    }
+  return TRUE;
+}
+
+/* Adds "job -> {topic}" pairs of @sql's two columns to @topics. */
+static gboolean
+add_pairs (KtDb *db, const char *sql, GHashTable *topics, GError **error)
+{
+  g_autoptr(MYSQL_RES) res = kt_db_rows (db, sql, "cannot read the jobs", error);
+  MYSQL_ROW row;
+
+  if (res == NULL)
+    return FALSE;
+  while ((row = mysql_fetch_row (res)) != NULL)
+    {
+      GHashTable *set = g_hash_table_lookup (topics, row[0]);
+
+      if (set == NULL)
+        {
+          set = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+          g_hash_table_insert (topics, g_strdup (row[0]), set);
+        }
+      g_hash_table_add (set, g_strdup (row[1]));
+    }
+  return TRUE;
+}
+
+gboolean
+kt_offsets_job_topics (KtDb *db, GHashTable *topics, GError **error)
+{
+  gboolean offsets, batches;
+
+  if (!kt_db_connect (db, error)
+      || !table_exists (db, "kafka_offset", &offsets, error)
+      || !table_exists (db, "ktally_batches", &batches, error))
+    return FALSE;
+  return (!offsets || add_pairs (db, "SELECT DISTINCT job, topic FROM kafka_offset",
+                                 topics, error))
+         && (!batches || add_pairs (db, "SELECT DISTINCT job, topic FROM ktally_batches",
+                                    topics, error));
+}
+
+void
+kt_job_commits_free (KtJobCommits *c)
+{
+  if (c == NULL)
+    return;
+  g_free (c->last_commit);
+  g_free (c);
+}
+
+gboolean
+kt_offsets_job_commits (KtDb *db, GHashTable *last, GError **error)
+{
+  g_autoptr(MYSQL_RES) res = NULL;
+  gboolean exists;
+  MYSQL_ROW row;
+
+  if (!kt_db_connect (db, error) || !table_exists (db, "ktally_batches", &exists, error))
+    return FALSE;
+  if (!exists)
+    return TRUE;
+  res = kt_db_rows (db, "SELECT job, COUNT(*), CAST(MAX(committed_at) AS CHAR) "
+                    "FROM ktally_batches GROUP BY job", "cannot read ktally_batches", error);
+  if (res == NULL)
+    return FALSE;
+  while ((row = mysql_fetch_row (res)) != NULL)
+    {
+      KtJobCommits *c = g_new0 (KtJobCommits, 1);
+
+      c->batches = g_ascii_strtoull (row[1], NULL, 10);
+      c->last_commit = g_strdup (row[2]);
+      g_hash_table_replace (last, g_strdup (row[0]), c);
+    }
+  return TRUE;
+}
+
+gboolean
+kt_offsets_first_counted (KtDb *db, const char *job, const char *topic, GHashTable *first,
+                          GError **error)
+{
+  g_autoptr(GString) sql = g_string_new ("SELECT `partition`, MIN(from_offset) FROM "
+                                         "ktally_batches");
+  g_autoptr(MYSQL_RES) res = NULL;
+  MYSQL_ROW row;
+
+  if (!kt_db_connect (db, error))
+    return FALSE;
+  where_job (db, sql, job, topic);
+  g_string_append (sql, " GROUP BY `partition`");
+  res = kt_db_rows (db, sql->str, "cannot read ktally_batches", error);
+  if (res == NULL)
+    return FALSE;
+  while ((row = mysql_fetch_row (res)) != NULL)
+    {
+      gint64 *from = g_new (gint64, 1);
+
+      *from = g_ascii_strtoll (row[1], NULL, 10);
+      g_hash_table_replace (first, GINT_TO_POINTER (atoi (row[0])), from);
+    }
+  return TRUE;
+}
+
+gboolean
+kt_offsets_batch_starts (KtDb *db, const char *job, gint64 id, char **topic, GArray *starts,
+                         GError **error)
+{
+  g_autoptr(GString) sql = g_string_new (NULL);
+  g_autoptr(MYSQL_RES) res = NULL;
+  g_autoptr(MYSQL_RES) first = NULL;
+  MYSQL_ROW row;
+
+  if (!kt_db_connect (db, error))
+    return FALSE;
+  /* The rows one commit wrote share its member and its committed_at (one
+   * INSERT: one timestamp); the batch starts at the first of them. */
+  g_string_printf (sql, "SELECT b.topic, MIN(o.id) FROM ktally_batches b JOIN ktally_batches o "
+                   "ON o.job = b.job AND o.topic = b.topic AND o.member = b.member "
+                   "AND o.committed_at = b.committed_at WHERE b.id = %" G_GINT64_FORMAT
+                   " AND b.job = ", id);
+  kt_db_quote (db, sql, job);
+  g_string_append (sql, " GROUP BY b.topic");
+  first = kt_db_rows (db, sql->str, "cannot read ktally_batches", error);
+  if (first == NULL)
+    return FALSE;
+  row = mysql_fetch_row (first);
+  if (row == NULL)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "--to batch:%" G_GINT64_FORMAT ": job %s has no audited batch of that id "
+                   "(ktally_batches.id; --audit-keep folds old ones into the first)", id, job);
+      return FALSE;
+    }
+  *topic = g_strdup (row[0]);
+  /* Per partition, its first row from the batch on: the batch's own, or
+   * the next one to read it. */
+  g_string_assign (sql, "SELECT b.`partition`, b.from_offset FROM ktally_batches b JOIN "
+                        "(SELECT `partition`, MIN(id) AS id FROM ktally_batches");
+  where_job (db, sql, job, *topic);
+  g_string_append_printf (sql, " AND id >= %s GROUP BY `partition`) f USING (`partition`, id) "
+                          "ORDER BY b.`partition`", row[1]);
+  res = kt_db_rows (db, sql->str, "cannot read ktally_batches", error);
+  if (res == NULL)
+    return FALSE;
+  while ((row = mysql_fetch_row (res)) != NULL)
+    {
+      KtPartitionOffset po = { atoi (row[0]), g_ascii_strtoll (row[1], NULL, 10) };
+      g_array_append_val (starts, po);
+    }
+  return TRUE;
+}
+
+gboolean
+kt_offsets_drop_batches (KtDb *db, const char *job, GError **error)
+{
+  g_autoptr(GString) sql = g_string_new ("DELETE FROM ktally_batches WHERE job = ");
+
+  kt_db_quote (db, sql, job);
+  return kt_db_run (db, sql->str, "cannot delete the job's audit rows", error);
+}
+
+void
+kt_forget_count_clear (KtForgetCount *count)
+{
+  if (count->targets != NULL)
+    for (guint i = 0; i < count->targets->len; i++)
+      g_free (g_array_index (count->targets, KtForgottenTarget, i).target);
+  g_clear_pointer (&count->targets, g_array_unref);
+}
+
+/* SELECT COUNT(*) of @table's rows of @job. */
+static gboolean
+count_rows (KtDb *db, const char *table, const char *job, guint64 *n, GError **error)
+{
+  g_autoptr(GString) sql = g_string_new (NULL);
+  g_autoptr(MYSQL_RES) res = NULL;
+  MYSQL_ROW row;
+
+  g_string_printf (sql, "SELECT COUNT(*) FROM %s WHERE job = ", table);
+  kt_db_quote (db, sql, job);
+  res = kt_db_rows (db, sql->str, "cannot count the job's rows", error);
+  if (res == NULL)
+    return FALSE;
+  row = mysql_fetch_row (res);
+  *n = row != NULL ? g_ascii_strtoull (row[0], NULL, 10) : 0;
+  return TRUE;
+}
+
+gboolean
+kt_offsets_forget (KtDb *db, const char *job, gboolean execute, KtForgetCount *count,
+                   GError **error)
+{
+  g_autoptr(GString) sql = g_string_new (NULL);
+  g_autoptr(GString) quoted = g_string_new (NULL);
+  g_autoptr(MYSQL_RES) res = NULL;
+  gboolean offsets, batches;
+  MYSQL_ROW row;
+
+  count->targets = g_array_new (FALSE, TRUE, sizeof (KtForgottenTarget));
+  if (!kt_db_connect (db, error)
+      || !table_exists (db, "kafka_offset", &offsets, error)
+      || !table_exists (db, "ktally_batches", &batches, error))
+    return FALSE;
+  kt_db_quote (db, quoted, job);
+  if (offsets && !count_rows (db, "kafka_offset", job, &count->offsets, error))
+    return FALSE;
+  if (batches)
+    {
+      g_string_printf (sql, "SELECT target, COUNT(*), COALESCE(SUM(error_lines), 0) FROM "
+                       "ktally_batches WHERE job = %s GROUP BY target ORDER BY target",
+                       quoted->str);
+      res = kt_db_rows (db, sql->str, "cannot read ktally_batches", error);
+      if (res == NULL)
+        return FALSE;
+      while ((row = mysql_fetch_row (res)) != NULL)
+        {
+          KtForgottenTarget t = { g_strdup (row[0]), g_ascii_strtoull (row[1], NULL, 10),
+                                  g_ascii_strtoull (row[2], NULL, 10) };
+          count->batches += t.batches;
+          g_array_append_val (count->targets, t);
+        }
+    }
+  if (!execute)
+    return TRUE;
+  /* What the batches recorded goes on being accounted for: the rows they
+   * counted into stay. */
+  if (batches)
+    {
+      g_string_printf (sql, "INSERT INTO ktally_forgotten (job, target, batches, error_lines) "
+                       "SELECT job, target, COUNT(*), COALESCE(SUM(error_lines), 0) FROM "
+                       "ktally_batches WHERE job = %s GROUP BY job, target", quoted->str);
+      if (!kt_db_run (db, sql->str, "cannot write ktally_forgotten", error))
+        return FALSE;
+      g_string_printf (sql, "DELETE FROM ktally_batches WHERE job = %s", quoted->str);
+      if (!kt_db_run (db, sql->str, "cannot delete the job's audit rows", error))
+        return FALSE;
+    }
+  g_string_printf (sql, "DELETE FROM kafka_offset WHERE job = %s", quoted->str);
+  return !offsets || kt_db_run (db, sql->str, "cannot delete the job's offsets", error);
+}
+
+gboolean
+kt_offsets_load_forgotten (KtDb *db, GArray *rows, GError **error)
+{
+  g_autoptr(MYSQL_RES) res = NULL;
+  gboolean exists;
+  MYSQL_ROW row;
+
+  if (!kt_db_connect (db, error) || !table_exists (db, "ktally_forgotten", &exists, error))
+    return FALSE;
+  if (!exists)
+    return TRUE;
+  res = kt_db_rows (db, "SELECT job, target, SUM(batches), SUM(error_lines) FROM "
+                    "ktally_forgotten GROUP BY job, target ORDER BY job, target",
+                    "cannot read ktally_forgotten", error);
+  if (res == NULL)
+    return FALSE;
+  while ((row = mysql_fetch_row (res)) != NULL)
+    {
+      KtForgottenTarget t = { g_strdup_printf ("%s\t%s", row[0], row[1]),
+                              g_ascii_strtoull (row[2], NULL, 10),
+                              g_ascii_strtoull (row[3], NULL, 10) };
+      g_array_append_val (rows, t);
+    }
+  return TRUE;
+}
+
+gboolean
+kt_offsets_forgotten_in (KtDb *db, const char *job, const char *target, gboolean *found,
+                         GError **error)
+{
+  g_autoptr(GString) sql = g_string_new ("SELECT 1 FROM ktally_forgotten WHERE ");
+  g_autoptr(MYSQL_RES) res = NULL;
+  gboolean exists;
+
+  *found = FALSE;
+  if (!kt_db_connect (db, error) || !table_exists (db, "ktally_forgotten", &exists, error))
+    return FALSE;
+  if (!exists)
+    return TRUE;
+  g_string_append (sql, job != NULL ? "job = " : "target = ");
+  kt_db_quote (db, sql, job != NULL ? job : target);
+  g_string_append (sql, " LIMIT 1");
+  res = kt_db_rows (db, sql->str, "cannot read ktally_forgotten", error);
+  if (res == NULL)
+    return FALSE;
+  *found = mysql_fetch_row (res) != NULL;
+  return TRUE;
+}
+
+gboolean
+kt_offsets_other_writer (KtDb *db, const char *job, const char *target, char **other,
+                         GError **error)
+{
+  g_autoptr(GString) sql = g_string_new ("SELECT job FROM ktally_batches WHERE target = ");
+  g_autoptr(MYSQL_RES) res = NULL;
+  MYSQL_ROW row;
+
+  *other = NULL;
+  if (!kt_db_connect (db, error))
+    return FALSE;
+  kt_db_quote (db, sql, target);
+  g_string_append (sql, " AND job <> ");
+  kt_db_quote (db, sql, job);
+  g_string_append (sql, " ORDER BY job LIMIT 1");
+  res = kt_db_rows (db, sql->str, "cannot read ktally_batches", error);
+  if (res == NULL)
+    return FALSE;
+  row = mysql_fetch_row (res);
+  *other = row != NULL ? g_strdup (row[0]) : NULL;
   return TRUE;
 }

@@ -86,3 +86,98 @@ gboolean kt_offsets_load_all (KtDb *db, GHashTable *offsets, GError **error);
  * audit rows: partition -> "client@host" (char*, owned by @owners). */
 gboolean kt_offsets_last_committers (KtDb *db, const char *job, const char *topic,
                                      GHashTable *owners, GError **error);
+
+
+/* ---- What `ktally jobs`, `reset` and `forget` read and change ------------ */
+
+/* One kafka_offset row. */
+typedef struct
+{
+  char   *topic;
+  gint32  partition;
+  gint64  offset;
+} KtStoredOffset;
+
+void     kt_stored_offset_clear (KtStoredOffset *row);
+
+/* @job's kafka_offset rows (of @topic, or of every topic if NULL), ordered
+ * by topic and partition, into @rows (KtStoredOffset, cleared by the
+ * array). With @lock, in the caller's transaction, FOR UPDATE: a running
+ * instance's next commit waits, and is then fenced by any change. */
+gboolean kt_offsets_read_job (KtDb *db, const char *job, const char *topic, gboolean lock,
+                              GArray *rows, GError **error);
+
+/* The topics each job has rows of in kafka_offset and ktally_batches: into
+ * @topics, job -> GHashTable of topic names (a set). Absent tables add
+ * nothing. Reads only. */
+gboolean kt_offsets_job_topics (KtDb *db, GHashTable *topics, GError **error);
+
+/* Per job: its audit rows and the time of its last commit (UTC, to the
+ * millisecond), into @last: job -> KtJobCommits*. Reads only. */
+typedef struct
+{
+  guint64  batches;
+  char    *last_commit;  /* "YYYY-MM-DD HH:MM:SS.mmm" */
+} KtJobCommits;
+
+void     kt_job_commits_free (KtJobCommits *c);
+gboolean kt_offsets_job_commits (KtDb *db, GHashTable *last, GError **error);
+
+/* The first offset @job's audit rows record per partition of @topic (where
+ * its counting started): partition -> gint64* into @first. */
+gboolean kt_offsets_first_counted (KtDb *db, const char *job, const char *topic,
+                                   GHashTable *first, GError **error);
+
+/* `reset --to batch:ID`: the topic of @job's audit row @id (*@topic, a new
+ * string), and where each partition of that topic stood when the batch
+ * that wrote the row started: its from in that batch (the rows one commit
+ * wrote), or for a partition the batch did not read, the from of its next
+ * batch; partitions with no batch since stay out of @starts
+ * (KtPartitionOffset, by partition). No such row of @job: KT_ERROR_USAGE. */
+gboolean kt_offsets_batch_starts (KtDb *db, const char *job, gint64 id, char **topic,
+                                  GArray *starts, GError **error);
+
+/* reset --rebuild, in the caller's transaction: deletes @job's audit rows
+ * (its output is emptied with them, so the chain starts again). */
+gboolean kt_offsets_drop_batches (KtDb *db, const char *job, GError **error);
+
+/* What forget removes of a job here, and the lines its batches recorded
+ * per table. */
+typedef struct
+{
+  char    *target;
+  guint64  batches;
+  guint64  error_lines;
+} KtForgottenTarget;
+
+typedef struct
+{
+  guint64  offsets;   /* kafka_offset rows */
+  guint64  batches;   /* ktally_batches rows */
+  GArray  *targets;   /* KtForgottenTarget, by table name */
+} KtForgetCount;
+
+void     kt_forget_count_clear (KtForgetCount *count);
+
+/* `ktally forget`, in the caller's transaction: counts @job's kafka_offset
+ * and ktally_batches rows and what its batches recorded per table into
+ * @count (which the caller clears); with @execute, also records the latter
+ * in ktally_forgotten and deletes the rows. */
+gboolean kt_offsets_forget (KtDb *db, const char *job, gboolean execute, KtForgetCount *count,
+                            GError **error);
+
+/* Every ktally_forgotten row, summed per job and table, into @rows
+ * (KtForgottenTarget; ->target is "job\ttable"), for `ktally audit`. An
+ * absent table holds none. */
+gboolean kt_offsets_load_forgotten (KtDb *db, GArray *rows, GError **error);
+
+/* Whether ktally_forgotten holds a row of job @job (when not NULL) or of
+ * table @target (when not NULL): a rebuild must not delete the counts of a
+ * job that was forgotten. */
+gboolean kt_offsets_forgotten_in (KtDb *db, const char *job, const char *target,
+                                  gboolean *found, GError **error);
+
+/* Another job whose audit rows name @target (*@other, a new string, or
+ * NULL): a table two jobs counted into cannot be emptied for one. */
+gboolean kt_offsets_other_writer (KtDb *db, const char *job, const char *target,
+                                  char **other, GError **error);

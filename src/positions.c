@@ -54,6 +54,10 @@ kt_positions_load (KtJob *job, const GArray *partitions, GArray *states, GError 
           g_message ("job %s: %s/%d is new: starting at its %s offset %" G_GINT64_FORMAT,
                      job->job, job->topic, s[i].partition,
                      config->start == KT_START_LATEST ? "latest" : "earliest", at);
+        /* A job that holds offsets is a job: what it is goes in first,
+         * wherever the offsets live (`ktally jobs` lists it from then). */
+        if (!kt_job_claim (job, error))
+          return FALSE;
         if (config->offsets == KT_OFFSETS_KAFKA)
           {
             /* Decided once: committed to the group before the first read.
@@ -64,9 +68,7 @@ kt_positions_load (KtJob *job, const GArray *partitions, GArray *states, GError 
             continue;
           }
         missing = TRUE;
-        /* A job that holds offsets is a job: what it is goes in first. */
-        if (!kt_job_claim (job, error)
-            || !kt_offsets_init (job->db, job->job, job->topic, s[i].partition, at, error))
+        if (!kt_offsets_init (job->db, job->job, job->topic, s[i].partition, at, error))
           return FALSE;
       }
   if (!kt_source_commit (job->source, starts, error))

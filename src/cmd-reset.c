@@ -1,0 +1,682 @@
+/* cmd-reset.c - `ktally reset`: moves a job's stored offsets, exactly once.
+ *
+ * Prints the plan (reset.h): per partition, the stored offset, where it
+ * goes and what that means for the output. Without --execute that is all
+ * (a dry run). With it, the plan is made again inside one transaction that
+ * read the offsets FOR UPDATE, and applied there, every UPDATE fenced on
+ * the value read: a running instance's next commit is fenced and plans
+ * again from the new offsets. A move that would count offsets twice is
+ * refused (exit 2), whatever the flags; the job's kind says which moves
+ * those are (kind.h). A job whose offsets live in Kafka's consumer group
+ * has them committed there, which nothing can fence: the plan says so. */
+#include "commands.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <json-glib/json-glib.h>
+#include "error.h"
+#include "jobs.h"
+#include "kind.h"
+#include "offsets.h"
+#include "reset.h"
+#include "retry.h"
+#include "schema.h"
+#include "source.h"
+
+#define KAFKA_TIMEOUT_MS 10000
+/* Deadlocks with a running instance's first commit (which locks in the
+ * other order) are retried, the whole transaction, this many times. */
+#define CONFLICT_TRIES 5
+/* Intervals shown per effect before "and N more". */
+#define SHOWN 3
+
+static const char SUMMARY[] =
+  "Moves a job's stored offsets: --to earliest (the log start), latest (the\n"
+  "high watermark), PARTITION:OFFSET[,...] or batch:ID (where the audited\n"
+  "batch ID started). Prints the plan, per partition, and what it means;\n"
+  "--execute applies it in one transaction, fenced against running\n"
+  "instances. A move that would count offsets twice is refused (exit 2):\n"
+  "moving a transactional job back needs --rebuild (--to earliest), which\n"
+  "empties its table and counts everything again.";
+
+/* What the reset works on. */
+typedef struct
+{
+  const KtConfig   *config;
+  KtDb             *db;
+  const KtJobInfo  *job;
+  const KtJobKind  *kind;
+  KtResetPolicy     policy;
+  KtResetTarget     target;
+  gboolean          kafka;        /* offsets in the consumer group ktally-JOB */
+  char            **topics;       /* the topics reset */
+  GPtrArray        *sources;      /* KtSource per topic */
+  GArray           *starts;       /* batch:ID: KtPartitionOffset */
+  char             *batch_topic;  /* batch:ID: its topic */
+} Reset;
+
+static void
+reset_clear (Reset *r)
+{
+  kt_reset_target_clear (&r->target);
+  g_clear_pointer (&r->topics, g_strfreev);
+  g_clear_pointer (&r->sources, g_ptr_array_unref);
+  g_clear_pointer (&r->starts, g_array_unref);
+  g_clear_pointer (&r->batch_topic, g_free);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Reset, reset_clear)
+
+static gboolean
+source_partitions (gpointer data, int timeout_ms, GError **error)
+{
+  gpointer *args = data;
+  return kt_source_partitions (args[0], args[1], timeout_ms, error);
+}
+
+static gboolean
+readable (gpointer data, int timeout_ms, GError **error)
+{
+  (void) timeout_ms;
+  return kt_schema_readable (data, error);
+}
+
+/* The job, its kind, the topics and their sources: everything but the
+ * offsets, which the plan reads. */
+static gboolean
+reset_open (Reset *r, const GPtrArray *jobs, GError **error)
+{
+  static const volatile int never = 0;
+  const KtConfig *config = r->config;
+  const KtJobRecord *record;
+
+  r->job = kt_jobs_require (r->db, jobs, config->job, error);
+  if (r->job == NULL)
+    return FALSE;
+  record = r->job->record;
+  if (record == NULL)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "job %s: what it is (its kind and mode) is not recorded yet in %s; a "
+                   "commit of this ktally records it (or `ktally init-db` on an older "
+                   "schema): until then, nothing to reset", config->job, kt_db_name (r->db));
+      return FALSE;
+    }
+  r->kind = kt_kind_lookup (record->kind, record->mode, error);
+  if (r->kind == NULL)
+    {
+      g_prefix_error (error, "job %s: ", config->job);
+      return FALSE;
+    }
+  r->kafka = g_strcmp0 (record->offsets, "kafka") == 0;
+  if (config->rebuild && !r->kind->rebuilds)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--rebuild: job %s (--kind %s) cannot be "
+                   "rebuilt: %s", config->job, record->kind,
+                   r->kind->why_no_rewind != NULL ? r->kind->why_no_rewind : "not supported");
+      return FALSE;
+    }
+  if (!kt_reset_target_parse (config->reset_to, &r->target, error))
+    return FALSE;
+  r->policy = (KtResetPolicy) {
+    .job = config->job, .output = record->output, .reread = r->kind->reread,
+    .why_no_rewind = r->kind->why_no_rewind, .rebuild = config->rebuild,
+    .accept_data_loss = config->accept_data_loss,
+  };
+
+  /* Which topics: the batch's, --topic, or all of the job's. */
+  if (r->target.to == KT_RESET_BATCH)
+    {
+      r->starts = g_array_new (FALSE, FALSE, sizeof (KtPartitionOffset));
+      if (!kt_offsets_batch_starts (r->db, config->job, r->target.batch, &r->batch_topic,
+                                    r->starts, error))
+        return FALSE;
+      if (config->topic != NULL && !g_str_equal (config->topic, r->batch_topic))
+        {
+          g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--to batch:%" G_GINT64_FORMAT
+                       " is a batch of topic %s, not of --topic %s", r->target.batch,
+                       r->batch_topic, config->topic);
+          return FALSE;
+        }
+      r->topics = g_strsplit (r->batch_topic, ",", 1);
+    }
+  else if (config->topic != NULL)
+    {
+      if (!g_strv_contains ((const char *const *) r->job->topics, config->topic))
+        {
+          g_autofree char *reads = g_strjoinv (", ", r->job->topics);
+          g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--topic: job %s does not read %s "
+                       "(it reads %s)", config->job, config->topic, reads);
+          return FALSE;
+        }
+      r->topics = g_strsplit (config->topic, ",", 1);
+    }
+  else
+    {
+      if (r->target.to == KT_RESET_OFFSETS && g_strv_length (r->job->topics) > 1)
+        {
+          g_autofree char *reads = g_strjoinv (", ", r->job->topics);
+          g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--to: job %s reads several topics "
+                       "(%s): give --topic for PARTITION:OFFSET", config->job, reads);
+          return FALSE;
+        }
+      r->topics = g_strdupv (r->job->topics);
+    }
+
+  r->sources = g_ptr_array_new_with_free_func ((GDestroyNotify) kt_source_free);
+  for (char **t = r->topics; *t != NULL; t++)
+    {
+      KtSourceConfig source_config = {
+        .brokers = config->brokers,
+        .topic = *t,
+        .client_id = config->job,  /* ktally-JOB: where --offsets kafka keeps them */
+        .properties = (const char *const *) config->kafka_properties,
+      };
+      KtSource *source = kt_source_new (&source_config, error);
+      g_autoptr(GArray) partitions = g_array_new (FALSE, FALSE, sizeof (gint32));
+      gpointer args[] = { source, partitions };
+
+      if (source == NULL)
+        return FALSE;
+      g_ptr_array_add (r->sources, source);
+      if (!kt_retry (&never, config->startup_timeout, "Kafka", source_partitions, args, error))
+        {
+          g_prefix_error (error, "topic %s: ", *t);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+/* The plan of every topic into @moves, from the stored offsets (FOR
+ * UPDATE when @lock, in the caller's transaction) and the watermarks asked
+ * after them. */
+static gboolean
+reset_plan (Reset *r, gboolean lock, GArray *moves, GError **error)
+{
+  for (guint i = 0; r->topics[i] != NULL; i++)
+    {
+      const char *topic = r->topics[i];
+      KtSource *source = r->sources->pdata[i];
+      g_autoptr(GArray) states = g_array_new (FALSE, TRUE, sizeof (KtPartitionState));
+      g_autoptr(GHashTable) counted = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL,
+                                                             (GDestroyNotify) kt_coverage_free);
+      g_autoptr(GHashTable) first = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL,
+                                                           g_free);
+      KtPartitionState *s;
+
+      if (r->kafka)
+        {
+          g_autoptr(GArray) partitions = g_array_new (FALSE, FALSE, sizeof (gint32));
+          g_autoptr(GArray) all = g_array_new (FALSE, TRUE, sizeof (KtPartitionState));
+
+          if (!kt_source_partitions (source, partitions, KAFKA_TIMEOUT_MS, error))
+            return FALSE;
+          g_array_set_size (all, partitions->len);
+          for (guint p = 0; p < partitions->len; p++)
+            g_array_index (all, KtPartitionState, p) =
+              (KtPartitionState) { g_array_index (partitions, gint32, p), -1, 0, 0 };
+          if (!kt_source_committed (source, (KtPartitionState *) (void *) all->data, all->len,
+                                    KAFKA_TIMEOUT_MS, error))
+            return FALSE;
+          /* A partition the group has no offset of: nothing to move. */
+          for (guint p = 0; p < all->len; p++)
+            if (g_array_index (all, KtPartitionState, p).stored >= 0)
+              g_array_append_val (states, g_array_index (all, KtPartitionState, p));
+        }
+      else
+        {
+          g_autoptr(GArray) rows = g_array_new (FALSE, FALSE, sizeof (KtStoredOffset));
+
+          g_array_set_clear_func (rows, (GDestroyNotify) kt_stored_offset_clear);
+          if (!kt_offsets_read_job (r->db, r->config->job, topic, lock, rows, error))
+            return FALSE;
+          for (guint p = 0; p < rows->len; p++)
+            {
+              const KtStoredOffset *o = &g_array_index (rows, KtStoredOffset, p);
+              g_array_append_val (states, ((KtPartitionState) { o->partition, o->offset, 0, 0 }));
+            }
+        }
+      s = (KtPartitionState *) (void *) states->data;
+      if (states->len > 0
+          && !kt_source_watermarks (source, s, states->len, KAFKA_TIMEOUT_MS, error))
+        return FALSE;
+      if (r->kind->counted != NULL
+          && !r->kind->counted (r->db, r->config->job, topic, counted, error))
+        return FALSE;
+      if (r->policy.rebuild
+          && !kt_offsets_first_counted (r->db, r->config->job, topic, first, error))
+        return FALSE;
+      if (!kt_reset_plan (&r->policy, &r->target, topic, s, states->len,
+                          r->kind->counted != NULL ? counted : NULL, first, r->starts, moves,
+                          error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* The ranges a plan moves @topic's partitions to, for a commit to Kafka. */
+static GArray *
+kafka_ranges (const GArray *moves, const char *topic)
+{
+  GArray *ranges = g_array_new (FALSE, FALSE, sizeof (KtRange));
+
+  for (guint i = 0; i < moves->len; i++)
+    {
+      const KtResetMove *m = &g_array_index (moves, KtResetMove, i);
+      if (g_str_equal (m->topic, topic) && m->to != m->stored)
+        g_array_append_val (ranges, ((KtRange) { m->partition, m->stored, m->stored, m->to }));
+    }
+  return ranges;
+}
+
+/* The job's offsets are in Kafka: the group's commit cannot join a MySQL
+ * transaction. Going back (a rebuild), the offsets move first: if the
+ * MySQL part then fails, the counts and covered sets are still there, and
+ * reading again counts nothing twice. Going forward, the audit rows of the
+ * skipped ranges go first: if the commit then fails, they only say more
+ * than happened. */
+static gboolean
+execute_kafka (Reset *r, const GArray *moves, const char *member, GError **error)
+{
+  KtCommitResult result;
+
+  if (!r->policy.rebuild
+      && (!kt_db_begin (r->db, error)
+          || !kt_reset_record_skips (r->db, r->config->job, r->policy.output, member, moves,
+                                     error)
+          || !kt_db_finish (r->db, &result, error)))
+    {
+      kt_db_abort (r->db);
+      return FALSE;
+    }
+  for (guint i = 0; r->topics[i] != NULL; i++)
+    {
+      g_autoptr(GArray) ranges = kafka_ranges (moves, r->topics[i]);
+      if (!kt_source_commit (r->sources->pdata[i], ranges, error))
+        return FALSE;
+    }
+  if (r->policy.rebuild
+      && (!kt_db_begin (r->db, error)
+          || !kt_reset_rebuild (r->db, r->kind, r->config->job, r->policy.output, error)
+          || !kt_db_finish (r->db, &result, error)))
+    {
+      kt_db_abort (r->db);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* One transaction: the offsets read FOR UPDATE, the plan made from them,
+ * the rebuild's deletes, the fenced UPDATEs and the audit rows, COMMIT. */
+static gboolean
+execute_mysql (Reset *r, GArray *moves, const char *member, GError **error)
+{
+  for (guint attempt = 1;; attempt++)
+    {
+      g_autoptr(GError) local = NULL;
+      KtCommitResult result = KT_COMMIT_FAILED;
+
+      g_array_set_size (moves, 0);
+      if (kt_db_begin (r->db, &local) && reset_plan (r, TRUE, moves, &local))
+        {
+          if (!kt_reset_changes (moves))
+            {
+              kt_db_abort (r->db);
+              return TRUE;
+            }
+          if ((!r->policy.rebuild
+               || kt_reset_rebuild (r->db, r->kind, r->config->job, r->policy.output, &local))
+              && kt_reset_apply (r->db, r->config->job, r->policy.output, member, moves, &local)
+              && kt_db_finish (r->db, &result, &local))
+            return TRUE;
+          if (result == KT_COMMIT_UNKNOWN)
+            g_prefix_error (&local, "the answer to COMMIT was lost (`ktally status` shows "
+                            "whether the offsets moved): ");
+        }
+      kt_db_abort (r->db);
+      if (!g_error_matches (local, KT_ERROR, KT_ERROR_CONFLICT) || attempt == CONFLICT_TRIES)
+        {
+          g_propagate_error (error, g_steal_pointer (&local));
+          return FALSE;
+        }
+      g_usleep ((gulong) g_random_int_range (20000, 100000));
+    }
+}
+
+/* "[a, b), [c, d) and 3 more" */
+static void
+append_intervals (GString *out, const GArray *a)
+{
+  for (guint i = 0; i < a->len && i < SHOWN; i++)
+    g_string_append_printf (out, "%s[%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ")",
+                            i ? ", " : "", g_array_index (a, KtInterval, i).from,
+                            g_array_index (a, KtInterval, i).until);
+  if (a->len > SHOWN)
+    g_string_append_printf (out, " and %u more", a->len - SHOWN);
+}
+
+/* What a move means, in words. */
+static char *
+effect (const KtResetMove *m, const char *output)
+{
+  GString *out = g_string_new (NULL);
+  const char *sep = "";
+
+  if (m->rebuild)
+    {
+      g_string_append_printf (out, "rebuild: [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT
+                              ") counted again into the emptied %s", m->to, m->high, output);
+      if (m->lost.until > m->lost.from)
+        g_string_append_printf (out, "; [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") gone to "
+                                "retention: no longer counted", m->lost.from, m->lost.until);
+      return g_string_free (out, FALSE);
+    }
+  if (m->to == m->stored)
+    return g_string_free (g_string_append (out, "stays"), FALSE);
+  g_string_append (out, m->to > m->stored ? "forward: " : "back: ");
+  if (m->skipped->len > 0)
+    {
+      g_string_append (out, "offsets ");
+      append_intervals (out, m->skipped);
+      g_string_append (out, " will never be counted");
+      if (m->stored < m->low)
+        g_string_append_printf (out, " ([%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") are "
+                                "gone to retention already)", m->stored,
+                                MIN (m->low, m->to));
+      sep = "; ";
+    }
+  if (m->counted_already->len > 0)
+    {
+      g_string_append (out, sep);
+      append_intervals (out, m->counted_already);
+      g_string_append (out, m->to > m->stored ? " counted already"
+                                              : " read again: counted already, not counted twice");
+      sep = "; ";
+    }
+  if (m->newly_counted->len > 0)
+    {
+      g_string_append (out, sep);
+      append_intervals (out, m->newly_counted);
+      g_string_append (out, " never counted before: counted when read");
+    }
+  return g_string_free (out, FALSE);
+}
+
+static void
+json_intervals (JsonBuilder *b, const char *name, const GArray *a)
+{
+  json_builder_set_member_name (b, name);
+  json_builder_begin_array (b);
+  for (guint i = 0; i < a->len; i++)
+    {
+      json_builder_begin_array (b);
+      json_builder_add_int_value (b, g_array_index (a, KtInterval, i).from);
+      json_builder_add_int_value (b, g_array_index (a, KtInterval, i).until);
+      json_builder_end_array (b);
+    }
+  json_builder_end_array (b);
+}
+
+static void
+print_json (const Reset *r, const GArray *moves, gboolean executed)
+{
+  g_autoptr(JsonBuilder) b = json_builder_new ();
+  g_autoptr(JsonGenerator) gen = json_generator_new ();
+  g_autoptr(JsonNode) root = NULL;
+  g_autofree char *out = NULL;
+  const KtJobRecord *rec = r->job->record;
+
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "job");
+  json_builder_add_string_value (b, r->job->name);
+  json_builder_set_member_name (b, "kind");
+  json_builder_add_string_value (b, rec->kind);
+  json_builder_set_member_name (b, "mode");
+  json_builder_add_string_value (b, rec->mode);
+  json_builder_set_member_name (b, "offsets");
+  json_builder_add_string_value (b, rec->offsets);
+  json_builder_set_member_name (b, "table");
+  json_builder_add_string_value (b, rec->output);
+  json_builder_set_member_name (b, "rebuild");
+  json_builder_add_boolean_value (b, r->policy.rebuild);
+  json_builder_set_member_name (b, "changes");
+  json_builder_add_boolean_value (b, kt_reset_changes (moves));
+  json_builder_set_member_name (b, "executed");
+  json_builder_add_boolean_value (b, executed);
+  json_builder_set_member_name (b, "partitions");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < moves->len; i++)
+    {
+      const KtResetMove *m = &g_array_index (moves, KtResetMove, i);
+      g_autofree char *what = effect (m, rec->output);
+
+      json_builder_begin_object (b);
+      json_builder_set_member_name (b, "topic");
+      json_builder_add_string_value (b, m->topic);
+      json_builder_set_member_name (b, "partition");
+      json_builder_add_int_value (b, m->partition);
+      json_builder_set_member_name (b, "stored");
+      json_builder_add_int_value (b, m->stored);
+      json_builder_set_member_name (b, "log_start");
+      json_builder_add_int_value (b, m->low);
+      json_builder_set_member_name (b, "high_watermark");
+      json_builder_add_int_value (b, m->high);
+      json_builder_set_member_name (b, "new");
+      json_builder_add_int_value (b, m->to);
+      json_builder_set_member_name (b, "move");
+      json_builder_add_string_value (b, m->rebuild ? "rebuild" : m->to > m->stored ? "forward"
+                                        : m->to < m->stored ? "back" : "stays");
+      json_intervals (b, "skipped", m->skipped);
+      json_intervals (b, "counted_already", m->counted_already);
+      json_intervals (b, "newly_counted", m->newly_counted);
+      json_builder_set_member_name (b, "lost");
+      if (m->lost.until > m->lost.from)
+        {
+          json_builder_begin_array (b);
+          json_builder_add_int_value (b, m->lost.from);
+          json_builder_add_int_value (b, m->lost.until);
+          json_builder_end_array (b);
+        }
+      else
+        json_builder_add_null_value (b);
+      json_builder_set_member_name (b, "effect");
+      json_builder_add_string_value (b, what);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  json_builder_end_object (b);
+  root = json_builder_get_root (b);
+  json_generator_set_root (gen, root);
+  out = json_generator_to_data (gen, NULL);
+  printf ("%s\n", out);
+}
+
+static void
+print_text (const Reset *r, const GArray *moves, gboolean executed)
+{
+  const KtJobRecord *rec = r->job->record;
+  const char *topic = NULL;
+  guint moved = 0;
+
+  printf ("job %s: %s, %s, offsets in %s, counts into %s\n", r->job->name, rec->kind,
+          rec->mode, r->kafka ? "Kafka's consumer group" : "kafka_offset", rec->output);
+  for (guint i = 0; i < moves->len; i++)
+    {
+      const KtResetMove *m = &g_array_index (moves, KtResetMove, i);
+      g_autofree char *what = effect (m, rec->output);
+
+      if (topic == NULL || !g_str_equal (topic, m->topic))
+        {
+          topic = m->topic;
+          printf ("topic %s\n%9s %12s %12s %14s %12s  %s\n", topic, "partition", "stored",
+                  "log start", "high watermark", "new", "what it means");
+        }
+      moved += m->to != m->stored || m->rebuild;
+      printf ("%9d %12" G_GINT64_FORMAT " %12" G_GINT64_FORMAT " %14" G_GINT64_FORMAT " %12"
+              G_GINT64_FORMAT "  %s\n", m->partition, m->stored, m->low, m->high, m->to, what);
+    }
+  if (moves->len == 0)
+    printf ("job %s stores no offsets%s%s yet: nothing to reset\n", r->job->name,
+            r->config->topic != NULL ? " of topic " : "",
+            r->config->topic != NULL ? r->config->topic : "");
+  else if (moved == 0)
+    printf ("nothing to change: every partition is there already\n");
+  else if (!executed)
+    printf ("dry run: nothing changed; run the same command with --execute to apply it\n");
+  else if (r->kafka)
+    printf ("done: %u partition%s committed to Kafka's consumer group ktally-%s; this is "
+            "not fenced: an instance of job %s that runs commits its own offsets over them, "
+            "so stop it first\n", moved, moved == 1 ? "" : "s", r->job->name, r->job->name);
+  else
+    printf ("done: %u partition%s moved in one transaction; an instance of job %s that runs "
+            "is fenced at its next commit and goes on from the new offsets\n", moved,
+            moved == 1 ? "" : "s", r->job->name);
+  if (r->policy.rebuild && moved > 0)
+    printf ("%s %s's rows of job %s%s\n", executed ? "deleted" : "--execute deletes",
+            r->kind->rows_by_job != NULL ? r->kind->rows_by_job : rec->output, r->job->name,
+            r->kind->rows_by_job != NULL ? "" : " (the whole table: no other job writes it)");
+}
+
+static gboolean
+kt_reset (const KtConfig *config, GError **error)
+{
+  static const volatile int never = 0;
+  g_autoptr(KtDb) db = kt_db_new (&config->db);
+  g_autoptr(GPtrArray) jobs = g_ptr_array_new_with_free_func ((GDestroyNotify) kt_job_info_free);
+  g_autoptr(GArray) moves = g_array_new (FALSE, FALSE, sizeof (KtResetMove));
+  g_autofree char *me = g_strdup_printf ("reset-%d@%s", (int) getpid (), g_get_host_name ());
+  g_autofree char *member = kt_schema_member (me);
+  g_auto(Reset) r = { .config = config };
+
+  g_array_set_clear_func (moves, (GDestroyNotify) kt_reset_move_clear);
+  r.db = db;
+  /* A dry run only reads; --execute brings an older schema forward first,
+   * as every command that writes does. */
+  if (!kt_retry (&never, config->startup_timeout, "MySQL", readable, db, error)
+      || (config->execute && !kt_schema_ready (db, error))
+      || !kt_jobs_load (db, jobs, error)
+      || !reset_open (&r, jobs, error))
+    return FALSE;
+
+  if (!config->execute)
+    {
+      if (!reset_plan (&r, FALSE, moves, error))
+        return FALSE;
+    }
+  else if (r.kafka)
+    {
+      if (!reset_plan (&r, FALSE, moves, error)
+          || (kt_reset_changes (moves) && !execute_kafka (&r, moves, member, error)))
+        return FALSE;
+    }
+  else if (!execute_mysql (&r, moves, member, error))
+    return FALSE;
+
+  if (config->json)
+    print_json (&r, moves, config->execute && kt_reset_changes (moves));
+  else
+    print_text (&r, moves, config->execute);
+  return TRUE;
+}
+
+static KtConfig *
+parse (int argc, char **argv, GError **error)
+{
+  g_auto(KtRawOptions) raw = KT_RAW_OPTIONS_INIT;
+  GOptionEntry entries[] = {
+    KT_DB_ENTRY (raw),
+    { "brokers", 'b', 0, G_OPTION_ARG_STRING, &raw.brokers,
+      "Kafka bootstrap servers (the watermarks; the consumer group of a job with "
+      "--offsets kafka)", "LIST" },
+    { "job", 'j', 0, G_OPTION_ARG_STRING, &raw.job,
+      "The job to reset (`ktally jobs` lists them)", "NAME" },
+    { "topic", 't', 0, G_OPTION_ARG_STRING, &raw.topic,
+      "Only this topic of the job (default: every topic it reads)", "NAME" },
+    { "to", 0, 0, G_OPTION_ARG_STRING, &raw.to,
+      "Where to: earliest, latest, PARTITION:OFFSET[,...] or batch:ID", "WHERE" },
+    { "dry-run", 'n', 0, G_OPTION_ARG_NONE, &raw.dry_run,
+      "Print the plan and change nothing (the default)", NULL },
+    { "execute", 0, 0, G_OPTION_ARG_NONE, &raw.execute,
+      "Apply the plan, in one transaction", NULL },
+    { "rebuild", 0, 0, G_OPTION_ARG_NONE, &raw.rebuild,
+      "With --to earliest: empty the job's output and count everything again (the "
+      "only way back for a transactional job)", NULL },
+    { "accept-data-loss", 0, 0, G_OPTION_ARG_NONE, &raw.accept_data_loss,
+      "With --rebuild: rebuild although retention removed offsets the job counted", NULL },
+    { "json", 0, 0, G_OPTION_ARG_NONE, &raw.json,
+      "Print the plan as one JSON document", NULL },
+    { "kafka-property", 'X', 0, G_OPTION_ARG_STRING_ARRAY, &raw.properties,
+      "librdkafka property (repeatable), e.g. -X security.protocol=SSL", "KEY=VALUE" },
+    { "startup-timeout", 0, 0, G_OPTION_ARG_DOUBLE, &raw.startup_timeout,
+      "Seconds to wait for Kafka and MySQL (default 20)", "SECONDS" },
+    KT_COMMON_ENTRIES (raw),
+    G_OPTION_ENTRY_NULL
+  };
+  g_autoptr(KtConfig) config = g_new0 (KtConfig, 1);
+  KtResetTarget target = { 0 };
+
+  if (!kt_options_parse ("reset", SUMMARY, entries, argc, argv, &raw, config, error))
+    return NULL;
+  if (raw.job == NULL)
+    {
+      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
+                           "--job is required (`ktally jobs` lists them)");
+      return NULL;
+    }
+  if (raw.to == NULL)
+    {
+      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE, "--to is required: earliest, "
+                           "latest, PARTITION:OFFSET[,...] or batch:ID");
+      return NULL;
+    }
+  if (!kt_reset_target_parse (raw.to, &target, error))
+    return NULL;
+  kt_reset_target_clear (&target);
+  if (raw.dry_run && raw.execute)
+    {
+      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
+                           "--dry-run and --execute exclude each other");
+      return NULL;
+    }
+  if (raw.rebuild && g_strcmp0 (raw.to, "earliest") != 0)
+    {
+      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE, "--rebuild counts everything "
+                           "again from the log start: it takes --to earliest only");
+      return NULL;
+    }
+  if (raw.rebuild && raw.topic != NULL)
+    {
+      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE, "--rebuild empties the job's "
+                           "whole output, so it rewinds every topic: leave out --topic");
+      return NULL;
+    }
+  if (raw.accept_data_loss && !raw.rebuild)
+    {
+      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
+                           "--accept-data-loss goes with --rebuild only");
+      return NULL;
+    }
+  if (!kt_options_job (config, &raw, error)
+      || !kt_options_db (config, &raw, error)
+      || !kt_options_brokers (config, &raw, TRUE, error)
+      || !kt_options_timeout (config, &raw, error))
+    return NULL;
+  config->reset_to = g_steal_pointer (&raw.to);
+  config->execute = raw.execute;
+  config->rebuild = raw.rebuild;
+  config->accept_data_loss = raw.accept_data_loss;
+  return g_steal_pointer (&config);
+}
+
+static gboolean
+handle (const KtConfig *config, volatile int *stop, GError **error)
+{
+  (void) stop;
+  return kt_reset (config, error);
+}
+
+const KtCommand kt_command_reset = {
+  "reset", "move a job's stored offsets (--dry-run, --execute), never counting twice",
+  NULL, parse, handle,
+};

@@ -1,0 +1,272 @@
+/* test-reset.c - `ktally reset`'s plan, on offsets in memory: what each
+ * move means in each kind of job, and every move that must be refused
+ * (twice counted, out of the log, a partition the job does not have). */
+#include <glib.h>
+#include <string.h>
+#include "cli.h"
+#include "error.h"
+#include "reset.h"
+
+/* Three partitions: stored 100, 50 and 0; logs [0, 120), [10, 80), [0, 0). */
+static const KtPartitionState STATES[] = {
+  { 0, 100, 0, 120 }, { 1, 50, 10, 80 }, { 2, 0, 0, 0 },
+};
+
+static KtResetPolicy
+policy (KtReread reread)
+{
+  return (KtResetPolicy) { .job = "j", .output = "error_log", .reread = reread,
+                           .why_no_rewind = "no way back" };
+}
+
+/* Plans --to @to for @p (counted: partition 0 counted [0, 40) and
+ * [60, 110) when @with_counted); NULL and *@error on a refusal. */
+static GArray *
+plan (const KtResetPolicy *p, const char *to, gboolean with_counted, GHashTable *first,
+      const GArray *starts, GError **error)
+{
+  g_autoptr(GArray) moves = g_array_new (FALSE, FALSE, sizeof (KtResetMove));
+  g_autoptr(GHashTable) counted = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL,
+                                                         (GDestroyNotify) kt_coverage_free);
+  KtResetTarget target;
+  KtCoverage *c = kt_coverage_new ();
+  gboolean ok;
+
+  g_array_set_clear_func (moves, (GDestroyNotify) kt_reset_move_clear);
+  kt_coverage_add (c, 0, 40);
+  kt_coverage_add (c, 60, 110);
+  g_hash_table_insert (counted, GINT_TO_POINTER (0), c);
+  g_assert_true (kt_reset_target_parse (to, &target, NULL));
+  ok = kt_reset_plan (p, &target, "t", STATES, G_N_ELEMENTS (STATES),
+                      with_counted ? counted : NULL, first, starts, moves, error);
+  kt_reset_target_clear (&target);
+  return ok ? g_steal_pointer (&moves) : NULL;
+}
+
+static const KtResetMove *
+move (const GArray *moves, guint i)
+{
+  return &g_array_index (moves, KtResetMove, i);
+}
+
+static void
+assert_intervals (const GArray *a, const gint64 *pairs, guint n)
+{
+  g_assert_cmpuint (a->len, ==, n);
+  for (guint i = 0; i < n; i++)
+    {
+      g_assert_cmpint (g_array_index (a, KtInterval, i).from, ==, pairs[2 * i]);
+      g_assert_cmpint (g_array_index (a, KtInterval, i).until, ==, pairs[2 * i + 1]);
+    }
+}
+
+static void
+test_target_parse (void)
+{
+  static const char *const bad[] = { "", "nowhere", "batch:", "batch:x", "batch:0", "0:-1",
+                                     "0:1,0:2", "0", "a:1", "0:1:2", "batch:-3" };
+  KtResetTarget t;
+
+  g_assert_true (kt_reset_target_parse ("earliest", &t, NULL));
+  g_assert_cmpint (t.to, ==, KT_RESET_EARLIEST);
+  g_assert_true (kt_reset_target_parse ("latest", &t, NULL));
+  g_assert_cmpint (t.to, ==, KT_RESET_LATEST);
+  g_assert_true (kt_reset_target_parse ("batch:42", &t, NULL));
+  g_assert_cmpint (t.to, ==, KT_RESET_BATCH);
+  g_assert_cmpint (t.batch, ==, 42);
+  g_assert_true (kt_reset_target_parse ("1:7,0:3", &t, NULL));
+  g_assert_cmpint (t.to, ==, KT_RESET_OFFSETS);
+  g_assert_cmpuint (t.offsets->len, ==, 2);
+  g_assert_cmpint (g_array_index (t.offsets, KtPartitionOffset, 0).partition, ==, 0);
+  kt_reset_target_clear (&t);
+  for (gsize i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_autoptr(GError) error = NULL;
+
+      g_assert_false (kt_reset_target_parse (bad[i], &t, &error));
+      g_assert_error (error, KT_ERROR, KT_ERROR_USAGE);
+      g_assert_nonnull (strstr (error->message, "--to"));
+      g_assert_null (t.offsets);
+    }
+}
+
+/* Transactional: forward skips, back is refused naming what would count
+ * twice, and a partition already there stays. */
+static void
+test_transactional (void)
+{
+  KtResetPolicy p = policy (KT_REREAD_COUNTS_TWICE);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GArray) latest = plan (&p, "latest", FALSE, NULL, NULL, NULL);
+  g_autoptr(GArray) earliest = NULL;
+  static const gint64 skip0[] = { 100, 120 }, skip1[] = { 50, 80 };
+
+  g_assert_nonnull (latest);
+  g_assert_cmpuint (latest->len, ==, 3);
+  g_assert_cmpint (move (latest, 0)->to, ==, 120);
+  assert_intervals (move (latest, 0)->skipped, skip0, 1);
+  assert_intervals (move (latest, 1)->skipped, skip1, 1);
+  g_assert_cmpuint (move (latest, 0)->counted_already->len, ==, 0);
+  g_assert_cmpint (move (latest, 2)->to, ==, 0);  /* empty partition: stays */
+  g_assert_true (kt_reset_changes (latest));
+
+  earliest = plan (&p, "earliest", FALSE, NULL, NULL, &error);
+  g_assert_null (earliest);
+  g_assert_error (error, KT_ERROR, KT_ERROR_USAGE);
+  g_assert_nonnull (strstr (error->message, "t/0 back from 100 to 0"));
+  g_assert_nonnull (strstr (error->message, "[0, 100) again into error_log"));
+  g_assert_nonnull (strstr (error->message, "--rebuild"));
+  g_assert_null (strchr (error->message, '\n'));
+}
+
+/* --to P:OFF: only the partitions named move; out of the log, or a
+ * partition the job has no offset of, is refused. */
+static void
+test_offsets (void)
+{
+  KtResetPolicy p = policy (KT_REREAD_COUNTS_TWICE);
+  static const struct { const char *to; const char *says; } refused[] = {
+    { "0:121", "t/0:121 is beyond the high watermark 120" },
+    { "1:9", "t/1:9 is below the log start 10" },
+    { "3:0", "stores no offset for t/3" },
+    { "0:99", "back from 100 to 99" },
+  };
+  g_autoptr(GArray) moves = plan (&p, "1:80,0:100", FALSE, NULL, NULL, NULL);
+
+  g_assert_nonnull (moves);
+  g_assert_cmpint (move (moves, 0)->to, ==, 100);
+  g_assert_cmpint (move (moves, 1)->to, ==, 80);
+  g_assert_cmpint (move (moves, 2)->to, ==, 0);
+  for (gsize i = 0; i < G_N_ELEMENTS (refused); i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(GArray) none = plan (&p, refused[i].to, FALSE, NULL, NULL, &error);
+
+      g_assert_null (none);
+      g_assert_error (error, KT_ERROR, KT_ERROR_USAGE);
+      if (strstr (error->message, refused[i].says) == NULL)
+        g_error ("--to %s: '%s' does not say '%s'", refused[i].to, error->message,
+                 refused[i].says);
+    }
+}
+
+/* Idempotent: back is harmless, and the plan says which offsets were
+ * counted (read again, not counted twice) and which never were. */
+static void
+test_idempotent (void)
+{
+  KtResetPolicy p = policy (KT_REREAD_SKIPS);
+  g_autoptr(GArray) back = plan (&p, "0:10", TRUE, NULL, NULL, NULL);
+  g_autoptr(GArray) fwd = plan (&p, "0:120", TRUE, NULL, NULL, NULL);
+  static const gint64 again[] = { 10, 40, 60, 100 }, fresh[] = { 40, 60 };
+  static const gint64 done[] = { 100, 110 }, skip[] = { 110, 120 };
+
+  g_assert_nonnull (back);
+  g_assert_cmpint (move (back, 0)->to, ==, 10);
+  assert_intervals (move (back, 0)->counted_already, again, 2);
+  assert_intervals (move (back, 0)->newly_counted, fresh, 1);
+  g_assert_cmpuint (move (back, 0)->skipped->len, ==, 0);
+  /* Forward over offsets counted beyond the stored one (a crash between
+   * the output and the offsets): those are not lost. */
+  g_assert_nonnull (fwd);
+  assert_intervals (move (fwd, 0)->counted_already, done, 1);
+  assert_intervals (move (fwd, 0)->skipped, skip, 1);
+}
+
+static void
+test_refused_kind (void)
+{
+  KtResetPolicy p = policy (KT_REREAD_REFUSED);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GArray) back = plan (&p, "earliest", FALSE, NULL, NULL, &error);
+  g_autoptr(GArray) fwd = plan (&p, "latest", FALSE, NULL, NULL, NULL);
+
+  g_assert_null (back);
+  g_assert_error (error, KT_ERROR, KT_ERROR_USAGE);
+  g_assert_nonnull (strstr (error->message, "cannot move back (t/0 from 100 to 0): no way back"));
+  g_assert_nonnull (fwd);
+}
+
+/* --rebuild: every partition to its log start; refused where retention
+ * took offsets the job counted, unless accepted. */
+static void
+test_rebuild (void)
+{
+  KtResetPolicy p = policy (KT_REREAD_COUNTS_TWICE);
+  g_autoptr(GHashTable) first = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL,
+                                                       g_free);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GArray) moves = NULL;
+  g_autoptr(GArray) lossy = NULL;
+  g_autoptr(GArray) accepted = NULL;
+
+  p.rebuild = TRUE;
+  g_hash_table_insert (first, GINT_TO_POINTER (0), g_memdup2 (&(gint64) { 0 }, sizeof (gint64)));
+  moves = plan (&p, "earliest", FALSE, first, NULL, NULL);
+  g_assert_nonnull (moves);
+  for (guint i = 0; i < moves->len; i++)
+    {
+      g_assert_true (move (moves, i)->rebuild);
+      g_assert_cmpint (move (moves, i)->to, ==, STATES[i].low);
+    }
+  g_assert_true (kt_reset_changes (moves));
+
+  /* Partition 1 was counted from 5; its log starts at 10 now. */
+  g_hash_table_insert (first, GINT_TO_POINTER (1), g_memdup2 (&(gint64) { 5 }, sizeof (gint64)));
+  lossy = plan (&p, "earliest", FALSE, first, NULL, &error);
+  g_assert_null (lossy);
+  g_assert_error (error, KT_ERROR, KT_ERROR_USAGE);
+  g_assert_nonnull (strstr (error->message, "[5, 10) are gone"));
+  g_assert_nonnull (strstr (error->message, "--accept-data-loss"));
+  p.accept_data_loss = TRUE;
+  accepted = plan (&p, "earliest", FALSE, first, NULL, NULL);
+  g_assert_nonnull (accepted);
+  g_assert_cmpint (move (accepted, 1)->lost.from, ==, 5);
+  g_assert_cmpint (move (accepted, 1)->lost.until, ==, 10);
+}
+
+/* batch:ID: the partitions of the batch's starts move; the others stay. */
+static void
+test_batch (void)
+{
+  KtResetPolicy p = policy (KT_REREAD_SKIPS);
+  g_autoptr(GArray) starts = g_array_new (FALSE, FALSE, sizeof (KtPartitionOffset));
+  g_autoptr(GArray) moves = NULL;
+
+  g_array_append_val (starts, ((KtPartitionOffset) { 1, 20 }));
+  moves = plan (&p, "batch:7", FALSE, NULL, starts, NULL);
+  g_assert_nonnull (moves);
+  g_assert_cmpint (move (moves, 0)->to, ==, 100);
+  g_assert_cmpint (move (moves, 1)->to, ==, 20);
+  g_assert_cmpint (move (moves, 2)->to, ==, 0);
+}
+
+static void
+test_no_change (void)
+{
+  static const KtPartitionState at_end[] = { { 0, 120, 0, 120 } };
+  KtResetPolicy p = policy (KT_REREAD_COUNTS_TWICE);
+  g_autoptr(GArray) moves = g_array_new (FALSE, FALSE, sizeof (KtResetMove));
+  KtResetTarget target;
+
+  g_array_set_clear_func (moves, (GDestroyNotify) kt_reset_move_clear);
+  g_assert_true (kt_reset_target_parse ("latest", &target, NULL));
+  g_assert_true (kt_reset_plan (&p, &target, "t", at_end, 1, NULL, NULL, NULL, moves, NULL));
+  g_assert_false (kt_reset_changes (moves));
+  kt_reset_target_clear (&target);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/reset/target-parse", test_target_parse);
+  g_test_add_func ("/reset/transactional", test_transactional);
+  g_test_add_func ("/reset/offsets", test_offsets);
+  g_test_add_func ("/reset/idempotent", test_idempotent);
+  g_test_add_func ("/reset/refused-kind", test_refused_kind);
+  g_test_add_func ("/reset/rebuild", test_rebuild);
+  g_test_add_func ("/reset/batch", test_batch);
+  g_test_add_func ("/reset/no-change", test_no_change);
+  return g_test_run ();
+}
