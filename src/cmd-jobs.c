@@ -21,7 +21,8 @@
 static const char SUMMARY[] =
   "Lists every job of the database: its kind, mode, where its offsets live,\n"
   "the table it writes, its topics and its last commit; with --brokers, its\n"
-  "lag (records between its stored offsets and the high watermarks).";
+  "lag (records between its stored offsets and the high watermarks, over the\n"
+  "partitions it stores offsets of).";
 
 /* One job's lag, or why it is unknown. */
 typedef struct
@@ -38,9 +39,9 @@ source_partitions (gpointer data, int timeout_ms, GError **error)
   return kt_source_partitions (args[0], args[1], timeout_ms, error);
 }
 
-/* The lag of @job on @topic, added to *@lag: per partition the high
- * watermark less its stored offset (or the log start where that is
- * higher; the whole log where it has none), as `ktally status` says. */
+/* The lag of @job on @topic, added to *@lag: per partition it stores an
+ * offset of, the high watermark less that offset (or the log start where
+ * that is higher), as `ktally status` says. */
 static gboolean
 topic_lag (const KtConfig *config, KtDb *db, const KtJobInfo *job, const char *topic,
            gint64 *lag, GError **error)
@@ -74,9 +75,11 @@ topic_lag (const KtConfig *config, KtDb *db, const KtJobInfo *job, const char *t
     return FALSE;
   if (!kt_source_watermarks (source, s, states->len, KAFKA_TIMEOUT_MS, error))
     return FALSE;
+  /* Only the partitions it stores an offset of: a job may read a share
+   * of the topic (--partitions), and another job the rest. */
   for (guint i = 0; i < states->len; i++)
-    *lag += MAX (0, s[i].stored < 0 ? s[i].high - s[i].low
-                                    : s[i].high - MAX (s[i].stored, s[i].low));
+    if (s[i].stored >= 0)
+      *lag += MAX (0, s[i].high - MAX (s[i].stored, s[i].low));
   return TRUE;
 }
 
