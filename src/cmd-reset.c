@@ -358,7 +358,7 @@ append_intervals (GString *out, const GArray *a)
 
 /* What a move means, in words. */
 static char *
-effect (const KtResetMove *m, const char *output)
+effect (const KtResetMove *m)
 {
   GString *out = g_string_new (NULL);
   const char *sep = "";
@@ -366,7 +366,7 @@ effect (const KtResetMove *m, const char *output)
   if (m->rebuild)
     {
       g_string_append_printf (out, "rebuild: [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT
-                              ") counted again into the emptied %s", m->to, m->high, output);
+                              ") counted again, from emptied counts", m->to, m->high);
       if (m->lost.until > m->lost.from)
         g_string_append_printf (out, "; [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") gone to "
                                 "retention: no longer counted", m->lost.from, m->lost.until);
@@ -449,7 +449,7 @@ print_json (const Reset *r, const GArray *moves, gboolean executed)
   for (guint i = 0; i < moves->len; i++)
     {
       const KtResetMove *m = &g_array_index (moves, KtResetMove, i);
-      g_autofree char *what = effect (m, rec->output);
+      g_autofree char *what = effect (m);
 
       json_builder_begin_object (b);
       json_builder_set_member_name (b, "topic");
@@ -504,7 +504,7 @@ print_text (const Reset *r, const GArray *moves, gboolean executed)
   for (guint i = 0; i < moves->len; i++)
     {
       const KtResetMove *m = &g_array_index (moves, KtResetMove, i);
-      g_autofree char *what = effect (m, rec->output);
+      g_autofree char *what = effect (m);
 
       if (topic == NULL || !g_str_equal (topic, m->topic))
         {
@@ -532,10 +532,14 @@ print_text (const Reset *r, const GArray *moves, gboolean executed)
     printf ("done: %u partition%s moved in one transaction; an instance of job %s that runs "
             "is fenced at its next commit and goes on from the new offsets\n", moved,
             moved == 1 ? "" : "s", r->job->name);
-  if (r->policy.rebuild && moved > 0)
-    printf ("%s %s's rows of job %s%s\n", executed ? "deleted" : "--execute deletes",
-            r->kind->rows_by_job != NULL ? r->kind->rows_by_job : rec->output, r->job->name,
-            r->kind->rows_by_job != NULL ? "" : " (the whole table: no other job writes it)");
+  if (r->policy.rebuild && moved > 0 && r->kind->rows_by_job != NULL)
+    printf ("%s job %s's rows of %s%s%s, and its audit rows\n",
+            executed ? "deleted" : "--execute deletes", r->job->name, r->kind->rows_by_job,
+            r->kind->records != NULL ? " and " : "",
+            r->kind->records != NULL ? r->kind->records : "");
+  else if (r->policy.rebuild && moved > 0)
+    printf ("%s every row of %s (no other job writes it), and job %s's audit rows\n",
+            executed ? "deleted" : "--execute deletes", rec->output, r->job->name);
 }
 
 static gboolean
