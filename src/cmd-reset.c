@@ -533,12 +533,12 @@ print_text (const Reset *r, const GArray *moves, gboolean executed)
             "is fenced at its next commit and goes on from the new offsets\n", moved,
             moved == 1 ? "" : "s", r->job->name);
   if (r->policy.rebuild && moved > 0 && r->kind->rows_by_job != NULL)
-    printf ("%s job %s's rows of %s%s%s, and its audit rows\n",
+    printf ("%s the rows of job %s in %s%s%s, and its audit rows\n",
             executed ? "deleted" : "--execute deletes", r->job->name, r->kind->rows_by_job,
             r->kind->records != NULL ? " and " : "",
             r->kind->records != NULL ? r->kind->records : "");
   else if (r->policy.rebuild && moved > 0)
-    printf ("%s every row of %s (no other job writes it), and job %s's audit rows\n",
+    printf ("%s every row of %s (no other job writes it), and the audit rows of job %s\n",
             executed ? "deleted" : "--execute deletes", rec->output, r->job->name);
 }
 
@@ -555,12 +555,20 @@ kt_reset (const KtConfig *config, GError **error)
 
   g_array_set_clear_func (moves, (GDestroyNotify) kt_reset_move_clear);
   r.db = db;
-  /* A dry run only reads; --execute brings an older schema forward first,
-   * as every command that writes does. */
+  /* A dry run only reads. --execute brings an older schema forward first,
+   * as every command that writes does, but not for a name that is no job:
+   * a typo changes nothing. */
   if (!kt_retry (&never, config->startup_timeout, "MySQL", readable, db, error)
-      || (config->execute && !kt_schema_ready (db, error))
       || !kt_jobs_load (db, jobs, error)
-      || !reset_open (&r, jobs, error))
+      || kt_jobs_require (db, jobs, config->job, error) == NULL)
+    return FALSE;
+  if (config->execute)
+    {
+      g_ptr_array_set_size (jobs, 0);
+      if (!kt_schema_ready (db, error) || !kt_jobs_load (db, jobs, error))
+        return FALSE;
+    }
+  if (!reset_open (&r, jobs, error))
     return FALSE;
 
   if (!config->execute)

@@ -143,5 +143,13 @@ LLVMFuzzerTestOneInput (const guint8 *data, size_t size)
   g_free (words->pdata[0]);
   words->pdata[0] = g_strdup ("replay");
   check ("replay", (char **) words->pdata, text);
+  /* The commands that manage jobs (#16) quote --to and --job back. */
+  for (const char *const *c = (const char *const[]) { "reset", "forget", "jobs", NULL };
+       *c != NULL; c++)
+    {
+      g_free (words->pdata[0]);
+      words->pdata[0] = g_strdup (*c);
+      check (*c, (char **) words->pdata, text);
+    }
   return 0;
 }
