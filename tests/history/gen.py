@@ -28,6 +28,10 @@ INVALID_REPLAY = [
     "replay-bad-table", "replay-error_log-idempotent", "replay-partition-twice",
 ]
 INVALID_INITDB = ["initdb-wrong-mode"]
+# Job management (#16) used wrong: refused with exit 2 and one line.
+INVALID_MANAGE = ["reset-unknown-job", "reset-dry-and-execute", "reset-rebuild-not-earliest",
+                  "reset-beyond-high", "reset-bad-to", "forget-unknown-job",
+                  "status-unknown-job"]
 
 
 class Gen:
@@ -187,8 +191,8 @@ class Gen:
                 ops.append(self.produce(t, topics[t], produced))
         steps = r.randint(*self.n_ops)
         kinds = ["produce", "start", "wait", "kill9", "term", "mysql", "broker", "replay",
-                 "rewind", "audit", "status", "initdb", "invalid"]
-        weights = [16, 16, 14, 8, 5, 4, 6, 8, 4, 3, 2, 2, 7]
+                 "rewind", "audit", "status", "initdb", "invalid", "reset", "forget"]
+        weights = [16, 16, 14, 8, 5, 4, 6, 8, 4, 3, 2, 2, 7, 6, 2]
         # Focusing on a known-open entry: more of the operations it needs.
         boost = {"identity-change": "invalid", "two-jobs-one-table": "invalid",
                  "exactness-overrides": "invalid", "replay-job-live": "replay",
@@ -196,6 +200,9 @@ class Gen:
                  "audit-live": "audit", "ledger-two-writers": "start"}.get(self.focus)
         if boost:
             weights[kinds.index(boost)] = 25
+        if self.focus == "manage-jobs":
+            # `scripts/soak --focus manage-jobs`: resets and forgets (#16) often.
+            weights[kinds.index("reset")], weights[kinds.index("forget")] = 25, 8
         while len(ops) < steps:
             kind = r.choices(kinds, weights=weights)[0]
             if kind == "produce":
@@ -277,6 +284,23 @@ class Gen:
                 op = self.invalid(h, topics, dbs, jobs, started, live)
                 if op:
                     ops.append(op)
+            elif kind == "reset":
+                op = self.reset(topics, dbs, jobs, started, live)
+                if op:
+                    ops.append(op)
+            elif kind == "forget":
+                # A count job with its offsets in MySQL (forget refuses one
+                # whose consumer group holds offsets; a ledger's decided
+                # transactions outlive it, which the oracle does not model).
+                cand = [j for j in started if jobs[j]["kind"] == "count"
+                        and jobs[j]["offsets"] == "mysql"]
+                if not cand:
+                    continue
+                j = r.choice(cand)
+                op = {"op": "forget", "job": j, "dry": self.chance(0.2)}
+                if not op["dry"]:
+                    live[j] = []   # the runner stops them first, as README says
+                ops.append(op)
         if self.focus == "idempotent-byte-cap-livelock":
             # The drain restarts every job: new records after an open chunk
             # larger than the byte cap, read again from the chunk's start.
@@ -369,9 +393,45 @@ class Gen:
                 op["job"] = "live:" + r.choice(live_jobs)
         return op
 
+    def reset(self, topics, dbs, jobs, started, live):
+        """`ktally reset` of a started job. Every kind of move is drawn,
+        those that must be refused too (a transactional or ledger job moved
+        back, a shared table rebuilt); the runner checks each refusal's
+        reason. A move forward of an idempotent job is drawn only while no
+        instance of it runs: offsets a batch in flight counts anyway would
+        make the plan's "never counted" an upper bound, not the oracle's
+        exact holes. A job with its offsets in Kafka is not fenced: only
+        while none runs either."""
+        r = self.r
+        if not started:
+            return None
+        j = r.choice(sorted(started))
+        job = jobs[j]
+        idem = dbs[job["db"]]["mode"] == "idempotent"
+        quiet = not live[j]
+        if job["offsets"] == "kafka":
+            choices = ["earliest", "latest", "rebuild"] if quiet else []
+        elif idem:
+            choices = ["earliest", "back", "back"] + (["latest", "fwd", "batch", "rebuild"]
+                                                      if quiet else [])
+        elif job["kind"] == "count":
+            # Transactional counts: forward is fenced and exact live; back,
+            # earliest and batch are refused (or stay).
+            choices = ["latest", "fwd", "fwd", "back", "earliest", "batch", "rebuild", "rebuild"]
+        else:
+            # A ledger moves forward; back and a rebuild are refused.
+            choices = ["latest", "fwd", "fwd", "back", "rebuild"]
+        if not choices:
+            return None
+        t = r.choice(job["topics"])
+        return {"op": "reset", "job": j, "to": r.choice(choices), "topic": t,
+                "partition": r.randrange(topics[t]["partitions"]),
+                "frac": r.choice([0.0, 0.3, 0.5, 0.9, 1.0]), "pick": round(r.random(), 3),
+                "dry": self.chance(0.15)}
+
     def invalid(self, h, topics, dbs, jobs, started, live):
         r = self.r
-        kinds = list(INVALID_RUN) + list(INVALID_REPLAY) + list(INVALID_INITDB)
+        kinds = list(INVALID_RUN) + list(INVALID_REPLAY) + list(INVALID_INITDB) + list(INVALID_MANAGE)
         if self.on("exactness-overrides"):
             kinds += ["exactness-override"] * (12 if self.focus == "exactness-overrides" else 3)
         if self.on("identity-change") and started:

@@ -180,6 +180,11 @@ class Runner:
         self.all_instances = []
         self.replays = collections.defaultdict(set)   # (db, table) -> {key}
         self.rewound = set()     # (db, job name, topic name, p)
+        # `ktally reset` moved forward past these offsets: never counted
+        # (job, topic, p) -> [[from, until), ...], until a move back below.
+        self.holes = collections.defaultdict(list)
+        # What forgotten jobs counted: it stays in their tables (db -> counts).
+        self.frozen = collections.defaultdict(collections.Counter)
         self.stats = collections.Counter()
         self.env = dict(os.environ)
         self.env.setdefault("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=1")
@@ -669,6 +674,7 @@ class Runner:
         natural = 0 if j["start"] == "earliest" else self.start.get(key)
         if natural is not None:
             self.start[key] = min(natural, to)
+        self.reread_from(key, to)
         self.rewound.add((op["db"] if "db" in op else j["db"], self.job_name(jid), t, op["partition"]))
         self.note("rewound %s %s/%d from %d to %d" % (self.job_name(jid), t, op["partition"], cur, to))
         self.stats["rewinds"] += 1
@@ -732,9 +738,237 @@ class Runner:
                 "--db", self.uri(j["db"])]
         if j.get("name") is not None:
             args += ["--job", self.job_name(op["job"])]
+        # A job that left no row yet (never started, or forgotten) is no
+        # job: exit 2 naming the known ones (#16), unless an instance
+        # starting meanwhile recorded it.
+        known = self.known(op["job"])
         rc, out, err = self.run_cmd("status", args, self.HANG_CMD)
+        if not known and rc == 2 and "no job '%s' in" % self.job_name(op["job"]) in err \
+                and len(err.strip().splitlines()) == 1:
+            self.stats["refused"] += 1
+            return
         if rc != 0 or "partition" not in out:
             raise Failure("status:exit", "ktally status exited %d: %s\n%s" % (rc, out[-800:], err[-800:]))
+
+    def known(self, jid):
+        """Whether the job has left a row its database knows it by."""
+        d = self.jobs[jid]["db"]
+        name = self.job_name(jid)
+        for table in ("ktally_job", "kafka_offset", "ktally_batches"):
+            if self.has_table(d, table) and self.svc.sql(
+                    self.dbname[d], "SELECT 1 FROM %s WHERE job = %%s LIMIT 1" % table, (name,)):
+                return True
+        return False
+
+    # ------------------------------------------------------ reset, forget
+    def reread_from(self, key, to):
+        """The job reads from `to` again: the holes above it get counted."""
+        kept = []
+        for a, b in self.holes.get(key, []):
+            if b <= to:
+                kept.append([a, b])
+            elif a < to:
+                kept.append([a, to])
+        self.holes[key] = kept
+
+    def counted_offsets(self, jid, t, p):
+        """(offset, message) of what the job counts of t/p: from its start,
+        less the holes its resets left."""
+        key = (jid, t, p)
+        holes = self.holes.get(key, [])
+        start = self.start.get(key, 0 if self.jobs[jid]["start"] == "earliest"
+                               else len(self.msgs[t][p]))
+        for off in range(start, len(self.msgs[t][p])):
+            if not any(a <= off < b for a, b in holes):
+                yield off, self.msgs[t][p][off]
+
+    def topic_id(self, name):
+        return next(x for x in self.topics if self.names[x] == name)
+
+    def reset_args(self, op):
+        """The argv of a reset op, or None when its precondition is gone."""
+        jid = op["job"]
+        j = self.jobs[jid]
+        d = j["db"]
+        name = self.job_name(jid)
+        a = ["reset", "--brokers", self.svc.brokers, "--db", self.uri(d), "--job", name, "--json"]
+        to = op["to"]
+        if to in ("earliest", "latest"):
+            a += ["--to", to]
+        elif to == "rebuild":
+            a += ["--to", "earliest", "--rebuild"]
+        elif to in ("back", "fwd"):
+            t = self.names[op["topic"]]
+            p = op["partition"]
+            if not self.has_table(d, "kafka_offset"):
+                return None
+            rows = self.svc.sql(self.dbname[d], "SELECT `offset` FROM kafka_offset WHERE job = %s "
+                                "AND topic = %s AND `partition` = %s", (name, t, p))
+            if not rows:
+                return None
+            cur = int(rows[0][0])
+            high = len(self.msgs[op["topic"]][p])
+            at = int(op["frac"] * cur) if to == "back" else cur + int(op["frac"] * (high - cur))
+            a += ["--topic", t, "--to", "%d:%d" % (p, at)]
+        elif to == "batch":
+            if not self.has_table(d, "ktally_batches"):
+                return None
+            ids = [r[0] for r in self.svc.sql(self.dbname[d], "SELECT id FROM ktally_batches "
+                                              "WHERE job = %s ORDER BY id", (name,))]
+            if not ids:
+                return None
+            a += ["--to", "batch:%d" % ids[min(len(ids) - 1, int(op["pick"] * len(ids)))]]
+        if not op.get("dry"):
+            a.append("--execute")
+        return a
+
+    # Why a reset may be refused (exit 2): the line's words, and when.
+    RESET_REFUSALS = [
+        ("no job '", lambda r, jid, op: not r.known(jid)),
+        ("counts offsets it reads again twice", lambda r, jid, op: r.jobs[jid]["kind"] == "count"
+         and r.dbs[r.jobs[jid]["db"]]["mode"] == "transactional"
+         and op["to"] in ("back", "earliest", "batch")),
+        ("cannot move back", lambda r, jid, op: r.jobs[jid]["kind"] == LEDGER
+         and op["to"] in ("back", "earliest", "batch")),
+        ("cannot be rebuilt", lambda r, jid, op: r.jobs[jid]["kind"] == LEDGER
+         and op["to"] == "rebuild"),
+        ("also hold", lambda r, jid, op: op["to"] == "rebuild"),   # another writer's rows
+        ("stores no offset for", lambda r, jid, op: op["to"] in ("back", "fwd")),
+        ("is not recorded yet", lambda r, jid, op: True),
+    ]
+
+    def settle(self, jid):
+        """A job whose instance runs but has not committed yet is no job
+        to reset or forget: give it a moment to become one (bounded), so
+        that most draws move a job rather than test the unknown name."""
+        if self.job_live(jid) and not self.known(jid):
+            self.wait_for(lambda: self.known(jid), 3)
+
+    def op_reset(self, op):
+        jid = op["job"]
+        j = self.jobs[jid]
+        d = j["db"]
+        self.settle(jid)
+        args = self.reset_args(op)
+        if args is None:
+            self.note("skipped: nothing to reset yet")
+            return
+        self.quiet_broker()
+        quiet = not self.live
+        before = self.snapshot() if quiet else None
+        rc, out, err = self.run_cmd("reset", args, self.HANG_CMD)
+        if rc == 2:
+            lines = err.strip().splitlines()
+            why = next((w for w, ok in self.RESET_REFUSALS if lines and w in lines[-1]
+                        and ok(self, jid, op)), None)
+            if len(lines) != 1 or why is None:
+                raise Failure("reset:refused", "reset refused what it should do: %s\n%s" % (
+                    shell_quote(args), err[-1500:]))
+            if quiet and self.snapshot() != before:
+                raise Failure("reset:refused-changed", "reset refused, but the databases changed: "
+                              "%s" % shell_quote(args))
+            self.note("reset %s refused: %s" % (self.job_name(jid), why))
+            self.stats["refused"] += 1
+            return
+        if rc != 0:
+            raise Failure("reset:exit", "reset exited %d: %s\n%s" % (rc, shell_quote(args), err[-1500:]))
+        plan = json.loads(out)
+        if not plan["executed"]:
+            if quiet and self.snapshot() != before:
+                raise Failure("reset:dry-changed", "a dry run changed the databases: %s" % shell_quote(args))
+            return
+        idem = self.dbs[d]["mode"] == "idempotent"
+        for p in plan["partitions"]:
+            key = (jid, self.topic_id(p["topic"]), p["partition"])
+            if p["move"] == "forward":
+                # What is skipped is what the plan says; an idempotent job
+                # may have counted some of it already (counted_already).
+                self.holes[key] = sorted(self.holes.get(key, []) + [list(x) for x in p["skipped"]])
+            elif p["move"] == "back":
+                if not idem:
+                    raise Failure("reset:twice", "a transactional job was moved back: %s" % p)
+                natural = 0 if j["start"] == "earliest" else self.start.get(key)
+                self.start[key] = p["new"] if natural is None else min(natural, p["new"])
+                self.reread_from(key, p["new"])
+                self.rewound.add((d, self.job_name(jid), p["topic"], p["partition"]))
+            elif p["move"] == "rebuild":
+                self.start[key] = p["new"]
+                self.holes[key] = []
+                # Its audit rows are gone with its counts: no overlap left,
+                # but a rebuilt idempotent job rereads what it had.
+                self.rewound.add((d, self.job_name(jid), p["topic"], p["partition"]))
+        self.note("reset %s: %s" % (self.job_name(jid), "; ".join(
+            "%s/%d %s %d->%d" % (p["topic"], p["partition"], p["move"], p["stored"], p["new"])
+            for p in plan["partitions"] if p["move"] != "stays")))
+        self.stats["resets"] += 1
+
+    def counted_now(self, jid):
+        """What the job's output holds, per minute, while none of it runs:
+        its covered sets (idempotent), or [start, stored) less the holes."""
+        j = self.jobs[jid]
+        d = j["db"]
+        fmt = self.dbs[d]["format"]
+        f = Format(fmt["time"], fmt["bucket"], fmt["levels"])
+        name = self.job_name(jid)
+        c = {}
+        if self.dbs[d]["mode"] == "idempotent":
+            if not self.has_table(d, "ktally_coverage"):
+                return c
+            for topic, p, covered in self.svc.sql(self.dbname[d], "SELECT topic, `partition`, covered "
+                                                  "FROM ktally_coverage WHERE job = %s", (name,)):
+                t = self.topic_id(topic)
+                for part in filter(None, covered.split(",")):
+                    a, b = (int(x) for x in part.split("-"))
+                    for value, _ in self.msgs[t][int(p)][a:b]:
+                        f.value(value, c)
+            return c
+        if not self.has_table(d, "kafka_offset"):
+            return c
+        for topic, p, stored in self.svc.sql(self.dbname[d], "SELECT topic, `partition`, `offset` "
+                                             "FROM kafka_offset WHERE job = %s", (name,)):
+            t = self.topic_id(topic)
+            for off, (value, _) in self.counted_offsets(jid, t, int(p)):
+                if off >= int(stored):
+                    break
+                f.value(value, c)
+        return c
+
+    def op_forget(self, op):
+        jid = op["job"]
+        j = self.jobs[jid]
+        d = j["db"]
+        name = self.job_name(jid)
+        args = ["forget", "--db", self.uri(d), "--job", name]
+        self.settle(jid)
+        if not op.get("dry"):
+            # README: stop every instance of the job first.
+            for inst in [i for i, x in self.live.items() if x.job == jid]:
+                self.stop_instance(inst, signal.SIGTERM)
+            args.append("--execute")
+        quiet = not self.live
+        before = self.snapshot() if quiet or op.get("dry") else None
+        known = self.known(jid)
+        counted = self.counted_now(jid) if not op.get("dry") else None
+        rc, out, err = self.run_cmd("forget", args, self.HANG_CMD)
+        if rc == 2 and not known and "no job '%s' in" % name in err:
+            self.note("forget %s refused: no job yet" % name)
+            self.stats["refused"] += 1
+            return
+        if rc != 0:
+            raise Failure("forget:exit", "forget exited %d: %s\n%s" % (rc, shell_quote(args), err[-1500:]))
+        if op.get("dry"):
+            if quiet and self.snapshot() != before:
+                raise Failure("forget:dry-changed", "a dry run changed the databases: %s" % shell_quote(args))
+            return
+        # What it counted stays; the name is a new job from now on.
+        self.frozen[d].update(counted)
+        for key in [k for k in self.start if k[0] == jid]:
+            del self.start[key]
+        for key in [k for k in self.holes if k[0] == jid]:
+            del self.holes[key]
+        self.note("forgot %s: %d ERROR lines stay" % (name, sum(counted.values())))
+        self.stats["forgets"] += 1
+
 
     def op_initdb(self, op):
         d = op["db"]
@@ -818,6 +1052,23 @@ class Runner:
             if not self.has_table(d, "error_log"):
                 return None
             return base + job + ["--mode", other] + idle
+        if k in ("reset-unknown-job", "reset-dry-and-execute", "reset-rebuild-not-earliest",
+                 "reset-beyond-high", "reset-bad-to"):
+            names = [self.job_name(x) for x in self.jobs if self.jobs[x]["db"] == d] \
+                or ["h%s_nojob" % self.run_id]
+            a = ["reset", "--brokers", self.svc.brokers, "--db", self.uri(d), "--startup-timeout", "5",
+                 "--job", "h%s_nojob" % self.run_id if k == "reset-unknown-job" else names[0]]
+            return a + {"reset-unknown-job": ["--to", "latest", "--execute"],
+                        "reset-dry-and-execute": ["--to", "latest", "--dry-run", "--execute"],
+                        "reset-rebuild-not-earliest": ["--to", "latest", "--rebuild", "--execute"],
+                        "reset-beyond-high": ["--topic", self.names[t], "--to",
+                                              "0:%d" % (len(self.msgs[t][0]) + 5), "--execute"],
+                        "reset-bad-to": ["--to", "0:", "--execute"]}[k]
+        if k == "forget-unknown-job":
+            return ["forget", "--db", self.uri(d), "--job", "h%s_nojob" % self.run_id, "--execute"]
+        if k == "status-unknown-job":
+            return ["status", "--brokers", self.svc.brokers, "--db", self.uri(d), "--topic",
+                    self.names[t], "--job", "h%s_nojob" % self.run_id, "--startup-timeout", "5"]
         if k == "initdb-wrong-mode":
             if not self.has_table(d, "error_log"):
                 return None
@@ -936,11 +1187,13 @@ class Runner:
             if j["db"] != d or j["kind"] != "count":
                 continue
             for t in j["topics"]:
-                for p, msgs in enumerate(self.msgs[t]):
+                for p in range(len(self.msgs[t])):
                     c = {}
-                    for value, _ in msgs[self.start[(jid, t, p)]:]:
+                    for _, (value, _) in self.counted_offsets(jid, t, p):
                         f.value(value, c)
                     want["error_log"].update(c)
+        if self.frozen[d]:
+            want["error_log"].update(self.frozen[d])
         for (db, table), keys in self.replays.items():
             if db != d:
                 continue
@@ -1035,8 +1288,8 @@ class Runner:
         decided = {}
         for jid in jobs:
             t = self.jobs[jid]["topics"][0]
-            for p, msgs in enumerate(self.msgs[t]):
-                for value, meta in msgs[self.start[(jid, t, p)]:]:
+            for p in range(len(self.msgs[t])):
+                for _, (value, meta) in self.counted_offsets(jid, t, p):
                     if meta[0] != "tx":
                         continue
                     _, txn, acc, units = meta

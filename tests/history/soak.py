@@ -90,7 +90,7 @@ class Soak:
         self.slow = args.slow or (3.0 if self.sanitized() else 1.0)
         self.totals = {"histories": 0, "ops": 0, "kills": 0, "sigterms": 0, "faults": 0,
                        "refused": 0, "starts": 0, "records": 0, "rewinds": 0,
-                       "errors_checked": 0}
+                       "resets": 0, "forgets": 0, "errors_checked": 0}
         self.failures = []
 
     def sanitized(self):
@@ -222,10 +222,11 @@ class Soak:
     def report(self):
         t = self.totals
         say("soak: %d histories, %d operations, %d instances started, %d kill -9, %d SIGTERM, "
-            "%d service faults, %d rewinds, %d refusals checked, %d records produced, %d ERROR lines "
-            "checked, %d failures" % (
+            "%d service faults, %d rewinds, %d resets, %d forgets, %d refusals checked, %d records "
+            "produced, %d ERROR lines checked, %d failures" % (
                 t["histories"], t["ops"], t["starts"], t["kills"], t["sigterms"], t["faults"],
-                t["rewinds"], t["refused"], t["records"], t["errors_checked"], len(self.failures)))
+                t["rewinds"], t["resets"], t["forgets"], t["refused"], t["records"],
+                t["errors_checked"], len(self.failures)))
         for seed, sig, path in self.failures:
             say("soak: FAILED seed %s: %s: replay with: sh %s" % (seed, sig, os.path.relpath(path, REPO)))
         if getattr(self, "harness_errors", 0):
