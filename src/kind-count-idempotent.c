@@ -1,7 +1,8 @@
 /* kind-count-idempotent.c - per-minute counts, idempotent (--mode idempotent).
  *
- * Each partition's counts are stored with the set of offsets they include
- * (ktally_coverage, see coverage.h), in one transaction: a batch counts
+ * The counts (per topic and minute, error_log_topic) are added together
+ * with each partition's set of offsets they include (ktally_coverage, see
+ * coverage.h), in one transaction: a batch counts
  * only offsets outside the set it planned from, and adds its counts only
  * if the set is still that one (read FOR UPDATE), extending it in the same
  * transaction. The offsets are stored after, in kafka_offset or the
@@ -201,41 +202,42 @@ flush_counts (Idempotent *self, GString *sql, guint *rows, GError **error)
 {
   *rows = 0;
   g_string_append (sql, " ON DUPLICATE KEY UPDATE log_count = log_count + VALUES(log_count)");
-  return kt_db_run (self->job->db, sql->str, "cannot write error_log_partition", error);
+  return kt_db_run (self->job->db, sql->str, "cannot write error_log_topic", error);
 }
 
 /* Adds the counts of the parts to write (@write: range indexes) to
- * error_log_partition, in (partition, minute) order, UPSERT_ROWS at a time. */
+ * error_log_topic: one row per minute of the topic, whichever partitions
+ * counted it (sparse log time made a row per line and partition), in
+ * minute order (writers lock rows in one order), UPSERT_ROWS at a time. */
 static gboolean
 add_counts (Idempotent *self, const GArray *write, GError **error)
 {
   g_autoptr(GString) sql = g_string_new (NULL);
   g_autoptr(GString) key = g_string_new (NULL);  /* 'job','topic', */
+  g_autoptr(KtReducer) all = kt_reducer_new ();
+  g_autoptr(GArray) counts = NULL;
   guint rows = 0;
 
+  for (guint i = 0; i < write->len; i++)
+    kt_reducer_merge (all, ((Part *) self->parts->pdata[g_array_index (write, guint, i)])->counts);
+  counts = kt_reducer_sorted (all);
   kt_db_quote (self->job->db, key, self->job->job);
   g_string_append_c (key, ',');
   kt_db_quote (self->job->db, key, self->job->topic);
   g_string_append_c (key, ',');
-  for (guint i = 0; i < write->len; i++)
+  for (guint j = 0; j < counts->len; j++)
     {
-      const Part *part = self->parts->pdata[g_array_index (write, guint, i)];
-      g_autoptr(GArray) counts = kt_reducer_sorted (part->counts);
+      const KtMinuteCount *mc = &g_array_index (counts, KtMinuteCount, j);
+      char when[20];
 
-      for (guint j = 0; j < counts->len; j++)
-        {
-          const KtMinuteCount *mc = &g_array_index (counts, KtMinuteCount, j);
-          char when[20];
-
-          if (rows == 0)
-            g_string_assign (sql, "INSERT INTO error_log_partition (job, topic, `partition`, "
-                                  "log_time, log_count) VALUES ");
-          kt_minute_format (mc->minute, when);
-          g_string_append_printf (sql, "%s(%s%d,'%s',%" G_GUINT64_FORMAT ")", rows ? "," : "",
-                                  key->str, part->partition, when, mc->count);
-          if (++rows == UPSERT_ROWS && !flush_counts (self, sql, &rows, error))
-            return FALSE;
-        }
+      if (rows == 0)
+        g_string_assign (sql, "INSERT INTO error_log_topic (job, topic, log_time, log_count) "
+                              "VALUES ");
+      kt_minute_format (mc->minute, when);
+      g_string_append_printf (sql, "%s(%s'%s',%" G_GUINT64_FORMAT ")", rows ? "," : "",
+                              key->str, when, mc->count);
+      if (++rows == UPSERT_ROWS && !flush_counts (self, sql, &rows, error))
+        return FALSE;
     }
   return rows == 0 || flush_counts (self, sql, &rows, error);
 }
