@@ -46,18 +46,16 @@ typedef struct
   GPtrArray       *feeds;    /* KtFeed, one per topic */
 } Runner;
 
-/* Waits between batches. A group member keeps serving the group's
- * events meanwhile (a rebalance must not wait for the next batch). */
+/* Waits between batches, reading ahead meanwhile: records that arrive
+ * are pulled into each reader's carry (bounded like the pre-fetch queue),
+ * so the next batch finds them in memory instead of waiting on a fetcher
+ * that a full queue stopped (freshness), and a group member serves the
+ * group's events (a rebalance must not wait for the next batch). */
 static void
 rest (Runner *r, double seconds)
 {
   gint64 until = g_get_monotonic_time () + (gint64) (seconds * G_USEC_PER_SEC);
 
-  if (!r->member)
-    {
-      kt_nap (r->stop, seconds);
-      return;
-    }
   while (!*r->stop)
     {
       gint64 left = until - g_get_monotonic_time ();

@@ -1226,7 +1226,7 @@ kt_source_serve (KtSource *self, int timeout_ms)
       rd.bytes += ((Stream *) value)->carry_bytes;
       rd.carried += g_queue_get_length (&((Stream *) value)->carry);
     }
-  if (rd.bytes >= self->max_batch_bytes || rd.carried >= self->max_carried)
+  if (rd.bytes >= self->max_batch_bytes || rd.carried >= 2 * self->max_carried)
     {
       /* Enough carried for the next batch: events wait until it runs. */
       g_usleep ((gulong) timeout_ms * 1000);
