@@ -86,4 +86,8 @@ struct _KtJobKind
  * KT_ERROR_USAGE saying which combinations there are. */
 const KtJobKind *kt_kind_lookup (const char *kind, const char *mode, GError **error);
 
+/* The kind that always writes @table (its own, like the ledger's
+ * account_balance), or NULL: a table a job names with --table. */
+const KtJobKind *kt_kind_of_table (const char *table);
+
 extern const KtJobKind kt_kind_count, kt_kind_count_idempotent, kt_kind_ledger;
