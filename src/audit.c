@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "error.h"
 #include "jobs.h"
+#include "kind.h"
 #include "offsets.h"
 #include "schema.h"
 #include "source.h"
@@ -327,10 +328,105 @@ orphan_coverage (const KtConfig *config, const GArray *rows, GHashTable *covered
     }
 }
 
+/* Each table the batches wrote (@targets: name -> the ERROR lines they
+ * recorded) against what it holds now. */
+static void
+check_totals (KtDb *db, GHashTable *targets, GPtrArray *problems)
+{
+  GHashTableIter iter;
+  gpointer key, value;
+
+  g_hash_table_iter_init (&iter, targets);
+  while (g_hash_table_iter_next (&iter, &key, &value))
+    {
+      const KtJobKind *kind = kt_kind_of_table (key);
+      guint64 total = 0, recorded = *(guint64 *) value;
+      g_autoptr(GError) local = NULL;
+
+      if (kind != NULL && !g_str_equal (kind->holds, "counts"))
+        {
+          /* A ledger's batches carry no counts to add up: chains only. */
+          printf ("audit: %s: %s, chains only\n", (const char *) key, kind->holds);
+          continue;
+        }
+      if (!kt_is_identifier (key))
+        {
+          g_ptr_array_add (problems, g_strdup_printf ("a batch names the table '%s', "
+                                                      "which is not a plain identifier",
+                                                      (const char *) key));
+          continue;
+        }
+      if (!table_total (db, key, &total, &local))
+        {
+          g_ptr_array_add (problems, g_strdup_printf ("%s: %s", (const char *) key,
+                                                      local->message));
+          continue;
+        }
+      printf ("audit: %s: %" G_GUINT64_FORMAT " ERROR lines recorded by batches, %"
+              G_GUINT64_FORMAT " in the table%s\n", (const char *) key, recorded, total,
+              total == recorded ? "" : "  <-- differs");
+      if (total != recorded)
+        g_ptr_array_add (problems, g_strdup_printf (
+          "%s holds %" G_GUINT64_FORMAT " ERROR lines, its batches recorded %" G_GUINT64_FORMAT,
+          (const char *) key, total, recorded));
+    }
+}
+
 static void
 forgotten_clear (KtForgottenTarget *f)
 {
   g_clear_pointer (&f->target, g_free);
+}
+
+/* A forgotten job's audit rows are gone, and what it counted stays in its
+ * tables: ktally_forgotten says how much. Adds it to @targets (name -> the
+ * ERROR lines recorded), one note each to @forgotten_notes. */
+static gboolean
+add_forgotten (KtDb *db, GHashTable *targets, GPtrArray *forgotten_notes, GError **error)
+{
+  g_autoptr(GArray) forgotten = g_array_new (FALSE, TRUE, sizeof (KtForgottenTarget));
+
+  g_array_set_clear_func (forgotten, (GDestroyNotify) forgotten_clear);
+  if (!kt_offsets_load_forgotten (db, forgotten, error))
+    return FALSE;
+  for (guint i = 0; i < forgotten->len; i++)
+    {
+      const KtForgottenTarget *f = &g_array_index (forgotten, KtForgottenTarget, i);
+      const char *table = strchr (f->target, '\t') + 1;
+      guint64 *sum = g_hash_table_lookup (targets, table);
+
+      if (sum == NULL)
+        {
+          sum = g_new0 (guint64, 1);
+          g_hash_table_insert (targets, g_strdup (table), sum);
+        }
+      *sum += f->error_lines;
+      g_ptr_array_add (forgotten_notes, g_strdup_printf ("%s holds %" G_GUINT64_FORMAT " ERROR lines "
+                                               "counted by job %.*s, since forgotten", table,
+                                               f->error_lines,
+                                               (int) (table - 1 - f->target), f->target));
+    }
+  return TRUE;
+}
+
+/* The notes, then the problems; KT_ERROR_AUDIT when there are any. */
+static gboolean
+report (GPtrArray *notes, GPtrArray *forgotten_notes, GPtrArray *problems, GError **error)
+{
+  for (guint i = 0; i < notes->len; i++)
+    printf ("audit: note: %s (a replay adds its range)\n", (const char *) notes->pdata[i]);
+  for (guint i = 0; i < forgotten_notes->len; i++)
+    printf ("audit: note: %s\n", (const char *) forgotten_notes->pdata[i]);
+  for (guint i = 0; i < problems->len; i++)
+    printf ("audit: BROKEN: %s\n", (const char *) problems->pdata[i]);
+  if (problems->len > 0)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_AUDIT, "the audit found %u problem(s)",
+                   problems->len);
+      return FALSE;
+    }
+  printf ("audit: OK: every chain is whole up to its stored offset and every total agrees\n");
+  return TRUE;
 }
 
 gboolean
@@ -345,15 +441,11 @@ kt_audit (const KtConfig *config, GError **error)
   g_autoptr(GHashTable) covered = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
                                                         (GDestroyNotify) kt_coverage_free);
   g_autoptr(GHashTable) targets = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
-  g_autoptr(GArray) forgotten = g_array_new (FALSE, TRUE, sizeof (KtForgottenTarget));
   g_autoptr(GPtrArray) forgotten_notes = g_ptr_array_new_with_free_func (g_free);
   Stored lookup = { stored, covered };
-  GHashTableIter iter;
-  gpointer key, value;
   guint chains;
 
   g_array_set_clear_func (rows, (GDestroyNotify) kt_batch_row_clear);
-  g_array_set_clear_func (forgotten, (GDestroyNotify) forgotten_clear);
   /* Only reads: an older schema is read as it is, never migrated. One
    * snapshot for every read: a job that commits meanwhile must not make
    * its chain look broken (read after its offsets, or its totals after its
@@ -367,7 +459,7 @@ kt_audit (const KtConfig *config, GError **error)
     return FALSE;
   if (config->brokers != NULL && !load_group_offsets (config, covered, stored, error))
     return FALSE;
-  if (!kt_offsets_load_forgotten (db, forgotten, error))
+  if (!add_forgotten (db, targets, forgotten_notes, error))
     return FALSE;
 
   /* Chains of the audited job(s); totals over every job, since the sum of
@@ -386,81 +478,17 @@ kt_audit (const KtConfig *config, GError **error)
       if (config->job == NULL || g_str_equal (b->job, config->job))
         g_array_append_vals (mine, b, 1);  /* borrowed: rows owns the strings */
     }
-  /* A forgotten job's audit rows are gone, and what it counted stays in
-   * its tables: ktally_forgotten says how much. */
-  for (guint i = 0; i < forgotten->len; i++)
-    {
-      const KtForgottenTarget *f = &g_array_index (forgotten, KtForgottenTarget, i);
-      const char *table = strchr (f->target, '\t') + 1;
-      guint64 *sum = g_hash_table_lookup (targets, table);
-
-      if (sum == NULL)
-        {
-          sum = g_new0 (guint64, 1);
-          g_hash_table_insert (targets, g_strdup (table), sum);
-        }
-      *sum += f->error_lines;
-      g_ptr_array_add (forgotten_notes, g_strdup_printf ("%s holds %" G_GUINT64_FORMAT " ERROR lines "
-                                               "counted by job %.*s, since forgotten", table,
-                                               f->error_lines,
-                                               (int) (table - 1 - f->target), f->target));
-    }
   chains = kt_audit_chains (mine, lookup_stored, lookup_covered, &lookup, problems);
   kt_audit_shared (rows, config->job, problems, notes);
   orphan_coverage (config, mine, covered, problems);
   printf ("audit: %u partition chains, %u batches%s%s\n", chains, mine->len,
           config->job != NULL ? " of job " : "", config->job != NULL ? config->job : "");
 
-  g_hash_table_iter_init (&iter, targets);
-  while (g_hash_table_iter_next (&iter, &key, &value))
-    {
-      guint64 total = 0;
-      g_autoptr(GError) local = NULL;
-
-      if (g_str_equal (key, "account_balance"))
-        {
-          /* A ledger's batches carry no counts to add up: chains only. */
-          printf ("audit: account_balance: ledger batches, chains only\n");
-          continue;
-        }
-      if (!kt_is_identifier (key))
-        {
-          g_ptr_array_add (problems, g_strdup_printf ("a batch names the table '%s', "
-                                                      "which is not a plain identifier",
-                                                      (const char *) key));
-          continue;
-        }
-      if (!table_total (db, key, &total, &local))
-        {
-          g_ptr_array_add (problems, g_strdup_printf ("%s: %s", (const char *) key,
-                                                      local->message));
-          continue;
-        }
-      printf ("audit: %s: %" G_GUINT64_FORMAT " ERROR lines recorded by batches, %"
-              G_GUINT64_FORMAT " in the table%s\n", (const char *) key,
-              *(guint64 *) value, total, total == *(guint64 *) value ? "" : "  <-- differs");
-      if (total != *(guint64 *) value)
-        g_ptr_array_add (problems, g_strdup_printf (
-          "%s holds %" G_GUINT64_FORMAT " ERROR lines, its batches recorded %" G_GUINT64_FORMAT,
-          (const char *) key, total, *(guint64 *) value));
-    }
+  check_totals (db, targets, problems);
   g_array_set_size (mine, 0);
   kt_db_abort (db);  /* it read only */
 
-  for (guint i = 0; i < notes->len; i++)
-    printf ("audit: note: %s (a replay adds its range)\n", (const char *) notes->pdata[i]);
-  for (guint i = 0; i < forgotten_notes->len; i++)
-    printf ("audit: note: %s\n", (const char *) forgotten_notes->pdata[i]);
-  for (guint i = 0; i < problems->len; i++)
-    printf ("audit: BROKEN: %s\n", (const char *) problems->pdata[i]);
-  if (problems->len > 0)
-    {
-      g_set_error (error, KT_ERROR, KT_ERROR_AUDIT, "the audit found %u problem(s)",
-                   problems->len);
-      return FALSE;
-    }
-  printf ("audit: OK: every chain is whole up to its stored offset and every total agrees\n");
-  return TRUE;
+  return report (notes, forgotten_notes, problems, error);
 }
 
 /* What `ktally audit --help` says before the options. */

@@ -43,7 +43,7 @@ for mode in transactional idempotent; do
     || { cat "$WORK/dry_$mode" >&2; fail "$mode: the dry run does not say what goes and what stays"; }
   if [[ $mode == idempotent ]]; then
     grep -q "^  ktally_coverage *3 rows: the offsets its counts include" "$WORK/dry_$mode" \
-      && grep -q "^  error_log_partition: its [0-9]* rows (job $job), in the sums of error_log" "$WORK/dry_$mode" \
+      && grep -q "^  error_log_topic: its [0-9]* rows (job $job), in the sums of error_log" "$WORK/dry_$mode" \
       || { cat "$WORK/dry_$mode" >&2; fail "idempotent: covered sets and per-partition rows not said"; }
   fi
 
