@@ -289,8 +289,26 @@ class Gen:
                 op = self.invalid(h, topics, dbs, jobs, started, live)
                 if op:
                     ops.append(op)
-            elif kind == "reset":
-                op = self.reset(topics, dbs, jobs, started, live)
+            prefer = None
+            if kind in ("reset", "forget") and self.focus == "manage-jobs" and self.chance(0.5):
+                # A job that ran long enough to commit, then stopped or
+                # still running: most moves then apply, rather than being
+                # refused for a job that is none yet.
+                prefer = r.choice(sorted(jobs))
+                if not live[prefer]:
+                    n_inst += 1
+                    inst = "%s#%d" % (prefer, n_inst)
+                    ops.append(self.start(jobs[prefer], inst, topics))
+                    live[prefer].append(inst)
+                    started.add(prefer)
+                    ops.append({"op": "wait", "ms": 1500})
+                    if self.chance(0.5):
+                        ops.append({"op": "term", "inst": inst})
+                        live[prefer].remove(inst)
+                else:
+                    ops.append({"op": "wait", "ms": 700})
+            if kind == "reset":
+                op = self.reset(topics, dbs, jobs, started, live, prefer)
                 if op:
                     ops.append(op)
             elif kind == "forget":
@@ -301,7 +319,7 @@ class Gen:
                         and jobs[j]["offsets"] == "mysql"]
                 if not cand:
                     continue
-                j = r.choice(cand)
+                j = prefer if prefer in cand else r.choice(cand)
                 op = {"op": "forget", "job": j, "dry": self.chance(0.2)}
                 if not op["dry"]:
                     live[j] = []   # the runner stops them first, as README says
@@ -398,7 +416,7 @@ class Gen:
                 op["job"] = "live:" + r.choice(live_jobs)
         return op
 
-    def reset(self, topics, dbs, jobs, started, live):
+    def reset(self, topics, dbs, jobs, started, live, prefer=None):
         """`ktally reset` of a started job. Every kind of move is drawn,
         those that must be refused too (a transactional or ledger job moved
         back, a shared table rebuilt); the runner checks each refusal's
@@ -410,7 +428,7 @@ class Gen:
         r = self.r
         if not started:
             return None
-        j = r.choice(sorted(started))
+        j = prefer if prefer in started else r.choice(sorted(started))
         job = jobs[j]
         idem = dbs[job["db"]]["mode"] == "idempotent"
         quiet = not live[j]

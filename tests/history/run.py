@@ -183,6 +183,7 @@ class Runner:
         # `ktally reset` moved forward past these offsets: never counted
         # (job, topic, p) -> [[from, until), ...], until a move back below.
         self.holes = collections.defaultdict(list)
+        self.reset_was_live = False   # whether an instance of the job ran as it was reset
         # What forgotten jobs counted: it stays in their tables (db -> counts).
         self.frozen = collections.defaultdict(collections.Counter)
         self.stats = collections.Counter()
@@ -804,11 +805,13 @@ class Runner:
             p = op["partition"]
             if not self.has_table(d, "kafka_offset"):
                 return None
-            rows = self.svc.sql(self.dbname[d], "SELECT `offset` FROM kafka_offset WHERE job = %s "
-                                "AND topic = %s AND `partition` = %s", (name, t, p))
+            # The partition drawn, or another the job stores an offset of.
+            rows = self.svc.sql(self.dbname[d], "SELECT `partition`, `offset` FROM kafka_offset "
+                                "WHERE job = %s AND topic = %s ORDER BY `partition`", (name, t))
             if not rows:
                 return None
-            cur = int(rows[0][0])
+            p, cur = next(((int(a), int(b)) for a, b in rows if int(a) == p),
+                          (int(rows[p % len(rows)][0]), int(rows[p % len(rows)][1])))
             high = len(self.msgs[op["topic"]][p])
             at = int(op["frac"] * cur) if to == "back" else cur + int(op["frac"] * (high - cur))
             a += ["--topic", t, "--to", "%d:%d" % (p, at)]
@@ -824,14 +827,20 @@ class Runner:
             a.append("--execute")
         return a
 
+    def moves_back(self, jid, op):
+        """Whether the op may move the job back: it asks to, or a forward
+        move's target, read from kafka_offset before, was passed meanwhile
+        by an instance of the job that ran then."""
+        return op["to"] in ("back", "earliest", "batch") \
+            or (op["to"] == "fwd" and self.reset_was_live)
+
     # Why a reset may be refused (exit 2): the line's words, and when.
     RESET_REFUSALS = [
         ("no job '", lambda r, jid, op: not r.known(jid)),
         ("counts offsets it reads again twice", lambda r, jid, op: r.jobs[jid]["kind"] == "count"
-         and r.dbs[r.jobs[jid]["db"]]["mode"] == "transactional"
-         and op["to"] in ("back", "earliest", "batch")),
+         and r.dbs[r.jobs[jid]["db"]]["mode"] == "transactional" and r.moves_back(jid, op)),
         ("cannot move back", lambda r, jid, op: r.jobs[jid]["kind"] == LEDGER
-         and op["to"] in ("back", "earliest", "batch")),
+         and r.moves_back(jid, op)),
         ("cannot be rebuilt", lambda r, jid, op: r.jobs[jid]["kind"] == LEDGER
          and op["to"] == "rebuild"),
         ("also hold", lambda r, jid, op: op["to"] == "rebuild"),   # another writer's rows
@@ -851,6 +860,7 @@ class Runner:
         j = self.jobs[jid]
         d = j["db"]
         self.settle(jid)
+        self.reset_was_live = self.job_live(jid)
         args = self.reset_args(op)
         if args is None:
             self.note("skipped: nothing to reset yet")
