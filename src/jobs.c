@@ -90,10 +90,14 @@ kt_jobs_load (KtDb *db, GPtrArray *jobs, GError **error)
     {
       KtJobInfo *info = g_new0 (KtJobInfo, 1);
       KtJobCommits *c = g_hash_table_lookup (commits, key);
+      g_autofree char *stolen = NULL;
 
       info->name = g_strdup (key);
-      g_hash_table_steal_extended (records, key, NULL, (gpointer *) &info->record);
-      info->topics = sorted_topics (g_hash_table_lookup (topics, key),
+      /* The record moves to info, its key is ours to free: @key may be
+       * that very string, so only info->name from here on. */
+      g_hash_table_steal_extended (records, info->name, (gpointer *) &stolen,
+                                   (gpointer *) &info->record);
+      info->topics = sorted_topics (g_hash_table_lookup (topics, info->name),
                                     info->record != NULL ? info->record->topics : NULL);
       info->batches = c != NULL ? c->batches : 0;
       info->last_commit = c != NULL ? g_strdup (c->last_commit) : NULL;
