@@ -81,12 +81,10 @@ readable (gpointer data, int timeout_ms, GError **error)
   return kt_schema_readable (data, error);
 }
 
-/* The job, its kind, the topics and their sources: everything but the
- * offsets, which the plan reads. */
+/* The job and its kind, the target and the policy from them. */
 static gboolean
-reset_open (Reset *r, const GPtrArray *jobs, GError **error)
+reset_job (Reset *r, const GPtrArray *jobs, GError **error)
 {
-  static const volatile int never = 0;
   const KtConfig *config = r->config;
   const KtJobRecord *record;
 
@@ -123,8 +121,15 @@ reset_open (Reset *r, const GPtrArray *jobs, GError **error)
     .why_no_rewind = r->kind->why_no_rewind, .rebuild = config->rebuild,
     .accept_data_loss = config->accept_data_loss,
   };
+  return TRUE;
+}
 
-  /* Which topics: the batch's, --topic, or all of the job's. */
+/* Which topics: the batch's, --topic, or all of the job's. */
+static gboolean
+reset_topics (Reset *r, GError **error)
+{
+  const KtConfig *config = r->config;
+
   if (r->target.to == KT_RESET_BATCH)
     {
       r->starts = g_array_new (FALSE, FALSE, sizeof (KtPartitionOffset));
@@ -162,6 +167,15 @@ reset_open (Reset *r, const GPtrArray *jobs, GError **error)
         }
       r->topics = g_strdupv (r->job->topics);
     }
+  return TRUE;
+}
+
+/* A source per topic, each waited for until it knows its partitions. */
+static gboolean
+reset_sources (Reset *r, GError **error)
+{
+  static const volatile int never = 0;
+  const KtConfig *config = r->config;
 
   r->sources = g_ptr_array_new_with_free_func ((GDestroyNotify) kt_source_free);
   for (char **t = r->topics; *t != NULL; t++)
@@ -186,6 +200,14 @@ reset_open (Reset *r, const GPtrArray *jobs, GError **error)
         }
     }
   return TRUE;
+}
+
+/* The job, its kind, the topics and their sources: everything but the
+ * offsets, which the plan reads. */
+static gboolean
+reset_open (Reset *r, const GPtrArray *jobs, GError **error)
+{
+  return reset_job (r, jobs, error) && reset_topics (r, error) && reset_sources (r, error);
 }
 
 /* The plan of every topic into @moves, from the stored offsets (FOR
@@ -592,6 +614,54 @@ kt_reset (const KtConfig *config, GError **error)
   return TRUE;
 }
 
+/* The flags of a reset that go together, and --to spelled right. */
+static gboolean
+check_flags (const KtRawOptions *raw, GError **error)
+{
+  KtResetTarget target = { 0 };
+
+  if (raw->job == NULL)
+    {
+      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
+                           "--job is required (`ktally jobs` lists them)");
+      return FALSE;
+    }
+  if (raw->to == NULL)
+    {
+      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE, "--to is required: earliest, "
+                           "latest, PARTITION:OFFSET[,...] or batch:ID");
+      return FALSE;
+    }
+  if (!kt_reset_target_parse (raw->to, &target, error))
+    return FALSE;
+  kt_reset_target_clear (&target);
+  if (raw->dry_run && raw->execute)
+    {
+      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
+                           "--dry-run and --execute exclude each other");
+      return FALSE;
+    }
+  if (raw->rebuild && g_strcmp0 (raw->to, "earliest") != 0)
+    {
+      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE, "--rebuild counts everything "
+                           "again from the log start: it takes --to earliest only");
+      return FALSE;
+    }
+  if (raw->rebuild && raw->topic != NULL)
+    {
+      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE, "--rebuild empties the job's "
+                           "whole output, so it rewinds every topic: leave out --topic");
+      return FALSE;
+    }
+  if (raw->accept_data_loss && !raw->rebuild)
+    {
+      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
+                           "--accept-data-loss goes with --rebuild only");
+      return FALSE;
+    }
+  return TRUE;
+}
+
 static KtConfig *
 parse (int argc, char **argv, GError **error)
 {
@@ -626,49 +696,11 @@ parse (int argc, char **argv, GError **error)
     G_OPTION_ENTRY_NULL
   };
   g_autoptr(KtConfig) config = g_new0 (KtConfig, 1);
-  KtResetTarget target = { 0 };
 
   if (!kt_options_parse ("reset", SUMMARY, entries, argc, argv, &raw, config, error))
     return NULL;
-  if (raw.job == NULL)
-    {
-      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
-                           "--job is required (`ktally jobs` lists them)");
-      return NULL;
-    }
-  if (raw.to == NULL)
-    {
-      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE, "--to is required: earliest, "
-                           "latest, PARTITION:OFFSET[,...] or batch:ID");
-      return NULL;
-    }
-  if (!kt_reset_target_parse (raw.to, &target, error))
+  if (!check_flags (&raw, error))
     return NULL;
-  kt_reset_target_clear (&target);
-  if (raw.dry_run && raw.execute)
-    {
-      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
-                           "--dry-run and --execute exclude each other");
-      return NULL;
-    }
-  if (raw.rebuild && g_strcmp0 (raw.to, "earliest") != 0)
-    {
-      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE, "--rebuild counts everything "
-                           "again from the log start: it takes --to earliest only");
-      return NULL;
-    }
-  if (raw.rebuild && raw.topic != NULL)
-    {
-      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE, "--rebuild empties the job's "
-                           "whole output, so it rewinds every topic: leave out --topic");
-      return NULL;
-    }
-  if (raw.accept_data_loss && !raw.rebuild)
-    {
-      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
-                           "--accept-data-loss goes with --rebuild only");
-      return NULL;
-    }
   if (!kt_options_job (config, &raw, error)
       || !kt_options_db (config, &raw, error)
       || !kt_options_brokers (config, &raw, TRUE, error)

@@ -132,12 +132,12 @@ target_offset (const KtResetTarget *target, const char *topic, const KtPartition
   return TRUE;
 }
 
-gboolean
-kt_reset_plan (const KtResetPolicy *policy, const KtResetTarget *target, const char *topic,
-               const KtPartitionState *states, guint n_states, GHashTable *counted,
-               GHashTable *first, const GArray *starts, GArray *moves, GError **error)
+/* --to P:OFF names partitions the job must have. */
+static gboolean
+named_partitions_stored (const KtResetPolicy *policy, const KtResetTarget *target,
+                         const char *topic, const KtPartitionState *states, guint n_states,
+                         GError **error)
 {
-  /* --to P:OFF names partitions the job must have. */
   for (guint i = 0; target->to == KT_RESET_OFFSETS && i < target->offsets->len; i++)
     {
       gint32 p = g_array_index (target->offsets, KtPartitionOffset, i).partition;
@@ -153,7 +153,69 @@ kt_reset_plan (const KtResetPolicy *policy, const KtResetTarget *target, const c
           return FALSE;
         }
     }
+  return TRUE;
+}
 
+/* A rebuild goes back to the log start; refused where retention removed
+ * offsets the job counted (@began: its first audited offset, or NULL),
+ * unless the policy accepts the loss. */
+static gboolean
+plan_rebuild (const KtResetPolicy *policy, const char *topic, const KtPartitionState *s,
+              const gint64 *began, KtResetMove *mv, GError **error)
+{
+  mv->to = s->low;
+  mv->rebuild = TRUE;
+  if (began == NULL || *began >= s->low)
+    return TRUE;
+  mv->lost = (KtInterval) { *began, s->low };
+  if (policy->accept_data_loss)
+    return TRUE;
+  g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+               "--rebuild: job %s counted %s/%d from %" G_GINT64_FORMAT
+               ", and the log starts at %" G_GINT64_FORMAT " now: offsets [%"
+               G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") are gone, and the "
+               "rebuilt %s would no longer count them; add "
+               "--accept-data-loss to rebuild anyway", policy->job, topic,
+               s->partition, *began, s->low, *began, s->low, policy->output);
+  return FALSE;
+}
+
+/* A move back: what the kind does with offsets it reads again. */
+static gboolean
+plan_back (const KtResetPolicy *policy, const char *topic, const KtPartitionState *s,
+           const KtCoverage *done, KtResetMove *mv, GError **error)
+{
+  switch (policy->reread)
+    {
+    case KT_REREAD_SKIPS:
+      split (done, mv->to, s->stored, mv->counted_already, mv->newly_counted);
+      return TRUE;
+    case KT_REREAD_REFUSED:
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "job %s cannot move back (%s/%d from %" G_GINT64_FORMAT " to %"
+                   G_GINT64_FORMAT "): %s", policy->job, topic, s->partition,
+                   s->stored, mv->to, policy->why_no_rewind);
+      return FALSE;
+    case KT_REREAD_COUNTS_TWICE:
+    default:
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "job %s counts offsets it reads again twice (transactional): "
+                   "moving %s/%d back from %" G_GINT64_FORMAT " to %" G_GINT64_FORMAT
+                   " would count [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") again "
+                   "into %s; refused (--to earliest --rebuild empties %s and counts "
+                   "everything again)", policy->job, topic, s->partition, s->stored,
+                   mv->to, mv->to, s->stored, policy->output, policy->output);
+      return FALSE;
+    }
+}
+
+gboolean
+kt_reset_plan (const KtResetPolicy *policy, const KtResetTarget *target, const char *topic,
+               const KtPartitionState *states, guint n_states, GHashTable *counted,
+               GHashTable *first, const GArray *starts, GArray *moves, GError **error)
+{
+  if (!named_partitions_stored (policy, target, topic, states, n_states, error))
+    return FALSE;
   for (guint i = 0; i < n_states; i++)
     {
       const KtPartitionState *s = &states[i];
@@ -168,62 +230,23 @@ kt_reset_plan (const KtResetPolicy *policy, const KtResetTarget *target, const c
         .counted_already = g_array_new (FALSE, FALSE, sizeof (KtInterval)),
         .newly_counted = g_array_new (FALSE, FALSE, sizeof (KtInterval)),
       };
+      KtResetMove *mv;
 
       /* Appended at once, so the array frees it whatever happens next. */
       g_array_append_val (moves, m);
+      mv = &g_array_index (moves, KtResetMove, moves->len - 1);
       if (policy->rebuild)
         {
-          KtResetMove *mv = &g_array_index (moves, KtResetMove, moves->len - 1);
-
-          mv->to = s->low;
-          mv->rebuild = TRUE;
-          if (began != NULL && *began < s->low)
-            {
-              mv->lost = (KtInterval) { *began, s->low };
-              if (!policy->accept_data_loss)
-                {
-                  g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
-                               "--rebuild: job %s counted %s/%d from %" G_GINT64_FORMAT
-                               ", and the log starts at %" G_GINT64_FORMAT " now: offsets [%"
-                               G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") are gone, and the "
-                               "rebuilt %s would no longer count them; add "
-                               "--accept-data-loss to rebuild anyway", policy->job, topic,
-                               s->partition, *began, s->low, *began, s->low, policy->output);
-                  return FALSE;
-                }
-            }
+          if (!plan_rebuild (policy, topic, s, began, mv, error))
+            return FALSE;
           continue;
         }
-      if (!target_offset (target, topic, s, starts, &m.to, error))
+      if (!target_offset (target, topic, s, starts, &mv->to, error))
         return FALSE;
-      g_array_index (moves, KtResetMove, moves->len - 1).to = m.to;
-      if (m.to > s->stored)
-        split (done, s->stored, m.to, m.counted_already, m.skipped);
-      else if (m.to < s->stored)
-        {
-          switch (policy->reread)
-            {
-            case KT_REREAD_SKIPS:
-              split (done, m.to, s->stored, m.counted_already, m.newly_counted);
-              break;
-            case KT_REREAD_REFUSED:
-              g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
-                           "job %s cannot move back (%s/%d from %" G_GINT64_FORMAT " to %"
-                           G_GINT64_FORMAT "): %s", policy->job, topic, s->partition,
-                           s->stored, m.to, policy->why_no_rewind);
-              return FALSE;
-            case KT_REREAD_COUNTS_TWICE:
-            default:
-              g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
-                           "job %s counts offsets it reads again twice (transactional): "
-                           "moving %s/%d back from %" G_GINT64_FORMAT " to %" G_GINT64_FORMAT
-                           " would count [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") again "
-                           "into %s; refused (--to earliest --rebuild empties %s and counts "
-                           "everything again)", policy->job, topic, s->partition, s->stored,
-                           m.to, m.to, s->stored, policy->output, policy->output);
-              return FALSE;
-            }
-        }
+      if (mv->to > s->stored)
+        split (done, s->stored, mv->to, mv->counted_already, mv->skipped);
+      else if (mv->to < s->stored && !plan_back (policy, topic, s, done, mv, error))
+        return FALSE;
     }
   return TRUE;
 }
