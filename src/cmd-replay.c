@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <unistd.h>
 #include "error.h"
+#include "log.h"
 #include "run.h"
 #include "source.h"
 
@@ -124,7 +125,9 @@ kt_replay (const KtConfig *config, volatile int *stop, GError **error)
   Replay replay = { config, g_get_monotonic_time () };
   KtRunHooks hooks = { .check = check, .ready = ready, .progress = progress,
                        .data = &replay, .quiet = TRUE };
+  g_autoptr(KtLogEvent) e = NULL;
   KtRunTotals totals;
+  double seconds;
 
   if (!kt_run (config, &hooks, stop, &totals, error))
     return FALSE;
@@ -132,11 +135,19 @@ kt_replay (const KtConfig *config, volatile int *stop, GError **error)
     return TRUE;
   if (isatty (STDERR_FILENO))
     fputc ('\n', stderr);  /* after the progress line */
-  g_message ("replay %s: done: %" G_GUINT64_FORMAT " records, %" G_GUINT64_FORMAT
-             " lines, %" G_GUINT64_FORMAT " ERROR, %" G_GUINT64_FORMAT " malformed added "
-             "to %s in %.1f s", config->job, totals.records, totals.lines, totals.errors,
-             totals.malformed, config->table,
-             (double) (g_get_monotonic_time () - replay.started) / G_USEC_PER_SEC);
+  seconds = (double) (g_get_monotonic_time () - replay.started) / G_USEC_PER_SEC;
+  e = kt_log_event_new ("done");
+  kt_log_event_string (e, "job", config->job);
+  kt_log_event_string (e, "table", config->table);
+  kt_log_event_int (e, "records", (gint64) totals.records);
+  kt_log_event_int (e, "lines", (gint64) totals.lines);
+  kt_log_event_int (e, "errors", (gint64) totals.errors);
+  kt_log_event_int (e, "malformed", (gint64) totals.malformed);
+  kt_log_event_double (e, "duration", seconds, 3);
+  kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "replay %s: done: %" G_GUINT64_FORMAT " records, %"
+                     G_GUINT64_FORMAT " lines, %" G_GUINT64_FORMAT " ERROR, %" G_GUINT64_FORMAT
+                     " malformed added to %s in %.1f s", config->job, totals.records,
+                     totals.lines, totals.errors, totals.malformed, config->table, seconds);
   return TRUE;
 }
 

@@ -1,6 +1,7 @@
 /* cmd-run.c - `ktally run`: the job as a long-lived service (run.h). */
 #include "commands.h"
 
+#include "log.h"
 #include "run.h"
 
 /* What `ktally run --help` says before the options. */
@@ -92,10 +93,37 @@ kt_run_parse (int argc, char **argv, GError **error)
   return g_steal_pointer (&config);
 }
 
+/* What an --exit-when-idle run did, in one line (and its fields). */
+static void
+report_done (const KtConfig *config, const KtRunTotals *totals, gint64 started)
+{
+  g_autoptr(KtLogEvent) e = kt_log_event_new ("done");
+  double seconds = (double) (g_get_monotonic_time () - started) / G_USEC_PER_SEC;
+
+  kt_log_event_string (e, "job", config->job);
+  kt_log_event_int (e, "records", (gint64) totals->records);
+  kt_log_event_int (e, "lines", (gint64) totals->lines);
+  kt_log_event_int (e, "errors", (gint64) totals->errors);
+  kt_log_event_int (e, "malformed", (gint64) totals->malformed);
+  kt_log_event_double (e, "duration", seconds, 3);
+  kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "job %s: done: %" G_GUINT64_FORMAT " record%s, %"
+                     G_GUINT64_FORMAT " lines, %" G_GUINT64_FORMAT " ERROR, %" G_GUINT64_FORMAT
+                     " malformed in %.1f s", config->job, totals->records,
+                     totals->records == 1 ? "" : "s", totals->lines, totals->errors,
+                     totals->malformed, seconds);
+}
+
 static gboolean
 handle (const KtConfig *config, volatile int *stop, GError **error)
 {
-  return kt_run (config, NULL, stop, NULL, error);
+  gint64 started = g_get_monotonic_time ();
+  KtRunTotals totals;
+  gboolean ok;
+
+  ok = kt_run (config, NULL, stop, &totals, error);
+  if (ok && config->exit_when_idle && !*stop)
+    report_done (config, &totals, started);
+  return ok;
 }
 
 const KtCommand kt_command_run = {

@@ -18,6 +18,7 @@
 #include "http.h"
 #include "identity.h"
 #include "kind.h"
+#include "log.h"
 #include "metrics.h"
 #include "offsets.h"
 #include "batchlog.h"
@@ -164,16 +165,14 @@ commit (Runner *r, const GArray *ranges, KtCommitResult *result, gint32 *fenced,
           g_array_append_vals (r->unknown_commit, ranges->data, ranges->len);
           g_prefix_error (&local, "the answer to COMMIT was lost (the offsets will "
                           "tell whether it landed): ");
+          r->log.lost_commit = r->log.batch_no;
         }
       if (!g_error_matches (local, KT_ERROR, KT_ERROR_CONFLICT) || attempt == 6)
         {
           g_propagate_error (error, g_steal_pointer (&local));
           return FALSE;
         }
-      r->log.retried++;
-      kt_metrics_retry (r->log.metrics, "deadlock");
-      g_message ("job %s: batch %" G_GUINT64_FORMAT ": %s; committing again (%u/5)",
-                 r->config->job, r->log.batch_no, local->message, attempt);
+      kt_batch_log_commit_again (&r->log, local->message, attempt, 5);
       g_usleep ((gulong) g_random_int_range (5000, 20000) << attempt);
     }
 }
@@ -394,11 +393,9 @@ after_failure (Runner *r, GError **failure, gint64 started, double *backoff, GEr
   if (g_error_matches (local, KT_ERROR, KT_ERROR_REBALANCED)
       || g_error_matches (local, KT_ERROR, KT_ERROR_OVERTAKEN))
     {
-      kt_metrics_retry (r->log.metrics, local->code == KT_ERROR_REBALANCED
-                                        ? "rebalance" : "retention");
       /* Nothing was committed: plan again with what we own now. */
-      g_message ("job %s: batch %" G_GUINT64_FORMAT ": %s", r->config->job,
-                 r->log.batch_no, local->message);
+      kt_batch_log_abandoned (&r->log, local->code == KT_ERROR_REBALANCED
+                                       ? "rebalance" : "retention", local->message);
       return TRUE;
     }
   if (!g_error_matches (local, KT_ERROR, KT_ERROR_TRANSIENT)
@@ -410,13 +407,8 @@ after_failure (Runner *r, GError **failure, gint64 started, double *backoff, GEr
   /* Transient: the batch left nothing behind (or the offsets will say
    * what it left); plan it again after a pause. A failure also
    * invalidates the partition list. */
-  kt_metrics_batch (r->log.metrics, &(KtBatchReport) {
-    .result = KT_BATCH_FAILED, .error = local->message,
-    .duration = (double) (g_get_monotonic_time () - started) / G_USEC_PER_SEC });
-  kt_metrics_retry (r->log.metrics, retry_cause (r, local));
   *backoff = *backoff == 0 ? 1 : MIN (*backoff * 2, BACKOFF_MAX_S);
-  g_warning ("job %s: batch %" G_GUINT64_FORMAT ": %s; retrying in %g s",
-             r->config->job, r->log.batch_no, local->message, *backoff);
+  kt_batch_log_failed (&r->log, retry_cause (r, local), local->message, *backoff, started);
   r->metadata_at = 0;
   rest (r, *backoff);
   return TRUE;
@@ -439,11 +431,9 @@ run_loop (Runner *r, GError **error)
     return FALSE;
   if (r->hooks != NULL && r->hooks->ready != NULL)
     r->hooks->ready (r->hooks->data);
-  g_message ("job %s: reading %s (%u partitions) into %s.%s, %s %s%s, every %g s",
-             config->job, config->topic, r->partitions->len, kt_db_name (r->db),
-             r->identity.output, r->kind->kind, r->kind->mode,
-             config->offsets == KT_OFFSETS_KAFKA ? " with offsets in Kafka" : "",
-             config->interval);
+  kt_batch_log_start (&r->log, r->partitions->len, kt_db_name (r->db), r->identity.output,
+                      r->kind->kind, r->kind->mode, config->offsets == KT_OFFSETS_KAFKA,
+                      config->interval);
 
   while (!*r->stop)
     {
@@ -582,11 +572,16 @@ kt_run (const KtConfig *config, const KtRunHooks *hooks, volatile int *stop,
    * /healthz answers (503) while Kafka and MySQL are still awaited. */
   if (config->http != NULL)
     {
+      g_autoptr(KtLogEvent) e = kt_log_event_new ("http");
+
       http = kt_http_start (config->http, metrics, &config->db, error);
       if (http == NULL)
         return FALSE;
-      g_message ("job %s: serving /metrics, /healthz and / on port %u of %s", config->job,
-                 kt_http_port (http), config->http);
+      /* The port a machine needs (--http 127.0.0.1:0 takes a free one). */
+      kt_log_event_string (e, "job", config->job);
+      kt_log_event_int (e, "port", kt_http_port (http));
+      kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "job %s: serving /metrics, /healthz and / on "
+                         "port %u of %s", config->job, kt_http_port (http), config->http);
     }
   if (config->topics != NULL && g_strv_length (config->topics) > 1)
     return run_topics (config, stop, metrics, totals, error);

@@ -516,11 +516,9 @@ class Runner:
                 raise Failure("start:%s" % jid, "instance %s stored no start offset for %s within "
                               "30 s:\n%s" % (op["inst"], want, inst.tail()))
             if j["offsets"] == "kafka":
-                seen = {}
-                with open(inst.log_path, "rb") as f:
-                    for m in re.finditer(rb": (\S+)/(\d+) is new: starting at its latest offset (\d+)",
-                                         f.read()):
-                        seen.setdefault((m.group(1).decode(), int(m.group(2))), int(m.group(3)))
+                # Where a new partition starts is committed to the group
+                # before it is read: read there, not from the log's words.
+                seen = self.group_committed(jid, want)
             else:
                 seen = {(row[0], int(row[1])): int(row[2]) for row in self.svc.sql(
                     self.dbname[j["db"]], "SELECT topic, `partition`, `offset` FROM kafka_offset "
@@ -1007,6 +1005,20 @@ class Runner:
                     " (want)" if (k, v) in want.items() else " (got)") for k, v in diff)))
         for jid in kafka_jobs:
             self.compare_group_offsets(jid)
+
+    def group_committed(self, jid, tps):
+        """The offsets group ktally-JOB has committed for (topic id, partition)
+        pairs TPS, as {(topic name, partition): offset}; none yet: absent."""
+        from confluent_kafka import Consumer, KafkaException, TopicPartition
+        c = Consumer({"bootstrap.servers": self.svc.brokers, "group.id": "ktally-" + self.job_name(jid),
+                      "enable.auto.commit": False, "log_level": 3})
+        try:
+            parts = c.committed([TopicPartition(self.names[t], p) for t, p in tps], timeout=5)
+        except KafkaException:
+            return {}
+        finally:
+            c.close()
+        return {(tp.topic, tp.partition): tp.offset for tp in parts if tp.offset >= 0}
 
     def compare_group_offsets(self, jid):
         from confluent_kafka import Consumer, TopicPartition
