@@ -32,7 +32,7 @@ report_partitions (KtBatchLog *log, const GArray *states, const GArray *ranges)
       const KtPartitionState *s = &g_array_index (states, KtPartitionState, j);
       gint64 at = after_batch (s, ranges);
 
-      kt_metrics_partition (log->metrics, log->topic, s->partition, at, MAX (0, s->high - at));
+      kt_metrics_partition (log->metrics, log->topic, s->partition, at, s->high);
       lag += MAX (0, s->high - at);
     }
   return lag;
@@ -202,7 +202,7 @@ report_losses (KtBatchLog *log, const GArray *losses)
 void
 kt_batch_log_committed (KtBatchLog *log, const KtJobKind *kind, gpointer state,
                         const GArray *states, const GArray *ranges, const GArray *losses,
-                        guint64 records, gint32 moved, gint64 started)
+                        guint64 records, gint64 bytes, gint32 moved, gint64 started)
 {
   g_autoptr(GString) line = g_string_new (NULL);
   g_autoptr(KtLogEvent) e = batch_event (log, "batch");
@@ -232,7 +232,7 @@ kt_batch_log_committed (KtBatchLog *log, const KtJobKind *kind, gpointer state,
   duration = since (started);
   kt_metrics_batch (log->metrics, &(KtBatchReport) {
     .result = moved >= 0 ? KT_BATCH_FENCED : KT_BATCH_COMMITTED, .duration = duration,
-    .partitions = ranges->len, .records = records,
+    .partitions = ranges->len, .records = records, .bytes = (guint64) MAX (bytes, 0),
     .lines_error = summary.errors, .lines_malformed = summary.malformed,
     .lines_other = summary.lines - summary.errors - summary.malformed });
   lag = report_partitions (log, states, ranges);
@@ -242,6 +242,7 @@ kt_batch_log_committed (KtBatchLog *log, const KtJobKind *kind, gpointer state,
                             " commits retried after a deadlock)", log->fenced, log->retried);
   kt_log_event_int (e, "partitions", ranges->len);
   kt_log_event_int (e, "records", (gint64) records);
+  kt_log_event_int (e, "bytes", bytes);
   kt_log_event_int (e, "lines", (gint64) summary.lines);
   kt_log_event_int (e, "errors", (gint64) summary.errors);
   kt_log_event_int (e, "malformed", (gint64) summary.malformed);

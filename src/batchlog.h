@@ -63,8 +63,9 @@ void kt_batch_log_fenced    (KtBatchLog *log, const GArray *ranges, guint64 reco
 
 /* A batch that committed (@moved: a partition whose offsets another writer
  * moved while its output stood, or -1): the losses it skipped, its line
- * (with the kind's part, from @kind's summarise), its figures. */
+ * (with the kind's part, from @kind's summarise), its figures. @bytes:
+ * the bytes of record values it read. */
 void kt_batch_log_committed (KtBatchLog *log, const KtJobKind *kind, gpointer state,
                              const GArray *states, const GArray *ranges,
-                             const GArray *losses, guint64 records, gint32 moved,
-                             gint64 started);
+                             const GArray *losses, guint64 records, gint64 bytes,
+                             gint32 moved, gint64 started);

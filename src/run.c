@@ -229,7 +229,8 @@ run_batch (Runner *r, gboolean *idle, GError **error)
     kt_batch_log_fenced (&r->log, ranges, reading.records, fenced, started);
   else
     kt_batch_log_committed (&r->log, r->kind, r->state, states, ranges, losses,
-                            reading.records, fenced, started);
+                            reading.records, kt_source_last_bytes (r->source), fenced,
+                            started);
   if (r->hooks != NULL && r->hooks->progress != NULL)
     r->hooks->progress (r->hooks->data, states);
   return TRUE;
@@ -565,6 +566,8 @@ kt_run (const KtConfig *config, const KtRunHooks *hooks, volatile int *stop,
   KtRunTotals ignored;
   gboolean stopped, ok;
 
+  kt_metrics_set_build_info (metrics, PACKAGE_VERSION, kt_source_library_version (),
+                             kt_db_client_version ());
   if (totals == NULL)
     totals = &ignored;
   *totals = (KtRunTotals) { 0 };

@@ -1321,3 +1321,9 @@ kt_source_last_bytes (KtSource *self)
 {
   return self->last_bytes;
 }
+
+const char *
+kt_source_library_version (void)
+{
+  return rd_kafka_version_str ();
+}
