@@ -228,11 +228,14 @@ run_batch (Runner *r, gboolean *idle, GError **error)
   if (result == KT_COMMIT_FENCED)
     kt_batch_log_fenced (&r->log, ranges, reading.records, fenced, started);
   else
-    kt_batch_log_committed (&r->log, r->kind, r->state, states, ranges, losses,
-                            reading.records, kt_source_last_bytes (r->source), fenced,
-                            started);
+    {
+      kt_batch_log_committed (&r->log, r->kind, r->state, states, ranges, losses,
+                              reading.records, kt_source_last_bytes (r->source), fenced,
+                              started);
+      kt_plan_advance (states, ranges);
+    }
   if (r->hooks != NULL && r->hooks->progress != NULL)
-    r->hooks->progress (r->hooks->data, states);
+    r->hooks->progress (r->hooks->data, config->topic, states, &r->log.totals);
   return TRUE;
 }
 
@@ -510,8 +513,8 @@ topic_thread (gpointer data)
  * All of them reach Kafka and MySQL before any creates a table, so an
  * unknown topic leaves nothing behind. */
 static gboolean
-run_topics (const KtConfig *config, volatile int *stop, KtMetrics *metrics,
-            KtRunTotals *totals, GError **error)
+run_topics (const KtConfig *config, const KtRunHooks *hooks, volatile int *stop,
+            KtMetrics *metrics, KtRunTotals *totals, GError **error)
 {
   guint n = g_strv_length (config->topics);
   g_autofree TopicRun *runs = g_new0 (TopicRun, n);
@@ -525,7 +528,7 @@ run_topics (const KtConfig *config, volatile int *stop, KtMetrics *metrics,
       runs[i].config = *config;
       runs[i].config.topic = config->topics[i];
       runs[i].stop = stop;
-      ok = runner_start (&runs[i].runner, &runs[i].config, NULL, stop, metrics, &s, error);
+      ok = runner_start (&runs[i].runner, &runs[i].config, hooks, stop, metrics, &s, error);
       stopped |= s;
       started = i + 1;
     }
@@ -587,7 +590,7 @@ kt_run (const KtConfig *config, const KtRunHooks *hooks, volatile int *stop,
                          "port %u of %s", config->job, kt_http_port (http), config->http);
     }
   if (config->topics != NULL && g_strv_length (config->topics) > 1)
-    return run_topics (config, stop, metrics, totals, error);
+    return run_topics (config, hooks, stop, metrics, totals, error);
   if (!runner_start (&r, config, hooks, stop, metrics, &stopped, error))
     return FALSE;
   if (stopped)
