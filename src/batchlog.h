@@ -28,11 +28,11 @@ typedef struct
   guint64     lost_commit;      /* the batch whose COMMIT's answer was lost, or 0 */
 } KtBatchLog;
 
-/* The runner starts its batches: @partitions of the topic into
+/* The runner starts its batches: @partitions of @topics ("a,b") into
  * @database.@table, as @kind in @mode, every @interval seconds. */
-void kt_batch_log_start     (KtBatchLog *log, guint partitions, const char *database,
-                             const char *table, const char *kind, const char *mode,
-                             gboolean offsets_in_kafka, double interval);
+void kt_batch_log_start     (KtBatchLog *log, const char *topics, guint partitions,
+                             const char *database, const char *table, const char *kind,
+                             const char *mode, gboolean offsets_in_kafka, double interval);
 
 /* The batch after one whose COMMIT's answer was lost (@ranges, KtRange):
  * says whether it landed, from the offsets now stored (@states). */

@@ -100,7 +100,6 @@ kt_run_parse (int argc, char **argv, GError **error)
 typedef struct
 {
   const KtConfig *config;
-  GMutex          lock;      /* topics' runners report from their threads */
   GHashTable     *topics;    /* topic -> Seen */
   gint64          ready_at;  /* monotonic: the first batch's start */
 } Backfill;
@@ -116,10 +115,8 @@ backfill_ready (gpointer data)
 {
   Backfill *b = data;
 
-  g_mutex_lock (&b->lock);
   if (b->ready_at == 0)
     b->ready_at = g_get_monotonic_time ();
-  g_mutex_unlock (&b->lock);
 }
 
 static void
@@ -134,7 +131,6 @@ backfill_progress (gpointer data, const char *topic, const GArray *states,
   gint64 lag = 0;
   Seen *seen;
 
-  g_mutex_lock (&b->lock);
   seen = g_hash_table_lookup (b->topics, topic);
   if (seen == NULL)
     {
@@ -158,7 +154,6 @@ backfill_progress (gpointer data, const char *topic, const GArray *states,
   kt_progress_append (line, "records", (gint64) records, -1, lag, (gint64) records,
                       (double) (g_get_monotonic_time () - b->ready_at) / G_USEC_PER_SEC);
   kt_log_status (line->str);
-  g_mutex_unlock (&b->lock);
 }
 
 /* What an --exit-when-idle run did, in one line (and its fields). */
@@ -184,7 +179,7 @@ report_done (const KtConfig *config, const KtRunTotals *totals, gint64 started)
 static gboolean
 handle (const KtConfig *config, volatile int *stop, GError **error)
 {
-  Backfill backfill = { config, { 0 }, NULL, 0 };
+  Backfill backfill = { config, NULL, 0 };
   KtRunHooks hooks = { .ready = backfill_ready, .progress = backfill_progress,
                        .data = &backfill, .quiet = TRUE };
   gboolean watched = config->exit_when_idle && kt_log_interactive ();
@@ -192,14 +187,12 @@ handle (const KtConfig *config, volatile int *stop, GError **error)
   KtRunTotals totals;
   gboolean ok;
 
-  g_mutex_init (&backfill.lock);
   backfill.topics = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   ok = kt_run (config, watched ? &hooks : NULL, stop, &totals, error);
   kt_log_status_done ();
   if (ok && config->exit_when_idle && !*stop)
     report_done (config, &totals, started);
   g_hash_table_unref (backfill.topics);
-  g_mutex_clear (&backfill.lock);
   return ok;
 }
 

@@ -20,8 +20,8 @@ typedef struct _KtSource KtSource;
 
 /* What a caller adds to a run (a replay: its ranges checked before the
  * first batch, and its progress shown after each; `run` on a terminal:
- * its progress). With several topics, every topic's runner calls the
- * hooks, each from its own thread. */
+ * its progress). With several topics, progress is called for each topic
+ * after each batch, on the caller's thread. */
 typedef struct
 {
   /* Before the first batch, once Kafka answers: may refuse the run, and
@@ -32,7 +32,7 @@ typedef struct
   void     (*ready)    (gpointer data);
   /* After each committed or fenced batch of @topic: where every partition
    * stands now (KtPartitionState: ->stored is the next offset to read),
-   * and what the topic's runner read and counted so far. */
+   * and what the topic's feed read and counted so far. */
   void     (*progress) (gpointer data, const char *topic, const GArray *states,
                         const KtRunTotals *totals);
   gpointer   data;
