@@ -438,16 +438,10 @@ append_process (GString *out, const KtProcessSample *p)
   append_double (out, "%.2f", p->start_time);
 }
 
-void
-kt_metrics_render (KtMetrics *self, GString *out)
+/* What the batches did: their results, records, bytes and lines. */
+static void
+append_batches (GString *out, KtMetrics *self)
 {
-  KtProcessSample process;
-  /* /proc is read before the lock: the batch loop never waits on it. */
-  gboolean have_process = self->process != NULL && self->process (&process);
-  guint64 cumulative = 0;
-
-  g_mutex_lock (&self->lock);
-
   append_header (out, "ktally_batches_total", "counter",
                  "Batches finished, by result: committed (counts and offsets in), "
                  "fenced (another writer moved an offset first; rolled back), "
@@ -477,6 +471,13 @@ kt_metrics_render (KtMetrics *self, GString *out)
   append_u64 (out, self->lines_other);
   append_series (out, self, "ktally_lines_total", "kind", "malformed");
   append_u64 (out, self->lines_malformed);
+}
+
+/* The batch duration histogram: cumulative buckets, sum and count. */
+static void
+append_durations (GString *out, KtMetrics *self)
+{
+  guint64 cumulative = 0;
 
   append_header (out, "ktally_batch_duration_seconds", "histogram",
                  "Time from planning a batch to the answer to its commit (or its "
@@ -492,7 +493,12 @@ kt_metrics_render (KtMetrics *self, GString *out)
   append_double (out, "%.12g", self->duration_sum);
   append_series (out, self, "ktally_batch_duration_seconds_count", NULL, NULL);
   append_u64 (out, self->duration_count);
+}
 
+/* Where each partition stands: offset, lag, high watermark. */
+static void
+append_positions (GString *out, KtMetrics *self)
+{
   append_header (out, "ktally_partition_offset", "gauge",
                  "Stored offset (the next to read) of each partition after the last "
                  "successful batch.");
@@ -506,7 +512,12 @@ kt_metrics_render (KtMetrics *self, GString *out)
                  "successful batch was planned.");
   append_partitions (out, self, "ktally_partition_high_watermark",
                      G_STRUCT_OFFSET (KtPartitionRow, high));
+}
 
+/* What went wrong or late: the last commit, retries, data lost. */
+static void
+append_troubles (GString *out, KtMetrics *self)
+{
   append_header (out, "ktally_last_commit_timestamp_seconds", "gauge",
                  "Unix time of the last committed batch; 0 before the first.");
   append_series (out, self, "ktally_last_commit_timestamp_seconds", NULL, NULL);
@@ -530,20 +541,39 @@ kt_metrics_render (KtMetrics *self, GString *out)
                  "Offsets never counted because retention removed them first.");
   append_series (out, self, "ktally_data_lost_offsets_total", NULL, NULL);
   append_u64 (out, self->data_lost_offsets);
+}
 
-  if (self->build_info[0] != NULL)
-    {
-      append_header (out, "ktally_build_info", "gauge",
-                     "Always 1; the labels give the versions of ktally and of the Kafka and "
-                     "MariaDB client libraries it runs with.");
-      g_string_append (out, "ktally_build_info{");
-      append_label (out, "version", self->build_info[0]);
-      g_string_append_c (out, ',');
-      append_label (out, "librdkafka", self->build_info[1]);
-      g_string_append_c (out, ',');
-      append_label (out, "mariadb_client", self->build_info[2]);
-      g_string_append (out, "} 1\n");
-    }
+/* ktally_build_info, once the versions are known. */
+static void
+append_build_info (GString *out, KtMetrics *self)
+{
+  if (self->build_info[0] == NULL)
+    return;
+  append_header (out, "ktally_build_info", "gauge",
+                 "Always 1; the labels give the versions of ktally and of the Kafka and "
+                 "MariaDB client libraries it runs with.");
+  g_string_append (out, "ktally_build_info{");
+  append_label (out, "version", self->build_info[0]);
+  g_string_append_c (out, ',');
+  append_label (out, "librdkafka", self->build_info[1]);
+  g_string_append_c (out, ',');
+  append_label (out, "mariadb_client", self->build_info[2]);
+  g_string_append (out, "} 1\n");
+}
+
+void
+kt_metrics_render (KtMetrics *self, GString *out)
+{
+  KtProcessSample process;
+  /* /proc is read before the lock: the batch loop never waits on it. */
+  gboolean have_process = self->process != NULL && self->process (&process);
+
+  g_mutex_lock (&self->lock);
+  append_batches (out, self);
+  append_durations (out, self);
+  append_positions (out, self);
+  append_troubles (out, self);
+  append_build_info (out, self);
   g_mutex_unlock (&self->lock);
   if (have_process)
     append_process (out, &process);
