@@ -90,7 +90,13 @@ ready (gpointer data)
 
   ((Replay *) data)->ready_at = g_get_monotonic_time ();
   if (g_str_equal (config->table, "error_log"))
-    g_warning ("replaying into the live error_log: these counts are ADDED to it");
+    {
+      g_autoptr(KtLogEvent) e = kt_log_event_new ("replay-into-live");
+
+      kt_log_event_string (e, "table", config->table);
+      kt_log_event_emit (e, G_LOG_LEVEL_WARNING, "replaying into the live error_log: these "
+                         "counts are ADDED to it");
+    }
 }
 
 /* On a terminal: offsets done of the total, rate, time left. */

@@ -93,6 +93,11 @@ kt_log_count() {  # kt_log_count EVENT LOG...: how many EVENT records
   cat "$@" | jq -Rn --arg e "$event" '[inputs | fromjson? | objects | select(.event == $e)] | length'
 }
 
+kt_log_count_if() {  # kt_log_count_if CONDITION LOG...: how many records meet the jq CONDITION
+  local condition=$1; shift
+  cat "$@" | jq -Rn "[inputs | fromjson? | objects | select($condition)] | length"
+}
+
 kt_log_has() {  # kt_log_has EVENT LOG...: whether there is an EVENT record
   (($(kt_log_count "$@") > 0))
 }
