@@ -59,7 +59,7 @@ kt_gen "$topic" --lines 2000 --seed 181 > /dev/null
 /usr/bin/python3 - "$WORK/logfmt.log" 2000 <<'PY' || fail "the logfmt log is not what it should be"
 import re, sys
 pair = re.compile(r'([a-z_]+)=("(?:[^"\\]|\\.)*"|[^ "=]+)(?: |$)')
-total = 0
+total, last_lag = 0, None
 for line in open(sys.argv[1]):
     line = line.rstrip("\n")
     pos, r = 0, {}
@@ -71,8 +71,13 @@ for line in open(sys.argv[1]):
         pos = m.end()
     assert list(r)[:3] == ["time", "level", "msg"], line
     if r.get("event") == "batch":
+        assert r["job"] == "j1" and r["msg"].startswith(f"job j1: batch {r['batch']}: "), r
+        for f in ("batch", "partitions", "records", "lines", "errors", "malformed", "lag"):
+            assert r[f].isdigit(), (f, r)
         total += int(r["records"])
+        last_lag = int(r["lag"])
 assert total == int(sys.argv[2]), total
+assert last_lag == 0, last_lag
 PY
 
 # The error that ends the process: one record, level error, its status.
