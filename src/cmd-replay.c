@@ -152,10 +152,11 @@ kt_replay (const KtConfig *config, volatile int *stop, GError **error)
   kt_log_event_int (e, "errors", (gint64) totals.errors);
   kt_log_event_int (e, "malformed", (gint64) totals.malformed);
   kt_log_event_double (e, "duration", seconds, 3);
-  kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "replay %s: done: %" G_GUINT64_FORMAT " records, %"
-                     G_GUINT64_FORMAT " lines, %" G_GUINT64_FORMAT " ERROR, %" G_GUINT64_FORMAT
+  kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "replay %s: done: %" G_GUINT64_FORMAT " record%s, %"
+                     G_GUINT64_FORMAT " line%s, %" G_GUINT64_FORMAT " ERROR, %" G_GUINT64_FORMAT
                      " malformed added to %s in %.1f s", config->job, totals.records,
-                     totals.lines, totals.errors, totals.malformed, config->table, seconds);
+                     totals.records == 1 ? "" : "s", totals.lines, totals.lines == 1 ? "" : "s",
+                     totals.errors, totals.malformed, config->table, seconds);
   return TRUE;
 }
 

@@ -170,10 +170,10 @@ report_done (const KtConfig *config, const KtRunTotals *totals, gint64 started)
   kt_log_event_int (e, "malformed", (gint64) totals->malformed);
   kt_log_event_double (e, "duration", seconds, 3);
   kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "job %s: done: %" G_GUINT64_FORMAT " record%s, %"
-                     G_GUINT64_FORMAT " lines, %" G_GUINT64_FORMAT " ERROR, %" G_GUINT64_FORMAT
+                     G_GUINT64_FORMAT " line%s, %" G_GUINT64_FORMAT " ERROR, %" G_GUINT64_FORMAT
                      " malformed in %.1f s", config->job, totals->records,
-                     totals->records == 1 ? "" : "s", totals->lines, totals->errors,
-                     totals->malformed, seconds);
+                     totals->records == 1 ? "" : "s", totals->lines,
+                     totals->lines == 1 ? "" : "s", totals->errors, totals->malformed, seconds);
 }
 
 static gboolean

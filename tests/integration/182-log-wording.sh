@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # What the log says, in words people read: a batch of one is "1 partition,
-# 1 record, 1 line, ..., 1 minute bucket" (it said "1 minutes"); eight
+# 1 record, 1 line, ..., 1 minute bucket" (it said "1 minutes"), and so is
+# the summary of a run or replay of one ("1 record, 1 line", not "1 lines"); eight
 # partitions seen for the first time are one line, not eight "is new"
 # lines; SIGTERM is said when it comes ("stopping after the batch in
 # flight"), and so is the end of an outage ("MySQL back after 3.2 s").
@@ -16,6 +17,12 @@ printf '2017-07-30 14:09:08 ERROR one\n' | kcat -b "$KT_BROKERS" -P -t "$topic" 
   --interval 0 2> "$WORK/one.log" || { cat "$WORK/one.log" >&2; fail "run failed"; }
 grep -q "job $topic: batch 1: 1 partition, 1 record, 1 line, 1 ERROR, 0 malformed, 1 minute bucket, " \
   "$WORK/one.log" || { cat "$WORK/one.log" >&2; fail "a batch of one is not said in the singular"; }
+grep -q "job $topic: done: 1 record, 1 line, 1 ERROR, 0 malformed in " "$WORK/one.log" \
+  || { cat "$WORK/one.log" >&2; fail "the run's summary of one is not said in the singular"; }
+"$KTALLY" replay --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" --from 3:0 --until 3:1 \
+  2> "$WORK/replay.log" || { cat "$WORK/replay.log" >&2; fail "the replay of one failed"; }
+grep -q "replay [^ ]*: done: 1 record, 1 line, 1 ERROR, 0 malformed added to " "$WORK/replay.log" \
+  || { cat "$WORK/replay.log" >&2; fail "the replay's summary of one is not said in the singular"; }
 [[ $(grep -c "new partition" "$WORK/one.log") == 1 ]] && ! grep -q "is new" "$WORK/one.log" \
   || { cat "$WORK/one.log" >&2; fail "not one line for the new partitions"; }
 grep -q "job $topic: 8 new partitions of $topic (0-7): starting at their earliest offsets, 1 offset to read" \
