@@ -551,9 +551,16 @@ kt_schema_check_read_only (MYSQL *conn, const char *description, GError **error)
       return FALSE;
     }
   if (version > 0 && version < KT_SCHEMA_VERSION)
-    g_message ("%s: schema version %d is older than this ktally's (%d): read as it is, "
-               "not migrated; `ktally init-db` or the next `ktally run` brings it forward",
-               description, version, KT_SCHEMA_VERSION);
+    {
+      g_autoptr(KtLogEvent) e = kt_log_event_new ("schema-older");
+
+      kt_log_event_int (e, "version", version);
+      kt_log_event_int (e, "latest", KT_SCHEMA_VERSION);
+      kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "%s: schema version %d is older than this "
+                         "ktally's (%d): read as it is, not migrated; `ktally init-db` or the "
+                         "next `ktally run` brings it forward", description, version,
+                         KT_SCHEMA_VERSION);
+    }
   return TRUE;
 }
 
