@@ -33,6 +33,9 @@ INVALID_INITDB = ["initdb-wrong-mode"]
 class Gen:
     def __init__(self, seed, open_=None, focus=None, ops=(8, 24)):
         self.r = random.Random(seed)
+        # Axes added later draw from their own stream, so that a seed
+        # keeps drawing the history it always drew (saved seeds, mutants).
+        self.r_log = random.Random("%s:log-format" % seed)
         self.seed = seed
         self.open = set(KNOWN_OPEN) if open_ is None else set(open_)
         self.focus = focus
@@ -325,7 +328,8 @@ class Gen:
     def start(self, job, inst, topics):
         r = self.r
         a = {"interval": r.choice([0, 0.1, 0.3, 0.5]),
-             "max_per_partition": r.choice([None, None, 3, 25, 200, 5000])}
+             "max_per_partition": r.choice([None, None, 3, 25, 200, 5000]),
+             "log_format": self.r_log.choice([None, "text", "json", "logfmt"])}
         if job["kind"] == LEDGER:
             a["workers"] = r.choice([1, 2, 4])
             if self.focus == "ledger-two-writers":
