@@ -22,7 +22,7 @@ for mode in transactional idempotent; do
   job=Fj.$mode-1_x
   run() {
     timeout 60 "$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" --job "$job" \
-      --mode "$mode" --interval 0 --exit-when-idle "$@" 2>> "$WORK/run_$mode.log" \
+      --mode "$mode" --interval 0 --exit-when-idle --log-format json "$@" 2>> "$WORK/run_$mode.log" \
       || { tail -5 "$WORK/run_$mode.log" >&2; fail "$mode: run $* failed"; }
   }
   forget() { "$KTALLY" forget --db "$db_uri" --job "$job" "$@"; }
@@ -69,9 +69,12 @@ for mode in transactional idempotent; do
   kt_gen "$topic" --lines 600 --seed 1641 --start "2018-01-01 00:00:00" --truth "$WORK/b.truth" > /dev/null \
     || fail "kt-gen failed"
   if [[ $mode == transactional ]]; then
+    : > "$WORK/run_$mode.log"
     run
-    grep -q "job $job: $topic/0 is new: starting at its earliest offset 0" "$WORK/run_$mode.log" \
-      || fail "$mode: the job run again did not start afresh"
+    # Its three partitions new again, the whole topic (3000 + 600 lines) to read.
+    kt_log_match ".event == \"new-partitions\" and .job == \"$job\" and .partitions == 3
+                  and .lag == 3600" "$WORK/run_$mode.log" \
+      || { grep new-partitions "$WORK/run_$mode.log" >&2; fail "$mode: the job run again did not start afresh"; }
     kt_check_counts "$db" <(kt_sum_truths "$WORK/a.truth" "$WORK/a.truth" "$WORK/b.truth")
   else
     run --start latest
