@@ -1,6 +1,7 @@
 /* cmd-init-db.c - `ktally init-db`: a database ready for a mode's jobs. */
 #include "commands.h"
 
+#include "autocleanups.h"
 #include "counts.h"
 #include "schema.h"
 
@@ -10,13 +11,39 @@ static const char SUMMARY[] =
   "idempotent.sql by --mode), checks the shape of those present, and brings\n"
   "an older schema forward (sql/migrations/).";
 
+/* The shape error_log holds (ktally_table, where a job recorded one: a
+ * job with --by or --sum may have made error_log in its own), into
+ * @dimensions and @sums (NULL: none). */
+static gboolean
+error_log_shape (KtDb *db, char ***dimensions, char ***sums, GError **error)
+{
+  g_autoptr(MYSQL_RES) res = kt_db_rows (db, "SELECT dimensions, sums FROM ktally_table "
+                                         "WHERE name = 'error_log'",
+                                         "cannot read what tables hold", error);
+  MYSQL_ROW row;
+
+  if (res == NULL)
+    return FALSE;
+  row = mysql_fetch_row (res);
+  if (row != NULL && row[0] != NULL && *row[0] != '\0')
+    *dimensions = g_strsplit (row[0], ",", -1);
+  if (row != NULL && row[1] != NULL && *row[1] != '\0')
+    *sums = g_strsplit (row[1], ",", -1);
+  return TRUE;
+}
+
 gboolean
 kt_init_db (const KtConfig *config, GError **error)
 {
   g_autoptr(KtDb) db = kt_db_new (&config->db);
   gboolean idempotent = config->mode == KT_MODE_IDEMPOTENT;
+  g_auto(GStrv) dimensions = NULL, sums = NULL;
+  KtCountsShape shape;
 
-  if (!kt_schema_ready (db, error) || !kt_counts_prepare (db, idempotent, "error_log", error))
+  if (!kt_schema_ready (db, error) || !error_log_shape (db, &dimensions, &sums, error))
+    return FALSE;
+  shape = (KtCountsShape) { (const char *const *) dimensions, (const char *const *) sums };
+  if (!kt_counts_prepare (db, idempotent, "error_log", &shape, error))
     return FALSE;
   g_message ("ktally's %s tables are in %s",
              idempotent ? "idempotent-mode" : "transactional-mode", kt_db_name (db));

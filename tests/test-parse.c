@@ -780,7 +780,7 @@ static void
 test_format_custom (void)
 {
   static const char *const levels[] = { "ERROR", "FATAL", NULL };
-  KtParseFormat format = { "^<(?<level>\\w+)> (?<time>[^|]+)\\|", "%d.%m.%Y %T", levels, 60 };
+  KtParseFormat format = { "^<(?<level>\\w+)> (?<time>[^|]+)\\|", "%d.%m.%Y %T", levels, 60, NULL, NULL };
   g_autoptr(GError) error = NULL;
   g_autoptr(KtParser) parser = kt_parser_new_format (&format, &error);
   gint64 minute;
@@ -882,7 +882,7 @@ test_format_datetime_range (void)
 
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
     {
-      KtParseFormat format = { cases[i].pattern, cases[i].time_format, NULL, cases[i].bucket };
+      KtParseFormat format = { cases[i].pattern, cases[i].time_format, NULL, cases[i].bucket, NULL, NULL };
       g_autoptr(GError) error = NULL;
       g_autoptr(KtParser) parser = NULL;
       gint64 now = usec_at (cases[i].clock[0], cases[i].clock[1], cases[i].clock[2],
@@ -950,7 +950,7 @@ test_format_leap_second (void)
 
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
     {
-      KtParseFormat format = { NULL, cases[i].time_format, NULL, 1 };
+      KtParseFormat format = { NULL, cases[i].time_format, NULL, 1, NULL, NULL };
       g_autoptr(KtParser) parser = kt_parser_new_format (&format, NULL);
       gint64 minute = 0;
 
@@ -1057,10 +1057,10 @@ static void
 test_format_refused (void)
 {
   static const KtParseFormat bad[] = {
-    { "(?<time>x", NULL, NULL, 0 },
-    { "(?<t>\\S+) (?<level>\\w+)", NULL, NULL, 0 },
-    { NULL, "%Y-%q", NULL, 0 },
-    { NULL, NULL, NULL, 7 },
+    { "(?<time>x", NULL, NULL, 0, NULL, NULL },
+    { "(?<t>\\S+) (?<level>\\w+)", NULL, NULL, 0, NULL, NULL },
+    { NULL, "%Y-%q", NULL, 0, NULL, NULL },
+    { NULL, NULL, NULL, 7, NULL, NULL },
   };
 
   for (gsize i = 0; i < G_N_ELEMENTS (bad); i++)
@@ -1092,7 +1092,7 @@ test_format_time_only (void)
 
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
     {
-      KtParseFormat format = { NULL, cases[i].time_format, NULL, 1 };
+      KtParseFormat format = { NULL, cases[i].time_format, NULL, 1, NULL, NULL };
       g_autoptr(GError) error = NULL;
       g_autoptr(KtParser) parser = kt_parser_new_format (&format, &error);
       gint64 minute = 0;
@@ -1132,7 +1132,7 @@ test_format_levels_refused (void)
 
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
     {
-      KtParseFormat format = { cases[i].pattern, NULL, cases[i].levels, 1 };
+      KtParseFormat format = { cases[i].pattern, NULL, cases[i].levels, 1, NULL, NULL };
       g_autoptr(GError) error = NULL;
       g_autoptr(KtParser) parser = kt_parser_new_format (&format, &error);
 
