@@ -106,7 +106,8 @@ kt_batch_log_committed (KtBatchLog *log, const KtJobKind *kind, gpointer state,
     .result = moved >= 0 ? KT_BATCH_FENCED : KT_BATCH_COMMITTED, .duration = since (started),
     .partitions = ranges->len, .records = records,
     .lines_error = summary.errors, .lines_malformed = summary.malformed,
-    .lines_other = summary.lines - summary.errors - summary.malformed });
+    .lines_other = summary.lines - summary.errors - summary.malformed,
+    .lines_folded = summary.folded });
   lag = report_partitions (log, states, ranges);
   g_string_append_printf (line, ", %.3f s, lag %" G_GINT64_FORMAT, since (started), lag);
   if (log->fenced > 0 || log->retried > 0)
@@ -118,6 +119,17 @@ kt_batch_log_committed (KtBatchLog *log, const KtJobKind *kind, gpointer state,
   log->totals.errors += summary.errors;
   log->totals.malformed += summary.malformed;
 
+  /* Keys past --max-keys: the batch line says how many lines each time,
+   * the warning once a minute. */
+  log->folded += summary.folded;
+  if (log->folded > 0 && started - log->last_folded_at >= 60 * G_USEC_PER_SEC)
+    {
+      g_warning ("job %s: %" G_GUINT64_FORMAT " lines counted as (other) since the last "
+                 "such warning: their keys came past --max-keys in their bucket and "
+                 "batch (one warning a minute)", log->job, log->folded);
+      log->folded = 0;
+      log->last_folded_at = started;
+    }
   if (summary.have_sample && started - log->last_sample_at >= 60 * G_USEC_PER_SEC)
     {
       g_autofree char *escaped = g_strescape (summary.sample, NULL);
