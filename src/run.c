@@ -582,7 +582,10 @@ kt_run (const KtConfig *config, const KtRunHooks *hooks, volatile int *stop,
    * /healthz answers (503) while Kafka and MySQL are still awaited. */
   if (config->http != NULL)
     {
-      http = kt_http_start (config->http, metrics, &config->db, error);
+      KtHttpChart chart = { config->table, (const char *const *) config->dimensions,
+                            config->bucket };
+
+      http = kt_http_start (config->http, metrics, &config->db, &chart, error);
       if (http == NULL)
         return FALSE;
       g_message ("job %s: serving /metrics, /healthz and / on port %u of %s", config->job,
