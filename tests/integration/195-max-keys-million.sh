@@ -12,7 +12,7 @@ RUSAGE=$KT_BUILD/tests/bench/kt-rusage
 LINES=${KT_MILLION_LINES:-1000000}
 kt_shape_options access --by service --levels 1,2,3,4,5
 for keys in 1000000 100; do
-    # ~110 bytes a line: 40 partitions keep what the mock broker retains.
+  # ~110 bytes a line: 40 partitions keep what the mock broker retains.
   topic=$(kt_new_topic "by_keys_$keys" 40)
   kt_gen "$topic" --shape access --by service --levels 1,2,3,4,5 --keys "$keys" --key-order cycle \
     --lines "$LINES" --lines-per-value 10 --per-second 20000 --malformed 0 --seed "$KT_SEED" \
