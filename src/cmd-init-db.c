@@ -11,24 +11,63 @@ static const char SUMMARY[] =
   "idempotent.sql by --mode), checks the shape of those present, and brings\n"
   "an older schema forward (sql/migrations/).";
 
-/* The shape error_log holds (ktally_table, where a job recorded one: a
- * job with --by or --sum may have made error_log in its own), into
- * @dimensions and @sums (NULL: none). */
+/* The shape error_log holds: what ktally_table records of it (a job with
+ * --by or --sum may have made error_log in its own), or else what its
+ * columns say (such a job may have been stopped before its first commit
+ * recorded it): the key columns but the bucket (and idempotent mode's job,
+ * topic and partition), and the sum_ columns. Into @dimensions and @sums,
+ * NULL for none; kt_counts_prepare() then checks their types. */
 static gboolean
 error_log_shape (KtDb *db, char ***dimensions, char ***sums, GError **error)
 {
   g_autoptr(MYSQL_RES) res = kt_db_rows (db, "SELECT dimensions, sums FROM ktally_table "
                                          "WHERE name = 'error_log'",
                                          "cannot read what tables hold", error);
+  g_autoptr(MYSQL_RES) columns = NULL;
+  g_autoptr(GPtrArray) dims = g_ptr_array_new ();
+  g_autoptr(GPtrArray) adds = g_ptr_array_new ();
   MYSQL_ROW row;
 
   if (res == NULL)
     return FALSE;
   row = mysql_fetch_row (res);
-  if (row != NULL && row[0] != NULL && *row[0] != '\0')
-    *dimensions = g_strsplit (row[0], ",", -1);
-  if (row != NULL && row[1] != NULL && *row[1] != '\0')
-    *sums = g_strsplit (row[1], ",", -1);
+  if (row != NULL)
+    {
+      if (row[0] != NULL && *row[0] != '\0')
+        *dimensions = g_strsplit (row[0], ",", -1);
+      if (row[1] != NULL && *row[1] != '\0')
+        *sums = g_strsplit (row[1], ",", -1);
+      return TRUE;
+    }
+  columns = kt_db_rows (db, "SELECT c.table_name, c.column_name, c.column_key "
+                            "FROM information_schema.columns c JOIN information_schema.tables t "
+                            "USING (table_schema, table_name) WHERE c.table_schema = DATABASE() "
+                            "AND t.table_type = 'BASE TABLE' AND c.table_name IN "
+                            "('error_log', 'error_log" KT_PARTITION_SUFFIX "') "
+                            "ORDER BY c.table_name, c.ordinal_position",
+                        "cannot read the tables' columns", error);
+  if (columns == NULL)
+    return FALSE;
+  while ((row = mysql_fetch_row (columns)) != NULL)
+    {
+      static const char *const own[] = { "job", "topic", "partition", "log_time", NULL };
+      gboolean key = g_strcmp0 (row[2], "PRI") == 0;
+
+      if (key && !g_strv_contains (own, row[1]))
+        g_ptr_array_add (dims, g_strdup (row[1]));
+      else if (!key && g_ascii_strncasecmp (row[1], "sum_", 4) == 0 && row[1][4] != '\0')
+        g_ptr_array_add (adds, g_strdup (row[1] + 4));
+    }
+  if (dims->len > 0)
+    {
+      g_ptr_array_add (dims, NULL);
+      *dimensions = (char **) g_ptr_array_steal (dims, NULL);
+    }
+  if (adds->len > 0)
+    {
+      g_ptr_array_add (adds, NULL);
+      *sums = (char **) g_ptr_array_steal (adds, NULL);
+    }
   return TRUE;
 }
 

@@ -38,12 +38,11 @@ plain (const KtCountsShape *shape)
 /* Idempotent mode: @output is a view over @output_partition; neither may
  * be another program's table or view of another shape. */
 static gboolean
-prepare_idempotent (KtDb *db, const char *output, const char *target, gboolean have_error_log,
+prepare_idempotent (KtDb *db, const char *output, const char *target,
                     const KtCountsShape *shape, GError **error)
 {
   static const char *const defaults[] = { "error_log", "error_log" KT_PARTITION_SUFFIX, NULL };
   g_autofree char *partitions = g_strconcat (output, KT_PARTITION_SUFFIX, NULL);
-  gboolean own = g_str_equal (output, "error_log") && plain (shape);
   GError *local = NULL;
 
   if (target != NULL && g_strcmp0 (target, "VIEW") != 0)
@@ -58,18 +57,22 @@ prepare_idempotent (KtDb *db, const char *output, const char *target, gboolean h
       || !kt_schema_check_counts_view (kt_db_connection (db), kt_db_name (db), output, shape,
                                        &local))
     return kt_db_failed (db, local, error);
-  /* error_log marks the database's mode: absent, the plain one is made.
-   * Only the jobs that write it check its shape. */
-  if (!kt_schema_prepare_except (db, KT_TABLES_IDEMPOTENT, "idempotent-mode",
-                                 !own && (have_error_log || g_str_equal (output, "error_log"))
-                                 ? defaults : NULL, error))
+  if (g_str_equal (output, "error_log") && plain (shape))
+    return kt_schema_prepare (db, KT_TABLES_IDEMPOTENT, "idempotent-mode", error);
+  /* The covered sets; error_log and its table are their jobs' (whose
+   * shape they check): a job of another table leaves them alone. */
+  if (!kt_schema_prepare_except (db, KT_TABLES_IDEMPOTENT, "idempotent-mode", defaults, error))
     return FALSE;
-  if (own)
-    return TRUE;
   if (target == NULL)
     g_message ("creating table %s and view %s in %s", partitions, output, kt_db_name (db));
+  /* Checked again after: a job starting meanwhile may have made them in
+   * its own shape, and CREATE ... IF NOT EXISTS leaves those. */
   if (!kt_schema_create_counts_partitions (kt_db_connection (db), kt_db_name (db), output, shape,
-                                           &local))
+                                           &local)
+      || !kt_schema_check_counts_table (kt_db_connection (db), kt_db_name (db), partitions, shape,
+                                        TRUE, &local)
+      || !kt_schema_check_counts_view (kt_db_connection (db), kt_db_name (db), output, shape,
+                                       &local))
     return kt_db_failed (db, local, error);
   return TRUE;
 }
@@ -78,7 +81,6 @@ gboolean
 kt_counts_prepare (KtDb *db, gboolean idempotent, const char *output,
                    const KtCountsShape *shape, GError **error)
 {
-  static const char *const error_log_only[] = { "error_log", NULL };
   g_autofree char *error_log = NULL;
   g_autofree char *target = NULL;
   GError *local = NULL;
@@ -101,7 +103,7 @@ kt_counts_prepare (KtDb *db, gboolean idempotent, const char *output,
       return FALSE;
     }
   if (idempotent)
-    return prepare_idempotent (db, output, target, error_log != NULL, shape, error);
+    return prepare_idempotent (db, output, target, shape, error);
   if (target != NULL && g_strcmp0 (target, "BASE TABLE") != 0)
     {
       g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "%s: %s is a view, not a table",
@@ -111,20 +113,19 @@ kt_counts_prepare (KtDb *db, gboolean idempotent, const char *output,
   if (!kt_schema_check_counts_table (kt_db_connection (db), kt_db_name (db), output, shape,
                                      FALSE, &local))
     return kt_db_failed (db, local, error);
-  /* error_log marks the database's mode: absent, the plain one is made.
-   * Only the jobs that write it check its shape. */
-  if (!kt_schema_prepare_except (db, KT_TABLES_COUNTS, "transactional-mode",
-                                 !(g_str_equal (output, "error_log") && plain (shape))
-                                 && (error_log != NULL || g_str_equal (output, "error_log"))
-                                 ? error_log_only : NULL, error))
-    return FALSE;
-  if (target == NULL && !(g_str_equal (output, "error_log") && plain (shape)))
-    {
-      g_message ("creating table %s in %s", output, kt_db_name (db));
-      if (!kt_schema_create_counts_table (kt_db_connection (db), kt_db_name (db), output, shape,
-                                          &local))
-        return kt_db_failed (db, local, error);
-    }
+  if (g_str_equal (output, "error_log") && plain (shape))
+    return kt_schema_prepare (db, KT_TABLES_COUNTS, "transactional-mode", error);
+  /* A table of its own (or error_log in the job's shape); error_log is its
+   * jobs' (whose shape they check): this job leaves it alone. */
+  if (target == NULL)
+    g_message ("creating table %s in %s", output, kt_db_name (db));
+  /* Checked again after: a job starting meanwhile may have made it in its
+   * own shape, and CREATE ... IF NOT EXISTS leaves that. */
+  if (!kt_schema_create_counts_table (kt_db_connection (db), kt_db_name (db), output, shape,
+                                      &local)
+      || !kt_schema_check_counts_table (kt_db_connection (db), kt_db_name (db), output, shape,
+                                        FALSE, &local))
+    return kt_db_failed (db, local, error);
   return TRUE;
 }
 

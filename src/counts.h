@@ -24,11 +24,13 @@ KtParser *kt_counts_parser (const KtConfig *config, GError **error);
 /* The shape of @config's count table (its strings are @config's). */
 void      kt_counts_shape  (const KtConfig *config, KtCountsShape *out);
 
-/* The count tables: error_log a table (transactional) or the view over
- * per-partition counts (@idempotent), and @output in @shape: a table
- * (transactional), or a view over @output + KT_PARTITION_SUFFIX
- * (idempotent). One database holds one mode: an error_log of the other is
- * refused (KT_ERROR_USAGE), and so is a table of another shape. */
+/* The count table @output in @shape: a table (transactional), or a view
+ * over @output + KT_PARTITION_SUFFIX (@idempotent, with the covered sets).
+ * A plain error_log is the one sql/counts.sql (sql/idempotent.sql)
+ * creates; a job of another table leaves error_log alone. One database
+ * holds one mode: an error_log of the other is refused (KT_ERROR_USAGE),
+ * and so is a table of another shape, also one another job made in its
+ * shape while this one created it. */
 gboolean  kt_counts_prepare (KtDb *db, gboolean idempotent, const char *output,
                              const KtCountsShape *shape, GError **error);
 
