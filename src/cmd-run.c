@@ -17,18 +17,18 @@ static const char SUMMARY[] =
   "refused us (unreachable at start-up, access denied, unknown topic or\n"
   "database), 4 data lost to retention (see --on-data-loss).";
 
-/* Idempotent mode writes NAME_partition and a view NAME over it: both
+/* Idempotent mode writes NAME_topic and a view NAME over it: both
  * must be identifiers of at most 64 characters. */
 static gboolean
 check_table_name (const KtConfig *config, GError **error)
 {
   if (config->mode != KT_MODE_IDEMPOTENT
-      || strlen (config->table) + strlen (KT_PARTITION_SUFFIX) <= 64)
+      || strlen (config->table) + strlen (KT_TOPIC_SUFFIX) <= 64)
     return TRUE;
   g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
                "--table: '%s' is too long for idempotent mode, which also writes %s%s: at "
-               "most %d characters", config->table, config->table, KT_PARTITION_SUFFIX,
-               (int) (64 - strlen (KT_PARTITION_SUFFIX)));
+               "most %d characters", config->table, config->table, KT_TOPIC_SUFFIX,
+               (int) (64 - strlen (KT_TOPIC_SUFFIX)));
   return FALSE;
 }
 

@@ -35,24 +35,24 @@ plain (const KtCountsShape *shape)
   return shape->dimensions == NULL && shape->sums == NULL;
 }
 
-/* Idempotent mode: @output is a view over @output_partition; neither may
- * be another program's table or view of another shape. */
+/* Idempotent mode: @output is a view over @output_topic; neither may be
+ * another program's table or view of another shape. */
 static gboolean
 prepare_idempotent (KtDb *db, const char *output, const char *target,
                     const KtCountsShape *shape, GError **error)
 {
-  static const char *const defaults[] = { "error_log", "error_log" KT_PARTITION_SUFFIX, NULL };
-  g_autofree char *partitions = g_strconcat (output, KT_PARTITION_SUFFIX, NULL);
+  static const char *const defaults[] = { "error_log", "error_log" KT_TOPIC_SUFFIX, NULL };
+  g_autofree char *topics = g_strconcat (output, KT_TOPIC_SUFFIX, NULL);
   GError *local = NULL;
 
   if (target != NULL && g_strcmp0 (target, "VIEW") != 0)
     {
       g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
                    "%s: %s is a table: idempotent mode writes %s and a view %s over it; "
-                   "give another --table", kt_db_name (db), output, partitions, output);
+                   "give another --table", kt_db_name (db), output, topics, output);
       return FALSE;
     }
-  if (!kt_schema_check_counts_table (kt_db_connection (db), kt_db_name (db), partitions, shape,
+  if (!kt_schema_check_counts_table (kt_db_connection (db), kt_db_name (db), topics, shape,
                                      TRUE, &local)
       || !kt_schema_check_counts_view (kt_db_connection (db), kt_db_name (db), output, shape,
                                        &local))
@@ -64,12 +64,12 @@ prepare_idempotent (KtDb *db, const char *output, const char *target,
   if (!kt_schema_prepare_except (db, KT_TABLES_IDEMPOTENT, "idempotent-mode", defaults, error))
     return FALSE;
   if (target == NULL)
-    g_message ("creating table %s and view %s in %s", partitions, output, kt_db_name (db));
+    g_message ("creating table %s and view %s in %s", topics, output, kt_db_name (db));
   /* Checked again after: a job starting meanwhile may have made them in
    * its own shape, and CREATE ... IF NOT EXISTS leaves those. */
-  if (!kt_schema_create_counts_partitions (kt_db_connection (db), kt_db_name (db), output, shape,
-                                           &local)
-      || !kt_schema_check_counts_table (kt_db_connection (db), kt_db_name (db), partitions, shape,
+  if (!kt_schema_create_counts_topics (kt_db_connection (db), kt_db_name (db), output, shape,
+                                       &local)
+      || !kt_schema_check_counts_table (kt_db_connection (db), kt_db_name (db), topics, shape,
                                         TRUE, &local)
       || !kt_schema_check_counts_view (kt_db_connection (db), kt_db_name (db), output, shape,
                                        &local))
@@ -225,11 +225,10 @@ counts_rows (KtCounts *counts)
 
 /* "INSERT INTO `table` (columns) VALUES " */
 static void
-start_insert (GString *sql, const char *table, const KtCountsShape *shape, gboolean partitions)
+start_insert (GString *sql, const char *table, const KtCountsShape *shape, gboolean topics)
 {
   /* The names are identifiers the CLI checked: quoting them is enough. */
-  g_string_printf (sql, "INSERT INTO `%s` (%slog_time", table,
-                   partitions ? "job, topic, `partition`, " : "");
+  g_string_printf (sql, "INSERT INTO `%s` (%slog_time", table, topics ? "job, topic, " : "");
   for (const char *const *d = shape->dimensions; d != NULL && *d != NULL; d++)
     g_string_append_printf (sql, ", `%s`", *d);
   g_string_append (sql, ", log_count");
@@ -251,22 +250,15 @@ finish_insert (KtDb *db, GString *sql, const KtCountsShape *shape, const char *t
   return kt_db_run (db, sql->str, what, error);
 }
 
-/* One row's values: "(..., 'YYYY-MM-DD HH:MM:00', X'..', ..., count, sums)".
- * Keys go as hex literals: any bytes (NUL, invalid UTF-8) reach the
+/* A row's key columns: ",X'..'" each, or ",'(other)'" each for the
+ * (other) row. Hex literals: any bytes (NUL, invalid UTF-8) reach the
  * VARBINARY column as they are, whatever the connection's character set. */
 static void
-append_row (GString *sql, const KtGroupRow *row, const char *prefix, guint n_dims,
-            guint n_sums)
+append_key (GString *sql, const KtGroupRow *row, guint n_dims)
 {
   static const char hex[] = "0123456789ABCDEF";
   const guint8 *k = row->key, *end = row->key + row->key_len;
-  char when[20], sum[48];
 
-  kt_minute_format (row->bucket, when);
-  g_string_append_printf (sql, "(%s", prefix);
-  if (*prefix != '\0')
-    g_string_append_printf (sql, "%d,", row->partition);
-  g_string_append_printf (sql, "'%s'", when);
   for (guint i = 0; i < n_dims; i++)
     {
       if (row->other)
@@ -284,6 +276,18 @@ append_row (GString *sql, const KtGroupRow *row, const char *prefix, guint n_dim
       g_string_append_c (sql, '\'');
       k += 1 + k[0];
     }
+}
+
+/* One row's values: "(prefix'YYYY-MM-DD HH:MM:00', keys, count, sums)". */
+static void
+append_row (GString *sql, const KtGroupRow *row, const char *prefix, guint n_dims,
+            guint n_sums)
+{
+  char when[20], sum[48];
+
+  kt_minute_format (row->bucket, when);
+  g_string_append_printf (sql, "(%s'%s'", prefix, when);
+  append_key (sql, row, n_dims);
   g_string_append_printf (sql, ",%" G_GUINT64_FORMAT, row->count);
   for (guint i = 0; i < n_sums; i++)
     {
@@ -293,15 +297,58 @@ append_row (GString *sql, const KtGroupRow *row, const char *prefix, guint n_dim
   g_string_append_c (sql, ')');
 }
 
+/* Every row of @parts in one sorted array (the pointers are the parts'). */
+static GArray *
+all_rows (KtCounts *const *parts, guint n)
+{
+  GArray *rows = g_array_new (FALSE, FALSE, sizeof (KtGroupRow));
+
+  for (guint i = 0; i < n; i++)
+    {
+      g_autoptr(GArray) sorted = counts_rows (parts[i]);
+
+      g_array_append_vals (rows, sorted->data, sorted->len);
+    }
+  if (n > 1)
+    g_array_sort (rows, kt_group_row_compare);
+  return rows;
+}
+
+/* Folds rows[*at] and the equal rows after it (the same bucket and key
+ * from other partitions) into @out, whose sums are @sums; moves *at past
+ * them. */
+static void
+fold_equal (GArray *rows, guint *at, guint n_sums, KtSum *sums, KtGroupRow *out)
+{
+  const KtGroupRow *first = &g_array_index (rows, KtGroupRow, *at);
+
+  *out = *first;
+  out->sums = sums;
+  for (guint s = 0; s < n_sums; s++)
+    sums[s] = first->sums[s];
+  for ((*at)++; *at < rows->len; (*at)++)
+    {
+      const KtGroupRow *next = &g_array_index (rows, KtGroupRow, *at);
+
+      if (kt_group_row_compare (first, next) != 0)
+        break;
+      out->count += next->count;
+      for (guint s = 0; s < n_sums; s++)
+        sums[s] += next->sums[s];
+    }
+}
+
 gboolean
 kt_counts_upsert (KtDb *db, const char *table, const KtCountsShape *shape, const char *job,
                   const char *topic, KtCounts *const *parts, guint n, GError **error)
 {
   g_autoptr(GString) sql = g_string_new (NULL);
   g_autoptr(GString) prefix = g_string_new (NULL);  /* 'job','topic', */
+  g_autoptr(GArray) rows = all_rows (parts, n);
   guint n_dims = shape->dimensions != NULL ? g_strv_length ((char **) shape->dimensions) : 0;
   guint n_sums = shape->sums != NULL ? g_strv_length ((char **) shape->sums) : 0;
-  guint rows = 0;
+  g_autofree KtSum *sums = g_new0 (KtSum, MAX (n_sums, 1));
+  guint statement = 0;
 
   if (job != NULL)
     {
@@ -310,26 +357,24 @@ kt_counts_upsert (KtDb *db, const char *table, const KtCountsShape *shape, const
       kt_db_quote (db, prefix, topic);
       g_string_append_c (prefix, ',');
     }
-  for (guint i = 0; i < n; i++)
+  for (guint at = 0; at < rows->len;)
     {
-      g_autoptr(GArray) sorted = counts_rows (parts[i]);
+      KtGroupRow row;
 
-      for (guint j = 0; j < sorted->len; j++)
+      fold_equal (rows, &at, n_sums, sums, &row);
+      if (statement == 0)
+        start_insert (sql, table, shape, job != NULL);
+      else
+        g_string_append_c (sql, ',');
+      append_row (sql, &row, prefix->str, n_dims, n_sums);
+      if (++statement == UPSERT_ROWS || sql->len >= UPSERT_BYTES)
         {
-          if (rows == 0)
-            start_insert (sql, table, shape, job != NULL);
-          else
-            g_string_append_c (sql, ',');
-          append_row (sql, &g_array_index (sorted, KtGroupRow, j), prefix->str, n_dims, n_sums);
-          if (++rows == UPSERT_ROWS || sql->len >= UPSERT_BYTES)
-            {
-              if (!finish_insert (db, sql, shape, table, error))
-                return FALSE;
-              rows = 0;
-            }
+          if (!finish_insert (db, sql, shape, table, error))
+            return FALSE;
+          statement = 0;
         }
     }
-  return rows == 0 || finish_insert (db, sql, shape, table, error);
+  return statement == 0 || finish_insert (db, sql, shape, table, error);
 }
 
 void

@@ -25,7 +25,7 @@ KtParser *kt_counts_parser (const KtConfig *config, GError **error);
 void      kt_counts_shape  (const KtConfig *config, KtCountsShape *out);
 
 /* The count table @output in @shape: a table (transactional), or a view
- * over @output + KT_PARTITION_SUFFIX (@idempotent, with the covered sets).
+ * over @output + KT_TOPIC_SUFFIX (@idempotent, with the covered sets).
  * A plain error_log is the one sql/counts.sql (sql/idempotent.sql)
  * creates; a job of another table leaves error_log alone. One database
  * holds one mode: an error_log of the other is refused (KT_ERROR_USAGE),
@@ -56,11 +56,11 @@ void      kt_counts_take (KtParser *parser, KtCounts *counts, gint32 partition,
                           gint64 offset, const char *value, gsize len,
                           KtRangeStats *stats, KtBatchSummary *summary);
 
-/* Adds the rows of each of @parts (KtCounts *, @n of them) to @table, in
- * (partition, bucket, key) order (writers lock rows in one order), a
- * thousand rows a statement: as they are (@job NULL: a transactional
- * table of @shape), or as per-partition rows of @job and @topic (an
- * idempotent NAME_partition table). */
+/* Adds the rows of @parts (KtCounts *, @n of them), the rows of one bucket
+ * and key added up across them, to @table, in (bucket, key) order
+ * (writers lock rows in one order), a thousand rows a statement: as they
+ * are (@job NULL: a transactional table of @shape), or as rows of @job and
+ * @topic (an idempotent NAME_topic table, schema version 4). */
 gboolean  kt_counts_upsert (KtDb *db, const char *table, const KtCountsShape *shape,
                             const char *job, const char *topic, KtCounts *const *parts,
                             guint n, GError **error);

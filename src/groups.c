@@ -226,8 +226,8 @@ kt_groups_folded (KtGroups *self)
   return self->folded;
 }
 
-static gint
-compare_rows (gconstpointer a, gconstpointer b)
+gint
+kt_group_row_compare (gconstpointer a, gconstpointer b)
 {
   const KtGroupRow *x = a, *y = b;
   int c;
@@ -267,7 +267,7 @@ kt_groups_sorted (KtGroups *self)
 
   append_rows (self, self->rows, out);
   append_rows (self, self->other, out);
-  g_array_sort (out, compare_rows);
+  g_array_sort (out, kt_group_row_compare);
   return out;
 }
 

@@ -65,6 +65,10 @@ guint64     kt_groups_folded  (KtGroups *self);
  * the groups change. */
 GArray     *kt_groups_sorted  (KtGroups *self);
 
+/* kt_groups_sorted()'s order on two KtGroupRow (the partition aside):
+ * rows of one bucket and key from several groups compare equal. */
+gint        kt_group_row_compare (gconstpointer a, gconstpointer b);
+
 /* Forgets every row (the limit is cleared on its own). */
 void        kt_groups_clear   (KtGroups *self);
 

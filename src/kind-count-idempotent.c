@@ -1,7 +1,8 @@
 /* kind-count-idempotent.c - per-minute counts, idempotent (--mode idempotent).
  *
- * Each partition's counts are stored with the set of offsets they include
- * (ktally_coverage, see coverage.h), in one transaction: a batch counts
+ * The counts (per topic and minute, error_log_topic) are added together
+ * with each partition's set of offsets they include (ktally_coverage, see
+ * coverage.h), in one transaction: a batch counts
  * only offsets outside the set it planned from, and adds its counts only
  * if the set is still that one (read FOR UPDATE), extending it in the same
  * transaction. The offsets are stored after, in kafka_offset or the
@@ -33,7 +34,7 @@ typedef struct
   KtJob          *job;
   KtParser       *parser;
   KtCountsShape   shape;     /* of the output view */
-  char           *partitions;  /* the table of per-partition rows under it */
+  char           *topics;    /* the table of per-topic rows under it */
   KtKeyLimit     *limit;     /* --max-keys over the batch, all partitions */
   GPtrArray      *parts;     /* Part per range */
   GArray         *stats;     /* KtRangeStats per range */
@@ -62,7 +63,7 @@ idem_close (gpointer data)
   kt_parser_free (self->parser);
   g_clear_pointer (&self->parts, g_ptr_array_unref);
   kt_key_limit_free (self->limit);
-  g_free (self->partitions);
+  g_free (self->topics);
   g_clear_pointer (&self->stats, g_array_unref);
   g_free (self);
 }
@@ -75,7 +76,7 @@ idem_open (KtJob *job, GError **error)
   self->job = job;
   self->parser = kt_counts_parser (job->config, error);
   kt_counts_shape (job->config, &self->shape);
-  self->partitions = g_strconcat (job->output, KT_PARTITION_SUFFIX, NULL);
+  self->topics = g_strconcat (job->output, KT_TOPIC_SUFFIX, NULL);
   self->limit = kt_key_limit_new (job->config->max_keys);
   self->parts = g_ptr_array_new_with_free_func (part_free);
   self->stats = g_array_new (FALSE, TRUE, sizeof (KtRangeStats));
@@ -203,7 +204,9 @@ idem_take (gpointer data, guint range, gint32 partition, gint64 offset, const ch
 }
 
 /* Adds the counts of the parts to write (@write: range indexes) to the
- * per-partition table, in (partition, bucket, key) order. */
+ * per-topic table: one row per bucket and key of the topic, whichever
+ * partitions counted it (sparse log time made a row per line and
+ * partition), in (bucket, key) order. */
 static gboolean
 add_counts (Idempotent *self, const GArray *write, GError **error)
 {
@@ -211,18 +214,19 @@ add_counts (Idempotent *self, const GArray *write, GError **error)
 
   for (guint i = 0; i < write->len; i++)
     g_ptr_array_add (parts, ((Part *) self->parts->pdata[g_array_index (write, guint, i)])->counts);
-  return kt_counts_upsert (self->job->db, self->partitions, &self->shape, self->job->job,
+  return kt_counts_upsert (self->job->db, self->topics, &self->shape, self->job->job,
                            self->job->topic, (KtCounts *const *) parts->pdata, parts->len,
                            error);
 }
 
-/* The output transaction: for every part to write, its covered set is
- * locked and must still be what the batch planned from (else *@moved is
- * its partition and nothing is written); then the counts, the new sets and
- * the audit rows (ranges[@write], with what each counted). */
+/* In the scheduler's transaction: for every part to write, its covered
+ * set is locked and must still be what the batch planned from (else
+ * *@moved is its partition, and the scheduler rolls back); then the
+ * counts, the new sets and the audit rows (ranges[@write], with what each
+ * counted). */
 static gboolean
 write_output (Idempotent *self, const GArray *ranges, const GArray *write, gint32 *moved,
-              KtCommitResult *result, GError **error)
+              GError **error)
 {
   KtJob *job = self->job;
   g_autoptr(GHashTable) sets = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL,
@@ -238,9 +242,6 @@ write_output (Idempotent *self, const GArray *ranges, const GArray *write, gint3
       g_array_append_val (written, g_array_index (ranges, KtRange, r));
       g_array_append_val (stats, g_array_index (self->stats, KtRangeStats, r));
     }
-  if (!kt_job_begin (job, error))
-    return FALSE;
-
   /* 1. Lock each partition's covered set, in partition order, creating the
    *    rows of new partitions first: a row that does not exist locks
    *    nothing, and writers of one partition must queue here. */
@@ -256,7 +257,7 @@ write_output (Idempotent *self, const GArray *ranges, const GArray *write, gint3
     }
   if (!kt_db_run (job->db, sql->str, "cannot write ktally_coverage", error)
       || !read_coverage (self, written, TRUE, sets, error))
-    goto fail;
+    return FALSE;
 
   /* 2. Compare and set: a set that moved since we planned means another
    *    writer (or an earlier life of this one) counted some of our offsets. */
@@ -268,7 +269,6 @@ write_output (Idempotent *self, const GArray *ranges, const GArray *write, gint3
       if (now == NULL || !kt_coverage_equal (now, part->expected))
         {
           *moved = part->partition;
-          kt_db_abort (job->db);
           return TRUE;
         }
     }
@@ -277,7 +277,7 @@ write_output (Idempotent *self, const GArray *ranges, const GArray *write, gint3
   if (!add_counts (self, write, error)
       || !kt_offsets_record (job->db, job->job, job->topic, job->output, job->member, written,
                              (const KtRangeStats *) (void *) stats->data, error))
-    goto fail;
+    return FALSE;
   for (guint i = 0; i < write->len; i++)
     {
       const Part *part = self->parts->pdata[g_array_index (write, guint, i)];
@@ -291,31 +291,22 @@ write_output (Idempotent *self, const GArray *ranges, const GArray *write, gint3
       kt_db_quote (job->db, sql, job->topic);
       g_string_append_printf (sql, " AND `partition` = %d", part->partition);
       if (!kt_db_run (job->db, sql->str, "cannot write ktally_coverage", error))
-        goto fail;
+        return FALSE;
     }
   /* A COMMIT whose answer is lost needs no special care here: if it
    * landed, the next plan reads the new sets and counts nothing twice. */
-  if (kt_job_finish (job, result, error))
-    return TRUE;
-  *result = KT_COMMIT_FAILED;
-  return FALSE;
-
-fail:
-  kt_db_abort (job->db);
-  return FALSE;
+  return TRUE;
 }
 
-/* Output first, then the offsets: a crash between the two leaves offsets
- * that the next plan finds covered, and skips. */
+/* Output first (in the scheduler's transaction), then the offsets
+ * (idem_after): a crash between the two leaves offsets that the next plan
+ * finds covered, and skips. */
 static gboolean
-idem_commit (gpointer data, const GArray *ranges, KtCommitResult *result, gint32 *fenced,
-             GError **error)
+idem_write (gpointer data, const GArray *ranges, gint32 *fenced, GError **error)
 {
   Idempotent *self = data;
-  KtJob *job = self->job;
   g_autoptr(GArray) write = g_array_new (FALSE, FALSE, sizeof (guint));
 
-  *result = KT_COMMIT_FAILED;
   *fenced = -1;
   for (guint i = 0; i < ranges->len; i++)
     {
@@ -330,14 +321,15 @@ idem_commit (gpointer data, const GArray *ranges, KtCommitResult *result, gint32
       if (!kt_coverage_equal (part->covered, part->expected) || part->lost)
         g_array_append_val (write, i);
     }
-  if (write->len > 0 && !write_output (self, ranges, write, fenced, result, error))
-    return FALSE;
-  if (*fenced >= 0)
-    {
-      *result = KT_COMMIT_FENCED;
-      return TRUE;
-    }
-  *result = KT_COMMIT_DONE;
+  return write->len == 0 || write_output (self, ranges, write, fenced, error);
+}
+
+static gboolean
+idem_after (gpointer data, const GArray *ranges, gint32 *fenced, GError **error)
+{
+  KtJob *job = ((Idempotent *) data)->job;
+
+  *fenced = -1;
   if (job->config->offsets == KT_OFFSETS_KAFKA)
     return kt_source_commit (job->source, ranges, error);
   return kt_offsets_store (job->db, job->job, job->topic, ranges, fenced, error);
@@ -371,6 +363,7 @@ const KtJobKind kt_kind_count_idempotent = {
   .prepare = idem_prepare,
   .plan = idem_plan,
   .take = idem_take,
-  .commit = idem_commit,
+  .write = idem_write,
+  .after = idem_after,
   .summarise = idem_summarise,
 };

@@ -88,33 +88,22 @@ count_take (gpointer data, guint range, gint32 partition, gint64 offset, const c
 }
 
 static gboolean
-count_commit (gpointer data, const GArray *ranges, KtCommitResult *result, gint32 *fenced,
-              GError **error)
+count_write (gpointer data, const GArray *ranges, gint32 *fenced, GError **error)
 {
   Count *self = data;
   KtJob *job = self->job;
 
-  *result = KT_COMMIT_FAILED;
-  if (!kt_job_begin (job, error))
-    return FALSE;
+  /* The fence first: a second writer waits on the offset rows, then backs
+   * off before it adds a single count. */
   if (!kt_offsets_fence (job->db, job->job, job->topic, ranges, fenced, error))
-    goto fail;
-  if (*fenced >= 0)
-    {
-      kt_db_abort (job->db);
-      *result = KT_COMMIT_FENCED;
-      return TRUE;
-    }
+    return FALSE;
   /* Every row of the batch added to the output table. */
-  if (!kt_counts_upsert (job->db, job->output, &self->shape, NULL, NULL, &self->counts, 1, error)
-      || !kt_offsets_record (job->db, job->job, job->topic, job->output, job->member, ranges,
-                             (const KtRangeStats *) (void *) self->stats->data, error))
-    goto fail;
-  return kt_job_finish (job, result, error);
-
-fail:
-  kt_db_abort (job->db);
-  return FALSE;
+  return *fenced >= 0
+         || (kt_counts_upsert (job->db, job->output, &self->shape, NULL, NULL, &self->counts, 1,
+                               error)
+             && kt_offsets_record (job->db, job->job, job->topic, job->output, job->member,
+                                   ranges, (const KtRangeStats *) (void *) self->stats->data,
+                                   error));
 }
 
 static void
@@ -138,6 +127,6 @@ const KtJobKind kt_kind_count = {
   .prepare = count_prepare,
   .plan = count_plan,
   .take = count_take,
-  .commit = count_commit,
+  .write = count_write,
   .summarise = count_summarise,
 };

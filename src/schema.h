@@ -15,7 +15,7 @@
 #include "db.h"
 
 /* The schema version this ktally creates, migrates to and writes. */
-#define KT_SCHEMA_VERSION 3
+#define KT_SCHEMA_VERSION 4
 
 /* The oldest version that `status` and `audit`, which never alter a
  * database, still read as it is. */
@@ -108,17 +108,17 @@ typedef struct
 /* Whether @table, where it exists as a base table, holds rows of @shape:
  * each column of the shape there, of its type (a key column at least 255
  * bytes long, a sum DECIMAL(38+,4)), the primary key exactly the bucket
- * and the key columns (with @per_partition: job, topic and partition
- * first, as in idempotent mode's NAME_partition), and no sum_ column the
+ * and the key columns (with @per_topic: job and topic first, as in
+ * idempotent mode's NAME_topic), and no sum_ column the
  * shape lacks. Other extra columns are allowed. A difference is
  * KT_ERROR_USAGE naming the table and the column. A view passes here:
  * see kt_schema_check_counts_view(). */
 gboolean kt_schema_check_counts_table (MYSQL *conn, const char *description,
                                        const char *table, const KtCountsShape *shape,
-                                       gboolean per_partition, GError **error);
+                                       gboolean per_topic, GError **error);
 
 /* Whether the view @view, where it exists, has exactly the columns of
- * @shape (idempotent mode's view over NAME_partition). */
+ * @shape (idempotent mode's view over NAME_topic). */
 gboolean kt_schema_check_counts_view (MYSQL *conn, const char *description,
                                       const char *view, const KtCountsShape *shape,
                                       GError **error);
@@ -130,13 +130,14 @@ gboolean kt_schema_create_counts_table (MYSQL *conn, const char *description,
                                         GError **error);
 
 /* Idempotent mode's output in @shape, unless they exist: the table
- * @view + KT_PARTITION_SUFFIX of per-partition rows and the view @view
- * that adds them up. With no dimension and no sum, for @view error_log,
- * exactly what sql/idempotent.sql creates. */
-#define KT_PARTITION_SUFFIX "_partition"
-gboolean kt_schema_create_counts_partitions (MYSQL *conn, const char *description,
-                                             const char *view, const KtCountsShape *shape,
-                                             GError **error);
+ * @view + KT_TOPIC_SUFFIX of rows per job and topic (as error_log_topic,
+ * schema version 4) and the view @view that adds them up. With no
+ * dimension and no sum, for @view error_log, exactly what
+ * sql/idempotent.sql creates. */
+#define KT_TOPIC_SUFFIX "_topic"
+gboolean kt_schema_create_counts_topics (MYSQL *conn, const char *description,
+                                         const char *view, const KtCountsShape *shape,
+                                         GError **error);
 
 /* The statements of an embedded .sql text, in order: statements end with
  * ';' at the end of a line, and '--' lines are comments. A new array of

@@ -386,7 +386,7 @@ test_fields (void)
                                       "by_svc", NULL };
   static const char *const plain[] = { "run", KAFKA, DB, NULL };
   static const char *const idem[] = { "run", KAFKA, DB, "--mode", "idempotent", "--table",
-                                      C50 "1234", "--by", "Select", NULL };
+                                      C50 "12345678", "--by", "Select", NULL };
   g_autoptr(GError) error = NULL;
   g_autoptr(KtConfig) c = parse_args (args, &error);
   g_autoptr(KtConfig) d = NULL, e = NULL;
@@ -404,7 +404,7 @@ test_fields (void)
   g_assert_null (d->sums);
   g_assert_cmpuint (d->max_keys, ==, KT_MAX_KEYS_DEFAULT);
   g_assert_cmpstr (d->table, ==, "error_log");
-  /* 54 characters leave room for _partition; a field named like an SQL
+  /* 58 characters leave room for _topic; a field named like an SQL
    * keyword is a column like any other (always quoted). */
   e = parse_args (idem, &error);
   g_assert_no_error (error);

@@ -69,14 +69,14 @@ shape_refused "CREATE TABLE hand (log_time DATETIME PRIMARY KEY, log_count BIGIN
 shape_refused "CREATE TABLE hand (log_time DATETIME, service VARBINARY(255), log_count BIGINT, PRIMARY KEY (log_time))" \
   "column service is not in its primary key" "${base[@]}" --by service
 shape_refused "CREATE VIEW hand AS SELECT 1 AS x" "hand is a view, not a table" "${KT_OPTS[@]}"
-# Idempotent mode writes NAME_partition and a view NAME: a table NAME is
+# Idempotent mode writes NAME_topic and a view NAME: a table NAME is
 # not one, nor a view of other columns.
 idb_uri=$(kt_new_db by_identity_idem); idb=$(kt_db_name "$idb_uri")
 irun() { "$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" --db "$idb_uri" --mode idempotent \
            --interval 0 --exit-when-idle --table hand "$@"; }
 kt_sql "$idb" "CREATE TABLE hand (log_time DATETIME PRIMARY KEY, log_count BIGINT)"
 rc=0; irun "${KT_OPTS[@]}" 2> "$WORK/err" || rc=$?
-[[ $rc == 2 ]] && grep -qF "hand is a table: idempotent mode writes hand_partition and a view hand over it" "$WORK/err" \
+[[ $rc == 2 ]] && grep -qF "hand is a table: idempotent mode writes hand_topic and a view hand over it" "$WORK/err" \
   || { cat "$WORK/err" >&2; fail "idempotent --table over a base table: exit $rc"; }
 kt_sql "$idb" "DROP TABLE hand; CREATE VIEW hand AS SELECT NOW() AS log_time, 'x' AS host, 1 AS log_count"
 rc=0; irun "${KT_OPTS[@]}" 2> "$WORK/err" || rc=$?
