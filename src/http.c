@@ -670,34 +670,28 @@ append_batches_table (GString *out, const GArray *recent)
   g_string_append (out, "</table>\n");
 }
 
-/* The page, its chart by @dimension (an index of self->dimensions, or -1
- * for the totals). */
+/* Copies the chart of @dimension (refreshed when stale) and its keys out
+ * of the cache, so that the page is written without the lock. */
 static void
-render_page (KtHttp *self, GString *out, int dimension)
+copy_chart (KtHttp *self, int dimension, GArray *chart, GPtrArray *keys, char **error)
 {
-  static const char *const buckets[] = { "minute", "5 minutes", "hour" };
-  g_auto(KtMetricsSnapshot) snap = { 0 };
+  const ChartView *view = &self->views[dimension + 1];
+
+  g_mutex_lock (&self->chart_lock);
+  chart_refresh (self, dimension);
+  g_array_append_vals (chart, view->points->data, view->points->len);
+  for (guint i = 0; i < view->keys->len; i++)
+    g_ptr_array_add (keys, g_bytes_ref (view->keys->pdata[i]));
+  *error = g_strdup (view->error);
+  g_mutex_unlock (&self->chart_lock);
+}
+
+/* From the doctype to the health badge. */
+static void
+append_page_head (KtHttp *self, GString *out)
+{
   g_autoptr(GString) health = g_string_new (NULL);
-  g_autoptr(GArray) chart = g_array_new (FALSE, FALSE, sizeof (ChartPoint));
-  g_autoptr(GPtrArray) keys = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
-  g_autofree char *chart_error = NULL;
   gboolean healthy = kt_metrics_healthy (self->metrics, health);
-  char from[20], until[20];
-
-  kt_metrics_snapshot (self->metrics, &snap);
-  if (self->have_db)
-    {
-      const ChartView *view = &self->views[dimension + 1];
-
-      /* Copied out, so that the page is written without the lock. */
-      g_mutex_lock (&self->chart_lock);
-      chart_refresh (self, dimension);
-      g_array_append_vals (chart, view->points->data, view->points->len);
-      for (guint i = 0; i < view->keys->len; i++)
-        g_ptr_array_add (keys, g_bytes_ref (view->keys->pdata[i]));
-      chart_error = g_strdup (view->error);
-      g_mutex_unlock (&self->chart_lock);
-    }
 
   g_string_append_printf (out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
                           "<meta http-equiv=\"refresh\" content=\"%d\">\n<title>ktally: ",
@@ -710,25 +704,77 @@ render_page (KtHttp *self, GString *out, int dimension)
                           healthy ? "ok" : "bad");
   g_strchomp (health->str);
   append_escaped (out, health->str);
-  g_string_append_printf (out, "</span></p>\n<p class=\"totals\"><span>committed batches <b>%"
+  g_string_append (out, "</span></p>\n");
+}
+
+/* The line of totals under the badge. */
+static void
+append_totals (GString *out, const KtMetricsSnapshot *snap)
+{
+  g_string_append_printf (out, "<p class=\"totals\"><span>committed batches <b>%"
                           G_GUINT64_FORMAT "</b></span><span>failed <b>%" G_GUINT64_FORMAT
                           "</b></span><span>fenced <b>%" G_GUINT64_FORMAT "</b></span>"
                           "<span>records <b>%" G_GUINT64_FORMAT "</b></span><span>ERROR "
                           "lines <b>%" G_GUINT64_FORMAT "</b></span><span>malformed <b>%"
                           G_GUINT64_FORMAT "</b></span><span>last commit <b>",
-                          snap.batches[KT_BATCH_COMMITTED], snap.batches[KT_BATCH_FAILED],
-                          snap.batches[KT_BATCH_FENCED], snap.records, snap.lines_error,
-                          snap.lines_malformed);
-  if (snap.last_commit != 0)
-    append_wall_time (out, snap.last_commit, "%Y-%m-%d %H:%M:%S");
+                          snap->batches[KT_BATCH_COMMITTED], snap->batches[KT_BATCH_FAILED],
+                          snap->batches[KT_BATCH_FENCED], snap->records, snap->lines_error,
+                          snap->lines_malformed);
+  if (snap->last_commit != 0)
+    append_wall_time (out, snap->last_commit, "%Y-%m-%d %H:%M:%S");
   else
     g_string_append (out, "none yet");
   g_string_append (out, "</b></span>");
-  if (snap.data_loss_events > 0)
+  if (snap->data_loss_events > 0)
     g_string_append_printf (out, "<span>DATA LOSS <b>%" G_GUINT64_FORMAT " offsets</b></span>",
-                            snap.data_lost_offsets);
+                            snap->data_lost_offsets);
   g_string_append (out, "</p>\n");
+}
 
+/* The chart (or why there is none) and the note on its times. */
+static void
+append_chart_body (KtHttp *self, GString *out, int dimension, GArray *chart, GPtrArray *keys,
+                   const char *chart_error)
+{
+  char from[20], until[20];
+  gint64 newest;
+
+  if (!self->have_db)
+    {
+      g_string_append (out, "<p class=\"note\">No database: no chart.</p>\n");
+      return;
+    }
+  if (chart_error != NULL)
+    {
+      g_string_append (out, "<p class=\"note\" id=\"chart-error\">The chart is unavailable: ");
+      append_escaped (out, chart_error);
+      g_string_append_printf (out, " (trying again within %d s).</p>\n", CHART_CACHE_S);
+      return;
+    }
+  append_chart (out, chart, dimension >= 0 ? keys : NULL, self->bucket);
+  if (chart->len == 0)
+    return;
+  newest = g_array_index (chart, ChartPoint, chart->len - 1).minute;
+  kt_minute_format (newest - SLOTS + 1, from);
+  kt_minute_format (newest, until);
+  g_string_append_printf (out, "<p class=\"note\">From %.16s to %.16s. Times are the "
+                          "log lines' own timestamps (naive, no time zone), as stored "
+                          "in the table: the chart ends at the newest bucket in the "
+                          "table, not at the current time. Read every %d s at most.</p>\n",
+                          from, until, CHART_CACHE_S);
+}
+
+/* The chart's heading, the selector with --by, and the chart. */
+static void
+append_chart_section (KtHttp *self, GString *out, int dimension)
+{
+  static const char *const buckets[] = { "minute", "5 minutes", "hour" };
+  g_autoptr(GArray) chart = g_array_new (FALSE, FALSE, sizeof (ChartPoint));
+  g_autoptr(GPtrArray) keys = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
+  g_autofree char *chart_error = NULL;
+
+  if (self->have_db)
+    copy_chart (self, dimension, chart, keys, &chart_error);
   g_string_append_printf (out, "<h2>Lines counted per %s%s%s, the last %d hours of the log "
                           "<small>(",
                           buckets[self->bucket == 60 ? 2 : self->bucket == 5 ? 1 : 0],
@@ -738,31 +784,20 @@ render_page (KtHttp *self, GString *out, int dimension)
   g_string_append (out, ")</small></h2>\n");
   if (self->have_db && self->dimensions != NULL)
     append_selector (self, out, dimension, keys);
-  if (!self->have_db)
-    g_string_append (out, "<p class=\"note\">No database: no chart.</p>\n");
-  else if (chart_error != NULL)
-    {
-      g_string_append (out, "<p class=\"note\" id=\"chart-error\">The chart is unavailable: ");
-      append_escaped (out, chart_error);
-      g_string_append_printf (out, " (trying again within %d s).</p>\n", CHART_CACHE_S);
-    }
-  else
-    {
-      append_chart (out, chart, dimension >= 0 ? keys : NULL, self->bucket);
-      if (chart->len > 0)
-        {
-          gint64 newest = g_array_index (chart, ChartPoint, chart->len - 1).minute;
+  append_chart_body (self, out, dimension, chart, keys, chart_error);
+}
 
-          kt_minute_format (newest - SLOTS + 1, from);
-          kt_minute_format (newest, until);
-          g_string_append_printf (out, "<p class=\"note\">From %.16s to %.16s. Times are the "
-                                  "log lines' own timestamps (naive, no time zone), as stored "
-                                  "in the table: the chart ends at the newest bucket in the "
-                                  "table, not at the current time. Read every %d s at most.</p>\n",
-                                  from, until, CHART_CACHE_S);
-        }
-    }
+/* The page, its chart by @dimension (an index of self->dimensions, or -1
+ * for the totals). */
+static void
+render_page (KtHttp *self, GString *out, int dimension)
+{
+  g_auto(KtMetricsSnapshot) snap = { 0 };
 
+  kt_metrics_snapshot (self->metrics, &snap);
+  append_page_head (self, out);
+  append_totals (out, &snap);
+  append_chart_section (self, out, dimension);
   g_string_append (out, "<div class=\"tables\"><section><h2>Partitions</h2>\n");
   append_lag_table (out, snap.partitions);
   g_string_append_printf (out, "</section><section><h2>Last batches <small>(the last %d that "
