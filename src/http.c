@@ -441,32 +441,14 @@ key_label (GBytes *key)
   return g_string_free (out, FALSE);
 }
 
-/* Bars of the lines counted per bucket over the CHART_HOURS hours that
- * end at the newest bucket; a bucket without a row had none. With @keys
- * (a --by field's view), each bar stacks its keys' counts (series 0 at
- * the bottom) and the rest on top; @keys NULL: one bar per bucket. */
-static void
-append_chart (GString *out, const GArray *points, const GPtrArray *keys, int bucket)
+/* The chart's scale: the tallest stack (the points of a bucket are
+ * consecutive), rounded up. */
+static guint64
+chart_top (const GArray *points)
 {
-  const double plot_w = SVG_W - PAD_L - PAD_R, plot_h = SVG_H - PAD_T - PAD_B;
-  const double slot = plot_w / SLOTS;
-  gint64 newest, start, minute = G_MININT64;
-  guint64 max = 1, top, total = 0, base = 0;
-  char stamp[20];
+  gint64 minute = G_MININT64;
+  guint64 max = 1, total = 0;
 
-  g_string_append_printf (out, "<svg id=\"errors-chart\" xmlns=\"http://www.w3.org/2000/svg\" "
-                          "viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\" "
-                          "aria-label=\"lines counted per bucket\">\n",
-                          SVG_W, SVG_H, SVG_W, SVG_H);
-  if (points->len == 0)
-    {
-      g_string_append_printf (out, "<text x=\"%d\" y=\"%d\" class=\"empty\">the table has "
-                              "no rows yet</text>\n</svg>\n", SVG_W / 2, SVG_H / 2);
-      return;
-    }
-  newest = g_array_index (points, ChartPoint, points->len - 1).minute;
-  start = newest - SLOTS + 1;
-  /* The scale: the tallest stack. */
   for (guint i = 0; i < points->len; i++)
     {
       const ChartPoint *p = &g_array_index (points, ChartPoint, i);
@@ -477,9 +459,17 @@ append_chart (GString *out, const GArray *points, const GPtrArray *keys, int buc
       total += p->count;
       max = MAX (max, total);
     }
-  top = nice_ceiling (max);
+  return nice_ceiling (max);
+}
 
-  /* Grid and y labels: 0, half, top. */
+/* Grid and y labels (0, half, @top), and hour ticks in the log's time. */
+static void
+append_grid (GString *out, guint64 top, gint64 start, gint64 newest)
+{
+  const double plot_w = SVG_W - PAD_L - PAD_R, plot_h = SVG_H - PAD_T - PAD_B;
+  const double slot = plot_w / SLOTS;
+  char stamp[20];
+
   for (int k = 0; k <= 2; k++)
     {
       double y = PAD_T + plot_h - plot_h * k / 2;
@@ -492,7 +482,6 @@ append_chart (GString *out, const GArray *points, const GPtrArray *keys, int buc
       append_num (out, y + 4);
       g_string_append_printf (out, "\">%" G_GUINT64_FORMAT "</text>\n", top * (guint64) k / 2);
     }
-  /* Hour ticks, in the log's time. */
   for (gint64 m = start; m <= newest; m++)
     if (m % 60 == 0)
       {
@@ -508,45 +497,82 @@ append_chart (GString *out, const GArray *points, const GPtrArray *keys, int buc
         g_string_append_printf (out, "\" y=\"%d\">%.5s</text>\n", SVG_H - PAD_B + 18,
                                 stamp + 11);
       }
-  minute = G_MININT64;
+}
+
+/* One bar: @p's count, @b above the axis (what the stack has below it),
+ * @h tall, with a tooltip. A bucket's bar spans its minutes (a 1h
+ * bucket, an hour of slots), cut at the chart's left edge (@start). */
+static void
+append_bar (GString *out, const ChartPoint *p, const GPtrArray *keys, int bucket, gint64 start,
+            double b, double h)
+{
+  const double plot_w = SVG_W - PAD_L - PAD_R, plot_h = SVG_H - PAD_T - PAD_B;
+  const double slot = plot_w / SLOTS;
+  gint64 from = MAX (p->minute, start);
+  double width = (double) MIN (bucket, p->minute + bucket - from) * slot;
+  char stamp[20];
+
+  kt_minute_format (p->minute, stamp);
+  if (keys == NULL)
+    g_string_append (out, "<rect class=\"bar\" x=\"");
+  else
+    g_string_append_printf (out, "<rect class=\"bar s%u\" x=\"", MIN (p->series, CHART_TOP));
+  append_num (out, PAD_L + (double) (from - start) * slot);
+  g_string_append (out, "\" y=\"");
+  append_num (out, PAD_T + plot_h - b - h);
+  g_string_append (out, "\" width=\"");
+  append_num (out, MAX (width - 0.4, 1.0));
+  g_string_append (out, "\" height=\"");
+  append_num (out, h);
+  g_string_append_printf (out, "\"><title>%.16s: ", stamp);
+  if (keys != NULL && p->series < keys->len)
+    {
+      g_autofree char *label = key_label (keys->pdata[p->series]);
+      append_escaped (out, label);
+      g_string_append (out, ": ");
+    }
+  else if (keys != NULL)
+    g_string_append (out, "other: ");
+  g_string_append_printf (out, "%" G_GUINT64_FORMAT "</title></rect>\n", p->count);
+}
+
+/* Bars of the lines counted per bucket over the CHART_HOURS hours that
+ * end at the newest bucket; a bucket without a row had none. With @keys
+ * (a --by field's view), each bar stacks its keys' counts (series 0 at
+ * the bottom) and the rest on top; @keys NULL: one bar per bucket. */
+static void
+append_chart (GString *out, const GArray *points, const GPtrArray *keys, int bucket)
+{
+  const double plot_h = SVG_H - PAD_T - PAD_B;
+  gint64 newest, start, minute = G_MININT64;
+  guint64 top, base = 0;
+
+  g_string_append_printf (out, "<svg id=\"errors-chart\" xmlns=\"http://www.w3.org/2000/svg\" "
+                          "viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\" "
+                          "aria-label=\"lines counted per bucket\">\n",
+                          SVG_W, SVG_H, SVG_W, SVG_H);
+  if (points->len == 0)
+    {
+      g_string_append_printf (out, "<text x=\"%d\" y=\"%d\" class=\"empty\">the table has "
+                              "no rows yet</text>\n</svg>\n", SVG_W / 2, SVG_H / 2);
+      return;
+    }
+  newest = g_array_index (points, ChartPoint, points->len - 1).minute;
+  start = newest - SLOTS + 1;
+  top = chart_top (points);
+  append_grid (out, top, start, newest);
   for (guint i = 0; i < points->len; i++)
     {
       const ChartPoint *p = &g_array_index (points, ChartPoint, i);
-      double h = plot_h * (double) p->count / (double) top;
-      double b = plot_h * (double) base / (double) top;
-      /* A bucket's bar spans its minutes (a 1h bucket, an hour of slots),
-       * cut at the chart's left edge. */
-      gint64 from = MAX (p->minute, start);
-      double width = (double) MIN (bucket, p->minute + bucket - from) * slot;
 
       if (p->minute != minute)
-        base = 0, b = 0;
+        base = 0;
       minute = p->minute;
+      /* Cut at the chart's left edge; empty rows draw nothing. */
+      if (p->minute + bucket > start && p->count > 0)
+        append_bar (out, p, keys, bucket, start, plot_h * (double) base / (double) top,
+                    plot_h * (double) p->count / (double) top);
       base += p->count;
-      if (p->minute + bucket <= start || p->count == 0)
-        continue;
-      kt_minute_format (p->minute, stamp);
-      if (keys == NULL)
-        g_string_append (out, "<rect class=\"bar\" x=\"");
-      else
-        g_string_append_printf (out, "<rect class=\"bar s%u\" x=\"", MIN (p->series, CHART_TOP));
-      append_num (out, PAD_L + (double) (from - start) * slot);
-      g_string_append (out, "\" y=\"");
-      append_num (out, PAD_T + plot_h - b - h);
-      g_string_append (out, "\" width=\"");
-      append_num (out, MAX (width - 0.4, 1.0));
-      g_string_append (out, "\" height=\"");
-      append_num (out, h);
-      g_string_append_printf (out, "\"><title>%.16s: ", stamp);
-      if (keys != NULL && p->series < keys->len)
-        {
-          g_autofree char *label = key_label (keys->pdata[p->series]);
-          append_escaped (out, label);
-          g_string_append (out, ": ");
-        }
-      else if (keys != NULL)
-        g_string_append (out, "other: ");
-      g_string_append_printf (out, "%" G_GUINT64_FORMAT "</title></rect>\n", p->count);
     }
   g_string_append_printf (out, "<line class=\"axis\" x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\"/>\n",
                           PAD_L, SVG_W - PAD_R, SVG_H - PAD_B, SVG_H - PAD_B);
@@ -849,6 +875,19 @@ respond (struct MHD_Connection *connection, unsigned int status, const char *typ
   return ret;
 }
 
+/* The chart ?by= asks for: an index of self->dimensions, or -1 (the
+ * totals) for anything but a field of the job. */
+static int
+page_dimension (KtHttp *self, struct MHD_Connection *connection)
+{
+  const char *by = MHD_lookup_connection_value (connection, MHD_GET_ARGUMENT_KIND, "by");
+
+  for (guint i = 0; by != NULL && self->dimensions != NULL && self->dimensions[i] != NULL; i++)
+    if (g_str_equal (by, self->dimensions[i]))
+      return (int) i;
+  return -1;
+}
+
 static enum MHD_Result
 on_request (void *cls, struct MHD_Connection *connection, const char *url,
             const char *method, const char *version, const char *upload_data,
@@ -921,15 +960,8 @@ on_request (void *cls, struct MHD_Connection *connection, const char *url,
     }
   else if (g_str_equal (url, "/"))
     {
-      const char *by = MHD_lookup_connection_value (connection, MHD_GET_ARGUMENT_KIND, "by");
-      int dimension = -1;
-
-      /* Only a field of the job picks one; anything else is the totals. */
-      for (guint i = 0; by != NULL && self->dimensions != NULL && self->dimensions[i] != NULL; i++)
-        if (g_str_equal (by, self->dimensions[i]))
-          dimension = (int) i;
       type = "text/html; charset=utf-8";
-      render_page (self, body, dimension);
+      render_page (self, body, page_dimension (self, connection));
     }
   else
     {

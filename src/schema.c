@@ -503,6 +503,32 @@ shape_error (GError **error, const char *description, const char *table, const c
   return FALSE;
 }
 
+/* How the column @row (name, type, key, length, precision, scale) differs
+ * from @c, or NULL; *@keys: in the primary key or out of it wrongly. */
+static char *
+column_difference (MYSQL_ROW row, const CountColumn *c, gboolean *keys)
+{
+  gboolean key = g_strcmp0 (row[2], "PRI") == 0;
+  guint64 length = row[3] != NULL ? g_ascii_strtoull (row[3], NULL, 10) : 0;
+  guint64 precision = row[4] != NULL ? g_ascii_strtoull (row[4], NULL, 10) : 0;
+  guint64 scale = row[5] != NULL ? g_ascii_strtoull (row[5], NULL, 10) : 0;
+
+  if (g_strcmp0 (row[1], c->type) != 0)
+    return g_strdup_printf ("is %s, not %s", row[1], c->type);
+  if (g_str_equal (c->type, "varbinary") && length < 255)
+    return g_strdup_printf ("is varbinary(%" G_GUINT64_FORMAT "), shorter than %s", length,
+                            KT_DIMENSION_SQL);
+  if (g_str_equal (c->type, "decimal") && (precision < 38 || scale != 4))
+    return g_strdup_printf ("is decimal(%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT "), not %s",
+                            precision, scale, KT_SUM_SQL);
+  if (key != c->key)
+    {
+      *keys = TRUE;
+      return g_strdup_printf ("is %sin its primary key", key ? "" : "not ");
+    }
+  return NULL;
+}
+
 gboolean
 kt_schema_check_counts_table (MYSQL *conn, const char *description, const char *table,
                               const KtCountsShape *shape, gboolean per_topic,
@@ -555,29 +581,11 @@ kt_schema_check_counts_table (MYSQL *conn, const char *description, const char *
 
       mysql_data_seek (res, 0);
       while ((row = mysql_fetch_row (res)) != NULL && !found)
-        {
-          gboolean key = g_strcmp0 (row[2], "PRI") == 0;
-          guint64 length = row[3] != NULL ? g_ascii_strtoull (row[3], NULL, 10) : 0;
-          guint64 precision = row[4] != NULL ? g_ascii_strtoull (row[4], NULL, 10) : 0;
-          guint64 scale = row[5] != NULL ? g_ascii_strtoull (row[5], NULL, 10) : 0;
-
-          if (g_ascii_strcasecmp (row[0], c->name) != 0)
-            continue;
-          found = TRUE;
-          if (g_strcmp0 (row[1], c->type) != 0)
-            why = g_strdup_printf ("is %s, not %s", row[1], c->type);
-          else if (g_str_equal (c->type, "varbinary") && length < 255)
-            why = g_strdup_printf ("is varbinary(%" G_GUINT64_FORMAT "), shorter than %s",
-                                   length, KT_DIMENSION_SQL);
-          else if (g_str_equal (c->type, "decimal") && (precision < 38 || scale != 4))
-            why = g_strdup_printf ("is decimal(%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
-                                   "), not %s", precision, scale, KT_SUM_SQL);
-          else if (key != c->key)
-            {
-              why = g_strdup_printf ("is %sin its primary key", key ? "" : "not ");
-              keys = TRUE;
-            }
-        }
+        if (g_ascii_strcasecmp (row[0], c->name) == 0)
+          {
+            found = TRUE;
+            why = column_difference (row, c, &keys);
+          }
       if (!found)
         why = g_strdup ("is missing");
       /* A key column missing or out of the key: rows of other fields. A

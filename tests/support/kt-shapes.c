@@ -279,77 +279,95 @@ civil (gint64 t, int *y, int *mo, int *d, int *h, int *mi, int *s)
   sscanf (stamp, "%d-%d-%d %d:%d:%d", y, mo, d, h, mi, s);
 }
 
-KtLinesKind
-kt_shaped_next (KtShaped *self, GString *out)
+/* The levels of syslog and JSON lines, drawn with these weights. */
+static const char *const line_levels[] = { "ERROR", "WARN", "INFO", "DEBUG", NULL };
+static const guint level_weights[] = { 20, 15, 50, 15 };
+
+/* An nginx-style access line into @out and @f; @bad: unreadable (@how
+ * 0) or a bad sum (1). */
+static void
+access_line (KtShaped *self, Fields *f, guint key, gboolean bad, guint how, GString *out)
 {
   static const char *const statuses[] = { "200", "204", "301", "404", "429", "500", "502",
                                           "503", NULL };
   static const guint status_weights[] = { 55, 5, 5, 12, 3, 8, 5, 7 };
-  static const char *const levels[] = { "ERROR", "WARN", "INFO", "DEBUG", NULL };
-  static const guint level_weights[] = { 20, 15, 50, 15 };
+  int y, mo, d, h, mi, s;
+
+  g_strlcpy (f->status, weighted (self, statuses, status_weights), sizeof f->status);
+  f->level[0] = f->status[0];
+  key_name (self, key, "svc", f->service, sizeof f->service);
+  draw_sum (self, f, bad && how == 1, FALSE);
+  civil (self->t, &y, &mo, &d, &h, &mi, &s);
+  g_string_append_printf (out, "10.%u.%u.%u - - [%02d/%s/%04d:%02d:%02d:%02d +0000] "
+                          "\"GET /v1/items/%u HTTP/1.1\" %s %s \"-\" \"curl/7.88\" \"%s\"",
+                          below (self, 256), below (self, 256), below (self, 256),
+                          bad && how == 0 ? 31 : d, months[bad && how == 0 ? 1 : mo - 1],
+                          y, h, mi, s, below (self, 1000), f->status, f->sum_text,
+                          f->service);
+}
+
+/* A syslog line; @bad: no level, which no pattern reads. */
+static void
+syslog_line (KtShaped *self, Fields *f, guint key, gboolean bad, GString *out)
+{
+  int y, mo, d, h, mi, s;
+
+  g_strlcpy (f->level, weighted (self, line_levels, level_weights), sizeof f->level);
+  key_name (self, key, "web", f->host, sizeof f->host);
+  civil (self->t, &y, &mo, &d, &h, &mi, &s);
+  if (bad)
+    g_string_append_printf (out, "%s %2d %02d:%02d:%02d %s app[%u]:", months[mo - 1], d, h,
+                            mi, s, f->host, below (self, 30000));
+  else
+    g_string_append_printf (out, "%s %2d %02d:%02d:%02d %s app[%u]: %s disk %u%% full",
+                            months[mo - 1], d, h, mi, s, f->host, below (self, 30000),
+                            f->level, below (self, 101));
+}
+
+/* A JSON-ish line with an iso8601 time in some zone; @bad as for access. */
+static void
+json_line (KtShaped *self, Fields *f, guint key, gboolean bad, guint how, GString *out)
+{
   static const char *const offsets[] = { "Z", "+00:00", "+02:00", "-05:30", "+14:00", "", NULL };
   static const guint offset_weights[] = { 3, 1, 3, 2, 1, 1 };
+  static const char *const fractions[] = { "", ".5", ".123", ".123456" };
+  const char *zone = weighted (self, offsets, offset_weights);
+  int offset = 0, y, mo, d, h, mi, s;
+
+  if (zone[0] == '+' || zone[0] == '-')
+    offset = (zone[0] == '-' ? -1 : 1) * ((zone[1] - '0') * 600 + (zone[2] - '0') * 60
+                                          + (zone[4] - '0') * 10 + (zone[5] - '0'));
+  g_strlcpy (f->level, weighted (self, line_levels, level_weights), sizeof f->level);
+  key_name (self, key, "svc", f->service, sizeof f->service);
+  draw_sum (self, f, bad && how == 1, TRUE);
+  /* The line shows local time; the truth is UTC. */
+  civil (self->t + offset * 60, &y, &mo, &d, &h, &mi, &s);
+  g_string_append_printf (out, "{\"ts\":\"%04d-%02d-%02dT%02d:%02d:%02d%s%s\",\"level\":"
+                          "\"%s\",\"service\":\"%s\",\"latency_ms\":%s,\"msg\":\"x%u\"}",
+                          y, bad && how == 0 ? 13 : mo, d, h, mi, s,
+                          fractions[below (self, 4)], zone, f->level, f->service,
+                          f->sum_text, below (self, 1000));
+}
+
+KtLinesKind
+kt_shaped_next (KtShaped *self, GString *out)
+{
   Fields f = { 0 };
   guint key = self->cycle ? (guint) (self->n % self->keys) : below (self, self->keys);
   gboolean bad = below (self, 1000) < self->malformed;
   /* A bad line is unreadable (0) or has a bad sum (1), if the shape has one. */
   guint how = bad ? below (self, shape_sum[self->shape] != NULL ? 2 : 1) : 0;
   gboolean counted;
-  int y, mo, d, h, mi, s;
   KtLinesKind kind;
 
   self->n++;
   f.sum_ok = TRUE;
-  switch (self->shape)
-    {
-    case SHAPE_ACCESS:
-      g_strlcpy (f.status, weighted (self, statuses, status_weights), sizeof f.status);
-      f.level[0] = f.status[0];
-      key_name (self, key, "svc", f.service, sizeof f.service);
-      draw_sum (self, &f, bad && how == 1, FALSE);
-      civil (self->t, &y, &mo, &d, &h, &mi, &s);
-      g_string_append_printf (out, "10.%u.%u.%u - - [%02d/%s/%04d:%02d:%02d:%02d +0000] "
-                              "\"GET /v1/items/%u HTTP/1.1\" %s %s \"-\" \"curl/7.88\" \"%s\"",
-                              below (self, 256), below (self, 256), below (self, 256),
-                              bad && how == 0 ? 31 : d, months[bad && how == 0 ? 1 : mo - 1],
-                              y, h, mi, s, below (self, 1000), f.status, f.sum_text,
-                              f.service);
-      break;
-    case SHAPE_SYSLOG:
-      g_strlcpy (f.level, weighted (self, levels, level_weights), sizeof f.level);
-      key_name (self, key, "web", f.host, sizeof f.host);
-      civil (self->t, &y, &mo, &d, &h, &mi, &s);
-      if (bad)  /* no level: no pattern reads it */
-        g_string_append_printf (out, "%s %2d %02d:%02d:%02d %s app[%u]:", months[mo - 1], d, h,
-                                mi, s, f.host, below (self, 30000));
-      else
-        g_string_append_printf (out, "%s %2d %02d:%02d:%02d %s app[%u]: %s disk %u%% full",
-                                months[mo - 1], d, h, mi, s, f.host, below (self, 30000),
-                                f.level, below (self, 101));
-      break;
-    case SHAPE_JSON:
-    default:
-      {
-        const char *zone = weighted (self, offsets, offset_weights);
-        int offset = 0;
-        static const char *const fractions[] = { "", ".5", ".123", ".123456" };
-
-        if (zone[0] == '+' || zone[0] == '-')
-          offset = (zone[0] == '-' ? -1 : 1) * ((zone[1] - '0') * 600 + (zone[2] - '0') * 60
-                                                + (zone[4] - '0') * 10 + (zone[5] - '0'));
-        g_strlcpy (f.level, weighted (self, levels, level_weights), sizeof f.level);
-        key_name (self, key, "svc", f.service, sizeof f.service);
-        draw_sum (self, &f, bad && how == 1, TRUE);
-        /* The line shows local time; the truth is UTC. */
-        civil (self->t + offset * 60, &y, &mo, &d, &h, &mi, &s);
-        g_string_append_printf (out, "{\"ts\":\"%04d-%02d-%02dT%02d:%02d:%02d%s%s\",\"level\":"
-                                "\"%s\",\"service\":\"%s\",\"latency_ms\":%s,\"msg\":\"x%u\"}",
-                                y, bad && how == 0 ? 13 : mo, d, h, mi, s,
-                                fractions[below (self, 4)], zone, f.level, f.service,
-                                f.sum_text, below (self, 1000));
-      }
-      break;
-    }
+  if (self->shape == SHAPE_ACCESS)
+    access_line (self, &f, key, bad, how, out);
+  else if (self->shape == SHAPE_SYSLOG)
+    syslog_line (self, &f, key, bad, out);
+  else
+    json_line (self, &f, key, bad, how, out);
 
   counted = g_strv_contains ((const char *const *) self->levels, f.level);
   if (bad && how == 0)
