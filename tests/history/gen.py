@@ -21,7 +21,13 @@ INVALID_RUN = [
     "offsets-kafka-transactional", "group-and-partitions", "group-offsets-kafka",
     "ledger-idempotent", "partitions-beyond", "bad-bucket", "bad-interval",
     "small-byte-cap", "workers-0", "multi-topic-no-job", "wrong-mode",
-    "bad-job-name", "by-log-time", "max-keys-no-by", "sum-not-a-group",
+    "bad-job-name",
+]
+# Refused --by/--sum/--max-keys/--table combinations (#14), drawn like the
+# others, and often under --focus analytics.
+INVALID_ANALYTICS = [
+    "by-log-time", "max-keys-no-by", "sum-not-a-group", "by-ledger", "by-twice",
+    "max-keys-zero", "table-not-identifier", "sum-no-pattern",
 ]
 INVALID_REPLAY = [
     "replay-from-after-until", "replay-beyond-high", "replay-unknown-partition",
@@ -391,6 +397,7 @@ class Gen:
     def invalid(self, h, topics, dbs, jobs, started, live):
         r = self.r
         kinds = list(INVALID_RUN) + list(INVALID_REPLAY) + list(INVALID_INITDB)
+        kinds += list(INVALID_ANALYTICS) * (6 if self.focus == "analytics" else 1)
         if self.on("exactness-overrides"):
             kinds += ["exactness-override"] * (12 if self.focus == "exactness-overrides" else 3)
         if self.on("identity-change") and started:
