@@ -568,8 +568,8 @@ static gboolean
 parse_fields (const char *flag, const char *text, guint max, char ***out, GError **error)
 {
   /* Columns of ktally's own in a count table (sql/counts.sql) or its
-   * per-partition table (sql/idempotent.sql): a field of that name would
-   * be a second column of it. */
+   * per-topic table (sql/idempotent.sql; `partition` was one of it before
+   * schema version 4): a field of that name would be a second column. */
   static const char *const taken[] = { "log_time", "log_count", "job", "topic", "partition",
                                        "time", NULL };
   g_auto(GStrv) fields = NULL;

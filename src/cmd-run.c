@@ -88,7 +88,7 @@ kt_run_parse (int argc, char **argv, GError **error)
     { "table", 0, 0, G_OPTION_ARG_STRING, &raw.table,
       "Table the counts go to (default error_log; created if absent, in the "
       "shape --by and --sum give; idempotent mode: a view NAME over the "
-      "per-partition table NAME_partition)", "NAME" },
+      "per-topic table NAME_topic)", "NAME" },
     { "share-table", 0, 0, G_OPTION_ARG_NONE, &raw.share_table,
       "Count into a table even though another job already counts one of these "
       "topics into it (refused otherwise: two jobs over one topic count "
