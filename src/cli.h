@@ -9,6 +9,7 @@
 #include "plan.h"
 #include "db.h"
 #include "parse.h"
+#include "log.h"
 
 /* Every replay's offsets are kept under a job named so; no live job may be. */
 #define KT_REPLAY_JOB_PREFIX "replay."
@@ -85,6 +86,7 @@ typedef struct
   GArray      *only_partitions; /* --partitions: gint32, ascending; NULL: all */
   gboolean     verbose;
   gboolean     quiet;
+  const KtLogFormat *log_format; /* --log-format (static): text, json, logfmt */
 } KtConfig;
 
 /* Parses `ktally COMMAND ARGS...` (@argv[0] is the command name). --help
@@ -132,6 +134,7 @@ typedef struct
   char    *group, *partitions, *kind, *config_file, *http;
   char    *pattern, *time_format, *levels, *bucket, *by, *sum;
   gint64   max_keys;   /* -1: not given */
+  char    *log_format;
   int      workers;
   double   interval, startup_timeout;
   gint64   max_per_partition, max_batch_bytes;
@@ -149,7 +152,11 @@ typedef struct
   { "verbose", 'v', 0, G_OPTION_ARG_NONE, &(raw).verbose,                        \
     "Log per-partition detail and librdkafka's own messages", NULL },           \
   { "quiet", 'q', 0, G_OPTION_ARG_NONE, &(raw).quiet,                            \
-    "Log only warnings and errors", NULL }
+    "Log only warnings and errors", NULL },                                      \
+  { "log-format", 0, 0, G_OPTION_ARG_STRING, &(raw).log_format,                  \
+    "text (default; the journal's fields under systemd), json or logfmt: one "   \
+    "object or line of key=value pairs per record, a batch's figures as fields", \
+    "FORMAT" }
 
 #define KT_DB_ENTRY(raw)                                                            \
   { "db", 0, 0, G_OPTION_ARG_STRING, &(raw).db,                                  \

@@ -59,9 +59,11 @@ static const Key keys[] = {
   { "parse", "by", "run replay" },
   { "parse", "sum", "run replay" },
   { "parse", "max-keys", "run replay" },
+  { "log", "log-format", "run replay status init-db audit" },
 };
 
-static const char *const sections[] = { "kafka", "mysql", "batch", "parse", "http", NULL };
+static const char *const sections[] = { "kafka", "mysql", "batch", "parse", "http", "log",
+                                        NULL };
 
 /* The 1-based line of @key in [@section] of @text, or 0. */
 static guint
@@ -172,7 +174,7 @@ kt_config_file_words (const char *path, const char *command, GPtrArray *words,
         {
           g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
                        "--config: %s:%u: unknown section [%s] (known: kafka, mysql, "
-                       "batch, parse, http)", path, line_of (text, *g, NULL), *g);
+                       "batch, parse, http, log)", path, line_of (text, *g, NULL), *g);
           return FALSE;
         }
       names = g_key_file_get_keys (file, *g, NULL, NULL);

@@ -378,12 +378,19 @@ kt_counts_upsert (KtDb *db, const char *table, const KtCountsShape *shape, const
 }
 
 void
-kt_counts_line (const KtBatchSummary *summary, guint minutes, GString *line)
+kt_counts_line (const KtBatchSummary *summary, guint rows, int bucket, GString *line)
 {
-  g_string_append_printf (line, "%" G_GUINT64_FORMAT " lines, %" G_GUINT64_FORMAT " ERROR, %"
-                          G_GUINT64_FORMAT " malformed, %u %s", summary->lines,
-                          summary->errors, summary->malformed, minutes,
-                          summary->folded > 0 || summary->keyed ? "rows" : "minutes");
+  g_autofree char *size = bucket == 60 ? g_strdup ("hour")
+                          : bucket == 1 ? g_strdup ("minute")
+                          : g_strdup_printf ("%d-minute", bucket);
+
+  g_string_append_printf (line, "%" G_GUINT64_FORMAT " line%s, %" G_GUINT64_FORMAT " ERROR, %"
+                          G_GUINT64_FORMAT " malformed, ", summary->lines,
+                          summary->lines == 1 ? "" : "s", summary->errors, summary->malformed);
+  if (summary->keyed || summary->folded > 0)
+    g_string_append_printf (line, "%u row%s", rows, rows == 1 ? "" : "s");
+  else
+    g_string_append_printf (line, "%u %s bucket%s", rows, size, rows == 1 ? "" : "s");
   if (summary->folded > 0)
     g_string_append_printf (line, " (%" G_GUINT64_FORMAT " lines past --max-keys counted "
                             "as (other))", summary->folded);

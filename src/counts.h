@@ -65,8 +65,11 @@ gboolean  kt_counts_upsert (KtDb *db, const char *table, const KtCountsShape *sh
                             const char *job, const char *topic, KtCounts *const *parts,
                             guint n, GError **error);
 
-/* "L lines, E ERROR, M malformed, K minutes", and with --by the lines
- * counted as (other). */
-void      kt_counts_line (const KtBatchSummary *summary, guint minutes, GString *line);
+/* "L lines, E ERROR, M malformed, K minute buckets" (@rows of them;
+ * @bucket: --bucket in minutes, which names the buckets: "5-minute",
+ * "hour"), or with --by or --sum "K rows" (of buckets and keys); and the
+ * lines counted as (other) past --max-keys. */
+void      kt_counts_line (const KtBatchSummary *summary, guint rows, int bucket,
+                          GString *line);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (KtCounts, kt_counts_free)

@@ -350,7 +350,7 @@ idem_summarise (gpointer data, KtBatchSummary *out, GString *line)
       out->keyed = counts->groups != NULL;
       out->folded += counts->groups != NULL ? kt_groups_folded (counts->groups) : 0;
     }
-  kt_counts_line (out, rows, line);
+  kt_counts_line (out, rows, self->job->config->bucket, line);
 }
 
 const KtJobKind kt_kind_count_idempotent = {

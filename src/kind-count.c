@@ -114,7 +114,7 @@ count_summarise (gpointer data, KtBatchSummary *out, GString *line)
   *out = self->summary;
   out->keyed = self->counts->groups != NULL;
   out->folded = self->counts->groups != NULL ? kt_groups_folded (self->counts->groups) : 0;
-  kt_counts_line (out, kt_counts_size (self->counts), line);
+  kt_counts_line (out, kt_counts_size (self->counts), self->job->config->bucket, line);
 }
 
 const KtJobKind kt_kind_count = {

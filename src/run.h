@@ -19,7 +19,9 @@ typedef struct
 typedef struct _KtSource KtSource;
 
 /* What a caller adds to a run (a replay: its ranges checked before the
- * first batch, and its progress shown after each). */
+ * first batch, and its progress shown after each; `run` on a terminal:
+ * its progress). With several topics, progress is called for each topic
+ * after each batch, on the caller's thread. */
 typedef struct
 {
   /* Before the first batch, once Kafka answers: may refuse the run, and
@@ -28,8 +30,11 @@ typedef struct
                         int timeout_ms, GError **error);
   /* Once the tables are ready, before the first batch. */
   void     (*ready)    (gpointer data);
-  /* After each committed batch: where every partition stood. */
-  void     (*progress) (gpointer data, const GArray *states);
+  /* After each committed or fenced batch of @topic: where every partition
+   * stands now (KtPartitionState: ->stored is the next offset to read),
+   * and what the topic's feed read and counted so far. */
+  void     (*progress) (gpointer data, const char *topic, const GArray *states,
+                        const KtRunTotals *totals);
   gpointer   data;
   gboolean   quiet;  /* the batch lines at debug level (progress says enough) */
 } KtRunHooks;

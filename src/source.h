@@ -108,6 +108,9 @@ const char *kt_source_protocol (KtSource *self);
 gboolean  kt_source_group_owners (KtSource *self, const char *group,
                                   GHashTable *owners, int timeout_ms, GError **error);
 
+/* librdkafka's version, "2.0.2". */
+const char *kt_source_library_version (void);
+
 /* Value bytes handed to @func by the last kt_source_read(). */
 gint64    kt_source_last_bytes (KtSource *self);
 

@@ -39,6 +39,9 @@ INVALID_INITDB = ["initdb-wrong-mode"]
 class Gen:
     def __init__(self, seed, open_=None, focus=None, ops=(8, 24)):
         self.r = random.Random(seed)
+        # Axes added later draw from their own stream, so that a seed
+        # keeps drawing the history it always drew (saved seeds, mutants).
+        self.r_log = random.Random("%s:log-format" % seed)
         self.seed = seed
         self.open = set(KNOWN_OPEN) if open_ is None else set(open_)
         self.focus = focus
@@ -335,8 +338,9 @@ class Gen:
             op["dups"] = r.choice([0, 50, 150])             # per mille
             op["bad"] = r.choice([0, 30, 100])
             if self.focus == "ledger-two-writers":
-                # Many accounts, each new to both writers at about one time.
-                op["n"], op["accounts"], op["spread"] = 400, 300, "random"
+                # Many accounts, each new to both writers at about one time
+                # (test 100's shape: thousands of messages, batches of 200).
+                op["n"], op["accounts"], op["spread"] = 3000, 1000, "random"
         for p in range(topic["partitions"]):
             produced[t][p] += n // topic["partitions"]
         return op
@@ -344,15 +348,24 @@ class Gen:
     def start(self, job, inst, topics):
         r = self.r
         a = {"interval": r.choice([0, 0.1, 0.3, 0.5]),
-             "max_per_partition": r.choice([None, None, 3, 25, 200, 5000])}
+             "max_per_partition": r.choice([None, None, 3, 25, 200, 5000]),
+             "log_format": self.r_log.choice([None, "text", "json", "logfmt"])}
         if job["kind"] == LEDGER:
             a["workers"] = r.choice([1, 2, 4])
             if self.focus == "ledger-two-writers":
-                a["interval"], a["max_per_partition"] = 0, r.choice([2, 5, 25])
+                a["interval"], a["max_per_partition"] = 0, r.choice([5, 25, 200])
         if job["share"] == "partitions":
             n = topics[job["topics"][0]]["partitions"]
-            lo = r.randrange(n)
-            hi = r.randrange(lo, n)
+            if self.focus == "ledger-two-writers" and job["kind"] == LEDGER and n > 1:
+                # Disjoint halves, in turn: the writers share accounts but not
+                # partitions, so neither fences the other out of a batch.
+                halves = self.__dict__.setdefault("halves", {})
+                half = halves.get(job["id"], 0)
+                halves[job["id"]] = 1 - half
+                lo, hi = (0, n // 2 - 1) if half == 0 else (n // 2, n - 1)
+            else:
+                lo = r.randrange(n)
+                hi = r.randrange(lo, n)
             a["partitions"] = "%d-%d" % (lo, hi) if hi > lo else "%d" % lo
         return {"op": "start", "job": job["id"], "inst": inst, "args": a}
 
