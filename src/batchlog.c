@@ -262,9 +262,13 @@ kt_batch_log_committed (KtBatchLog *log, const KtJobKind *kind, gpointer state,
   log->folded += summary.folded;
   if (log->folded > 0 && started - log->last_folded_at >= 60 * G_USEC_PER_SEC)
     {
-      g_warning ("job %s: %" G_GUINT64_FORMAT " lines counted as (other) since the last "
-                 "such warning: their keys came past --max-keys in their bucket and "
-                 "batch (one warning a minute)", log->job, log->folded);
+      g_autoptr(KtLogEvent) fe = batch_event (log, "folded");
+
+      kt_log_event_int (fe, "lines", (gint64) log->folded);
+      kt_log_event_emit (fe, G_LOG_LEVEL_WARNING, "job %s: %" G_GUINT64_FORMAT " lines counted "
+                         "as (other) since the last such warning: their keys came past "
+                         "--max-keys in their bucket and batch (one warning a minute)",
+                         log->job, log->folded);
       log->folded = 0;
       log->last_folded_at = started;
     }

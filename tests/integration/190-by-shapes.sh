@@ -19,11 +19,11 @@ for shape in access syslog json; do
   for mode in transactional idempotent; do
     db_uri=$(kt_new_db "by_${shape}_$mode"); db=$(kt_db_name "$db_uri")
     "$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" --mode "$mode" \
-      --interval 0 --max-per-partition 500 --exit-when-idle "${KT_OPTS[@]}" 2> "$WORK/run.log" \
+      --interval 0 --max-per-partition 500 --exit-when-idle --log-format json "${KT_OPTS[@]}" 2> "$WORK/run.log" \
       || { tail -5 "$WORK/run.log" >&2; fail "$shape $mode: run failed"; }
     kt_check_groups "$db" "$WORK/$shape.truth"
-    [[ $(kt_malformed_logged "$WORK/run.log") == "$want_malformed" ]] \
-      || fail "$shape $mode: $(kt_malformed_logged "$WORK/run.log") malformed lines reported, kt-gen wrote $want_malformed"
+    [[ $(kt_log_sum batch malformed "$WORK/run.log") == "$want_malformed" ]] \
+      || fail "$shape $mode: $(kt_log_sum batch malformed "$WORK/run.log") malformed lines reported, kt-gen wrote $want_malformed"
     [[ $(kt_offset_sum "$db" "$topic") == "$messages" ]] || fail "$shape $mode: offsets do not add up to $messages"
     kt_audit "$db_uri"
   done

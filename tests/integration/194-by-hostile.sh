@@ -47,23 +47,23 @@ opts=(--pattern '^(?<time>\S+ \S+) (?<level>[A-Z]+) k=(?<k>[^;]*); n=(?<n>[^;]*)
 for mode in transactional idempotent; do
   db_uri=$(kt_new_db "by_hostile_$mode"); db=$(kt_db_name "$db_uri")
   "$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" --mode "$mode" --interval 0 \
-    --exit-when-idle "${opts[@]}" 2> "$WORK/$mode.log" || { tail -5 "$WORK/$mode.log" >&2; fail "$mode: run failed"; }
+    --exit-when-idle --log-format json "${opts[@]}" 2> "$WORK/$mode.log" || { tail -5 "$WORK/$mode.log" >&2; fail "$mode: run failed"; }
   kt_sql "$db" "SELECT log_time, HEX(k), log_count, sum_n FROM error_log" | LC_ALL=C sort > "$WORK/got"
   cmp -s "$WORK/got" "$WORK/want" || { diff "$WORK/got" "$WORK/want" | cut -c1-150 >&2; fail "$mode: odd keys not exact"; }
-  [[ $(kt_malformed_logged "$WORK/$mode.log") == 4 ]] || fail "$mode: $(kt_malformed_logged "$WORK/$mode.log") malformed reported, expected 4"
-  grep -q 'malformed line at' "$WORK/$mode.log" || fail "$mode: no malformed sample"
+  [[ $(kt_log_sum batch malformed "$WORK/$mode.log") == 4 ]] || fail "$mode: $(kt_log_sum batch malformed "$WORK/$mode.log") malformed reported, expected 4"
+  [[ $(kt_log_count sample "$WORK/$mode.log") -ge 1 ]] || fail "$mode: no malformed sample"
   kt_audit "$db_uri"
 
   # --max-keys 1: the first key of each bucket in the batch, then (other).
   "$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" --mode "$mode" --interval 0 \
-    --exit-when-idle --job "one$RUN_ID" --table one_key "${opts[@]}" --max-keys 1 2> "$WORK/one.log" \
+    --exit-when-idle --log-format json --job "one$RUN_ID" --table one_key "${opts[@]}" --max-keys 1 2> "$WORK/one.log" \
     || { tail -5 "$WORK/one.log" >&2; fail "$mode: --max-keys 1 failed"; }
   printf '2017-07-30 14:00:00\t\t1\t1.0000\n2017-07-30 14:00:00\t(other)\t6\t27.0000\n2017-07-30 15:00:00\t%s\t1\t1.0000\n' "$(head -c 255 /dev/zero | tr '\0' y)" \
     | LC_ALL=C sort > "$WORK/want1"
   kt_sql "$db" "SELECT log_time, k, log_count, sum_n FROM one_key" | LC_ALL=C sort > "$WORK/got1"
   cmp -s "$WORK/got1" "$WORK/want1" || { diff "$WORK/got1" "$WORK/want1" | cut -c1-150 >&2; fail "$mode: --max-keys 1 not as expected"; }
-  grep -q '(6 lines past --max-keys counted as (other))' "$WORK/one.log" || fail "$mode: the batch line does not count the folded lines"
-  grep -q 'warning: .*6 lines counted as (other)' "$WORK/one.log" || fail "$mode: no warning about the folded lines"
+  [[ $(kt_log_sum batch folded "$WORK/one.log") == 6 ]] || fail "$mode: the batch records do not count the 6 folded lines"
+  [[ $(kt_log_sum folded lines "$WORK/one.log") == 6 ]] || fail "$mode: no warning about the 6 folded lines"
   kt_audit "$db_uri"
 done
 note "$TEST_NAME: empty, NUL, invalid UTF-8, case, trailing space, 255-byte cut, 4 MB keys exact in both modes; 4 malformed; --max-keys 1 folded 6 lines"

@@ -3,8 +3,10 @@
 # bucket per batch): every bucket's total count and byte sum stay exact,
 # the keys past the bound are counted in one (other) row per bucket, no
 # batch writes more than the bound's keys in a bucket, the folded lines
-# are reported, and peak RSS stays flat: within 25% of the same number of
-# lines over 100 services (measured with kt-rusage).
+# are reported, and peak RSS stays flat: within 25% and 10 MB of the same
+# number of lines over 100 services (measured with kt-rusage; one job's
+# peak swings by up to 16 MB between runs on a busy machine: librdkafka's
+# pre-fetch. Keeping every key seen would add ~40 MB).
 source "$(dirname "$0")/lib.sh"
 
 RUSAGE=$KT_BUILD/tests/bench/kt-rusage
@@ -19,7 +21,7 @@ for keys in 1000000 100; do
     --truth "$WORK/truth$keys" > "$WORK/gen$keys" || fail "kt-gen failed"
   db_uri=$(kt_new_db "by_keys_$keys"); db=$(kt_db_name "$db_uri")
   "$RUSAGE" --output "$WORK/ru$keys" -- "$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" \
-    --db "$db_uri" --interval 0 --exit-when-idle "${KT_OPTS[@]}" 2> "$WORK/run$keys.log" \
+    --db "$db_uri" --interval 0 --exit-when-idle --log-format json "${KT_OPTS[@]}" 2> "$WORK/run$keys.log" \
     || { tail -5 "$WORK/run$keys.log" >&2; fail "$keys keys: run failed"; }
   rss[$keys]=$(sed 's/.*maxrss_kb=\([0-9]*\).*/\1/' "$WORK/ru$keys")
   # Per bucket: the count and the sum of every key together are exact.
@@ -43,10 +45,10 @@ over=$(kt_sql "$db" "SELECT COUNT(*) FROM (SELECT log_time, COUNT(*) AS n FROM e
   || fail "a key's row counts more than its one line"
 folded=$(kt_sql "$db" "SELECT SUM(log_count) FROM error_log WHERE service = '(other)'")
 ((folded > LINES / 2)) || fail "only $folded lines were folded into (other) rows"
-logged=$(sed -n 's/.*(\([0-9]*\) lines past --max-keys.*/\1/p' "$WORK/run1000000.log" | awk '{ s += $1 } END { print s + 0 }')
-[[ $logged == "$folded" ]] || fail "the batch lines report $logged folded lines, the table has $folded"
-grep -q "warning: .* lines counted as (other)" "$WORK/run1000000.log" || fail "no warning about the folded lines"
+logged=$(kt_log_sum batch folded "$WORK/run1000000.log")
+[[ $logged == "$folded" ]] || fail "the batch records report $logged folded lines, the table has $folded"
+(($(kt_log_sum folded lines "$WORK/run1000000.log") > 0)) || fail "no warning about the folded lines"
 [[ -n ${rss[100]} && -n ${rss[1000000]} ]] || fail "no RSS figures"
-((rss[1000000] * 100 <= rss[100] * 125)) \
+((rss[1000000] * 100 <= rss[100] * 125 + 10240 * 100)) \
   || fail "peak RSS with a million keys is ${rss[1000000]} kB, with 100 keys ${rss[100]} kB: not flat"
 note "$TEST_NAME: $LINES lines of 1000000 distinct keys in $batches batches: totals exact, $folded folded into (other); peak RSS ${rss[1000000]} kB (100 keys: ${rss[100]} kB)"

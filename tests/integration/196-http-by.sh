@@ -30,12 +30,12 @@ messages=$(sed 's/.*messages=\([0-9]*\).*/\1/' "$WORK/gen")
 ktally=$!; KT_CHILDREN+=("$ktally")
 scrape() { curl -sf --max-time 5 "$base/metrics" > "$WORK/metrics.txt"; }
 metric() { awk -v s="$1" '$1 == s { print $2 }' "$WORK/metrics.txt"; }
-records_are() { scrape && [[ $(metric "ktally_records_total{job=\"$topic\"}") == "$1" ]]; }
+records_are() { scrape && [[ $(metric "ktally_records_total{ktally_job=\"$topic\"}") == "$1" ]]; }
 kt_wait_for 60 records_are "$messages" || { tail -5 "$WORK/run.log" >&2; fail "records_total never reached $messages"; }
 folded=$(kt_sql "$db" "SELECT COALESCE(SUM(log_count), 0) FROM error_log WHERE service = '(other)' AND status = '(other)'")
 ((folded > 0)) || fail "no line was folded into an (other) row (--max-keys 7, 9 keys and statuses)"
-[[ $(metric "ktally_lines_folded_total{job=\"$topic\"}") == "$folded" ]] \
-  || fail "ktally_lines_folded_total is $(metric "ktally_lines_folded_total{job=\"$topic\"}"), the (other) rows hold $folded"
+[[ $(metric "ktally_lines_folded_total{ktally_job=\"$topic\"}") == "$folded" ]] \
+  || fail "ktally_lines_folded_total is $(metric "ktally_lines_folded_total{ktally_job=\"$topic\"}"), the (other) rows hold $folded"
 
 chrome=(chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run
         --disable-background-networking --disable-component-update --disable-sync

@@ -184,6 +184,3 @@ kt_check_groups() {  # kt_check_groups DB TRUTH [TABLE]: TABLE (error_log) holds
   fi
 }
 
-kt_malformed_logged() {  # kt_malformed_logged LOG: malformed lines the batch lines of LOG report
-  sed -n 's/.* \([0-9]*\) malformed.*/\1/p' "$1" | awk '{ s += $1 } END { print s + 0 }'
-}
