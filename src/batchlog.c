@@ -199,6 +199,26 @@ report_losses (KtBatchLog *log, const GArray *losses)
     }
 }
 
+/* Keys past --max-keys: the batch line says how many lines each time
+ * (@folded of this batch), the warning once a minute. */
+static void
+report_folded (KtBatchLog *log, guint64 folded, gint64 started)
+{
+  g_autoptr(KtLogEvent) e = NULL;
+
+  log->folded += folded;
+  if (log->folded == 0 || started - log->last_folded_at < 60 * G_USEC_PER_SEC)
+    return;
+  e = batch_event (log, "folded");
+  kt_log_event_int (e, "lines", (gint64) log->folded);
+  kt_log_event_emit (e, G_LOG_LEVEL_WARNING, "job %s: %" G_GUINT64_FORMAT " lines counted "
+                     "as (other) since the last such warning: their keys came past "
+                     "--max-keys in their bucket and batch (one warning a minute)",
+                     log->job, log->folded);
+  log->folded = 0;
+  log->last_folded_at = started;
+}
+
 void
 kt_batch_log_committed (KtBatchLog *log, const KtJobKind *kind, gpointer state,
                         const GArray *states, const GArray *ranges, const GArray *losses,
@@ -257,21 +277,7 @@ kt_batch_log_committed (KtBatchLog *log, const KtJobKind *kind, gpointer state,
   log->totals.errors += summary.errors;
   log->totals.malformed += summary.malformed;
 
-  /* Keys past --max-keys: the batch line says how many lines each time,
-   * the warning once a minute. */
-  log->folded += summary.folded;
-  if (log->folded > 0 && started - log->last_folded_at >= 60 * G_USEC_PER_SEC)
-    {
-      g_autoptr(KtLogEvent) fe = batch_event (log, "folded");
-
-      kt_log_event_int (fe, "lines", (gint64) log->folded);
-      kt_log_event_emit (fe, G_LOG_LEVEL_WARNING, "job %s: %" G_GUINT64_FORMAT " lines counted "
-                         "as (other) since the last such warning: their keys came past "
-                         "--max-keys in their bucket and batch (one warning a minute)",
-                         log->job, log->folded);
-      log->folded = 0;
-      log->last_folded_at = started;
-    }
+  report_folded (log, summary.folded, started);
   if (summary.have_sample && started - log->last_sample_at >= 60 * G_USEC_PER_SEC)
     {
       g_autofree char *escaped = g_strescape (summary.sample, NULL);
