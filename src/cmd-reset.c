@@ -518,6 +518,7 @@ static void
 print_text (const Reset *r, const GArray *moves, gboolean executed)
 {
   const KtJobRecord *rec = r->job->record;
+  g_autofree char *rows = kt_kind_rows_table (r->kind, rec->output);
   const char *topic = NULL;
   guint moved = 0;
 
@@ -554,9 +555,9 @@ print_text (const Reset *r, const GArray *moves, gboolean executed)
     printf ("done: %u partition%s moved in one transaction; an instance of job %s that runs "
             "is fenced at its next commit and goes on from the new offsets\n", moved,
             moved == 1 ? "" : "s", r->job->name);
-  if (r->policy.rebuild && moved > 0 && r->kind->rows_by_job != NULL)
+  if (r->policy.rebuild && moved > 0 && rows != NULL)
     printf ("%s the rows of job %s in %s%s%s, and its audit rows\n",
-            executed ? "deleted" : "--execute deletes", r->job->name, r->kind->rows_by_job,
+            executed ? "deleted" : "--execute deletes", r->job->name, rows,
             r->kind->records != NULL ? " and " : "",
             r->kind->records != NULL ? r->kind->records : "");
   else if (r->policy.rebuild && moved > 0)

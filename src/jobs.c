@@ -165,6 +165,7 @@ void
 kt_forget_report_clear (KtForgetReport *report)
 {
   kt_forget_count_clear (&report->offsets);
+  g_clear_pointer (&report->rows_table, g_free);
 }
 
 /* Counts @table's rows of @job into *@n, deleting them when @execute. */
@@ -207,7 +208,7 @@ kt_jobs_forget (KtDb *db, const KtJobInfo *job, gboolean execute, KtForgetReport
 
   *report = (KtForgetReport) { .identity = 0 };
   report->records_table = kind != NULL ? kind->records : NULL;
-  report->rows_table = kind != NULL ? kind->rows_by_job : NULL;
+  report->rows_table = kind != NULL ? kt_kind_rows_table (kind, job->record->output) : NULL;
   /* One transaction: a reader sees the job whole or gone, and a dry run
    * counts what an execution at that moment would remove. */
   if (!kt_db_begin (db, error))

@@ -48,7 +48,7 @@ typedef struct
   guint64       identity;       /* its ktally_job row */
   const char   *records_table;  /* its kind's own records (ktally_coverage), or NULL */
   guint64       records;
-  const char   *rows_table;     /* its output rows keyed by job (stay), or NULL */
+  char         *rows_table;     /* its output rows keyed by job (stay), or NULL */
   guint64       rows;
 } KtForgetReport;
 

@@ -1,6 +1,7 @@
 /* kind-count-idempotent.c - per-minute counts, idempotent (--mode idempotent).
  *
- * The counts (per topic and minute, error_log_topic) are added together
+ * The counts (per topic and minute, error_log_topic, or NAME_topic for
+ * run --table NAME) are added together
  * with each partition's set of offsets they include (ktally_coverage, see
  * coverage.h), in one transaction: a batch counts
  * only offsets outside the set it planned from, and adds its counts only
@@ -16,6 +17,7 @@
 #include "counts.h"
 #include "autocleanups.h"
 #include "error.h"
+#include "schema.h"
 
 /* What a batch does with one partition. */
 typedef struct
@@ -392,7 +394,7 @@ const KtJobKind kt_kind_count_idempotent = {
   .parses = TRUE,
   .reread = KT_REREAD_SKIPS,
   .rebuilds = TRUE,
-  .rows_by_job = "error_log_topic",
+  .rows_suffix = KT_TOPIC_SUFFIX,  /* run --table NAME writes NAME_topic */
   .records = "ktally_coverage",
   .counted = idem_counted,
   .open = idem_open,

@@ -34,6 +34,12 @@ kt_kind_lookup (const char *kind, const char *mode, GError **error)
   return NULL;
 }
 
+char *
+kt_kind_rows_table (const KtJobKind *kind, const char *output)
+{
+  return kind->rows_suffix != NULL ? g_strconcat (output, kind->rows_suffix, NULL) : NULL;
+}
+
 const KtJobKind *
 kt_kind_of_table (const char *table)
 {

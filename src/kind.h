@@ -58,11 +58,12 @@ struct _KtJobKind
   KtReread    reread;
   const char *why_no_rewind;  /* KT_REREAD_REFUSED: the reason, for the user */
   /* reset --rebuild: the output can be emptied and counted again from the
-   * log start. Its rows are either keyed by job (@rows_by_job: only the
+   * log start. Its rows are either keyed by job (@rows_suffix: only the
    * job's are deleted) or the whole output table's (rebuilt only when no
    * other job writes that table). */
   gboolean    rebuilds;
-  const char *rows_by_job;    /* the table of its output rows keyed by job, or NULL */
+  const char *rows_suffix;    /* its output rows keyed by job are in the table
+                               * OUTPUT + this (kt_kind_rows_table), or NULL */
   const char *records;        /* a table of its own records keyed by job (not output:
                                * forget and rebuild delete them), or NULL */
   /* The offsets of each partition of @topic that @job's output counted
@@ -118,5 +119,10 @@ const KtJobKind *kt_kind_lookup (const char *kind, const char *mode, GError **er
 /* The kind that always writes @table (its own, like the ledger's
  * account_balance), or NULL: a table a job names with --table. */
 const KtJobKind *kt_kind_of_table (const char *table);
+
+/* The table of @kind's output rows keyed by job, for a job writing
+ * @output (error_log -> error_log_topic), newly allocated; NULL when the
+ * kind keeps none (its rows are the whole @output's). */
+char *kt_kind_rows_table (const KtJobKind *kind, const char *output);
 
 extern const KtJobKind kt_kind_count, kt_kind_count_idempotent, kt_kind_ledger;

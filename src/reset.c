@@ -331,10 +331,11 @@ kt_reset_rebuild (KtDb *db, const KtJobKind *kind, const char *job, const char *
                   GError **error)
 {
   g_autofree char *other = NULL;
+  g_autofree char *rows = kt_kind_rows_table (kind, output);
   GError *local = NULL;
   gboolean forgotten;
 
-  if (kind->rows_by_job != NULL)
+  if (rows != NULL)
     {
       /* Its rows are its own, unless an earlier job of the same name was
        * forgotten: its counts are under this name too, and stay. */
@@ -345,10 +346,10 @@ kt_reset_rebuild (KtDb *db, const KtJobKind *kind, const char *job, const char *
           g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
                        "--rebuild: %s's rows of job %s also hold the counts of an earlier "
                        "job %s that was forgotten (ktally_forgotten), which a rebuild would "
-                       "delete; refused", kind->rows_by_job, job, job);
+                       "delete; refused", rows, job, job);
           return FALSE;
         }
-      return delete_rows (db, kind->rows_by_job, job, error)
+      return delete_rows (db, rows, job, error)
              && (kind->records == NULL || delete_rows (db, kind->records, job, error))
              && kt_offsets_drop_batches (db, job, error);
     }

@@ -101,7 +101,7 @@ gboolean kt_reset_record_skips (KtDb *db, const char *job, const char *output,
                                 const char *member, const GArray *moves, GError **error);
 
 /* reset --rebuild, in the caller's transaction: empties what @job wrote
- * (its rows of @kind's rows_by_job table and its records; or the whole
+ * (its rows of @kind's table of rows by job and its records; or the whole
  * @output table, refused with KT_ERROR_USAGE when another job, a replay or
  * a forgotten job counted into it too) and its audit rows. */
 gboolean kt_reset_rebuild (KtDb *db, const KtJobKind *kind, const char *job,
