@@ -236,8 +236,8 @@ parse (int argc, char **argv, GError **error)
     KT_PARSE_ENTRIES (raw),
     { "max-per-partition", 'n', 0, G_OPTION_ARG_INT64, &raw.max_per_partition,
       "At most this many offsets per partition per batch (default 100000)", "N" },
-    { "startup-timeout", 0, 0, G_OPTION_ARG_DOUBLE, &raw.startup_timeout,
-      "Seconds to wait for Kafka and MySQL at start-up (default 20)", "SECONDS" },
+    { "startup-timeout", 0, 0, G_OPTION_ARG_STRING, &raw.startup_timeout,
+      "How long to wait for Kafka and MySQL at start-up (default 20s)", "DURATION" },
     KT_COMMON_ENTRIES (raw),
     G_OPTION_ENTRY_NULL
   };

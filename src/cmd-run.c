@@ -40,8 +40,9 @@ kt_run_parse (int argc, char **argv, GError **error)
     { "offsets", 0, 0, G_OPTION_ARG_STRING, &raw.offsets,
       "Where idempotent mode keeps offsets: mysql (default, kafka_offset) or "
       "kafka (the consumer group ktally-JOB)", "WHERE" },
-    { "interval", 'i', 0, G_OPTION_ARG_DOUBLE, &raw.interval,
-      "Seconds from one batch start to the next (default 5; 0: back to back)", "SECONDS" },
+    { "interval", 'i', 0, G_OPTION_ARG_STRING, &raw.interval,
+      "From one batch start to the next, e.g. 500ms, 5 (seconds), 2m (default 5s; "
+      "0: back to back)", "DURATION" },
     { "max-per-partition", 'n', 0, G_OPTION_ARG_INT64, &raw.max_per_partition,
       "At most this many offsets per partition per batch (default 100000)", "N" },
     { "max-batch-bytes", 0, 0, G_OPTION_ARG_INT64, &raw.max_batch_bytes,
@@ -53,8 +54,8 @@ kt_run_parse (int argc, char **argv, GError **error)
     { "on-data-loss", 0, 0, G_OPTION_ARG_STRING, &raw.on_data_loss,
       "When retention removed offsets not yet read: fail (default, exit 4) or skip "
       "(continue from the log start, with a warning naming the lost range)", "WHAT" },
-    { "startup-timeout", 0, 0, G_OPTION_ARG_DOUBLE, &raw.startup_timeout,
-      "Seconds to wait for Kafka and MySQL at start-up (default 20)", "SECONDS" },
+    { "startup-timeout", 0, 0, G_OPTION_ARG_STRING, &raw.startup_timeout,
+      "How long to wait for Kafka and MySQL at start-up (default 20s)", "DURATION" },
     { "kind", 'k', 0, G_OPTION_ARG_STRING, &raw.kind,
       "count (default): per-minute ERROR counts; ledger: per-account balances "
       "from JSON transactions {txn, account, amount, ts}", "KIND" },
@@ -75,8 +76,17 @@ kt_run_parse (int argc, char **argv, GError **error)
       "Keep this long of ktally_batches row by row (e.g. 7d); older rows are "
       "folded into one per partition (default: keep all)", "DURATION" },
     { "http", 0, 0, G_OPTION_ARG_STRING, &raw.http,
-      "Serve /metrics (Prometheus), /healthz and a status page on this address, "
-      "e.g. 127.0.0.1:9464 (default: off)", "ADDR:PORT" },
+      "Serve /metrics (Prometheus), /livez, /readyz, /healthz and a status page on "
+      "this address, e.g. 127.0.0.1:9464 (default: off)", "ADDR:PORT" },
+    { "health-max-lag", 0, 0, G_OPTION_ARG_INT64, &raw.health_max_lag,
+      "/readyz: not ready while more offsets than this are not committed "
+      "(default: no bound)", "N" },
+    { "health-max-commit-age", 0, 0, G_OPTION_ARG_STRING, &raw.health_max_commit_age,
+      "/readyz: not ready when no batch has succeeded for this long (default: "
+      "3 intervals, at least 60s)", "DURATION" },
+    { "health-max-stall", 0, 0, G_OPTION_ARG_STRING, &raw.health_max_stall,
+      "/livez: not alive when the batch loop has not moved for this long "
+      "(default 120s)", "DURATION" },
     KT_COMMON_ENTRIES (raw),
     G_OPTION_ENTRY_NULL
   };

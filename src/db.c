@@ -2,8 +2,12 @@
 #include "db.h"
 
 #include <errmsg.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <mysqld_error.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "autocleanups.h"
 #include "schema.h"
 
@@ -20,6 +24,7 @@ kt_db_config_clear (KtDbConfig *db)
   g_clear_pointer (&db->host, g_free);
   g_clear_pointer (&db->user, g_free);
   g_clear_pointer (&db->password, g_free);
+  g_clear_pointer (&db->password_file, g_free);
   g_clear_pointer (&db->database, g_free);
   g_clear_pointer (&db->socket, g_free);
   g_clear_pointer (&db->defaults_file, g_free);
@@ -38,6 +43,7 @@ kt_db_config_copy (KtDbConfig *to, const KtDbConfig *from)
     .port = from->port,
     .user = g_strdup (from->user),
     .password = g_strdup (from->password),
+    .password_file = g_strdup (from->password_file),
     .database = g_strdup (from->database),
     .socket = g_strdup (from->socket),
     .defaults_file = g_strdup (from->defaults_file),
@@ -46,6 +52,135 @@ kt_db_config_copy (KtDbConfig *to, const KtDbConfig *from)
     .ssl_cert = g_strdup (from->ssl_cert),
     .ssl_key = g_strdup (from->ssl_key),
   };
+}
+
+char *
+kt_db_password_file_read (const char *path, GError **error)
+{
+  char buf[4096];
+  gsize len = 0, line;
+  struct stat st;
+  int read_errno = 0;
+  char *password = NULL;
+  int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+  if (fd < 0 || fstat (fd, &st) != 0)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--db-password-file: cannot read '%s': %s",
+                   path, g_strerror (errno));
+      if (fd >= 0)
+        close (fd);
+      return NULL;
+    }
+  if (st.st_mode & (S_IRGRP | S_IWGRP | S_IROTH | S_IWOTH))
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "--db-password-file: '%s' is readable or writable by group or others "
+                   "(mode %04o): make it 0600 or 0400, owned by the user ktally runs as",
+                   path, (unsigned int) (st.st_mode & 07777));
+      close (fd);
+      return NULL;
+    }
+  /* Up to the first newline, or the end; the rest of the file is not read. */
+  while (len < sizeof buf - 1 && memchr (buf, '\n', len) == NULL)
+    {
+      ssize_t n = read (fd, buf + len, sizeof buf - 1 - len);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        {
+          read_errno = n < 0 ? errno : 0;
+          break;
+        }
+      len += (gsize) n;
+    }
+  close (fd);
+  buf[len] = '\0';
+  line = strcspn (buf, "\r\n");
+  if (read_errno != 0)
+    g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--db-password-file: cannot read '%s': %s",
+                 path, g_strerror (read_errno));
+  else if (line == sizeof buf - 1)
+    g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--db-password-file: the first line of "
+                 "'%s' is longer than %zu bytes", path, sizeof buf - 2);
+  else if (line == 0)
+    g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--db-password-file: the first line of "
+                 "'%s' is empty: no password", path);
+  else
+    password = g_strndup (buf, line);
+  memset (buf, 0, sizeof buf);
+  return password;
+}
+
+/* Where the password of the mysql:// URI at @uri stands: [*@from,
+ * *@from + *@len) of @uri. A URI GUri parses, with a host free of '@',
+ * has it exactly (between the user's ':' and the '@', whatever its
+ * query holds); any other is not trusted to be well-formed: from the
+ * first ':' to the last '@'. @narrow: the span up to the first '@' only
+ * (what a reader would take for the password), for messages. */
+static gboolean
+password_span (const char *uri, gboolean narrow, gsize *from, gsize *len)
+{
+  const char *colon = strchr (uri + strlen ("mysql://"), ':');
+  const char *at;
+  g_autofree char *password = NULL, *host = NULL;
+
+  if (colon == NULL)
+    return FALSE;
+  if (g_uri_split_with_user (uri, G_URI_FLAGS_HAS_PASSWORD | G_URI_FLAGS_ENCODED, NULL, NULL,
+                             &password, NULL, &host, NULL, NULL, NULL, NULL, NULL)
+      && (host == NULL || strchr (host, '@') == NULL))
+    {
+      if (password == NULL)
+        return FALSE;
+      narrow = TRUE;
+    }
+  at = narrow ? strchr (colon, '@') : strrchr (colon, '@');
+  if (at == NULL)
+    return FALSE;
+  *from = (gsize) (colon + 1 - uri);
+  *len = (gsize) (at - colon - 1);
+  return TRUE;
+}
+
+void
+kt_db_uri_scrub (char *s)
+{
+  for (char *uri = strstr (s, "mysql://"); uri != NULL; uri = strstr (uri, "mysql://"))
+    {
+      gsize from, len;
+
+      if (!password_span (uri, FALSE, &from, &len))
+        {
+          uri += strlen ("mysql://");
+          continue;
+        }
+      memset (uri + from, 'x', len);
+      uri += from + len;
+    }
+}
+
+char **
+kt_db_uri_secrets (const char *word)
+{
+  g_autoptr(GPtrArray) out = g_ptr_array_new ();
+
+  for (const char *uri = strstr (word, "mysql://"); uri != NULL;
+       uri = strstr (uri + strlen ("mysql://"), "mysql://"))
+    for (int narrow = 0; narrow < 2; narrow++)
+      {
+        gsize from, len;
+
+        /* Longest first: blanking it leaves nothing of the shorter one. */
+        if (password_span (uri, narrow, &from, &len) && len > 0
+            && (narrow == 0 || out->len == 0
+                || strlen (out->pdata[out->len - 1]) != len
+                || strncmp (out->pdata[out->len - 1], uri + from, len) != 0))
+          g_ptr_array_add (out, g_strndup (uri + from, len));
+      }
+  g_ptr_array_add (out, NULL);
+  return (char **) g_ptr_array_free (g_steal_pointer (&out), FALSE);
 }
 
 char *
@@ -89,6 +224,15 @@ kt_db_uri_parse (const char *uri, KtDbConfig *db, GError **error)
     {
       g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
                            "--db: expected mysql://USER[:PASSWORD]@HOST[:PORT]/DATABASE");
+      return FALSE;
+    }
+  /* GUri ends the user's part at the first '@': "kt:p@ss@h" would be the
+   * password "p" on the host "ss@h", which messages then show. */
+  if (g_uri_get_host (parsed) != NULL && strchr (g_uri_get_host (parsed), '@') != NULL)
+    {
+      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
+                           "--db: more than one '@' before the host: percent-encode an '@' "
+                           "in the user or password as %40");
       return FALSE;
     }
   if (g_uri_get_user (parsed) == NULL || *g_uri_get_user (parsed) == '\0')

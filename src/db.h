@@ -18,6 +18,8 @@ typedef struct
   guint  port;      /* 0: the client library's default */
   char  *user;
   char  *password;  /* NULL: none (MYSQL_PWD is read by the CLI) */
+  char  *password_file;  /* where the password came from (read again after
+                          * Access denied: a rotation), or NULL */
   char  *database;
   char  *socket;    /* unix socket path, or NULL */
   char  *defaults_file;  /* a MySQL option file ([client] group), or NULL */
@@ -42,6 +44,26 @@ typedef enum
  * password is taken from MYSQL_PWD. */
 gboolean  kt_db_uri_parse (const char *uri, KtDbConfig *db, GError **error);
 void      kt_db_config_clear (KtDbConfig *db);
+
+/* The first line of the password file @path, without its newline. Like
+ * ssh with a private key, a file that group or others may read or write
+ * is refused (the password has been seen, or can be swapped), and so is
+ * an empty first line (no password): KT_ERROR_USAGE naming
+ * --db-password-file. */
+char     *kt_db_password_file_read (const char *path, GError **error);
+
+/* Overwrites, in place and with the same length, the password of every
+ * mysql:// URI in @s: exactly where GLib's GUri finds it in a well-formed
+ * URI, and everything from the first ':' after the user to the last '@'
+ * in one that is not (a password may hold an unencoded '@', '/' or a
+ * space: too much blanked is harmless). */
+void      kt_db_uri_scrub (char *s);
+
+/* The substrings of @word that kt_db_uri_scrub() would blank (each span
+ * it might consider a password), for blanking them in a message that
+ * quotes @word; NULL-terminated, empty when @word has no mysql:// URI
+ * with a password. */
+char    **kt_db_uri_secrets (const char *word);
 
 /* A deep copy of @from into @to (cleared with kt_db_config_clear()). */
 void      kt_db_config_copy (KtDbConfig *to, const KtDbConfig *from);
