@@ -65,6 +65,7 @@ typedef struct
   GArray      *replay_until;    /* same partitions, same order */
   gboolean     table_explicit;  /* --table was given */
   gboolean     json;            /* status --json */
+  gboolean     check_connect;   /* config --check --connect: reach Kafka and MySQL too */
   gint64       audit_keep;      /* seconds of ktally_batches kept whole; 0: all */
   char        *http;            /* --http ADDR:PORT, checked by kt_http_start(); NULL: off */
   char        *pattern;         /* --pattern, or NULL: the default line format */

@@ -374,6 +374,133 @@ kt_db_is_transient (unsigned int code)
     }
 }
 
+const char *const kt_db_grants[] = {
+  "SELECT", "INSERT", "UPDATE", "DELETE", "CREATE", "ALTER", "DROP", "CREATE VIEW",
+  "CREATE TEMPORARY TABLES", NULL
+};
+
+/* A grant's database pattern (LIKE: % and _, \ escapes) against @name. */
+static gboolean
+like (const char *pattern, const char *name)
+{
+  for (;; pattern++, name++)
+    {
+      if (*pattern == '%')
+        {
+          for (const char *n = name;; n++)
+            {
+              if (like (pattern + 1, n))
+                return TRUE;
+              if (*n == '\0')
+                return FALSE;
+            }
+        }
+      if (*pattern == '\\' && pattern[1] != '\0')
+        pattern++;
+      else if (*pattern == '_' && *name != '\0')
+        continue;
+      if (*pattern != *name)
+        return FALSE;
+      if (*pattern == '\0')
+        return TRUE;
+    }
+}
+
+/* `name` without its quotes (`` inside is one `); NULL if @text is not a
+ * quoted name followed by @tail. */
+static char *
+unquote (const char *text, const char *tail)
+{
+  g_autoptr(GString) out = g_string_new (NULL);
+  const char *p = text;
+
+  if (*p++ != '`')
+    return NULL;
+  for (; *p != '\0'; p++)
+    {
+      if (*p == '`' && p[1] == '`')
+        g_string_append_c (out, *p++);
+      else if (*p == '`')
+        break;
+      else
+        g_string_append_c (out, *p);
+    }
+  if (*p != '`' || !g_str_equal (p + 1, tail))
+    return NULL;
+  return g_string_free (g_steal_pointer (&out), FALSE);
+}
+
+char **
+kt_db_grants_missing_in (const char *const *lines, const char *database)
+{
+  g_autoptr(GHashTable) held = g_hash_table_new (g_str_hash, g_str_equal);
+  g_autoptr(GPtrArray) missing = g_ptr_array_new ();
+
+  for (const char *const *l = lines; *l != NULL; l++)
+    {
+      const char *on = strstr (*l, " ON "), *to;
+      g_autofree char *privs = NULL, *object = NULL, *db = NULL;
+      g_auto(GStrv) each = NULL;
+      gboolean all;
+
+      if (!g_str_has_prefix (*l, "GRANT ") || on == NULL
+          || (to = strstr (on + 4, " TO ")) == NULL)
+        continue;  /* a role granted, or not a grant */
+      privs = g_strndup (*l + 6, (gsize) (on - *l - 6));
+      object = g_strndup (on + 4, (gsize) (to - on - 4));
+      /* Global, or on a database (a pattern); tables, columns, routines
+       * do not make a database-wide privilege. */
+      if (!g_str_equal (object, "*.*")
+          && ((db = unquote (object, ".*")) == NULL || !like (db, database)))
+        continue;
+      all = g_str_has_prefix (privs, "ALL");
+      each = g_strsplit (privs, ", ", -1);
+      for (char **p = each; *p != NULL; p++)
+        if (strchr (*p, '(') == NULL)
+          g_hash_table_add (held, g_strdup (*p));
+      if (all)
+        g_hash_table_add (held, g_strdup ("ALL"));
+    }
+  for (const char *const *g = kt_db_grants; *g != NULL; g++)
+    if (!g_hash_table_contains (held, "ALL") && !g_hash_table_contains (held, *g))
+      g_ptr_array_add (missing, g_strdup (*g));
+  /* The set's keys were copies: free them. */
+  {
+    GHashTableIter iter;
+    gpointer key;
+
+    g_hash_table_iter_init (&iter, held);
+    while (g_hash_table_iter_next (&iter, &key, NULL))
+      g_free (key);
+  }
+  g_ptr_array_add (missing, NULL);
+  return (char **) g_ptr_array_free (g_steal_pointer (&missing), FALSE);
+}
+
+/* Whether @code says the user lacks a privilege (not a wrong password). */
+static gboolean
+is_grant_error (unsigned int code)
+{
+  return code == ER_DBACCESS_DENIED_ERROR || code == ER_TABLEACCESS_DENIED_ERROR
+         || code == ER_COLUMNACCESS_DENIED_ERROR || code == ER_SPECIFIC_ACCESS_DENIED_ERROR;
+}
+
+/* The connection's error, and after a missing privilege ("CREATE command
+ * denied to user ..."), the grants ktally needs: the server names one
+ * privilege at a time, a user fixing them one by one would go round and
+ * round. New string. */
+static char *
+error_text (MYSQL *conn)
+{
+  g_autofree char *grants = NULL;
+
+  if (!is_grant_error (mysql_errno (conn)))
+    return g_strdup (mysql_error (conn));
+  grants = g_strjoinv (", ", (char **) kt_db_grants);
+  return g_strdup_printf ("%s (ktally needs GRANT %s ON its database; `ktally config "
+                          "--check --connect` lists what is missing)", mysql_error (conn), grants);
+}
+
 KtErrorCode
 kt_db_error_code (MYSQL *conn)
 {
@@ -429,9 +556,10 @@ kt_db_open (const KtDbConfig *db, const char *description, unsigned int connect_
                           db->socket, 0) == NULL)
     {
       unsigned int code = mysql_errno (conn);
+      g_autofree char *why = error_text (conn);
       g_set_error (error, KT_ERROR,
                    kt_db_is_transient (code) ? KT_ERROR_TRANSIENT : KT_ERROR_FATAL,
-                   "cannot connect to MySQL at %s: %s", description, mysql_error (conn));
+                   "cannot connect to MySQL at %s: %s", description, why);
       return NULL;
     }
   /* Whatever the client library did with ssl-mode: not encrypted, not used. */
@@ -461,10 +589,13 @@ gboolean
 kt_db_exec (MYSQL *conn, const char *description, const char *sql, const char *doing,
             GError **error)
 {
+  g_autofree char *why = NULL;
+
   if (mysql_real_query (conn, sql, strlen (sql)) == 0)
     return TRUE;
+  why = error_text (conn);
   g_set_error (error, KT_ERROR, kt_db_error_code (conn), "%s on %s: %s", doing,
-               description, mysql_error (conn));
+               description, why);
   return FALSE;
 }
 
@@ -478,8 +609,11 @@ kt_db_select (MYSQL *conn, const char *description, const char *sql, const char 
     return NULL;
   res = mysql_store_result (conn);
   if (res == NULL)
-    g_set_error (error, KT_ERROR, kt_db_error_code (conn), "%s on %s: %s", doing,
-                 description, mysql_error (conn));
+    {
+      g_autofree char *why = error_text (conn);
+      g_set_error (error, KT_ERROR, kt_db_error_code (conn), "%s on %s: %s", doing,
+                   description, why);
+    }
   return res;
 }
 
@@ -561,9 +695,9 @@ static void
 set_error (KtDb *self, GError **error, const char *doing)
 {
   KtErrorCode code = kt_db_error_code (self->conn);
+  g_autofree char *why = error_text (self->conn);
 
-  g_set_error (error, KT_ERROR, code, "%s on %s: %s", doing, self->name,
-               mysql_error (self->conn));
+  g_set_error (error, KT_ERROR, code, "%s on %s: %s", doing, self->name, why);
   if (code == KT_ERROR_TRANSIENT)
     g_clear_pointer (&self->conn, mysql_close);
 }
@@ -714,4 +848,23 @@ MYSQL *
 kt_db_open_long (KtDb *self, GError **error)
 {
   return kt_db_open (&self->config, self->name, 5, LONG_IO_S, error);
+}
+
+char **
+kt_db_grants_missing (KtDb *self, GError **error)
+{
+  g_autoptr(MYSQL_RES) res = NULL;
+  g_autoptr(GPtrArray) lines = g_ptr_array_new_with_free_func (g_free);
+  MYSQL_ROW row;
+
+  if (!kt_db_connect (self, error))
+    return NULL;
+  res = kt_db_rows (self, "SHOW GRANTS", "cannot read the grants", error);
+  if (res == NULL)
+    return NULL;
+  while ((row = mysql_fetch_row (res)) != NULL)
+    if (row[0] != NULL)
+      g_ptr_array_add (lines, g_strdup (row[0]));
+  g_ptr_array_add (lines, NULL);
+  return kt_db_grants_missing_in ((const char *const *) lines->pdata, self->config.database);
 }

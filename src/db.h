@@ -107,6 +107,17 @@ void      kt_db_append_quoted (MYSQL *conn, GString *out, const char *s);
  * open transaction dies with it. */
 void      kt_db_rollback (MYSQL *conn);
 
+/* The privileges ktally needs on its database (README, "Running in
+ * production"), as SHOW GRANTS spells them; NULL-terminated. */
+extern const char *const kt_db_grants[];
+
+/* Which of kt_db_grants the SHOW GRANTS @lines do not give on @database:
+ * globally (*.*) or on the database, by name or by a pattern (`logs\_%`);
+ * ALL PRIVILEGES gives all. Grants on tables or columns only, and those of
+ * roles not enabled, do not count. NULL-terminated, empty when all are
+ * held. */
+char    **kt_db_grants_missing_in (const char *const *lines, const char *database);
+
 /* Whether a client or server error code means the connection failed (or a
  * lock conflict): worth another try. */
 gboolean  kt_db_is_transient (unsigned int code);
@@ -175,6 +186,11 @@ gboolean    kt_db_snapshot (KtDb *self, GError **error);
 
 /* The type of @table: "BASE TABLE", "VIEW", or NULL when absent. */
 gboolean    kt_db_table_type (KtDb *self, const char *table, char **type, GError **error);
+
+/* kt_db_grants_missing_in() of the connected user's SHOW GRANTS, on its
+ * database (connects first). NULL with @error when the server cannot
+ * say. */
+char      **kt_db_grants_missing (KtDb *self, GError **error);
 
 /* A second connection to the same database with a read timeout of an hour,
  * for a long ALTER (a migration). The caller owns it. */

@@ -1054,6 +1054,52 @@ test_uri_secrets (void)
     }
 }
 
+/* ---- the grants `config --check --connect` reads from SHOW GRANTS ----- */
+
+static void
+test_grants (void)
+{
+  static const struct
+  {
+    const char *lines[5];
+    const char *database;
+    const char *missing;  /* joined by ", " */
+  } cases[] = {
+    { { "GRANT ALL PRIVILEGES ON *.* TO `kt`@`%` WITH GRANT OPTION", NULL }, "logs", "" },
+    { { "GRANT USAGE ON *.* TO `kt`@`%`", "GRANT ALL PRIVILEGES ON `logs`.* TO `kt`@`%`",
+        NULL }, "logs", "" },
+    { { "GRANT USAGE ON *.* TO `kt`@`%` IDENTIFIED BY PASSWORD '*D82'",
+        "GRANT SELECT, INSERT ON `g1`.* TO `lim`@`%`", NULL }, "g1",
+      "UPDATE, DELETE, CREATE, ALTER, DROP, CREATE VIEW, CREATE TEMPORARY TABLES" },
+    { { "GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, ALTER, DROP, CREATE VIEW, "
+        "CREATE TEMPORARY TABLES ON `logs`.* TO `kt`@`localhost`", NULL }, "logs", "" },
+    /* Another database's grants, a pattern, a table, columns, a role. */
+    { { "GRANT ALL PRIVILEGES ON `other`.* TO `kt`@`%`", NULL }, "logs",
+      "SELECT, INSERT, UPDATE, DELETE, CREATE, ALTER, DROP, CREATE VIEW, "
+      "CREATE TEMPORARY TABLES" },
+    { { "GRANT ALL PRIVILEGES ON `log\\_%`.* TO `kt`@`%`", NULL }, "log_2024", "" },
+    { { "GRANT ALL PRIVILEGES ON `log\\_%`.* TO `kt`@`%`", NULL }, "logx2024",
+      "SELECT, INSERT, UPDATE, DELETE, CREATE, ALTER, DROP, CREATE VIEW, "
+      "CREATE TEMPORARY TABLES" },
+    { { "GRANT ALL PRIVILEGES ON `lo_s`.* TO `kt`@`%`", NULL }, "logs", "" },
+    { { "GRANT ALL PRIVILEGES ON `logs`.`error_log` TO `kt`@`%`",
+        "GRANT SELECT (`a`, `b`), INSERT ON `logs`.* TO `kt`@`%`", "GRANT `r` TO `kt`@`%`",
+        NULL }, "logs",
+      "SELECT, UPDATE, DELETE, CREATE, ALTER, DROP, CREATE VIEW, CREATE TEMPORARY TABLES" },
+    { { "GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, ALTER, DROP, CREATE VIEW, "
+        "CREATE TEMPORARY TABLES ON `we``ird`.* TO `kt`@`%`", NULL }, "we`ird", "" },
+  };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_auto(GStrv) missing = kt_db_grants_missing_in (cases[i].lines, cases[i].database);
+      g_autofree char *joined = g_strjoinv (", ", missing);
+
+      g_test_message ("case %" G_GSIZE_FORMAT, i);
+      g_assert_cmpstr (joined, ==, cases[i].missing);
+    }
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -1084,6 +1130,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/cli/config-file/describe-reads-back", test_describe_reads_back);
   g_test_add_func ("/cli/error/placeholder-not-scrubbed", test_placeholder_not_scrubbed);
   g_test_add_func ("/cli/uri/secrets", test_uri_secrets);
+  g_test_add_func ("/cli/grants", test_grants);
 
   return g_test_run ();
 }
