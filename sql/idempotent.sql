@@ -5,16 +5,17 @@
 -- when absent. Every statement is safe to run again. The LATEST schema,
 -- like counts.sql (whose notes on names and times hold here too).
 
--- Each partition's ERROR counts per minute. Counts are only ever added
--- together with the offsets they include (ktally_coverage), in one
--- transaction, so no offset is counted twice.
-CREATE TABLE IF NOT EXISTS error_log_partition (
+-- Each job's and topic's ERROR counts per minute. Counts are only ever
+-- added together with the offsets they include (ktally_coverage, per
+-- partition), in one transaction, so no offset is counted twice. (Not per
+-- partition: with sparse log time that made up to one row per line and
+-- partition; version 4 folded them.)
+CREATE TABLE IF NOT EXISTS error_log_topic (
   job         VARCHAR(64)  CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   topic       VARCHAR(249) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
-  `partition` INT          NOT NULL,
   log_time    DATETIME     NOT NULL,
   log_count   BIGINT       NOT NULL,
-  PRIMARY KEY (job, topic, `partition`, log_time),
+  PRIMARY KEY (job, topic, log_time),
   KEY by_time (log_time)
 ) ENGINE = InnoDB;
 
@@ -34,5 +35,5 @@ CREATE TABLE IF NOT EXISTS ktally_coverage (
 -- The per-minute counts dashboards read, exactly as in transactional mode.
 CREATE VIEW IF NOT EXISTS error_log AS
   SELECT log_time, CAST(SUM(log_count) AS SIGNED) AS log_count
-  FROM error_log_partition
+  FROM error_log_topic
   GROUP BY log_time;

@@ -9,6 +9,7 @@
 #include "autocleanups.h"
 #include "commands.h"
 #include "error.h"
+#include "kind.h"
 #include "offsets.h"
 #include "schema.h"
 #include "source.h"
@@ -326,6 +327,68 @@ orphan_coverage (const KtConfig *config, const GArray *rows, GHashTable *covered
     }
 }
 
+/* Each table the batches wrote (@targets: name -> the ERROR lines they
+ * recorded) against what it holds now. */
+static void
+check_totals (KtDb *db, GHashTable *targets, GPtrArray *problems)
+{
+  GHashTableIter iter;
+  gpointer key, value;
+
+  g_hash_table_iter_init (&iter, targets);
+  while (g_hash_table_iter_next (&iter, &key, &value))
+    {
+      const KtJobKind *kind = kt_kind_of_table (key);
+      guint64 total = 0, recorded = *(guint64 *) value;
+      g_autoptr(GError) local = NULL;
+
+      if (kind != NULL && !g_str_equal (kind->holds, "counts"))
+        {
+          /* A ledger's batches carry no counts to add up: chains only. */
+          printf ("audit: %s: %s, chains only\n", (const char *) key, kind->holds);
+          continue;
+        }
+      if (!kt_is_identifier (key))
+        {
+          g_ptr_array_add (problems, g_strdup_printf ("a batch names the table '%s', "
+                                                      "which is not a plain identifier",
+                                                      (const char *) key));
+          continue;
+        }
+      if (!table_total (db, key, &total, &local))
+        {
+          g_ptr_array_add (problems, g_strdup_printf ("%s: %s", (const char *) key,
+                                                      local->message));
+          continue;
+        }
+      printf ("audit: %s: %" G_GUINT64_FORMAT " ERROR lines recorded by batches, %"
+              G_GUINT64_FORMAT " in the table%s\n", (const char *) key, recorded, total,
+              total == recorded ? "" : "  <-- differs");
+      if (total != recorded)
+        g_ptr_array_add (problems, g_strdup_printf (
+          "%s holds %" G_GUINT64_FORMAT " ERROR lines, its batches recorded %" G_GUINT64_FORMAT,
+          (const char *) key, total, recorded));
+    }
+}
+
+/* The notes, then the problems; KT_ERROR_AUDIT when there are any. */
+static gboolean
+report (GPtrArray *notes, GPtrArray *problems, GError **error)
+{
+  for (guint i = 0; i < notes->len; i++)
+    printf ("audit: note: %s (a replay adds its range)\n", (const char *) notes->pdata[i]);
+  for (guint i = 0; i < problems->len; i++)
+    printf ("audit: BROKEN: %s\n", (const char *) problems->pdata[i]);
+  if (problems->len > 0)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_AUDIT, "the audit found %u problem(s)",
+                   problems->len);
+      return FALSE;
+    }
+  printf ("audit: OK: every chain is whole up to its stored offset and every total agrees\n");
+  return TRUE;
+}
+
 gboolean
 kt_audit (const KtConfig *config, GError **error)
 {
@@ -339,8 +402,6 @@ kt_audit (const KtConfig *config, GError **error)
                                                         (GDestroyNotify) kt_coverage_free);
   g_autoptr(GHashTable) targets = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   Stored lookup = { stored, covered };
-  GHashTableIter iter;
-  gpointer key, value;
   guint chains;
 
   g_array_set_clear_func (rows, (GDestroyNotify) kt_batch_row_clear);
@@ -379,54 +440,11 @@ kt_audit (const KtConfig *config, GError **error)
   printf ("audit: %u partition chains, %u batches%s%s\n", chains, mine->len,
           config->job != NULL ? " of job " : "", config->job != NULL ? config->job : "");
 
-  g_hash_table_iter_init (&iter, targets);
-  while (g_hash_table_iter_next (&iter, &key, &value))
-    {
-      guint64 total = 0;
-      g_autoptr(GError) local = NULL;
-
-      if (g_str_equal (key, "account_balance"))
-        {
-          /* A ledger's batches carry no counts to add up: chains only. */
-          printf ("audit: account_balance: ledger batches, chains only\n");
-          continue;
-        }
-      if (!kt_is_identifier (key))
-        {
-          g_ptr_array_add (problems, g_strdup_printf ("a batch names the table '%s', "
-                                                      "which is not a plain identifier",
-                                                      (const char *) key));
-          continue;
-        }
-      if (!table_total (db, key, &total, &local))
-        {
-          g_ptr_array_add (problems, g_strdup_printf ("%s: %s", (const char *) key,
-                                                      local->message));
-          continue;
-        }
-      printf ("audit: %s: %" G_GUINT64_FORMAT " ERROR lines recorded by batches, %"
-              G_GUINT64_FORMAT " in the table%s\n", (const char *) key,
-              *(guint64 *) value, total, total == *(guint64 *) value ? "" : "  <-- differs");
-      if (total != *(guint64 *) value)
-        g_ptr_array_add (problems, g_strdup_printf (
-          "%s holds %" G_GUINT64_FORMAT " ERROR lines, its batches recorded %" G_GUINT64_FORMAT,
-          (const char *) key, total, *(guint64 *) value));
-    }
+  check_totals (db, targets, problems);
   g_array_set_size (mine, 0);
   kt_db_abort (db);  /* it read only */
 
-  for (guint i = 0; i < notes->len; i++)
-    printf ("audit: note: %s (a replay adds its range)\n", (const char *) notes->pdata[i]);
-  for (guint i = 0; i < problems->len; i++)
-    printf ("audit: BROKEN: %s\n", (const char *) problems->pdata[i]);
-  if (problems->len > 0)
-    {
-      g_set_error (error, KT_ERROR, KT_ERROR_AUDIT, "the audit found %u problem(s)",
-                   problems->len);
-      return FALSE;
-    }
-  printf ("audit: OK: every chain is whole up to its stored offset and every total agrees\n");
-  return TRUE;
+  return report (notes, problems, error);
 }
 
 /* What `ktally audit --help` says before the options. */

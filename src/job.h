@@ -1,10 +1,11 @@
-/* job.h - what a job kind works with: one runner's context.
+/* job.h - what a job kind works with: one topic's context.
  *
- * The scheduler (run.c) owns one KtJob per topic it reads and hands it to
- * the job's kind (kind.h). A kind writes its output through job->db, in
- * transactions it opens with kt_job_begin() and closes with
- * kt_job_finish(): the first commit of a process also records what the
- * job is (identity.h), so a kind never has to know about that. */
+ * The scheduler (run.c) owns one KtJob per topic it reads (feed.h) and
+ * hands it to the job's kind (kind.h). A kind writes its output through
+ * job->db, inside the transaction the scheduler opened with kt_job_begin()
+ * and closes with kt_job_finish() (one for every topic of the job): the
+ * first commit of a process also records what the job is (identity.h), so
+ * a kind never has to know about that. */
 #pragma once
 #include <glib.h>
 #include "cli.h"
@@ -16,7 +17,7 @@ typedef struct
 {
   const KtConfig   *config;    /* the job's settings: each kind reads its own */
   const char       *job;       /* the job's name */
-  const char       *topic;     /* the topic this runner reads */
+  const char       *topic;     /* the topic of this feed */
   const char       *output;    /* the table the job writes (the identity's) */
   const char       *member;    /* "job-pid@host": who commits, in audit rows */
   KtDb             *db;        /* the job's database */

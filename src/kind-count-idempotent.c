@@ -1,7 +1,8 @@
 /* kind-count-idempotent.c - per-minute counts, idempotent (--mode idempotent).
  *
- * Each partition's counts are stored with the set of offsets they include
- * (ktally_coverage, see coverage.h), in one transaction: a batch counts
+ * The counts (per topic and minute, error_log_topic) are added together
+ * with each partition's set of offsets they include (ktally_coverage, see
+ * coverage.h), in one transaction: a batch counts
  * only offsets outside the set it planned from, and adds its counts only
  * if the set is still that one (read FOR UPDATE), extending it in the same
  * transaction. The offsets are stored after, in kafka_offset or the
@@ -201,52 +202,54 @@ flush_counts (Idempotent *self, GString *sql, guint *rows, GError **error)
 {
   *rows = 0;
   g_string_append (sql, " ON DUPLICATE KEY UPDATE log_count = log_count + VALUES(log_count)");
-  return kt_db_run (self->job->db, sql->str, "cannot write error_log_partition", error);
+  return kt_db_run (self->job->db, sql->str, "cannot write error_log_topic", error);
 }
 
 /* Adds the counts of the parts to write (@write: range indexes) to
- * error_log_partition, in (partition, minute) order, UPSERT_ROWS at a time. */
+ * error_log_topic: one row per minute of the topic, whichever partitions
+ * counted it (sparse log time made a row per line and partition), in
+ * minute order (writers lock rows in one order), UPSERT_ROWS at a time. */
 static gboolean
 add_counts (Idempotent *self, const GArray *write, GError **error)
 {
   g_autoptr(GString) sql = g_string_new (NULL);
   g_autoptr(GString) key = g_string_new (NULL);  /* 'job','topic', */
+  g_autoptr(KtReducer) all = kt_reducer_new ();
+  g_autoptr(GArray) counts = NULL;
   guint rows = 0;
 
+  for (guint i = 0; i < write->len; i++)
+    kt_reducer_merge (all, ((Part *) self->parts->pdata[g_array_index (write, guint, i)])->counts);
+  counts = kt_reducer_sorted (all);
   kt_db_quote (self->job->db, key, self->job->job);
   g_string_append_c (key, ',');
   kt_db_quote (self->job->db, key, self->job->topic);
   g_string_append_c (key, ',');
-  for (guint i = 0; i < write->len; i++)
+  for (guint j = 0; j < counts->len; j++)
     {
-      const Part *part = self->parts->pdata[g_array_index (write, guint, i)];
-      g_autoptr(GArray) counts = kt_reducer_sorted (part->counts);
+      const KtMinuteCount *mc = &g_array_index (counts, KtMinuteCount, j);
+      char when[20];
 
-      for (guint j = 0; j < counts->len; j++)
-        {
-          const KtMinuteCount *mc = &g_array_index (counts, KtMinuteCount, j);
-          char when[20];
-
-          if (rows == 0)
-            g_string_assign (sql, "INSERT INTO error_log_partition (job, topic, `partition`, "
-                                  "log_time, log_count) VALUES ");
-          kt_minute_format (mc->minute, when);
-          g_string_append_printf (sql, "%s(%s%d,'%s',%" G_GUINT64_FORMAT ")", rows ? "," : "",
-                                  key->str, part->partition, when, mc->count);
-          if (++rows == UPSERT_ROWS && !flush_counts (self, sql, &rows, error))
-            return FALSE;
-        }
+      if (rows == 0)
+        g_string_assign (sql, "INSERT INTO error_log_topic (job, topic, log_time, log_count) "
+                              "VALUES ");
+      kt_minute_format (mc->minute, when);
+      g_string_append_printf (sql, "%s(%s'%s',%" G_GUINT64_FORMAT ")", rows ? "," : "",
+                              key->str, when, mc->count);
+      if (++rows == UPSERT_ROWS && !flush_counts (self, sql, &rows, error))
+        return FALSE;
     }
   return rows == 0 || flush_counts (self, sql, &rows, error);
 }
 
-/* The output transaction: for every part to write, its covered set is
- * locked and must still be what the batch planned from (else *@moved is
- * its partition and nothing is written); then the counts, the new sets and
- * the audit rows (ranges[@write], with what each counted). */
+/* In the scheduler's transaction: for every part to write, its covered
+ * set is locked and must still be what the batch planned from (else
+ * *@moved is its partition, and the scheduler rolls back); then the
+ * counts, the new sets and the audit rows (ranges[@write], with what each
+ * counted). */
 static gboolean
 write_output (Idempotent *self, const GArray *ranges, const GArray *write, gint32 *moved,
-              KtCommitResult *result, GError **error)
+              GError **error)
 {
   KtJob *job = self->job;
   g_autoptr(GHashTable) sets = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL,
@@ -262,9 +265,6 @@ write_output (Idempotent *self, const GArray *ranges, const GArray *write, gint3
       g_array_append_val (written, g_array_index (ranges, KtRange, r));
       g_array_append_val (stats, g_array_index (self->stats, KtRangeStats, r));
     }
-  if (!kt_job_begin (job, error))
-    return FALSE;
-
   /* 1. Lock each partition's covered set, in partition order, creating the
    *    rows of new partitions first: a row that does not exist locks
    *    nothing, and writers of one partition must queue here. */
@@ -280,7 +280,7 @@ write_output (Idempotent *self, const GArray *ranges, const GArray *write, gint3
     }
   if (!kt_db_run (job->db, sql->str, "cannot write ktally_coverage", error)
       || !read_coverage (self, written, TRUE, sets, error))
-    goto fail;
+    return FALSE;
 
   /* 2. Compare and set: a set that moved since we planned means another
    *    writer (or an earlier life of this one) counted some of our offsets. */
@@ -292,7 +292,6 @@ write_output (Idempotent *self, const GArray *ranges, const GArray *write, gint3
       if (now == NULL || !kt_coverage_equal (now, part->expected))
         {
           *moved = part->partition;
-          kt_db_abort (job->db);
           return TRUE;
         }
     }
@@ -301,7 +300,7 @@ write_output (Idempotent *self, const GArray *ranges, const GArray *write, gint3
   if (!add_counts (self, write, error)
       || !kt_offsets_record (job->db, job->job, job->topic, job->output, job->member, written,
                              (const KtRangeStats *) (void *) stats->data, error))
-    goto fail;
+    return FALSE;
   for (guint i = 0; i < write->len; i++)
     {
       const Part *part = self->parts->pdata[g_array_index (write, guint, i)];
@@ -315,31 +314,22 @@ write_output (Idempotent *self, const GArray *ranges, const GArray *write, gint3
       kt_db_quote (job->db, sql, job->topic);
       g_string_append_printf (sql, " AND `partition` = %d", part->partition);
       if (!kt_db_run (job->db, sql->str, "cannot write ktally_coverage", error))
-        goto fail;
+        return FALSE;
     }
   /* A COMMIT whose answer is lost needs no special care here: if it
    * landed, the next plan reads the new sets and counts nothing twice. */
-  if (kt_job_finish (job, result, error))
-    return TRUE;
-  *result = KT_COMMIT_FAILED;
-  return FALSE;
-
-fail:
-  kt_db_abort (job->db);
-  return FALSE;
+  return TRUE;
 }
 
-/* Output first, then the offsets: a crash between the two leaves offsets
- * that the next plan finds covered, and skips. */
+/* Output first (in the scheduler's transaction), then the offsets
+ * (idem_after): a crash between the two leaves offsets that the next plan
+ * finds covered, and skips. */
 static gboolean
-idem_commit (gpointer data, const GArray *ranges, KtCommitResult *result, gint32 *fenced,
-             GError **error)
+idem_write (gpointer data, const GArray *ranges, gint32 *fenced, GError **error)
 {
   Idempotent *self = data;
-  KtJob *job = self->job;
   g_autoptr(GArray) write = g_array_new (FALSE, FALSE, sizeof (guint));
 
-  *result = KT_COMMIT_FAILED;
   *fenced = -1;
   for (guint i = 0; i < ranges->len; i++)
     {
@@ -354,14 +344,15 @@ idem_commit (gpointer data, const GArray *ranges, KtCommitResult *result, gint32
       if (!kt_coverage_equal (part->covered, part->expected) || part->lost)
         g_array_append_val (write, i);
     }
-  if (write->len > 0 && !write_output (self, ranges, write, fenced, result, error))
-    return FALSE;
-  if (*fenced >= 0)
-    {
-      *result = KT_COMMIT_FENCED;
-      return TRUE;
-    }
-  *result = KT_COMMIT_DONE;
+  return write->len == 0 || write_output (self, ranges, write, fenced, error);
+}
+
+static gboolean
+idem_after (gpointer data, const GArray *ranges, gint32 *fenced, GError **error)
+{
+  KtJob *job = ((Idempotent *) data)->job;
+
+  *fenced = -1;
   if (job->config->offsets == KT_OFFSETS_KAFKA)
     return kt_source_commit (job->source, ranges, error);
   return kt_offsets_store (job->db, job->job, job->topic, ranges, fenced, error);
@@ -389,6 +380,7 @@ const KtJobKind kt_kind_count_idempotent = {
   .prepare = idem_prepare,
   .plan = idem_plan,
   .take = idem_take,
-  .commit = idem_commit,
+  .write = idem_write,
+  .after = idem_after,
   .summarise = idem_summarise,
 };

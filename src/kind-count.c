@@ -116,32 +116,20 @@ add_minutes (Count *self, GError **error)
 }
 
 static gboolean
-count_commit (gpointer data, const GArray *ranges, KtCommitResult *result, gint32 *fenced,
-              GError **error)
+count_write (gpointer data, const GArray *ranges, gint32 *fenced, GError **error)
 {
   Count *self = data;
   KtJob *job = self->job;
 
-  *result = KT_COMMIT_FAILED;
-  if (!kt_job_begin (job, error))
-    return FALSE;
+  /* The fence first: a second writer waits on the offset rows, then backs
+   * off before it adds a single count. */
   if (!kt_offsets_fence (job->db, job->job, job->topic, ranges, fenced, error))
-    goto fail;
-  if (*fenced >= 0)
-    {
-      kt_db_abort (job->db);
-      *result = KT_COMMIT_FENCED;
-      return TRUE;
-    }
-  if (!add_minutes (self, error)
-      || !kt_offsets_record (job->db, job->job, job->topic, job->output, job->member, ranges,
-                             (const KtRangeStats *) (void *) self->stats->data, error))
-    goto fail;
-  return kt_job_finish (job, result, error);
-
-fail:
-  kt_db_abort (job->db);
-  return FALSE;
+    return FALSE;
+  return *fenced >= 0
+         || (add_minutes (self, error)
+             && kt_offsets_record (job->db, job->job, job->topic, job->output, job->member,
+                                   ranges, (const KtRangeStats *) (void *) self->stats->data,
+                                   error));
 }
 
 static void
@@ -163,6 +151,6 @@ const KtJobKind kt_kind_count = {
   .prepare = count_prepare,
   .plan = count_plan,
   .take = count_take,
-  .commit = count_commit,
+  .write = count_write,
   .summarise = count_summarise,
 };

@@ -253,12 +253,11 @@ write_ledger (Ledger *self, const char *topic, KtLedgerBatch *batch, GError **er
   return TRUE;
 }
 
-/* A fresh ledger batch (a commit may be tried again after a deadlock, and
+/* A fresh ledger batch (a write may be tried again after a deadlock, and
  * applying spends a batch) fed the records in (partition, offset) order,
- * committed with the offsets in one transaction. */
+ * written with the offsets in the scheduler's transaction. */
 static gboolean
-ledger_commit (gpointer data, const GArray *ranges, KtCommitResult *result, gint32 *fenced,
-               GError **error)
+ledger_write (gpointer data, const GArray *ranges, gint32 *fenced, GError **error)
 {
   Ledger *self = data;
   KtJob *job = self->job;
@@ -278,28 +277,20 @@ ledger_commit (gpointer data, const GArray *ranges, KtCommitResult *result, gint
         }
     }
 
-  *result = KT_COMMIT_FAILED;
-  if (!kt_job_begin (job, error))
-    return FALSE;
   /* The fence first, exactly as for the counts: a second writer waits on
    * the offset rows, then backs off before reading a single balance. */
   if (!kt_offsets_fence (job->db, job->job, job->topic, ranges, fenced, error))
-    goto fail;
+    return FALSE;
   if (*fenced >= 0)
-    {
-      kt_db_abort (job->db);
-      *result = KT_COMMIT_FENCED;
-      return TRUE;
-    }
+    return TRUE;
   if (!load_ledger_state (self, batch, error)
       || !kt_ledger_batch_apply (batch, job->config->workers, error)
       || !write_ledger (self, job->topic, batch, error)
       || !kt_offsets_record (job->db, job->job, job->topic, job->output, job->member, ranges,
                              (const KtRangeStats *) (void *) self->stats->data, error))
-    goto fail;
-  if (!kt_job_finish (job, result, error))
     return FALSE;
 
+  /* Told by summarise only if the transaction commits. */
   kt_ledger_batch_counts (batch, &self->counts);
   self->changed = kt_ledger_batch_balances (batch)->len;
   self->summary.lines = self->counts.messages;
@@ -325,10 +316,6 @@ ledger_commit (gpointer data, const GArray *ranges, KtCommitResult *result, gint
       }
   }
   return TRUE;
-
-fail:
-  kt_db_abort (job->db);
-  return FALSE;
 }
 
 static void
@@ -362,6 +349,6 @@ const KtJobKind kt_kind_ledger = {
   .prepare = ledger_prepare,
   .plan = ledger_plan,
   .take = ledger_take,
-  .commit = ledger_commit,
+  .write = ledger_write,
   .summarise = ledger_summarise,
 };

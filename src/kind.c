@@ -33,3 +33,12 @@ kt_kind_lookup (const char *kind, const char *mode, GError **error)
                  names->str, kind);
   return NULL;
 }
+
+const KtJobKind *
+kt_kind_of_table (const char *table)
+{
+  for (gsize i = 0; i < G_N_ELEMENTS (kinds); i++)
+    if (kinds[i]->table != NULL && g_str_equal (kinds[i]->table, table))
+      return kinds[i];
+  return NULL;
+}

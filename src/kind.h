@@ -1,11 +1,12 @@
 /* kind.h - what a job kind does with a batch.
  *
  * The scheduler (run.c) plans a batch of offset ranges, reads them, and
- * hands every record to the job's kind; the kind turns them into output
- * and commits it with the ranges' offsets, fenced (offsets.h), in its own
- * way: per-minute counts in one transaction (kind-count.c), counts that
- * carry the offsets they include (kind-count-idempotent.c), per-account
- * balances (kind-ledger.c). The scheduler never asks which kind it runs:
+ * hands every record to the job's kind (one state per topic of the job);
+ * the kind turns them into output and writes it with the ranges' offsets,
+ * fenced (offsets.h), in the transaction the scheduler opened for every
+ * topic of the job, in its own way: per-minute counts (kind-count.c),
+ * counts that carry the offsets they include, their offsets stored after
+ * (kind-count-idempotent.c), per-account balances (kind-ledger.c). The scheduler never asks which kind it runs:
  * a new kind is a new file and a line in kind.c's table. */
 #pragma once
 #include <glib.h>
@@ -60,14 +61,20 @@ struct _KtJobKind
   void     (*take)      (gpointer self, guint range, gint32 partition, gint64 offset,
                          const char *value, gsize len);
 
-  /* Commits the batch: its output and the ranges' offsets, fenced. The
-   * read may have moved the ranges' ends back (a cap); a range whose until
-   * is its from moves nothing. Sets *@result; *@fenced is the first
-   * partition another writer moved (-1: none). FALSE with *@result FAILED
-   * (nothing written: a KT_ERROR_CONFLICT may be tried again at once) or
-   * UNKNOWN (COMMIT's answer lost: the scheduler reads the offsets back). */
-  gboolean (*commit)    (gpointer self, const GArray *ranges, KtCommitResult *result,
-                         gint32 *fenced, GError **error);
+  /* Writes the batch: its output and the ranges' offsets, fenced, inside
+   * the transaction the scheduler opened on job->db (with kt_job_begin();
+   * one transaction for every topic of the job). The read may have moved
+   * the ranges' ends back (a cap); a range whose until is its from moves
+   * nothing. *@fenced: the first partition another writer moved (-1:
+   * none): the scheduler then rolls back, nothing is written. FALSE with
+   * the error; the scheduler rolls back, and tries a KT_ERROR_CONFLICT
+   * again (so write may be called again for the same batch). */
+  gboolean (*write)     (gpointer self, const GArray *ranges, gint32 *fenced, GError **error);
+
+  /* May be NULL. Once the transaction committed: what goes after the
+   * output (idempotent mode: the offsets, fenced as above; a fenced store
+   * leaves the output standing: *@fenced says which partition). */
+  gboolean (*after)     (gpointer self, const GArray *ranges, gint32 *fenced, GError **error);
 
   /* After a commit that landed: the batch's figures, and the kind's part
    * of the batch's log line appended to @line ("300 lines, 12 ERROR, ...").
@@ -78,5 +85,9 @@ struct _KtJobKind
 /* The implementation of --kind @kind in --mode @mode, or NULL with
  * KT_ERROR_USAGE saying which combinations there are. */
 const KtJobKind *kt_kind_lookup (const char *kind, const char *mode, GError **error);
+
+/* The kind that always writes @table (its own, like the ledger's
+ * account_balance), or NULL: a table a job names with --table. */
+const KtJobKind *kt_kind_of_table (const char *table);
 
 extern const KtJobKind kt_kind_count, kt_kind_count_idempotent, kt_kind_ledger;

@@ -1,6 +1,7 @@
 /* positions.c - where each partition of a job stands (positions.h). */
 #include "positions.h"
 
+#include "error.h"
 #include "offsets.h"
 #include "source.h"
 
@@ -103,4 +104,33 @@ kt_positions_assigned (KtJob *job, KtPartitionState *s, guint n, GError **error)
                              config->start == KT_START_LATEST ? s[i].high : s[i].low, error))
       return FALSE;
   return kt_offsets_load (job->db, job->job, job->topic, s, n, error);
+}
+
+gboolean
+kt_positions_partitions (KtJob *job, GArray *partitions, int timeout_ms, GError **error)
+{
+  const GArray *only = job->config->only_partitions;
+  g_autoptr(GArray) all = g_array_new (FALSE, FALSE, sizeof (gint32));
+
+  if (!kt_source_partitions (job->source, all, timeout_ms, error))
+    return FALSE;
+  g_array_set_size (partitions, 0);
+  for (guint i = 0; i < all->len; i++)
+    {
+      gint32 p = g_array_index (all, gint32, i);
+      gboolean wanted = only == NULL;
+
+      for (guint j = 0; only != NULL && j < only->len; j++)
+        wanted |= g_array_index (only, gint32, j) == p;
+      if (wanted)
+        g_array_append_val (partitions, p);
+    }
+  if (only != NULL && partitions->len < only->len)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "--partitions: topic %s has %u partitions (0-%d): some listed are not",
+                   job->topic, all->len, (int) all->len - 1);
+      return FALSE;
+    }
+  return TRUE;
 }

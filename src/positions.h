@@ -22,3 +22,10 @@ gboolean kt_positions_load (KtJob *job, const GArray *partitions, GArray *states
  * ones). */
 gboolean kt_positions_assigned (KtJob *job, KtPartitionState *states, guint n,
                                 GError **error);
+
+/* The partitions of job->topic this instance reads, ascending, into
+ * @partitions (gint32): all of them, or only the --partitions ones (one
+ * that the topic does not have is KT_ERROR_USAGE). Fresh from the
+ * metadata; failures are the source's. */
+gboolean kt_positions_partitions (KtJob *job, GArray *partitions, int timeout_ms,
+                                  GError **error);

@@ -783,6 +783,68 @@ take (Reading *rd, rd_kafka_message_t *m, GError **error)
   return TRUE;
 }
 
+/* assign() with every stream: it replaces the whole assignment, so the
+ * streams already there go on from where librdkafka stood (their carry
+ * stays valid). */
+static gboolean
+assign_streams (KtSource *self, GError **error)
+{
+  g_autoptr(rd_kafka_topic_partition_list_t) all =
+    rd_kafka_topic_partition_list_new ((int) g_hash_table_size (self->streams));
+  g_autoptr(rd_kafka_topic_t) rkt = rd_kafka_topic_new (self->rk, self->topic, NULL);
+  g_autoptr(KtKafkaMetadata) md = NULL;
+  rd_kafka_resp_err_t err;
+  GHashTableIter iter;
+  gpointer value;
+
+  /* Without the topic's metadata on this handle, assign() would wait for
+   * the next periodic refresh (about a second). */
+  err = rkt == NULL ? rd_kafka_last_error ()
+                    : rd_kafka_metadata (self->rk, 0, rkt, &md, 10000);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT,
+                   "cannot get metadata for topic '%s': %s", self->topic,
+                   rd_kafka_err2str (err));
+      g_hash_table_remove_all (self->streams);
+      return FALSE;
+    }
+  g_hash_table_iter_init (&iter, self->streams);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    rd_kafka_topic_partition_list_add (all, self->topic, ((Stream *) value)->partition)->offset =
+      ((Stream *) value)->pulled;
+  err = rd_kafka_assign (self->rk, all);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT,
+                   "cannot assign partitions of '%s': %s", self->topic,
+                   rd_kafka_err2str (err));
+      g_hash_table_remove_all (self->streams);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Seeks the streams of @seek; NULL if it worked, else librdkafka's words. */
+static char *
+seek_streams (KtSource *self, rd_kafka_topic_partition_list_t *seek)
+{
+  /* librdkafka before 2.1 read this timeout as microseconds (fixed
+   * upstream in 2.1.0): 10 s meant 10 ms, and seeks "timed out". */
+  int timeout = rd_kafka_version () < 0x020100ff ? 10000 * 1000 : 10000;
+  rd_kafka_error_t *e = rd_kafka_seek_partitions (self->rk, seek, timeout);
+  char *why;
+
+  for (int i = 0; e == NULL && i < seek->cnt; i++)
+    if (seek->elems[i].err != RD_KAFKA_RESP_ERR_NO_ERROR)
+      e = rd_kafka_error_new (seek->elems[i].err, "%s", rd_kafka_err2str (seek->elems[i].err));
+  if (e == NULL)
+    return NULL;
+  why = g_strdup (rd_kafka_error_string (e));
+  rd_kafka_error_destroy (e);
+  return why;
+}
+
 /* Makes librdkafka deliver every active stream from where its range starts:
  * new partitions join the assignment, streams that are elsewhere (after a
  * fence, a failed batch, a skipped data loss) seek. */
@@ -790,8 +852,8 @@ static gboolean
 position_streams (KtSource *self, GArray *ranges, gboolean fresh, GError **error)
 {
   g_autoptr(rd_kafka_topic_partition_list_t) seek = rd_kafka_topic_partition_list_new (4);
+  g_autofree char *why = NULL;
   gboolean reassign = FALSE;
-  rd_kafka_resp_err_t err;
 
   for (guint i = 0; i < ranges->len; i++)
     {
@@ -824,95 +886,37 @@ position_streams (KtSource *self, GArray *ranges, gboolean fresh, GError **error
     }
 
   if (reassign)
+    return assign_streams (self, error);
+  if (seek->cnt == 0 || (why = seek_streams (self, seek)) == NULL)
+    return TRUE;
+  if (self->group)
     {
-      /* assign() replaces the whole assignment: the streams already there
-       * go on from where librdkafka stood (their carry stays valid). */
-      g_autoptr(rd_kafka_topic_partition_list_t) all =
-        rd_kafka_topic_partition_list_new ((int) g_hash_table_size (self->streams));
-      g_autoptr(rd_kafka_topic_t) rkt = rd_kafka_topic_new (self->rk, self->topic, NULL);
-      g_autoptr(KtKafkaMetadata) md = NULL;
+      /* The group owns the assignment: keep it, forget positions. */
       GHashTableIter iter;
       gpointer value;
 
-      /* Without the topic's metadata on this handle, assign() would wait
-       * for the next periodic refresh (about a second). */
-      err = rkt == NULL ? rd_kafka_last_error ()
-                        : rd_kafka_metadata (self->rk, 0, rkt, &md, 10000);
-      if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
-        {
-          g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT,
-                       "cannot get metadata for topic '%s': %s", self->topic,
-                       rd_kafka_err2str (err));
-          g_hash_table_remove_all (self->streams);
-          return FALSE;
-        }
       g_hash_table_iter_init (&iter, self->streams);
       while (g_hash_table_iter_next (&iter, NULL, &value))
         {
-          Stream *st = value;
-          rd_kafka_topic_partition_list_add (all, self->topic, st->partition)->offset =
-            st->pulled;
+          stream_drop_carry (value);
+          ((Stream *) value)->handed = ((Stream *) value)->pulled = -1;
         }
-      err = rd_kafka_assign (self->rk, all);
-      if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
-        {
-          g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT,
-                       "cannot assign partitions of '%s': %s", self->topic,
-                       rd_kafka_err2str (err));
-          g_hash_table_remove_all (self->streams);
-          return FALSE;
-        }
+      g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT, "cannot seek in '%s': %s",
+                   self->topic, why);
+      return FALSE;
     }
-  else if (seek->cnt > 0)
+  /* A partition whose fetch failed (an offset that retention removed)
+   * refuses seeks ("Erroneous state"): assign every partition afresh, at
+   * the planned offsets, and go on. */
+  rd_kafka_assign (self->rk, NULL);
+  g_hash_table_remove_all (self->streams);
+  if (!fresh)
     {
-      /* librdkafka before 2.1 read this timeout as microseconds (fixed
-       * upstream in 2.1.0): 10 s meant 10 ms, and seeks "timed out". */
-      int timeout = rd_kafka_version () < 0x020100ff ? 10000 * 1000 : 10000;
-      rd_kafka_error_t *e = rd_kafka_seek_partitions (self->rk, seek, timeout);
-
-      if (e == NULL)
-        for (int i = 0; i < seek->cnt && e == NULL; i++)
-          if (seek->elems[i].err != RD_KAFKA_RESP_ERR_NO_ERROR)
-            e = rd_kafka_error_new (seek->elems[i].err, "%s",
-                                    rd_kafka_err2str (seek->elems[i].err));
-      if (e != NULL)
-        {
-          g_autofree char *why = g_strdup (rd_kafka_error_string (e));
-
-          rd_kafka_error_destroy (e);
-          if (self->group)
-            {
-              /* The group owns the assignment: keep it, forget positions. */
-              GHashTableIter iter;
-              gpointer value;
-
-              g_hash_table_iter_init (&iter, self->streams);
-              while (g_hash_table_iter_next (&iter, NULL, &value))
-                {
-                  stream_drop_carry (value);
-                  ((Stream *) value)->handed = ((Stream *) value)->pulled = -1;
-                }
-              g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT,
-                           "cannot seek in '%s': %s", self->topic, why);
-              return FALSE;
-            }
-          /* A partition whose fetch failed (an offset that retention
-           * removed) refuses seeks ("Erroneous state"): assign every
-           * partition afresh, at the planned offsets, and go on. */
-          rd_kafka_assign (self->rk, NULL);
-          g_hash_table_remove_all (self->streams);
-          if (!fresh)
-            {
-              g_debug ("cannot seek in '%s': %s; assigning its partitions afresh",
-                       self->topic, why);
-              return position_streams (self, ranges, TRUE, error);
-            }
-          g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT,
-                       "cannot seek in '%s': %s", self->topic, why);
-          return FALSE;
-        }
+      g_debug ("cannot seek in '%s': %s; assigning its partitions afresh", self->topic, why);
+      return position_streams (self, ranges, TRUE, error);
     }
-  return TRUE;
+  g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT, "cannot seek in '%s': %s", self->topic, why);
+  return FALSE;
 }
 
 /* Whether the read is stuck behind an answer librdkafka refuses as larger
@@ -956,30 +960,21 @@ oversized (KtSource *self, const Reading *rd, const GArray *ranges, gint64 now,
   return TRUE;
 }
 
-gboolean
-kt_source_read (KtSource *self, GArray *ranges, KtRecordFunc func,
-                gpointer user_data, const volatile int *stop, int stall_ms,
-                GError **error)
+/* Starts reading @ranges: their streams active, carried records counted
+ * against the caps like fresh ones, and those inside a range handed over. */
+static void
+begin_reading (Reading *rd, GArray *ranges)
 {
-  Reading rd = { .self = self, .func = func, .user_data = user_data,
-                 .last_progress = g_get_monotonic_time () };
-  rd_kafka_message_t *msgs[1024];
-  gboolean capped = FALSE, ok = TRUE;
+  KtSource *self = rd->self;
   GHashTableIter iter;
   gpointer value;
 
-  self->last_bytes = 0;
-  if (!position_streams (self, ranges, FALSE, error))
-    return FALSE;
-
-  /* Carried records count against the caps like fresh ones. */
   g_hash_table_iter_init (&iter, self->streams);
   while (g_hash_table_iter_next (&iter, NULL, &value))
     {
-      rd.bytes += ((Stream *) value)->carry_bytes;
-      rd.carried += g_queue_get_length (&((Stream *) value)->carry);
+      rd->bytes += ((Stream *) value)->carry_bytes;
+      rd->carried += g_queue_get_length (&((Stream *) value)->carry);
     }
-
   for (guint i = 0; i < ranges->len; i++)
     {
       const KtRange *r = &g_array_index (ranges, KtRange, i);
@@ -988,71 +983,95 @@ kt_source_read (KtSource *self, GArray *ranges, KtRecordFunc func,
       st->active = TRUE;
       st->done = FALSE;
       st->until = r->until;
-      rd.remaining++;
+      rd->remaining++;
     }
   for (guint i = 0; i < ranges->len; i++)
-    drain_carry (&rd, g_hash_table_lookup (self->streams,
-                                           GINT_TO_POINTER (g_array_index (ranges, KtRange, i).partition)));
+    drain_carry (rd, g_hash_table_lookup (self->streams,
+                                          GINT_TO_POINTER (g_array_index (ranges, KtRange, i).partition)));
+}
 
+/* One call to librdkafka and what follows it; FALSE with @error when the
+ * read cannot go on (stopped, a rebalance, an offset gone, an answer too
+ * large, no progress for @stall_ms). */
+static gboolean
+read_some (Reading *rd, GArray *ranges, const volatile int *stop, int stall_ms,
+           GError **error)
+{
+  KtSource *self = rd->self;
+  rd_kafka_message_t *msgs[1024];
+  guint64 handed_before = rd->handed;
+  gboolean ok = TRUE;
+  gint64 now;
+  ssize_t n;
+
+  if (*stop)
+    {
+      g_set_error_literal (error, KT_ERROR, KT_ERROR_CANCELLED, "stopped while reading");
+      return FALSE;
+    }
+  /* A short wait: consume_batch returns early only when the array is full,
+   * so a long timeout would be paid at the end of every batch. */
+  n = rd_kafka_consume_batch_queue (self->queue, 10, msgs, G_N_ELEMENTS (msgs));
+  rd->last = NULL;
+  if (n < 0)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT, "cannot consume from '%s': %s",
+                   self->topic, rd_kafka_err2str (rd_kafka_last_error ()));
+      return FALSE;
+    }
+  for (ssize_t i = 0; i < n; i++)
+    {
+      /* After a failure the rest of the array is still ours to free. */
+      if (!ok)
+        rd_kafka_message_destroy (msgs[i]);
+      else
+        ok = take (rd, msgs[i], error);
+    }
+  maybe_nudge (self);
+  if (self->poll_main)
+    rd_kafka_poll (self->rk, 0);  /* error_cb */
+  if (ok && self->revoked)
+    {
+      /* Positions are unknown after a rebalance (see rebalance_cb). */
+      self->revoked = FALSE;
+      g_set_error (error, KT_ERROR, KT_ERROR_REBALANCED,
+                   "the group rebalanced while the batch was read; it is "
+                   "abandoned (nothing was committed) and planned again");
+      return FALSE;
+    }
+  /* One clock read per call, not per record. */
+  now = g_get_monotonic_time ();
+  if (rd->handed != handed_before)
+    rd->last_progress = now;
+  if (ok && oversized (self, rd, ranges, now, error))
+    return FALSE;
+  if (ok && (now - rd->last_progress) / 1000 > stall_ms)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT,
+                   "no record arrived from %u partition(s) of '%s' for %d s",
+                   rd->remaining, self->topic, stall_ms / 1000);
+      return FALSE;
+    }
+  return ok;
+}
+
+gboolean
+kt_source_read (KtSource *self, GArray *ranges, KtRecordFunc func,
+                gpointer user_data, const volatile int *stop, int stall_ms,
+                GError **error)
+{
+  Reading rd = { .self = self, .func = func, .user_data = user_data,
+                 .last_progress = g_get_monotonic_time () };
+  gboolean capped = FALSE, ok = TRUE;
+
+  self->last_bytes = 0;
+  if (!position_streams (self, ranges, FALSE, error))
+    return FALSE;
+  begin_reading (&rd, ranges);
   while (rd.remaining > 0 && ok && !capped)
     {
-      guint64 handed_before = rd.handed;
-      gint64 now;
-      ssize_t n;
-
-      if (*stop)
-        {
-          g_set_error_literal (error, KT_ERROR, KT_ERROR_CANCELLED,
-                               "stopped while reading");
-          ok = FALSE;
-          break;
-        }
-      /* A short wait: consume_batch returns early only when the array is
-       * full, so a long timeout would be paid at the end of every batch. */
-      n = rd_kafka_consume_batch_queue (self->queue, 10, msgs, G_N_ELEMENTS (msgs));
-      rd.last = NULL;
-      if (n < 0)
-        {
-          g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT,
-                       "cannot consume from '%s': %s", self->topic,
-                       rd_kafka_err2str (rd_kafka_last_error ()));
-          ok = FALSE;
-          break;
-        }
-      for (ssize_t i = 0; i < n; i++)
-        {
-          /* After a failure the rest of the array is still ours to free. */
-          if (!ok)
-            rd_kafka_message_destroy (msgs[i]);
-          else
-            ok = take (&rd, msgs[i], error);
-        }
-      maybe_nudge (self);
-      if (self->poll_main)
-        rd_kafka_poll (self->rk, 0);  /* error_cb */
-      if (ok && self->revoked)
-        {
-          /* Positions are unknown after a rebalance (see rebalance_cb). */
-          self->revoked = FALSE;
-          g_set_error (error, KT_ERROR, KT_ERROR_REBALANCED,
-                       "the group rebalanced while the batch was read; it is "
-                       "abandoned (nothing was committed) and planned again");
-          ok = FALSE;
-        }
+      ok = read_some (&rd, ranges, stop, stall_ms, error);
       capped = rd.bytes >= self->max_batch_bytes || rd.carried >= self->max_carried;
-      /* One clock read per call, not per record. */
-      now = g_get_monotonic_time ();
-      if (rd.handed != handed_before)
-        rd.last_progress = now;
-      if (ok && oversized (self, &rd, ranges, now, error))
-        ok = FALSE;
-      else if (ok && (now - rd.last_progress) / 1000 > stall_ms)
-        {
-          g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT,
-                       "no record arrived from %u partition(s) of '%s' for %d s",
-                       rd.remaining, self->topic, stall_ms / 1000);
-          ok = FALSE;
-        }
     }
 
   self->last_bytes = rd.handed_bytes;
@@ -1135,12 +1154,43 @@ kt_source_commit (KtSource *self, const GArray *ranges, GError **error)
   return TRUE;
 }
 
+/* --group: newly assigned @parts start at the offsets stored in MySQL,
+ * exactly: never the group's committed offsets, and no placeholder to
+ * seek away from later. A stream each. */
+static void
+start_assigned (KtSource *self, rd_kafka_topic_partition_list_t *parts)
+{
+  g_autofree KtPartitionState *states = g_new0 (KtPartitionState, MAX (parts->cnt, 1));
+  g_autoptr(GError) local = NULL;
+
+  for (int i = 0; i < parts->cnt; i++)
+    states[i].partition = parts->elems[i].partition;
+  if (self->start_offsets == NULL
+      || !self->start_offsets (states, (guint) parts->cnt, self->start_offsets_data, &local))
+    {
+      /* Without them, start nowhere: these partitions stay unread by this
+       * member (streams unknown: every plan seeks first). */
+      g_warning ("group: cannot read the stored offsets of the assigned partitions: "
+                 "%s; they will be sought before reading",
+                 local != NULL ? local->message : "no lookup");
+      for (int i = 0; i < parts->cnt; i++)
+        states[i].stored = -1;
+    }
+  for (int i = 0; i < parts->cnt; i++)
+    {
+      gint64 at = states[i].stored;
+      parts->elems[i].offset = at >= 0 ? at : RD_KAFKA_OFFSET_END;
+      g_hash_table_replace (self->streams, GINT_TO_POINTER (parts->elems[i].partition),
+                            stream_new (parts->elems[i].partition, at >= 0 ? at : -1));
+    }
+}
+
 /* --group: Kafka's group protocol gives and takes partitions here (called
- * from inside a consume call, on this thread). A partition joins at the log
- * end, a placeholder: its stream position is unknown (-1), so the next plan
- * seeks it to the offset stored in MySQL. A revoked partition's stream and
- * carried records go at once; a read in progress notices and abandons its
- * batch, which commits nothing. */
+ * from inside a consume call, on this thread). A partition joins at the
+ * offset stored in MySQL (start_assigned; at the log end, a placeholder the
+ * next plan seeks away from, when that cannot be read). A revoked
+ * partition's stream and carried records go at once; a read in progress
+ * notices and abandons its batch, which commits nothing. */
 static void
 rebalance_cb (rd_kafka_t *rk, rd_kafka_resp_err_t err,
               rd_kafka_topic_partition_list_t *parts, void *opaque)
@@ -1175,31 +1225,7 @@ rebalance_cb (rd_kafka_t *rk, rd_kafka_resp_err_t err,
 
   if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS)
     {
-      g_autofree KtPartitionState *states = g_new0 (KtPartitionState, MAX (parts->cnt, 1));
-      g_autoptr(GError) local = NULL;
-
-      /* Assigned at the offsets stored in MySQL, exactly: never the group's
-       * committed offsets, and no placeholder to seek away from later. */
-      for (int i = 0; i < parts->cnt; i++)
-        states[i].partition = parts->elems[i].partition;
-      if (self->start_offsets == NULL
-          || !self->start_offsets (states, (guint) parts->cnt, self->start_offsets_data, &local))
-        {
-          /* Without them, start nowhere: these partitions stay unread by
-           * this member (streams unknown: every plan seeks first). */
-          g_warning ("group: cannot read the stored offsets of the assigned partitions: "
-                     "%s; they will be sought before reading",
-                     local != NULL ? local->message : "no lookup");
-          for (int i = 0; i < parts->cnt; i++)
-            states[i].stored = -1;
-        }
-      for (int i = 0; i < parts->cnt; i++)
-        {
-          gint64 at = states[i].stored;
-          parts->elems[i].offset = at >= 0 ? at : RD_KAFKA_OFFSET_END;
-          g_hash_table_replace (self->streams, GINT_TO_POINTER (parts->elems[i].partition),
-                                stream_new (parts->elems[i].partition, at >= 0 ? at : -1));
-        }
+      start_assigned (self, parts);
       if (cooperative)
         e = rd_kafka_incremental_assign (rk, parts);
       else
@@ -1281,7 +1307,7 @@ kt_source_serve (KtSource *self, int timeout_ms)
       rd.bytes += ((Stream *) value)->carry_bytes;
       rd.carried += g_queue_get_length (&((Stream *) value)->carry);
     }
-  if (rd.bytes >= self->max_batch_bytes || rd.carried >= self->max_carried)
+  if (rd.bytes >= self->max_batch_bytes || rd.carried >= 2 * self->max_carried)
     {
       /* Enough carried for the next batch: events wait until it runs. */
       g_usleep ((gulong) timeout_ms * 1000);

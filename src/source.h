@@ -92,9 +92,11 @@ gboolean  kt_source_subscribe (KtSource *self, GError **error);
  * whether any assignment has arrived yet. */
 void      kt_source_owned (KtSource *self, GArray *partitions, gboolean *assigned);
 
-/* --group: serves group events (assignments, revocations) for up to
- * @timeout_ms between batches. Records that arrive meanwhile are kept for
- * the next batch, up to the byte cap and the carried-records bound. */
+/* Between batches, for up to @timeout_ms: reads ahead (records that
+ * arrive are kept for the next batch, up to the byte cap and the
+ * carried-records bound, so a full pre-fetch queue never stops the
+ * fetchers while the scheduler waits), and with --group serves the group's
+ * events (assignments, revocations). */
 void      kt_source_serve (KtSource *self, int timeout_ms);
 
 /* --group: "COOPERATIVE", "EAGER" or "NONE" (no assignment yet). */

@@ -266,7 +266,12 @@ class Gen:
                 d = r.choice(list(dbs))
                 if job_db_live(d) and not self.on("audit-live"):
                     continue
-                ops.append({"op": "audit", "db": d})
+                op = {"op": "audit", "db": d}
+                if self.focus == "audit-live" and job_db_live(d):
+                    # A commit must land between two of audit's reads:
+                    # audit again and again while the job runs.
+                    op["repeat"] = 25
+                ops.append(op)
             elif kind == "status":
                 cand = [j for j in jobs if len(jobs[j]["topics"]) == 1]
                 if cand:

@@ -684,8 +684,10 @@ class Runner:
     def op_audit(self, op):
         if not self.has_table(op["db"], "ktally_batches"):
             return
-        rc, out, err = self.run_cmd("audit", ["audit", "--db", self.uri(op["db"])], self.HANG_CMD)
-        self.check_audit(op["db"], rc, out, err)
+        for _ in range(op.get("repeat", 1)):
+            rc, out, err = self.run_cmd("audit", ["audit", "--db", self.uri(op["db"])],
+                                        self.HANG_CMD)
+            self.check_audit(op["db"], rc, out, err)
 
     def check_audit(self, d, rc, out, err):
         if rc == 0:

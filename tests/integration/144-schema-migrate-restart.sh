@@ -80,12 +80,13 @@ rows() {  # rows DB SHIFT: the rows, ktally's own times shifted by SHIFT hours
       FROM ledger_rejected ORDER BY txn"
 }
 
-# Idempotent mode's rows as version 2 holds them, from version 1's chunks by
-# an oracle of its own: counts summed per partition and minute, touching
+# Idempotent mode's rows as version 2 holds them (summed per topic and
+# minute, as version 4 keeps them), from version 1's chunks by an oracle of
+# its own: counts summed per topic and minute, touching
 # chunks [start, until) merged into one interval, others kept apart.
 chunks_as_v2() {  # chunks_as_v2 DB
-  kt_sql "$1" "SELECT job, topic, \`partition\`, log_time, log_count FROM error_log_chunk" \
-    | awk -F'\t' '{ n[$1 "\t" $2 "\t" $3 "\t" $4] += $5 } END { for (k in n) print k "\t" n[k] }' \
+  kt_sql "$1" "SELECT job, topic, log_time, log_count FROM error_log_chunk" \
+    | awk -F'\t' '{ n[$1 "\t" $2 "\t" $3] += $4 } END { for (k in n) print k "\t" n[k] }' \
     | LC_ALL=C sort
   kt_sql "$1" "SELECT job, topic, \`partition\`, chunk_start, chunk_until FROM ktally_chunk
                WHERE chunk_until > chunk_start ORDER BY job, topic, \`partition\`, chunk_start" \
@@ -96,7 +97,14 @@ chunks_as_v2() {  # chunks_as_v2 DB
         END { if (key != "") print key "\t" set "-" until }' | LC_ALL=C sort
 }
 v2_idempotent() {  # v2_idempotent DB
-  kt_sql "$1" "SELECT job, topic, \`partition\`, log_time, log_count FROM error_log_partition" | LC_ALL=C sort
+  # Per partition until version 4 folds them per topic (the folded copy is
+  # complete once the per-partition table is gone).
+  if [[ -n $(kt_sql "$1" "SHOW TABLES LIKE 'error_log_partition'") ]]; then
+    kt_sql "$1" "SELECT job, topic, log_time, SUM(log_count) FROM error_log_partition
+                 GROUP BY job, topic, log_time"
+  else
+    kt_sql "$1" "SELECT job, topic, log_time, log_count FROM error_log_topic"
+  fi | LC_ALL=C sort
   kt_sql "$1" "SELECT job, topic, \`partition\`, covered FROM ktally_coverage" | LC_ALL=C sort
 }
 
@@ -108,7 +116,8 @@ check_migrated() {  # check_migrated DB WANT_ROWS WANT_IDEMPOTENT WHAT
   v2_idempotent "$1" > "$WORK/idem_now"
   diff -q "$WORK/idem_now" "$3" > /dev/null \
     || { diff "$WORK/idem_now" "$3" | head -6 >&2; fail "$4: the chunks did not become version 2's rows"; }
-  kt_check_same_shape "$1" "$fresh" "$4"
+  # Between two later migrations, the shape is an older version's.
+  [[ $(kt_schema_version "$1") != "$KT_SCHEMA_LATEST" ]] || kt_check_same_shape "$1" "$fresh" "$4"
 }
 
 # --- kill after each step ---------------------------------------------------

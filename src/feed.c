@@ -1,0 +1,146 @@
+/* feed.c - one topic of a job (feed.h). */
+#include "feed.h"
+
+#include "positions.h"
+
+/* --group: the source asks where newly assigned partitions start. */
+static gboolean
+group_start_offsets (KtPartitionState *s, guint n, gpointer user_data, GError **error)
+{
+  return kt_positions_assigned (&((KtFeed *) user_data)->job, s, n, error);
+}
+
+KtFeed *
+kt_feed_new (const KtConfig *config, const char *topic, const KtJobKind *kind, KtDb *db,
+             const KtIdentity *identity, const char *member, KtMetrics *metrics,
+             gboolean quiet, const volatile int *stop, GError **error)
+{
+  KtFeed *f = g_new0 (KtFeed, 1);
+  KtSourceConfig source_config = {
+    .brokers = config->brokers,
+    .topic = topic,
+    .client_id = config->job,
+    .properties = (const char *const *) config->kafka_properties,
+    .max_batch_bytes = config->max_batch_bytes,
+    .group = config->group,
+    .start_offsets = group_start_offsets,
+    .start_offsets_data = f,
+    .stop = stop,
+  };
+
+  f->kind = kind;
+  f->member = config->group != NULL;
+  f->partitions = g_array_new (FALSE, FALSE, sizeof (gint32));
+  f->unknown_commit = g_array_new (FALSE, FALSE, sizeof (KtRange));
+  f->states = g_array_new (FALSE, TRUE, sizeof (KtPartitionState));
+  f->ranges = g_array_new (FALSE, TRUE, sizeof (KtRange));
+  f->losses = g_array_new (FALSE, TRUE, sizeof (KtDataLoss));
+  f->log = (KtBatchLog) { .job = config->job, .topic = topic, .metrics = metrics,
+                          .quiet = quiet };
+  f->source = kt_source_new (&source_config, error);
+  f->job = (KtJob) {
+    .config = config, .job = config->job, .topic = topic, .output = identity->output,
+    .member = member, .db = db, .source = f->source, .identity = identity,
+  };
+  if (f->source == NULL || (f->state = kind->open (&f->job, error)) == NULL)
+    {
+      kt_feed_free (f);
+      return NULL;
+    }
+  return f;
+}
+
+void
+kt_feed_free (KtFeed *f)
+{
+  if (f == NULL)
+    return;
+  if (f->state != NULL)
+    f->kind->close (g_steal_pointer (&f->state));
+  g_clear_pointer (&f->source, kt_source_free);
+  g_clear_pointer (&f->partitions, g_array_unref);
+  g_clear_pointer (&f->unknown_commit, g_array_unref);
+  g_clear_pointer (&f->states, g_array_unref);
+  g_clear_pointer (&f->ranges, g_array_unref);
+  g_clear_pointer (&f->losses, g_array_unref);
+  g_free (f);
+}
+
+/* The partitions this instance reads: its group assignment, or the
+ * topic's (only the --partitions ones), fresh from the metadata. */
+static gboolean
+refresh (KtFeed *f, int timeout_ms, GError **error)
+{
+  gboolean assigned;
+
+  if (f->member)
+    {
+      kt_source_owned (f->source, f->partitions, &assigned);
+      return TRUE;
+    }
+  if (!kt_positions_partitions (&f->job, f->partitions, timeout_ms, error))
+    return FALSE;
+  f->metadata_at = g_get_monotonic_time ();
+  return TRUE;
+}
+
+gboolean
+kt_feed_start (KtFeed *f, int timeout_ms, GError **error)
+{
+  if (f->metadata_at > 0)
+    return TRUE;  /* it answered in an earlier try */
+  if (!f->member)
+    return refresh (f, timeout_ms, error);
+  if (!kt_source_partitions (f->source, f->partitions, timeout_ms, error))
+    return FALSE;
+  g_array_set_size (f->partitions, 0);  /* until the group assigns some */
+  if (!kt_source_subscribe (f->source, error))
+    return FALSE;
+  f->metadata_at = g_get_monotonic_time ();
+  return TRUE;
+}
+
+gboolean
+kt_feed_plan (KtFeed *f, gboolean fresh, gint64 max_per_partition, KtOnDataLoss on_data_loss,
+              GError **error)
+{
+  g_array_set_size (f->ranges, 0);
+  g_array_set_size (f->losses, 0);
+  f->records = 0;
+  f->last_range = 0;
+  if ((fresh || f->member) && !refresh (f, 10000, error))
+    return FALSE;
+  if (!kt_positions_load (&f->job, f->partitions, f->states, error))
+    return FALSE;
+  if (f->unknown_commit->len > 0)
+    kt_batch_log_unknown (&f->log, f->unknown_commit, f->states);
+  if (!kt_plan_make ((const KtPartitionState *) (void *) f->states->data, f->states->len,
+                     max_per_partition, on_data_loss, f->ranges, f->losses, error))
+    {
+      g_prefix_error (error, "topic %s, ", f->job.topic);
+      return FALSE;
+    }
+  return f->ranges->len == 0 || f->kind->plan (f->state, f->ranges, f->states, error);
+}
+
+static void
+on_record (gint32 partition, gint64 offset, const char *value, gsize len,
+           gpointer user_data)
+{
+  KtFeed *f = user_data;
+
+  f->records++;
+  /* Records come in runs of one partition. */
+  if (g_array_index (f->ranges, KtRange, f->last_range).partition != partition)
+    for (guint i = 0; i < f->ranges->len; i++)
+      if (g_array_index (f->ranges, KtRange, i).partition == partition)
+        f->last_range = i;
+  f->kind->take (f->state, f->last_range, partition, offset, value, len);
+}
+
+gboolean
+kt_feed_read (KtFeed *f, const volatile int *stop, int stall_ms, GError **error)
+{
+  return f->ranges->len == 0
+         || kt_source_read (f->source, f->ranges, on_record, f, stop, stall_ms, error);
+}

@@ -1,0 +1,58 @@
+/* feed.h - one topic of a job, as the scheduler (run.c) reads it.
+ *
+ * A job reads one or several topics, and commits all of them in one
+ * transaction. A feed is one topic's part: its Kafka reader (source.h),
+ * the job kind's state for it (kind.h), the partitions this instance
+ * reads, and the batch in flight: where each partition stood, the ranges
+ * planned, what was read. The scheduler plans and reads every feed, then
+ * has the kind write each one's output in its transaction. */
+#pragma once
+#include <glib.h>
+#include "batchlog.h"
+#include "job.h"
+#include "kind.h"
+#include "source.h"
+
+typedef struct
+{
+  KtSource        *source;
+  const KtJobKind *kind;
+  gpointer         state;        /* the kind's, for this topic */
+  KtJob            job;          /* what the kind works with */
+  gboolean         member;       /* --group: the group assigns the partitions */
+  GArray          *partitions;   /* gint32, ascending */
+  gint64           metadata_at;  /* monotonic time of the last partition list; 0: never */
+  /* Set when a COMMIT's answer was lost: the next plan reads the offsets
+   * back and says whether it landed. */
+  GArray          *unknown_commit;
+  KtBatchLog       log;          /* its lines, metrics and totals */
+  /* The batch in flight. */
+  GArray          *states;       /* KtPartitionState */
+  GArray          *ranges;       /* KtRange */
+  GArray          *losses;       /* KtDataLoss */
+  guint            last_range;
+  guint64          records;
+} KtFeed;
+
+/* @topic's feed for the job of @config, run by @kind, written through
+ * @db; @identity and @member (the committer's name) outlive it. Creates
+ * the reader and the kind's state; contacts nobody. */
+KtFeed  *kt_feed_new   (const KtConfig *config, const char *topic, const KtJobKind *kind,
+                        KtDb *db, const KtIdentity *identity, const char *member,
+                        KtMetrics *metrics, gboolean quiet, const volatile int *stop,
+                        GError **error);
+void     kt_feed_free  (KtFeed *self);
+
+/* At start-up: the topic exists (an unknown topic is KT_ERROR_FATAL, in
+ * a group too), and its partitions are listed, or subscribed to with
+ * --group (none until the group assigns some). Done once. */
+gboolean kt_feed_start (KtFeed *self, int timeout_ms, GError **error);
+
+/* Plans the feed's share of a batch: its partitions (refreshed when
+ * @refresh, or a member's assignment), where each stands, the ranges,
+ * which the kind may then move (idempotent mode skips what it counted). */
+gboolean kt_feed_plan  (KtFeed *self, gboolean refresh, gint64 max_per_partition,
+                        KtOnDataLoss on_data_loss, GError **error);
+
+/* Reads the planned ranges, every record to the kind. */
+gboolean kt_feed_read  (KtFeed *self, const volatile int *stop, int stall_ms, GError **error);
