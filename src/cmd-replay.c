@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <unistd.h>
 #include "error.h"
+#include "reload.h"
 #include "run.h"
 #include "source.h"
 
@@ -21,6 +22,7 @@ typedef struct
 {
   const KtConfig *config;
   gint64          started;
+  KtReload       *reload;
 } Replay;
 
 /* Every listed partition exists and [from, until) is readable now, before
@@ -118,12 +120,21 @@ progress (gpointer data, const GArray *states)
            rate, rate > 0 ? (double) left / rate : 0.0);
 }
 
+/* SIGHUP: a long replay takes a rotated password, --max-per-partition,
+ * the log level (reload.h). */
+static gboolean
+on_reload (gpointer data, KtRunSettings *settings)
+{
+  return kt_reload_poll (((Replay *) data)->reload, settings, NULL);
+}
+
 gboolean
 kt_replay (const KtConfig *config, volatile int *stop, GError **error)
 {
-  Replay replay = { config, g_get_monotonic_time () };
+  g_autoptr(KtReload) reload = kt_reload_new (config);
+  Replay replay = { config, g_get_monotonic_time (), reload };
   KtRunHooks hooks = { .check = check, .ready = ready, .progress = progress,
-                       .data = &replay, .quiet = TRUE };
+                       .reload = on_reload, .data = &replay, .quiet = TRUE };
   KtRunTotals totals;
 
   if (!kt_run (config, &hooks, stop, &totals, error))

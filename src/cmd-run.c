@@ -1,6 +1,8 @@
-/* cmd-run.c - `ktally run`: the job as a long-lived service (run.h). */
+/* cmd-run.c - `ktally run`: the job as a long-lived service (run.h), which
+ * SIGHUP reloads (reload.h). */
 #include "commands.h"
 
+#include "reload.h"
 #include "run.h"
 
 /* What `ktally run --help` says before the options. */
@@ -102,10 +104,20 @@ kt_run_parse (int argc, char **argv, GError **error)
   return g_steal_pointer (&config);
 }
 
+/* SIGHUP: the config file and the password read again (reload.h). */
+static gboolean
+on_reload (gpointer data, KtRunSettings *settings)
+{
+  return kt_reload_poll (data, settings, NULL);
+}
+
 static gboolean
 handle (const KtConfig *config, volatile int *stop, GError **error)
 {
-  return kt_run (config, NULL, stop, NULL, error);
+  g_autoptr(KtReload) reload = kt_reload_new (config);
+  KtRunHooks hooks = { .reload = on_reload, .data = reload };
+
+  return kt_run (config, &hooks, stop, NULL, error);
 }
 
 const KtCommand kt_command_run = {

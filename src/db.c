@@ -511,12 +511,15 @@ kt_db_error_code (MYSQL *conn)
   return kt_db_is_transient (code) ? KT_ERROR_TRANSIENT : KT_ERROR_FATAL;
 }
 
-MYSQL *
-kt_db_open (const KtDbConfig *db, const char *description, unsigned int connect_timeout,
-            unsigned int io_timeout, GError **error)
+/* One attempt of kt_db_open(); *@code: the client's error number. */
+static MYSQL *
+open_once (const KtDbConfig *db, const char *description, unsigned int connect_timeout,
+           unsigned int io_timeout, unsigned int *code, GError **error)
 {
   g_autoptr(MYSQL) conn = mysql_init (NULL);
   my_bool off = 0;
+
+  *code = 0;
 
   if (conn == NULL)
     {
@@ -555,10 +558,11 @@ kt_db_open (const KtDbConfig *db, const char *description, unsigned int connect_
   if (mysql_real_connect (conn, db->host, db->user, db->password, db->database, db->port,
                           db->socket, 0) == NULL)
     {
-      unsigned int code = mysql_errno (conn);
       g_autofree char *why = error_text (conn);
+
+      *code = mysql_errno (conn);
       g_set_error (error, KT_ERROR,
-                   kt_db_is_transient (code) ? KT_ERROR_TRANSIENT : KT_ERROR_FATAL,
+                   kt_db_is_transient (*code) ? KT_ERROR_TRANSIENT : KT_ERROR_FATAL,
                    "cannot connect to MySQL at %s: %s", description, why);
       return NULL;
     }
@@ -583,6 +587,48 @@ kt_db_open (const KtDbConfig *db, const char *description, unsigned int connect_
       return NULL;
     }
   return g_steal_pointer (&conn);
+}
+
+MYSQL *
+kt_db_open (KtDbConfig *db, const char *description, unsigned int connect_timeout,
+            unsigned int io_timeout, GError **error)
+{
+  g_autoptr(GError) local = NULL;
+  g_autoptr(GError) reread = NULL;
+  g_autofree char *fresh = NULL;
+  unsigned int code;
+  MYSQL *conn = open_once (db, description, connect_timeout, io_timeout, &code, &local);
+
+  if (conn != NULL)
+    return conn;
+  if (code != ER_ACCESS_DENIED_ERROR || db->password_file == NULL)
+    {
+      g_propagate_error (error, g_steal_pointer (&local));
+      return NULL;
+    }
+  /* Refused: perhaps the password was rotated under us. The file is read
+   * once more (an option file, --db-defaults-file, is read by the client
+   * library at every connection anyway); only a new password is tried. */
+  fresh = kt_db_password_file_read (db->password_file, &reread);
+  if (fresh == NULL || g_strcmp0 (fresh, db->password) == 0)
+    {
+      if (fresh == NULL)
+        g_set_error (error, KT_ERROR, local->code, "%s (and reading the password file "
+                     "again: %s)", local->message, reread->message);
+      else
+        g_set_error (error, KT_ERROR, local->code, "%s (read again, %s holds the same "
+                     "password)", local->message, db->password_file);
+      if (fresh != NULL)
+        memset (fresh, 0, strlen (fresh));
+      return NULL;
+    }
+  g_message ("MySQL at %s refused the password; %s holds a new one: connecting with it",
+             description, db->password_file);
+  if (db->password != NULL)
+    memset (db->password, 0, strlen (db->password));
+  g_free (db->password);
+  db->password = g_steal_pointer (&fresh);
+  return open_once (db, description, connect_timeout, io_timeout, &code, error);
 }
 
 gboolean
@@ -678,6 +724,19 @@ const KtDbConfig *
 kt_db_config (KtDb *self)
 {
   return &self->config;
+}
+
+void
+kt_db_set_credentials (KtDb *self, const KtDbConfig *from)
+{
+  if (self->config.password != NULL)
+    memset (self->config.password, 0, strlen (self->config.password));
+  g_free (self->config.password);
+  g_free (self->config.password_file);
+  g_free (self->config.defaults_file);
+  self->config.password = g_strdup (from->password);
+  self->config.password_file = g_strdup (from->password_file);
+  self->config.defaults_file = g_strdup (from->defaults_file);
 }
 
 MYSQL *

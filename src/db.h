@@ -81,8 +81,11 @@ gboolean kt_is_identifier (const char *name);
  * with the password). Its session is strict (a value that does not fit is
  * an error, never clamped) and in UTC (time_zone '+00:00'), whatever the
  * server's defaults. Access denied, unknown database: KT_ERROR_FATAL;
- * unreachable: KT_ERROR_TRANSIENT. The caller owns the connection. */
-MYSQL   *kt_db_open (const KtDbConfig *db, const char *description,
+ * unreachable: KT_ERROR_TRANSIENT. Access denied with a password file:
+ * the file is read again, and if it holds another password (a rotation),
+ * that is tried once and, if it works, kept in @db. The caller owns the
+ * connection. */
+MYSQL   *kt_db_open (KtDbConfig *db, const char *description,
                      unsigned int connect_timeout, unsigned int io_timeout,
                      GError **error);
 
@@ -149,6 +152,10 @@ const KtDbConfig *kt_db_config (KtDb *self);
  * gap locks), refusing a database a newer ktally migrated. Access denied,
  * unknown database: KT_ERROR_FATAL; unreachable: KT_ERROR_TRANSIENT. */
 gboolean    kt_db_connect (KtDb *self, GError **error);
+
+/* From the next connection on, the password, its file and the option
+ * file of @from (a reload); where the database is stays as it was. */
+void        kt_db_set_credentials (KtDb *self, const KtDbConfig *from);
 
 /* The live connection, for schema.c and identity.c calls (connect first);
  * after one of them fails, pass its error through kt_db_failed(). */

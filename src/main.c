@@ -11,6 +11,8 @@
 #include "cli.h"
 #include "commands.h"
 #include "error.h"
+#include "loglevel.h"
+#include "reload.h"
 
 static volatile int stop_requested = 0;
 
@@ -21,8 +23,14 @@ on_signal (int signum)
   stop_requested = 1;
 }
 
-static gboolean log_verbose = FALSE;
-static gboolean log_quiet = FALSE;
+/* SIGHUP never ends ktally: `run` and `replay` reload between batches
+ * (reload.h), the other commands ignore it. */
+static void
+on_hangup (int signum)
+{
+  (void) signum;
+  kt_reload_request ();
+}
 
 /* One line per record on stderr: time, level, message. stdout stays for
  * command output. */
@@ -36,11 +44,11 @@ log_writer (GLogLevelFlags level, const GLogField *fields, gsize n_fields,
   g_autofree char *stamp = NULL;
 
   (void) user_data;
-  if ((level & G_LOG_LEVEL_DEBUG) && !log_verbose)
+  if ((level & G_LOG_LEVEL_DEBUG) && !kt_log_level_verbose ())
     return G_LOG_WRITER_HANDLED;
-  if ((level & (G_LOG_LEVEL_MESSAGE | G_LOG_LEVEL_INFO)) && log_quiet)
+  if ((level & (G_LOG_LEVEL_MESSAGE | G_LOG_LEVEL_INFO)) && kt_log_level_quiet ())
     return G_LOG_WRITER_HANDLED;
-  if ((level & G_LOG_LEVEL_INFO) && !log_verbose)
+  if ((level & G_LOG_LEVEL_INFO) && !kt_log_level_verbose ())
     return G_LOG_WRITER_HANDLED;
 
   /* Under systemd, stderr is the journal: structured fields (priority,
@@ -112,6 +120,13 @@ main (int argc, char **argv)
   const char *command;
   gboolean ok;
 
+  /* First of all: a SIGHUP at any time must not end ktally. SA_RESTART:
+   * nor may it fail a read or a write that it interrupts. */
+  memset (&sa, 0, sizeof sa);
+  sa.sa_handler = on_hangup;
+  sa.sa_flags = SA_RESTART;
+  sigemptyset (&sa.sa_mask);
+  sigaction (SIGHUP, &sa, NULL);
   g_log_set_writer_func (log_writer, NULL, NULL);
 
   if (argc < 2 || g_str_equal (argv[1], "--help") || g_str_equal (argv[1], "-h"))
@@ -144,8 +159,7 @@ main (int argc, char **argv)
   config = kt_config_parse (command, argc - 1, parse_args, &error);
   if (config == NULL)
     return fail (command, error);
-  log_verbose = config->verbose;
-  log_quiet = config->quiet;
+  kt_log_level_set (config->verbose, config->quiet);
 
   /* Before any thread (--topic a,b runs one per topic, the ledger its
    * workers): the client library's global set-up is not thread-safe. */

@@ -1397,6 +1397,12 @@ kt_source_group_owners (KtSource *self, const char *group, GHashTable *owners,
   return TRUE;
 }
 
+void
+kt_source_set_max_batch_bytes (KtSource *self, gint64 max_batch_bytes)
+{
+  self->max_batch_bytes = max_batch_bytes > 0 ? max_batch_bytes : G_MAXINT64;
+}
+
 gint64
 kt_source_last_bytes (KtSource *self)
 {

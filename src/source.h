@@ -108,6 +108,10 @@ const char *kt_source_protocol (KtSource *self);
 gboolean  kt_source_group_owners (KtSource *self, const char *group,
                                   GHashTable *owners, int timeout_ms, GError **error);
 
+/* The byte cap of the next kt_source_read()s (a reload of
+ * --max-batch-bytes). */
+void      kt_source_set_max_batch_bytes (KtSource *self, gint64 max_batch_bytes);
+
 /* Value bytes handed to @func by the last kt_source_read(). */
 gint64    kt_source_last_bytes (KtSource *self);
 
