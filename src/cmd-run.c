@@ -13,7 +13,11 @@ static const char SUMMARY[] =
   "Exit status: 0 stopped by SIGTERM/SIGINT or idle with --exit-when-idle,\n"
   "1 internal error, 2 usage or configuration error, 3 Kafka or MySQL\n"
   "refused us (unreachable at start-up, access denied, unknown topic or\n"
-  "database), 4 data lost to retention (see --on-data-loss).";
+  "database), 4 data lost to retention (see --on-data-loss).\n\n"
+  "SIGHUP reads the --config file and the password file again: the MySQL\n"
+  "credentials, the log level, --interval, --max-per-partition and\n"
+  "--max-batch-bytes change between batches; the rest is logged as\n"
+  "needing a restart.";
 
 /* "replay." names belong to `ktally replay` (cmd-replay.c): a live job
  * under one could move a replay's offsets, or a replay a live job's. */
