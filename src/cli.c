@@ -714,6 +714,15 @@ kt_config_parse (const char *command, int argc, char **argv, GError **error)
 
 /* Sets @key in @section to @value (NULL: leaves it out). GKeyFile escapes
  * what needs it (a pattern's backslashes), so the text reads back. */
+/* Seconds as a user writes them: 0.3, not GKeyFile's 0.29999999999999999. */
+static void
+describe_seconds (GKeyFile *file, const char *section, const char *key, double value)
+{
+  char text[G_ASCII_DTOSTR_BUF_SIZE];
+
+  g_key_file_set_value (file, section, key, g_ascii_formatd (text, sizeof text, "%.15g", value));
+}
+
 static void
 describe_set (GKeyFile *file, const char *section, const char *key, const char *value)
 {
@@ -803,12 +812,12 @@ kt_config_describe (const KtConfig *c)
   describe_set (file, "batch", "kind", c->kind);
   describe_set (file, "batch", "mode", kt_mode_names[c->mode]);
   describe_set (file, "batch", "offsets", stores[c->offsets]);
-  g_key_file_set_double (file, "batch", "interval", c->interval);
+  describe_seconds (file, "batch", "interval", c->interval);
   g_key_file_set_int64 (file, "batch", "max-per-partition", c->max_per_partition);
   g_key_file_set_int64 (file, "batch", "max-batch-bytes", c->max_batch_bytes);
   describe_set (file, "batch", "start", starts[c->start]);
   describe_set (file, "batch", "on-data-loss", losses[c->on_data_loss]);
-  g_key_file_set_double (file, "batch", "startup-timeout", c->startup_timeout);
+  describe_seconds (file, "batch", "startup-timeout", c->startup_timeout);
   g_key_file_set_boolean (file, "batch", "exit-when-idle", c->exit_when_idle);
   if (c->share_table)
     g_key_file_set_boolean (file, "batch", "share-table", TRUE);
@@ -834,9 +843,9 @@ kt_config_describe (const KtConfig *c)
   if (c->health_max_lag >= 0)
     g_key_file_set_int64 (file, "http", "health-max-lag", c->health_max_lag);
   if (c->health_max_commit_age > 0)
-    g_key_file_set_double (file, "http", "health-max-commit-age", c->health_max_commit_age);
+    describe_seconds (file, "http", "health-max-commit-age", c->health_max_commit_age);
   if (c->health_max_stall != KT_HEALTH_MAX_STALL)
-    g_key_file_set_double (file, "http", "health-max-stall", c->health_max_stall);
+    describe_seconds (file, "http", "health-max-stall", c->health_max_stall);
   if (c->verbose)
     g_key_file_set_boolean (file, "log", "verbose", TRUE);
   if (c->quiet)

@@ -975,7 +975,7 @@ test_describe_reads_back (void)
   g_autofree char *dir = g_dir_make_tmp ("kt-test-cli-XXXXXX", NULL);
   g_autofree char *conf = g_build_filename (dir, "ktally.conf", NULL);
   const char *args[] = { "run", KAFKA, "--db", "mysql://u@h/db", "--job", "j", "--pattern",
-                         "^(?<time>\\S+ \\S+) (?<level>[A-Z]+)${x}$", "--interval", "250ms",
+                         "^(?<time>\\S+ \\S+) (?<level>[A-Z]+)${x}$", "--interval", "300ms",
                          "--http", "127.0.0.1:0", "--health-max-lag", "5",
                          "--health-max-commit-age", "2m", "-v", NULL };
   const char *again[] = { "run", "--config", conf, NULL };
@@ -989,13 +989,15 @@ test_describe_reads_back (void)
   g_assert_nonnull (strstr (text, "[http]\nhttp = 127.0.0.1:0\nhealth-max-lag = 5\n"
                                   "health-max-commit-age = 120\n"));
   g_assert_nonnull (strstr (text, "[log]\nverbose = true"));
+  /* Not GKeyFile's "0.29999999999999999". */
+  g_assert_nonnull (strstr (text, "\ninterval = 0.3\n"));
   g_assert_true (g_file_set_contents (conf, text, -1, NULL));
   back = parse_args (again, &error);
   g_remove (conf);
   g_rmdir (dir);
   g_assert_no_error (error);
   g_assert_cmpstr (back->pattern, ==, config->pattern);
-  g_assert_cmpfloat (back->interval, ==, 0.25);
+  g_assert_cmpfloat (back->interval, ==, 0.3);
   g_assert_cmpint (back->health_max_lag, ==, 5);
   g_assert_true (back->verbose);
   text2 = kt_config_describe (back);
