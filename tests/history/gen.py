@@ -187,8 +187,8 @@ class Gen:
                 ops.append(self.produce(t, topics[t], produced))
         steps = r.randint(*self.n_ops)
         kinds = ["produce", "start", "wait", "kill9", "term", "mysql", "broker", "replay",
-                 "rewind", "audit", "status", "initdb", "invalid"]
-        weights = [16, 16, 14, 8, 5, 4, 6, 8, 4, 3, 2, 2, 7]
+                 "rewind", "audit", "status", "initdb", "invalid", "sighup"]
+        weights = [16, 16, 14, 8, 5, 4, 6, 8, 4, 3, 2, 2, 7, 4]
         # Focusing on a known-open entry: more of the operations it needs.
         boost = {"identity-change": "invalid", "two-jobs-one-table": "invalid",
                  "exactness-overrides": "invalid", "replay-job-live": "replay",
@@ -215,6 +215,15 @@ class Gen:
                 started.add(j)
             elif kind == "wait":
                 ops.append({"op": "wait", "ms": r.choice([100, 300, 700, 1500, 2500])})
+            elif kind == "sighup":
+                # A reload: nothing may change in the results. An instance
+                # started with a --config file finds new limits in it.
+                cand = [i for j in live for i in live[j]]
+                if not cand:
+                    continue
+                ops.append({"op": "sighup", "inst": r.choice(cand),
+                            "interval": r.choice([0, 0.1, 0.3, 0.5]),
+                            "max_per_partition": r.choice([None, 3, 25, 200, 5000])})
             elif kind in ("kill9", "term"):
                 cand = [(j, i) for j in live for i in live[j]]
                 if not cand:
@@ -325,6 +334,11 @@ class Gen:
         r = self.r
         a = {"interval": r.choice([0, 0.1, 0.3, 0.5]),
              "max_per_partition": r.choice([None, None, 3, 25, 200, 5000])}
+        # The interval and the cap in a --config file (which a SIGHUP reads
+        # again); /readyz's bound, which must change nothing but /readyz.
+        a["config"] = self.chance(0.3)
+        if self.chance(0.2):
+            a["health_max_lag"] = r.choice([0, 10, 100000])
         if job["kind"] == LEDGER:
             a["workers"] = r.choice([1, 2, 4])
             if self.focus == "ledger-two-writers":

@@ -88,8 +88,8 @@ class Soak:
         self.out = os.path.join(REPO, "build", "history")
         os.makedirs(self.out, exist_ok=True)
         self.slow = args.slow or (3.0 if self.sanitized() else 1.0)
-        self.totals = {"histories": 0, "ops": 0, "kills": 0, "sigterms": 0, "faults": 0,
-                       "refused": 0, "starts": 0, "records": 0, "rewinds": 0,
+        self.totals = {"histories": 0, "ops": 0, "kills": 0, "sigterms": 0, "sighups": 0,
+                       "faults": 0, "refused": 0, "starts": 0, "records": 0, "rewinds": 0,
                        "errors_checked": 0}
         self.failures = []
 
@@ -222,9 +222,10 @@ class Soak:
     def report(self):
         t = self.totals
         say("soak: %d histories, %d operations, %d instances started, %d kill -9, %d SIGTERM, "
-            "%d service faults, %d rewinds, %d refusals checked, %d records produced, %d ERROR lines "
-            "checked, %d failures" % (
-                t["histories"], t["ops"], t["starts"], t["kills"], t["sigterms"], t["faults"],
+            "%d SIGHUP, %d service faults, %d rewinds, %d refusals checked, %d records produced, "
+            "%d ERROR lines checked, %d failures" % (
+                t["histories"], t["ops"], t["starts"], t["kills"], t["sigterms"], t["sighups"],
+                t["faults"],
                 t["rewinds"], t["refused"], t["records"], t["errors_checked"], len(self.failures)))
         for seed, sig, path in self.failures:
             say("soak: FAILED seed %s: %s: replay with: sh %s" % (seed, sig, os.path.relpath(path, REPO)))
