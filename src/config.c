@@ -291,6 +291,98 @@ add_at (GPtrArray *words, GArray *lines, guint line, char *word)
     g_array_append_val (lines, line);
 }
 
+/* A config file being turned into option words. */
+typedef struct
+{
+  const char *path;
+  const char *text;
+  GKeyFile   *file;
+  const char *command;
+  GPtrArray  *words;
+  GArray     *lines;
+} Reading;
+
+/* A key of [kafka] that is no option of ours: a librdkafka property,
+ * judged like -X (kprops.c), here already so that the error names the
+ * line. */
+static gboolean
+kafka_property_words (Reading *r, const char *key, const char *value, guint line,
+                      GError **error)
+{
+  g_autoptr(GError) local = NULL;
+
+  if (!kt_kprops_check_pair (key, value, &local))
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--config: %s:%u: [kafka] %s",
+                   r->path, line, local->message);
+      return FALSE;
+    }
+  add_at (r->words, r->lines, line, g_strdup ("-X"));
+  add_at (r->words, r->lines, line, g_strdup_printf ("%s=%s", key, value));
+  return TRUE;
+}
+
+/* The option words of "[@group] @key". */
+static gboolean
+key_words (Reading *r, const char *group, const char *key, GError **error)
+{
+  const Key *known = find_key (group, key);
+  g_autofree char *value = g_key_file_get_string (r->file, group, key, NULL);
+  guint line = line_of (r->text, group, key);
+  g_autoptr(GError) local = NULL;
+  gboolean on;
+
+  if (known == NULL && g_str_equal (group, "kafka"))
+    return kafka_property_words (r, key, value != NULL ? value : "", line, error);
+  if (known == NULL)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "--config: %s:%u: unknown key '%s' in [%s]", r->path, line, key, group);
+      return FALSE;
+    }
+  if (!takes (known, r->command) || g_str_equal (group, "mysql"))
+    return TRUE;  /* another command's, or part of the URI (mysql_words) */
+  if (!g_strv_contains (switches, key))
+    {
+      add_at (r->words, r->lines, line,
+              g_strdup_printf ("--%s=%s", key, value != NULL ? value : ""));
+      return TRUE;
+    }
+  on = g_key_file_get_boolean (r->file, group, key, &local);
+  if (local != NULL)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "--config: %s:%u: %s: expected true or false", r->path, line, key);
+      return FALSE;
+    }
+  if (on)
+    add_at (r->words, r->lines, line, g_strdup_printf ("--%s", key));
+  return TRUE;
+}
+
+/* --db is made of the whole [mysql] section: an error in it names the
+ * section's line (or uri's); then its files. */
+static void
+mysql_words (Reading *r)
+{
+  g_autofree char *uri = g_key_file_get_string (r->file, "mysql", "uri", NULL);
+
+  if (uri != NULL)
+    add_at (r->words, r->lines, line_of (r->text, "mysql", "uri"),
+            g_strdup_printf ("--db=%s", uri));
+  else if ((uri = compose_uri (r->file)) != NULL)
+    add_at (r->words, r->lines, line_of (r->text, "mysql", NULL),
+            g_strdup_printf ("--db=%s", uri));
+  for (const char *const *k = (const char *const[]) { "password-file", "defaults-file", NULL };
+       *k != NULL; k++)
+    {
+      g_autofree char *v = g_key_file_get_string (r->file, "mysql", *k, NULL);
+      if (v != NULL)
+        add_at (r->words, r->lines, line_of (r->text, "mysql", *k),
+                g_strdup_printf ("--db-%s=%s", *k, v));
+    }
+}
+
 gboolean
 kt_config_file_words (const char *path, const char *command, GPtrArray *words,
                       GArray *lines, GError **error)
@@ -299,7 +391,7 @@ kt_config_file_words (const char *path, const char *command, GPtrArray *words,
   g_autoptr(GError) local = NULL;
   g_autofree char *text = NULL;
   g_auto(GStrv) groups = NULL;
-  g_autofree char *uri = NULL;
+  Reading r = { path, NULL, file, command, words, lines };
 
   if (!g_file_get_contents (path, &text, NULL, &local)
       || !g_key_file_load_from_data (file, text, (gsize) -1, G_KEY_FILE_NONE, &local))
@@ -309,6 +401,7 @@ kt_config_file_words (const char *path, const char *command, GPtrArray *words,
     }
   if (!check_duplicates (path, text, error) || !interpolate_all (file, path, text, error))
     return FALSE;
+  r.text = text;
 
   groups = g_key_file_get_groups (file, NULL);
   for (char **g = groups; *g != NULL; g++)
@@ -324,67 +417,10 @@ kt_config_file_words (const char *path, const char *command, GPtrArray *words,
         }
       names = g_key_file_get_keys (file, *g, NULL, NULL);
       for (char **k = names; *k != NULL; k++)
-        {
-          const Key *known = find_key (*g, *k);
-          g_autofree char *value = g_key_file_get_string (file, *g, *k, NULL);
-          guint line = line_of (text, *g, *k);
-
-          if (known == NULL && g_str_equal (*g, "kafka"))
-            {
-              /* A librdkafka property: judged like -X (kprops.c), here
-               * already so that the error names the line. */
-              if (!kt_kprops_check_pair (*k, value != NULL ? value : "", &local))
-                {
-                  g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--config: %s:%u: [kafka] %s",
-                               path, line, local->message);
-                  return FALSE;
-                }
-              add_at (words, lines, line, g_strdup ("-X"));
-              add_at (words, lines, line,
-                      g_strdup_printf ("%s=%s", *k, value != NULL ? value : ""));
-              continue;
-            }
-          if (known == NULL)
-            {
-              g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
-                           "--config: %s:%u: unknown key '%s' in [%s]", path, line, *k, *g);
-              return FALSE;
-            }
-          if (!takes (known, command) || g_str_equal (*g, "mysql"))
-            continue;  /* another command's, or part of the URI (below) */
-          if (g_strv_contains (switches, *k))
-            {
-              gboolean on = g_key_file_get_boolean (file, *g, *k, &local);
-              if (local != NULL)
-                {
-                  g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
-                               "--config: %s:%u: %s: expected true or false", path, line, *k);
-                  return FALSE;
-                }
-              if (on)
-                add_at (words, lines, line, g_strdup_printf ("--%s", *k));
-              continue;
-            }
-          add_at (words, lines, line,
-                  g_strdup_printf ("--%s=%s", *k, value != NULL ? value : ""));
-        }
+        if (!key_words (&r, *g, *k, error))
+          return FALSE;
     }
-
-  /* --db is made of the whole [mysql] section: an error in it names the
-   * section's line (or uri's). */
-  uri = g_key_file_get_string (file, "mysql", "uri", NULL);
-  if (uri != NULL)
-    add_at (words, lines, line_of (text, "mysql", "uri"), g_strdup_printf ("--db=%s", uri));
-  else if ((uri = compose_uri (file)) != NULL)
-    add_at (words, lines, line_of (text, "mysql", NULL), g_strdup_printf ("--db=%s", uri));
-  for (const char *const *k = (const char *const[]) { "password-file", "defaults-file", NULL };
-       *k != NULL; k++)
-    {
-      g_autofree char *v = g_key_file_get_string (file, "mysql", *k, NULL);
-      if (v != NULL)
-        add_at (words, lines, line_of (text, "mysql", *k),
-                g_strdup_printf ("--db-%s=%s", *k, v));
-    }
+  mysql_words (&r);
   return TRUE;
 }
 

@@ -210,21 +210,21 @@ parse_enum (const char *flag, const char *value, const char *const *names,
   return FALSE;
 }
 
-gboolean
-kt_db_uri_parse (const char *uri, KtDbConfig *db, GError **error)
+/* The parts of --db a database needs, each checked with its own message:
+ * the scheme, one '@' before the host, a user, a database name. */
+static GUri *
+uri_checked (const char *uri, GError **error)
 {
   g_autoptr(GUri) parsed = NULL;
-  g_autoptr(GError) local = NULL;
-  const char *path, *query;
+  const char *path;
 
-  memset (db, 0, sizeof *db);
   /* GLib's message would quote the URI, password included: use our own. */
-  parsed = g_uri_parse (uri, G_URI_FLAGS_HAS_PASSWORD, &local);
+  parsed = g_uri_parse (uri, G_URI_FLAGS_HAS_PASSWORD, NULL);
   if (parsed == NULL || g_strcmp0 (g_uri_get_scheme (parsed), "mysql") != 0)
     {
       g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
                            "--db: expected mysql://USER[:PASSWORD]@HOST[:PORT]/DATABASE");
-      return FALSE;
+      return NULL;
     }
   /* GUri ends the user's part at the first '@': "kt:p@ss@h" would be the
    * password "p" on the host "ss@h", which messages then show. */
@@ -233,95 +233,113 @@ kt_db_uri_parse (const char *uri, KtDbConfig *db, GError **error)
       g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
                            "--db: more than one '@' before the host: percent-encode an '@' "
                            "in the user or password as %40");
-      return FALSE;
+      return NULL;
     }
   if (g_uri_get_user (parsed) == NULL || *g_uri_get_user (parsed) == '\0')
     {
       g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
                            "--db: no user name (mysql://USER@HOST/DATABASE)");
-      return FALSE;
+      return NULL;
     }
   path = g_uri_get_path (parsed);
   if (path == NULL || path[0] != '/' || path[1] == '\0')
     {
       g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
                            "--db: no database name (mysql://USER@HOST/DATABASE)");
-      return FALSE;
+      return NULL;
     }
   if (!kt_is_identifier (path + 1))
     {
       g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
                    "--db: database name '%s' is not a plain identifier "
                    "([A-Za-z0-9_], at most 64 characters)", path + 1);
+      return NULL;
+    }
+  return g_steal_pointer (&parsed);
+}
+
+/* One ?key=value of --db into @db. */
+static gboolean
+uri_param (const char *k, const char *v, KtDbConfig *db, GError **error)
+{
+  static const char *const ssl_modes[] = {
+    "preferred", "disabled", "required", "verify-ca", "verify-identity", NULL
+  };
+  char **path = g_str_equal (k, "socket") ? &db->socket
+                : g_str_equal (k, "ssl-ca") ? &db->ssl_ca
+                : g_str_equal (k, "ssl-cert") ? &db->ssl_cert
+                : g_str_equal (k, "ssl-key") ? &db->ssl_key : NULL;
+  int mode;
+
+  if (path != NULL && v[0] == '/')
+    {
+      *path = g_strdup (v);
+      return TRUE;
+    }
+  if (path != NULL)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--db: %s must be an absolute path", k);
       return FALSE;
     }
+  if (g_str_equal (k, "ssl-mode"))
+    {
+      if (!parse_enum ("--db: ssl-mode", v, ssl_modes, &mode, error))
+        return FALSE;
+      db->ssl_mode = mode;
+      return TRUE;
+    }
+  g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--db: unknown parameter '%s' (known: socket, "
+               "ssl-mode, ssl-ca, ssl-cert, ssl-key)", k);
+  return FALSE;
+}
 
+/* The query part of --db (may be NULL) into @db. */
+static gboolean
+uri_params (const char *query, KtDbConfig *db, GError **error)
+{
+  g_autoptr(GHashTable) params = NULL;
+  GHashTableIter iter;
+  gpointer key, value;
+
+  if (query == NULL)
+    return TRUE;
+  params = g_uri_parse_params (query, -1, "&", G_URI_PARAMS_NONE, NULL);
+  if (params == NULL)
+    {
+      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
+                           "--db: the query part is not key=value&...");
+      return FALSE;
+    }
+  g_hash_table_iter_init (&iter, params);
+  while (g_hash_table_iter_next (&iter, &key, &value))
+    if (!uri_param (key, value, db, error))
+      return FALSE;
+  if (db->ssl_ca != NULL && db->ssl_mode == KT_SSL_PREFERRED)
+    db->ssl_mode = KT_SSL_VERIFY_CA;  /* a CA given is a CA to check */
+  return TRUE;
+}
+
+gboolean
+kt_db_uri_parse (const char *uri, KtDbConfig *db, GError **error)
+{
+  g_autoptr(GUri) parsed = NULL;
+
+  memset (db, 0, sizeof *db);
+  parsed = uri_checked (uri, error);
+  if (parsed == NULL)
+    return FALSE;
   db->user = g_strdup (g_uri_get_user (parsed));
   db->password = g_strdup (g_uri_get_password (parsed));
   if (db->password == NULL && g_getenv ("MYSQL_PWD") != NULL)
     db->password = g_strdup (g_getenv ("MYSQL_PWD"));
-  db->database = g_strdup (path + 1);
+  db->database = g_strdup (g_uri_get_path (parsed) + 1);
   if (g_uri_get_host (parsed) != NULL && *g_uri_get_host (parsed) != '\0')
     db->host = g_strdup (g_uri_get_host (parsed));
   db->port = g_uri_get_port (parsed) > 0 ? (guint) g_uri_get_port (parsed) : 0;
-
-  query = g_uri_get_query (parsed);
-  if (query != NULL)
+  if (!uri_params (g_uri_get_query (parsed), db, error))
     {
-      g_autoptr(GHashTable) params = g_uri_parse_params (query, -1, "&",
-                                                         G_URI_PARAMS_NONE, NULL);
-      GHashTableIter iter;
-      gpointer key, value;
-
-      if (params == NULL)
-        {
-          g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
-                               "--db: the query part is not key=value&...");
-          kt_db_config_clear (db);
-          return FALSE;
-        }
-      g_hash_table_iter_init (&iter, params);
-      while (g_hash_table_iter_next (&iter, &key, &value))
-        {
-          static const char *const ssl_modes[] = {
-            "preferred", "disabled", "required", "verify-ca", "verify-identity", NULL
-          };
-          const char *k = key, *v = value;
-          char **path = g_str_equal (k, "socket") ? &db->socket
-                        : g_str_equal (k, "ssl-ca") ? &db->ssl_ca
-                        : g_str_equal (k, "ssl-cert") ? &db->ssl_cert
-                        : g_str_equal (k, "ssl-key") ? &db->ssl_key : NULL;
-          int mode;
-
-          if (path != NULL && v[0] == '/')
-            *path = g_strdup (v);
-          else if (path != NULL)
-            {
-              g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
-                           "--db: %s must be an absolute path", k);
-              kt_db_config_clear (db);
-              return FALSE;
-            }
-          else if (g_str_equal (k, "ssl-mode"))
-            {
-              if (!parse_enum ("--db: ssl-mode", v, ssl_modes, &mode, error))
-                {
-                  kt_db_config_clear (db);
-                  return FALSE;
-                }
-              db->ssl_mode = mode;
-            }
-          else
-            {
-              g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
-                           "--db: unknown parameter '%s' (known: socket, ssl-mode, "
-                           "ssl-ca, ssl-cert, ssl-key)", k);
-              kt_db_config_clear (db);
-              return FALSE;
-            }
-        }
-      if (db->ssl_ca != NULL && db->ssl_mode == KT_SSL_PREFERRED)
-        db->ssl_mode = KT_SSL_VERIFY_CA;  /* a CA given is a CA to check */
+      kt_db_config_clear (db);
+      return FALSE;
     }
   if (db->host == NULL && db->socket == NULL)
     {
