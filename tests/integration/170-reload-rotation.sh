@@ -118,6 +118,21 @@ wait "$pid" || rc=$?
 grep -q "Access denied.*(read again, $WORK/pw holds the same password)" "$WORK/run.log" \
   || fail "the refusal does not say the file holds the same password"
 
+# A replay takes SIGHUPs between its batches: it reloads, ends with 0,
+# and counts exactly what the job counted.
+until=$(kt_sql "$db" "SELECT GROUP_CONCAT(CONCAT(\`partition\`, ':', \`offset\`)) FROM kafka_offset")
+from=$(sed 's/:[0-9]*/:0/g' <<< "$until")
+"$KTALLY" replay --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" --from "$from" \
+  --until "$until" --table rp --max-per-partition 40 2> "$WORK/replay.log" &
+rpid=$!; KT_CHILDREN+=("$rpid")
+hup_caught() { (( 0x$(awk '/^SigCgt:/ { print $2 }' "/proc/$rpid/status" 2> /dev/null || echo 0) & 1 )); }
+kt_wait_for 10 hup_caught || fail "replay never caught SIGHUP"
+kill -HUP "$rpid"; kill -HUP "$rpid"
+rc=0; wait "$rpid" || rc=$?
+[[ $rc == 0 ]] || { cat "$WORK/replay.log" >&2; fail "replay after SIGHUP: exit $rc, not 0"; }
+grep -q "reload: nothing changed" "$WORK/replay.log" || { cat "$WORK/replay.log" >&2; fail "the replay did not reload"; }
+kt_check_counts "$db" "$WORK/truth" rp
+
 # SIGHUP while waiting at start-up (MySQL unreachable), and to `status`.
 dead=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 "$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" --startup-timeout 30 \
