@@ -13,7 +13,7 @@ struct _KtReload
   const KtConfig *running;  /* the process's settings (borrowed) */
   GMutex          lock;
   KtConfig       *current;  /* the newest applied, or NULL: running's */
-  KtRunSettings   settings; /* handed to the runners; generation counts reloads */
+  KtRunSettings   settings; /* handed to the scheduler; generation counts reloads */
 };
 
 void

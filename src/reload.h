@@ -3,7 +3,7 @@
  * The scheduler knows nothing of files: between batches it asks its
  * reload hook (run.h) for newer settings, and this module answers it.
  * What may change while a job runs (the interval, the caps, the MySQL
- * credentials, the log level) is handed to every runner; anything else
+ * credentials, the log level) is handed to the scheduler; anything else
  * that changed is logged as needing a restart, one line each, and the
  * running value stays. A file that no longer parses changes nothing. */
 #pragma once
@@ -22,11 +22,11 @@ void      kt_reload_request (void);
 KtReload *kt_reload_new  (const KtConfig *config);
 void      kt_reload_free (KtReload *self);  /* NULL is fine */
 
-/* KtRunHooks.reload, callable from several runners' threads: if a reload
- * was asked for, one caller does it (parses again, applies the log level,
- * logs what changed); then, if @settings is older than the newest
- * settings, replaces it and returns TRUE. *@reloaded (may be NULL) tells
- * whether this call did a reload. */
+/* KtRunHooks.reload, callable from any thread: if a reload was asked
+ * for, one caller does it (parses again, applies the log level, logs one
+ * line of what applies and one of what needs a restart); then, if
+ * @settings is older than the newest settings, replaces it and returns
+ * TRUE. *@reloaded (may be NULL) tells whether this call did a reload. */
 gboolean  kt_reload_poll (KtReload *self, KtRunSettings *settings, gboolean *reloaded);
 
 /* What a reload to @fresh changes: appends to @apply (char *) one line per
