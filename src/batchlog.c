@@ -1,5 +1,11 @@
-/* batchlog.c - the log lines and metrics of a runner's batches (batchlog.h). */
+/* batchlog.c - the log lines and metrics of a runner's batches (batchlog.h).
+ *
+ * Each line a machine may want to read is a KtLogEvent (log.h): the text
+ * people read, plus its figures as fields (event, job, batch, records...),
+ * which --log-format json and logfmt write and journald keeps. */
 #include "batchlog.h"
+
+#include "log.h"
 
 /* Where @s stands after a batch of @ranges: the end of its range, or its
  * stored offset (never below the log start). */
@@ -26,7 +32,7 @@ report_partitions (KtBatchLog *log, const GArray *states, const GArray *ranges)
       const KtPartitionState *s = &g_array_index (states, KtPartitionState, j);
       gint64 at = after_batch (s, ranges);
 
-      kt_metrics_partition (log->metrics, log->topic, s->partition, at, MAX (0, s->high - at));
+      kt_metrics_partition (log->metrics, log->topic, s->partition, at, s->high);
       lag += MAX (0, s->high - at);
     }
   return lag;
@@ -38,6 +44,109 @@ since (gint64 started)
   return (double) (g_get_monotonic_time () - started) / G_USEC_PER_SEC;
 }
 
+/* An event of this runner's batch: its job, topic and batch number. */
+static KtLogEvent *
+batch_event (KtBatchLog *log, const char *event)
+{
+  KtLogEvent *e = kt_log_event_new (event);
+
+  kt_log_event_string (e, "job", log->job);
+  kt_log_event_string (e, "topic", log->topic);
+  kt_log_event_int (e, "batch", (gint64) log->batch_no);
+  return e;
+}
+
+void
+kt_batch_log_start (KtBatchLog *log, const char *topics, guint partitions,
+                    const char *database, const char *table, const char *kind,
+                    const char *mode, gboolean offsets_in_kafka, double interval)
+{
+  g_autoptr(KtLogEvent) e = kt_log_event_new ("start");
+
+  kt_log_event_string (e, "job", log->job);
+  kt_log_event_string (e, "topic", topics);
+  kt_log_event_int (e, "partitions", partitions);
+  kt_log_event_string (e, "table", table);
+  kt_log_event_string (e, "kind", kind);
+  kt_log_event_string (e, "mode", mode);
+  kt_log_event_double (e, "interval", interval, 3);
+  kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "job %s: reading %s (%u partition%s) into %s.%s, "
+                     "%s %s%s, every %g s", log->job, topics, partitions,
+                     partitions == 1 ? "" : "s", database, table, kind, mode,
+                     offsets_in_kafka ? " with offsets in Kafka" : "", interval);
+}
+
+/* A batch that ran to a known end after failed ones: the outage is over. */
+static void
+report_back (KtBatchLog *log)
+{
+  g_autoptr(KtLogEvent) e = NULL;
+  double seconds;
+
+  if (log->outage_since == 0)
+    return;
+  seconds = since (log->outage_since);
+  e = batch_event (log, "recovered");
+  kt_log_event_string (e, "cause", log->outage_cause);
+  kt_log_event_double (e, "duration", seconds, 3);
+  kt_log_event_int (e, "failed", log->outage_failures);
+  kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "job %s: %s back after %.1f s (%u failed "
+                     "batch%s)", log->job, log->outage_cause, seconds, log->outage_failures,
+                     log->outage_failures == 1 ? "" : "es");
+  log->outage_since = 0;
+  log->outage_failures = 0;
+}
+
+void
+kt_batch_log_failed (KtBatchLog *log, const char *cause, const char *message, double backoff,
+                     gint64 started)
+{
+  g_autoptr(KtLogEvent) e = batch_event (log, "retry");
+
+  kt_metrics_batch (log->metrics, &(KtBatchReport) {
+    .result = KT_BATCH_FAILED, .error = message, .duration = since (started) });
+  kt_metrics_retry (log->metrics, cause);
+  /* An outage is of a service (a deadlock is not one): its end is said. */
+  if (log->outage_since == 0 && (g_str_equal (cause, "mysql") || g_str_equal (cause, "kafka")))
+    {
+      log->outage_since = started;
+      log->outage_cause = g_str_equal (cause, "kafka") ? "Kafka" : "MySQL";
+    }
+  if (log->outage_since != 0)
+    log->outage_failures++;
+  kt_log_event_string (e, "cause", cause);
+  kt_log_event_double (e, "backoff", backoff, 3);
+  /* Whether it landed is said by the next batch (kt_batch_log_unknown). */
+  kt_log_event_int (e, "lost_commit", log->lost_commit == log->batch_no);
+  kt_log_event_emit (e, G_LOG_LEVEL_WARNING, "job %s: batch %" G_GUINT64_FORMAT ": %s; "
+                     "retrying in %g s", log->job, log->batch_no, message, backoff);
+}
+
+void
+kt_batch_log_abandoned (KtBatchLog *log, const char *cause, const char *message)
+{
+  g_autoptr(KtLogEvent) e = batch_event (log, "abandoned");
+
+  kt_metrics_retry (log->metrics, cause);
+  kt_log_event_string (e, "cause", cause);
+  kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "job %s: batch %" G_GUINT64_FORMAT ": %s",
+                     log->job, log->batch_no, message);
+}
+
+void
+kt_batch_log_commit_again (KtBatchLog *log, const char *message, guint attempt,
+                           guint attempts)
+{
+  g_autoptr(KtLogEvent) e = batch_event (log, "commit-again");
+
+  log->retried++;
+  kt_metrics_retry (log->metrics, "deadlock");
+  kt_log_event_int (e, "attempt", attempt);
+  kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "job %s: batch %" G_GUINT64_FORMAT ": %s; "
+                     "committing again (%u/%u)", log->job, log->batch_no, message, attempt,
+                     attempts);
+}
+
 void
 kt_batch_log_idle (KtBatchLog *log, const GArray *states, gint64 started)
 {
@@ -46,6 +155,7 @@ kt_batch_log_idle (KtBatchLog *log, const GArray *states, gint64 started)
   kt_metrics_batch (log->metrics, &(KtBatchReport) { .result = KT_BATCH_IDLE,
                                                       .duration = since (started) });
   report_partitions (log, states, none);
+  report_back (log);
   g_debug ("job %s: batch %" G_GUINT64_FORMAT ": nothing new", log->job, log->batch_no);
 }
 
@@ -53,10 +163,15 @@ void
 kt_batch_log_fenced (KtBatchLog *log, const GArray *ranges, guint64 records,
                      gint32 partition, gint64 started)
 {
+  g_autoptr(KtLogEvent) e = batch_event (log, "fenced");
+
   log->fenced++;
-  g_message ("job %s: batch %" G_GUINT64_FORMAT ": fenced: %s/%d was moved by another "
-             "writer; rolled back, re-planning from the stored offsets", log->job,
-             log->batch_no, log->topic, partition);
+  report_back (log);
+  kt_log_event_int (e, "partition", partition);
+  kt_log_event_int (e, "records", (gint64) records);
+  kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "job %s: batch %" G_GUINT64_FORMAT ": fenced: "
+                     "%s/%d was moved by another writer; rolled back, re-planning from the "
+                     "stored offsets", log->job, log->batch_no, log->topic, partition);
   kt_metrics_batch (log->metrics, &(KtBatchReport) {
     .result = KT_BATCH_FENCED, .partitions = ranges->len, .records = records,
     .duration = since (started) });
@@ -69,11 +184,17 @@ report_losses (KtBatchLog *log, const GArray *losses)
   for (guint i = 0; i < losses->len; i++)
     {
       const KtDataLoss *l = &g_array_index (losses, KtDataLoss, i);
-      g_warning ("job %s: DATA LOSS on %s/%d: offsets [%" G_GINT64_FORMAT ", %"
-                 G_GINT64_FORMAT ") are gone (%" G_GINT64_FORMAT " offsets never "
-                 "counted); continuing from %" G_GINT64_FORMAT " (--on-data-loss skip)",
-                 log->job, log->topic, l->partition, l->from, l->until,
-                 l->until - l->from, l->until);
+      g_autoptr(KtLogEvent) e = batch_event (log, "data-loss");
+
+      kt_log_event_int (e, "partition", l->partition);
+      kt_log_event_int (e, "from", l->from);
+      kt_log_event_int (e, "until", l->until);
+      kt_log_event_int (e, "offsets", l->until - l->from);
+      kt_log_event_emit (e, G_LOG_LEVEL_WARNING, "job %s: DATA LOSS on %s/%d: offsets [%"
+                         G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") are gone (%" G_GINT64_FORMAT
+                         " offsets never counted); continuing from %" G_GINT64_FORMAT
+                         " (--on-data-loss skip)", log->job, log->topic, l->partition,
+                         l->from, l->until, l->until - l->from, l->until);
       kt_metrics_data_loss (log->metrics, l->until - l->from);
     }
 }
@@ -81,38 +202,53 @@ report_losses (KtBatchLog *log, const GArray *losses)
 void
 kt_batch_log_committed (KtBatchLog *log, const KtJobKind *kind, gpointer state,
                         const GArray *states, const GArray *ranges, const GArray *losses,
-                        guint64 records, gint32 moved, gint64 started)
+                        guint64 records, gint64 bytes, gint32 moved, gint64 started)
 {
   g_autoptr(GString) line = g_string_new (NULL);
+  g_autoptr(KtLogEvent) e = batch_event (log, "batch");
   KtBatchSummary summary = { 0 };
+  double duration;
   gint64 lag;
 
+  report_back (log);
   if (moved >= 0)
     {
+      g_autoptr(KtLogEvent) m = batch_event (log, "moved");
+
       log->fenced++;
-      g_message ("job %s: batch %" G_GUINT64_FORMAT ": %s/%d was moved by another "
-                 "writer: its output stands (idempotent), its offsets are theirs",
-                 log->job, log->batch_no, log->topic, moved);
+      kt_log_event_int (m, "partition", moved);
+      kt_log_event_emit (m, G_LOG_LEVEL_MESSAGE, "job %s: batch %" G_GUINT64_FORMAT ": %s/%d "
+                         "was moved by another writer: its output stands (idempotent), its "
+                         "offsets are theirs", log->job, log->batch_no, log->topic, moved);
     }
   /* A skipped loss is part of what this batch committed: reported once,
    * here, and not by a batch that failed or was fenced off. */
   report_losses (log, losses);
 
-  g_string_printf (line, "job %s: batch %" G_GUINT64_FORMAT ": %u partitions, %"
-                   G_GUINT64_FORMAT " records, ", log->job, log->batch_no, ranges->len,
-                   records);
+  g_string_printf (line, "job %s: batch %" G_GUINT64_FORMAT ": %u partition%s, %"
+                   G_GUINT64_FORMAT " record%s, ", log->job, log->batch_no, ranges->len,
+                   ranges->len == 1 ? "" : "s", records, records == 1 ? "" : "s");
   kind->summarise (state, &summary, line);
+  duration = since (started);
   kt_metrics_batch (log->metrics, &(KtBatchReport) {
-    .result = moved >= 0 ? KT_BATCH_FENCED : KT_BATCH_COMMITTED, .duration = since (started),
-    .partitions = ranges->len, .records = records,
+    .result = moved >= 0 ? KT_BATCH_FENCED : KT_BATCH_COMMITTED, .duration = duration,
+    .partitions = ranges->len, .records = records, .bytes = (guint64) MAX (bytes, 0),
     .lines_error = summary.errors, .lines_malformed = summary.malformed,
     .lines_other = summary.lines - summary.errors - summary.malformed });
   lag = report_partitions (log, states, ranges);
-  g_string_append_printf (line, ", %.3f s, lag %" G_GINT64_FORMAT, since (started), lag);
+  g_string_append_printf (line, ", %.3f s, lag %" G_GINT64_FORMAT, duration, lag);
   if (log->fenced > 0 || log->retried > 0)
     g_string_append_printf (line, " (so far %" G_GUINT64_FORMAT " fenced, %" G_GUINT64_FORMAT
                             " commits retried after a deadlock)", log->fenced, log->retried);
-  g_log (G_LOG_DOMAIN, log->quiet ? G_LOG_LEVEL_DEBUG : G_LOG_LEVEL_MESSAGE, "%s", line->str);
+  kt_log_event_int (e, "partitions", ranges->len);
+  kt_log_event_int (e, "records", (gint64) records);
+  kt_log_event_int (e, "bytes", bytes);
+  kt_log_event_int (e, "lines", (gint64) summary.lines);
+  kt_log_event_int (e, "errors", (gint64) summary.errors);
+  kt_log_event_int (e, "malformed", (gint64) summary.malformed);
+  kt_log_event_double (e, "duration", duration, 3);
+  kt_log_event_int (e, "lag", lag);
+  kt_log_event_emit (e, log->quiet ? G_LOG_LEVEL_DEBUG : G_LOG_LEVEL_MESSAGE, "%s", line->str);
   log->totals.records += records;
   log->totals.lines += summary.lines;
   log->totals.errors += summary.errors;
@@ -121,11 +257,16 @@ kt_batch_log_committed (KtBatchLog *log, const KtJobKind *kind, gpointer state,
   if (summary.have_sample && started - log->last_sample_at >= 60 * G_USEC_PER_SEC)
     {
       g_autofree char *escaped = g_strescape (summary.sample, NULL);
-      g_message ("job %s: %s at %s/%d offset %" G_GINT64_FORMAT "%s%s%s: \"%s\" (one sample "
-                 "a minute)", log->job, summary.sample_why, log->topic,
-                 summary.sample_partition, summary.sample_offset,
-                 *summary.sample_reason ? " (" : "", summary.sample_reason,
-                 *summary.sample_reason ? ")" : "", escaped);
+      g_autoptr(KtLogEvent) sample = batch_event (log, "sample");
+
+      kt_log_event_string (sample, "what", summary.sample_why);
+      kt_log_event_int (sample, "partition", summary.sample_partition);
+      kt_log_event_int (sample, "offset", summary.sample_offset);
+      kt_log_event_emit (sample, G_LOG_LEVEL_MESSAGE, "job %s: %s at %s/%d offset %"
+                         G_GINT64_FORMAT "%s%s%s: \"%s\" (one sample a minute)", log->job,
+                         summary.sample_why, log->topic, summary.sample_partition,
+                         summary.sample_offset, *summary.sample_reason ? " (" : "",
+                         summary.sample_reason, *summary.sample_reason ? ")" : "", escaped);
       log->last_sample_at = started;
     }
 }
@@ -135,6 +276,7 @@ kt_batch_log_committed (KtBatchLog *log, const KtJobKind *kind, gpointer state,
 void
 kt_batch_log_unknown (KtBatchLog *log, GArray *ranges, const GArray *states)
 {
+  g_autoptr(KtLogEvent) e = batch_event (log, "lost-commit");
   guint landed = 0, not_landed = 0;
 
   for (guint i = 0; i < ranges->len; i++)
@@ -150,12 +292,22 @@ kt_batch_log_unknown (KtBatchLog *log, GArray *ranges, const GArray *states)
         }
     }
   if (landed == ranges->len)
-    g_message ("job %s: the commit whose answer was lost did land", log->job);
+    {
+      kt_log_event_string (e, "outcome", "landed");
+      kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "job %s: the commit whose answer was lost "
+                         "did land", log->job);
+    }
   else if (not_landed == ranges->len)
-    g_message ("job %s: the commit whose answer was lost did not land: "
-               "its ranges are read again", log->job);
+    {
+      kt_log_event_string (e, "outcome", "not-landed");
+      kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "job %s: the commit whose answer was lost "
+                         "did not land: its ranges are read again", log->job);
+    }
   else
-    g_message ("job %s: the commit whose answer was lost was overtaken by "
-               "another writer", log->job);
+    {
+      kt_log_event_string (e, "outcome", "overtaken");
+      kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "job %s: the commit whose answer was lost "
+                         "was overtaken by another writer", log->job);
+    }
   g_array_set_size (ranges, 0);
 }

@@ -20,11 +20,39 @@ typedef struct
   guint64     retried;          /* commits tried again after a deadlock */
   gint64      last_sample_at;
   KtRunTotals totals;
+  /* Failed batches in a row: since when (monotonic; 0: none), why
+   * ("MySQL", "Kafka"), how many. The next success says it is over. */
+  gint64      outage_since;
+  const char *outage_cause;
+  guint       outage_failures;
+  guint64     lost_commit;      /* the batch whose COMMIT's answer was lost, or 0 */
 } KtBatchLog;
+
+/* The runner starts its batches: @partitions of @topics ("a,b") into
+ * @database.@table, as @kind in @mode, every @interval seconds. */
+void kt_batch_log_start     (KtBatchLog *log, const char *topics, guint partitions,
+                             const char *database, const char *table, const char *kind,
+                             const char *mode, gboolean offsets_in_kafka, double interval);
 
 /* The batch after one whose COMMIT's answer was lost (@ranges, KtRange):
  * says whether it landed, from the offsets now stored (@states). */
 void kt_batch_log_unknown   (KtBatchLog *log, GArray *ranges, const GArray *states);
+
+/* A batch that failed for a reason retrying may cure (@cause: the metrics'
+ * word, "mysql", "kafka", "deadlock"; @message what happened), tried again
+ * after @backoff seconds. */
+void kt_batch_log_failed    (KtBatchLog *log, const char *cause, const char *message,
+                             double backoff, gint64 started);
+
+/* A commit that met a deadlock (@message), committed again: attempt
+ * @attempt of @attempts. */
+void kt_batch_log_commit_again (KtBatchLog *log, const char *message, guint attempt,
+                                guint attempts);
+
+/* A batch abandoned whole, nothing committed, to be planned again at
+ * once: @cause ("rebalance", "retention") is the metrics' word, @message
+ * what happened. */
+void kt_batch_log_abandoned (KtBatchLog *log, const char *cause, const char *message);
 
 /* A batch that found nothing new. */
 void kt_batch_log_idle      (KtBatchLog *log, const GArray *states, gint64 started);
@@ -35,8 +63,9 @@ void kt_batch_log_fenced    (KtBatchLog *log, const GArray *ranges, guint64 reco
 
 /* A batch that committed (@moved: a partition whose offsets another writer
  * moved while its output stood, or -1): the losses it skipped, its line
- * (with the kind's part, from @kind's summarise), its figures. */
+ * (with the kind's part, from @kind's summarise), its figures. @bytes:
+ * the bytes of record values it read. */
 void kt_batch_log_committed (KtBatchLog *log, const KtJobKind *kind, gpointer state,
                              const GArray *states, const GArray *ranges,
-                             const GArray *losses, guint64 records, gint32 moved,
-                             gint64 started);
+                             const GArray *losses, guint64 records, gint64 bytes,
+                             gint32 moved, gint64 started);

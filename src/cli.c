@@ -563,6 +563,7 @@ kt_raw_options_clear (KtRawOptions *raw)
   g_free (raw->http);
   g_free (raw->kind);
   g_free (raw->config_file);
+  g_free (raw->log_format);
   g_free (raw->pattern);
   g_free (raw->time_format);
   g_free (raw->levels);
@@ -598,6 +599,10 @@ const char *command, const char *summary, const GOptionEntry *entries,
   config->command = command;
   config->verbose = raw->verbose;
   config->quiet = raw->quiet;
+  config->log_format = kt_log_format_lookup (raw->log_format != NULL ? raw->log_format : "text",
+                                             error);
+  if (config->log_format == NULL)
+    return FALSE;
   config->json = raw->json;
   raw->job_given = raw->job != NULL;
   return TRUE;
@@ -850,6 +855,8 @@ kt_config_describe (const KtConfig *c)
     g_key_file_set_boolean (file, "log", "verbose", TRUE);
   if (c->quiet)
     g_key_file_set_boolean (file, "log", "quiet", TRUE);
+  if (c->log_format != NULL && c->log_format != &kt_log_format_text)
+    describe_set (file, "log", "log-format", c->log_format->name);
   if (hidden->len > 0)
     g_key_file_set_comment (file, "kafka", NULL, hidden->str, NULL);
 

@@ -8,6 +8,7 @@
 #include <glib.h>
 #include "plan.h"
 #include "db.h"
+#include "log.h"
 
 /* Every replay's offsets are kept under a job named so; no live job may be. */
 #define KT_REPLAY_JOB_PREFIX "replay."
@@ -83,6 +84,7 @@ typedef struct
   /* The command's words as parsed (the --config file named in them, not
    * its contents): a reload (SIGHUP) parses them again. */
   char       **words;
+  const KtLogFormat *log_format; /* --log-format (static): text, json, logfmt */
 } KtConfig;
 
 /* /livez's bound when --health-max-stall is not given: longer than any
@@ -137,6 +139,7 @@ typedef struct
   char    *pattern, *time_format, *levels, *bucket;
   char    *interval, *startup_timeout;  /* durations: kt_duration_parse() */
   char    *health_max_commit_age, *health_max_stall;
+  char    *log_format;
   int      workers;
   gint64   max_per_partition, max_batch_bytes, health_max_lag;
   gboolean exit_when_idle, json, verbose, quiet, share_table;
@@ -154,7 +157,11 @@ typedef struct
     "Log per-partition detail and librdkafka's own messages ([log] verbose in "  \
     "a --config file: SIGHUP applies a change)", NULL },                         \
   { "quiet", 'q', 0, G_OPTION_ARG_NONE, &(raw).quiet,                            \
-    "Log only warnings and errors", NULL }
+    "Log only warnings and errors", NULL },                                      \
+  { "log-format", 0, 0, G_OPTION_ARG_STRING, &(raw).log_format,                  \
+    "text (default; the journal's fields under systemd), json or logfmt: one "   \
+    "object or line of key=value pairs per record, a batch's figures as fields", \
+    "FORMAT" }
 
 #define KT_DB_ENTRY(raw)                                                            \
   { "db", 0, 0, G_OPTION_ARG_STRING, &(raw).db,                                  \

@@ -4,9 +4,9 @@
  * --from and end at --until. */
 #include "commands.h"
 
-#include <stdio.h>
-#include <unistd.h>
 #include "error.h"
+#include "log.h"
+#include "progress.h"
 #include "reload.h"
 #include "run.h"
 #include "source.h"
@@ -21,7 +21,8 @@ static const char SUMMARY[] =
 typedef struct
 {
   const KtConfig *config;
-  gint64          started;
+  gint64          started;   /* monotonic: the command's start */
+  gint64          ready_at;  /* the first batch's start: the rate's */
   KtReload       *reload;
 } Replay;
 
@@ -89,21 +90,28 @@ ready (gpointer data)
 {
   const KtConfig *config = ((Replay *) data)->config;
 
+  ((Replay *) data)->ready_at = g_get_monotonic_time ();
   if (g_str_equal (config->table, "error_log"))
-    g_warning ("replaying into the live error_log: these counts are ADDED to it");
+    {
+      g_autoptr(KtLogEvent) e = kt_log_event_new ("replay-into-live");
+
+      kt_log_event_string (e, "table", config->table);
+      kt_log_event_emit (e, G_LOG_LEVEL_WARNING, "replaying into the live error_log: these "
+                         "counts are ADDED to it");
+    }
 }
 
 /* On a terminal: offsets done of the total, rate, time left. */
 static void
-progress (gpointer data, const GArray *states)
+progress (gpointer data, const char *topic, const GArray *states, const KtRunTotals *totals)
 {
   Replay *replay = data;
   const KtConfig *config = replay->config;
+  g_autoptr(GString) line = g_string_new ("replay: ");
   gint64 total = 0, left = 0;
-  double elapsed = (double) (g_get_monotonic_time () - replay->started) / G_USEC_PER_SEC;
-  double rate;
 
-  if (!isatty (STDERR_FILENO))
+  (void) topic;
+  if (!kt_log_interactive ())
     return;
   for (guint i = 0; i < config->replay_from->len; i++)
     total += g_array_index (config->replay_until, KtPartitionOffset, i).offset
@@ -113,11 +121,11 @@ progress (gpointer data, const GArray *states)
       const KtPartitionState *s = &g_array_index (states, KtPartitionState, j);
       left += MAX (0, s->high - MAX (s->stored, s->low));
     }
-  rate = elapsed > 0 ? (double) (total - left) / elapsed : 0;
-  fprintf (stderr, "\rreplay: %" G_GINT64_FORMAT "/%" G_GINT64_FORMAT " offsets (%.0f%%), "
-           "%.0f offsets/s, ETA %.0f s   ", total - left, total,
-           total > 0 ? 100.0 * (double) (total - left) / (double) total : 100.0,
-           rate, rate > 0 ? (double) left / rate : 0.0);
+  /* The rate is of the records this run read: a resumed replay's earlier
+   * runs did part of what is done. */
+  kt_progress_append (line, "offsets", total - left, total, left, (gint64) totals->records,
+                      (double) (g_get_monotonic_time () - replay->ready_at) / G_USEC_PER_SEC);
+  kt_log_status (line->str);
 }
 
 /* SIGHUP: a long replay takes a rotated password, --max-per-partition,
@@ -132,22 +140,34 @@ gboolean
 kt_replay (const KtConfig *config, volatile int *stop, GError **error)
 {
   g_autoptr(KtReload) reload = kt_reload_new (config);
-  Replay replay = { config, g_get_monotonic_time (), reload };
+  Replay replay = { config, g_get_monotonic_time (), g_get_monotonic_time (), reload };
   KtRunHooks hooks = { .check = check, .ready = ready, .progress = progress,
                        .reload = on_reload, .data = &replay, .quiet = TRUE };
+  g_autoptr(KtLogEvent) e = NULL;
   KtRunTotals totals;
+  double seconds;
+  gboolean ok;
 
-  if (!kt_run (config, &hooks, stop, &totals, error))
+  ok = kt_run (config, &hooks, stop, &totals, error);
+  kt_log_status_done ();  /* the progress line stays, the next line below it */
+  if (!ok)
     return FALSE;
   if (*stop)
     return TRUE;
-  if (isatty (STDERR_FILENO))
-    fputc ('\n', stderr);  /* after the progress line */
-  g_message ("replay %s: done: %" G_GUINT64_FORMAT " records, %" G_GUINT64_FORMAT
-             " lines, %" G_GUINT64_FORMAT " ERROR, %" G_GUINT64_FORMAT " malformed added "
-             "to %s in %.1f s", config->job, totals.records, totals.lines, totals.errors,
-             totals.malformed, config->table,
-             (double) (g_get_monotonic_time () - replay.started) / G_USEC_PER_SEC);
+  seconds = (double) (g_get_monotonic_time () - replay.started) / G_USEC_PER_SEC;
+  e = kt_log_event_new ("done");
+  kt_log_event_string (e, "job", config->job);
+  kt_log_event_string (e, "table", config->table);
+  kt_log_event_int (e, "records", (gint64) totals.records);
+  kt_log_event_int (e, "lines", (gint64) totals.lines);
+  kt_log_event_int (e, "errors", (gint64) totals.errors);
+  kt_log_event_int (e, "malformed", (gint64) totals.malformed);
+  kt_log_event_double (e, "duration", seconds, 3);
+  kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "replay %s: done: %" G_GUINT64_FORMAT " record%s, %"
+                     G_GUINT64_FORMAT " line%s, %" G_GUINT64_FORMAT " ERROR, %" G_GUINT64_FORMAT
+                     " malformed added to %s in %.1f s", config->job, totals.records,
+                     totals.records == 1 ? "" : "s", totals.lines, totals.lines == 1 ? "" : "s",
+                     totals.errors, totals.malformed, config->table, seconds);
   return TRUE;
 }
 

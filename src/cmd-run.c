@@ -2,6 +2,8 @@
  * SIGHUP reloads (reload.h). */
 #include "commands.h"
 
+#include "log.h"
+#include "progress.h"
 #include "reload.h"
 #include "run.h"
 
@@ -108,20 +110,117 @@ kt_run_parse (int argc, char **argv, GError **error)
   return g_steal_pointer (&config);
 }
 
+/* A backfill (--exit-when-idle) watched on a terminal: the batch lines
+ * give way to one status line of records read, lag, rate and time left,
+ * over every topic of the job. (Watched or not, the run reloads.) */
+typedef struct
+{
+  const KtConfig *config;
+  GHashTable     *topics;    /* topic -> Seen */
+  gint64          ready_at;  /* monotonic: the first batch's start */
+  KtReload       *reload;    /* SIGHUP's, whether watched or not */
+} Backfill;
+
+typedef struct
+{
+  guint64 records;
+  gint64  lag;
+} Seen;
+
+static void
+backfill_ready (gpointer data)
+{
+  Backfill *b = data;
+
+  if (b->ready_at == 0)
+    b->ready_at = g_get_monotonic_time ();
+}
+
+static void
+backfill_progress (gpointer data, const char *topic, const GArray *states,
+                   const KtRunTotals *totals)
+{
+  Backfill *b = data;
+  g_autoptr(GString) line = g_string_new (NULL);
+  GHashTableIter iter;
+  gpointer value;
+  guint64 records = 0;
+  gint64 lag = 0;
+  Seen *seen;
+
+  seen = g_hash_table_lookup (b->topics, topic);
+  if (seen == NULL)
+    {
+      seen = g_new0 (Seen, 1);
+      g_hash_table_insert (b->topics, g_strdup (topic), seen);
+    }
+  seen->records = totals->records;
+  seen->lag = 0;
+  for (guint i = 0; i < states->len; i++)
+    {
+      const KtPartitionState *s = &g_array_index (states, KtPartitionState, i);
+      seen->lag += MAX (0, s->high - MAX (s->stored, s->low));
+    }
+  g_hash_table_iter_init (&iter, b->topics);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    {
+      records += ((Seen *) value)->records;
+      lag += ((Seen *) value)->lag;
+    }
+  g_string_printf (line, "job %s: ", b->config->job);
+  kt_progress_append (line, "records", (gint64) records, -1, lag, (gint64) records,
+                      (double) (g_get_monotonic_time () - b->ready_at) / G_USEC_PER_SEC);
+  kt_log_status (line->str);
+}
+
+/* What an --exit-when-idle run did, in one line (and its fields). */
+static void
+report_done (const KtConfig *config, const KtRunTotals *totals, gint64 started)
+{
+  g_autoptr(KtLogEvent) e = kt_log_event_new ("done");
+  double seconds = (double) (g_get_monotonic_time () - started) / G_USEC_PER_SEC;
+
+  kt_log_event_string (e, "job", config->job);
+  kt_log_event_int (e, "records", (gint64) totals->records);
+  kt_log_event_int (e, "lines", (gint64) totals->lines);
+  kt_log_event_int (e, "errors", (gint64) totals->errors);
+  kt_log_event_int (e, "malformed", (gint64) totals->malformed);
+  kt_log_event_double (e, "duration", seconds, 3);
+  kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "job %s: done: %" G_GUINT64_FORMAT " record%s, %"
+                     G_GUINT64_FORMAT " line%s, %" G_GUINT64_FORMAT " ERROR, %" G_GUINT64_FORMAT
+                     " malformed in %.1f s", config->job, totals->records,
+                     totals->records == 1 ? "" : "s", totals->lines,
+                     totals->lines == 1 ? "" : "s", totals->errors, totals->malformed, seconds);
+}
+
 /* SIGHUP: the config file and the password read again (reload.h). */
 static gboolean
 on_reload (gpointer data, KtRunSettings *settings)
 {
-  return kt_reload_poll (data, settings, NULL);
+  return kt_reload_poll (((Backfill *) data)->reload, settings, NULL);
 }
 
 static gboolean
 handle (const KtConfig *config, volatile int *stop, GError **error)
 {
   g_autoptr(KtReload) reload = kt_reload_new (config);
-  KtRunHooks hooks = { .reload = on_reload, .data = reload };
+  Backfill backfill = { config, NULL, 0, reload };
+  gboolean watched = config->exit_when_idle && kt_log_interactive ();
+  /* Watched, the status line stands for the batch lines. */
+  KtRunHooks hooks = { .ready = watched ? backfill_ready : NULL,
+                       .progress = watched ? backfill_progress : NULL,
+                       .reload = on_reload, .data = &backfill, .quiet = watched };
+  gint64 started = g_get_monotonic_time ();
+  KtRunTotals totals;
+  gboolean ok;
 
-  return kt_run (config, &hooks, stop, NULL, error);
+  backfill.topics = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  ok = kt_run (config, &hooks, stop, &totals, error);
+  kt_log_status_done ();
+  if (ok && config->exit_when_idle && !*stop)
+    report_done (config, &totals, started);
+  g_hash_table_unref (backfill.topics);
+  return ok;
 }
 
 const KtCommand kt_command_run = {

@@ -60,6 +60,7 @@ static const Key keys[] = {
   { "parse", "bucket", "run replay" },
   { "log", "verbose", RUN_REPLAY_STATUS },
   { "log", "quiet", RUN_REPLAY_STATUS },
+  { "log", "log-format", "run replay status init-db audit" },
 };
 
 static const char *const sections[] = { "kafka", "mysql", "batch", "parse", "http", "log",

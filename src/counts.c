@@ -89,9 +89,14 @@ kt_counts_take (KtParser *parser, KtReducer *reducer, gint32 partition, gint64 o
 }
 
 void
-kt_counts_line (const KtBatchSummary *summary, guint minutes, GString *line)
+kt_counts_line (const KtBatchSummary *summary, guint buckets, int bucket, GString *line)
 {
-  g_string_append_printf (line, "%" G_GUINT64_FORMAT " lines, %" G_GUINT64_FORMAT " ERROR, %"
-                          G_GUINT64_FORMAT " malformed, %u minutes", summary->lines,
-                          summary->errors, summary->malformed, minutes);
+  g_autofree char *size = bucket == 60 ? g_strdup ("hour")
+                          : bucket == 1 ? g_strdup ("minute")
+                          : g_strdup_printf ("%d-minute", bucket);
+
+  g_string_append_printf (line, "%" G_GUINT64_FORMAT " line%s, %" G_GUINT64_FORMAT " ERROR, %"
+                          G_GUINT64_FORMAT " malformed, %u %s bucket%s", summary->lines,
+                          summary->lines == 1 ? "" : "s", summary->errors,
+                          summary->malformed, buckets, size, buckets == 1 ? "" : "s");
 }

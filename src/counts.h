@@ -26,5 +26,7 @@ void      kt_counts_take (KtParser *parser, KtReducer *reducer, gint32 partition
                           gint64 offset, const char *value, gsize len,
                           KtRangeStats *stats, KtBatchSummary *summary);
 
-/* "L lines, E ERROR, M malformed, K minutes" */
-void      kt_counts_line (const KtBatchSummary *summary, guint minutes, GString *line);
+/* "L lines, E ERROR, M malformed, K minute buckets" (@bucket: --bucket in
+ * minutes, which names the buckets: "5-minute", "hour"). */
+void      kt_counts_line (const KtBatchSummary *summary, guint buckets, int bucket,
+                          GString *line);

@@ -738,6 +738,12 @@ kt_db_name (KtDb *self)
   return self->name;
 }
 
+const char *
+kt_db_client_version (void)
+{
+  return mysql_get_client_info ();
+}
+
 const KtDbConfig *
 kt_db_config (KtDb *self)
 {

@@ -145,6 +145,9 @@ void        kt_db_free (KtDb *self);  /* NULL is fine */
 
 /* "user@host:port/database", for messages. */
 const char *kt_db_name (KtDb *self);
+
+/* MariaDB Connector/C's version, "3.3.8". */
+const char *kt_db_client_version (void);
 const KtDbConfig *kt_db_config (KtDb *self);
 
 /* Connects unless connected: a session at READ COMMITTED (the fenced

@@ -367,7 +367,7 @@ idem_summarise (gpointer data, KtBatchSummary *out, GString *line)
   for (guint i = 0; i < self->parts->len; i++)
     minutes += kt_reducer_size (((Part *) self->parts->pdata[i])->counts);
   *out = self->summary;
-  kt_counts_line (out, minutes, line);
+  kt_counts_line (out, minutes, self->job->config->bucket, line);
 }
 
 const KtJobKind kt_kind_count_idempotent = {

@@ -138,7 +138,7 @@ count_summarise (gpointer data, KtBatchSummary *out, GString *line)
   Count *self = data;
 
   *out = self->summary;
-  kt_counts_line (out, kt_reducer_size (self->reducer), line);
+  kt_counts_line (out, kt_reducer_size (self->reducer), self->job->config->bucket, line);
 }
 
 const KtJobKind kt_kind_count = {

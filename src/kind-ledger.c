@@ -14,6 +14,7 @@
 #include "autocleanups.h"
 #include "error.h"
 #include "ledger.h"
+#include "log.h"
 #include "offsets.h"
 #include "schema.h"
 
@@ -318,6 +319,22 @@ ledger_write (gpointer data, const GArray *ranges, gint32 *fenced, GError **erro
   return TRUE;
 }
 
+/* "\\u0000 in a string" -> "u0000_in_a_string": a log field's name. */
+static char *
+field_name (const char *words)
+{
+  GString *out = g_string_new (NULL);
+
+  for (const char *p = words; *p != '\0'; p++)
+    if (g_ascii_isalnum (*p))
+      g_string_append_c (out, g_ascii_tolower (*p));
+    else if (out->len > 0 && out->str[out->len - 1] != '_')
+      g_string_append_c (out, '_');
+  while (out->len > 0 && out->str[out->len - 1] == '_')
+    g_string_truncate (out, out->len - 1);
+  return g_string_free (out, FALSE);
+}
+
 static void
 ledger_summarise (gpointer data, KtBatchSummary *out, GString *line)
 {
@@ -334,7 +351,18 @@ ledger_summarise (gpointer data, KtBatchSummary *out, GString *line)
   if (self->counts.bad > 0)
     {
       g_autofree char *reasons = kt_ledger_counts_bad_reasons (&self->counts);
-      g_message ("job %s: bad ledger messages by reason: %s", self->job->job, reasons);
+      g_autoptr(KtLogEvent) e = kt_log_event_new ("bad-messages");
+
+      /* Each reason's count as a field: "bad timestamp" is bad_timestamp. */
+      kt_log_event_string (e, "job", self->job->job);
+      for (guint i = 0; i < KT_LEDGER_N_BAD; i++)
+        if (self->counts.bad_by_reason[i] > 0)
+          {
+            g_autofree char *key = field_name (kt_ledger_bad_to_string (i));
+            kt_log_event_int (e, key, (gint64) self->counts.bad_by_reason[i]);
+          }
+      kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "job %s: bad ledger messages by reason: %s",
+                         self->job->job, reasons);
     }
 }
 

@@ -1,5 +1,7 @@
 /* main.c - `ktally COMMAND [OPTIONS]`: picks the subcommand, sets up
  * logging and signals, reports the one error, maps it to the exit code. */
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,74 +13,120 @@
 #include "cli.h"
 #include "commands.h"
 #include "error.h"
-#include "loglevel.h"
+#include "log.h"
 #include "reload.h"
 
 static volatile int stop_requested = 0;
+/* The handler's bytes (the signal's number; 0 ends the watcher). */
+static int signal_pipe[2] = { -1, -1 };
 
 static void
 on_signal (int signum)
 {
-  (void) signum;
-  stop_requested = 1;
-}
+  int saved = errno;
+  unsigned char b = (unsigned char) signum;
+  ssize_t ignored;
 
-/* SIGHUP never ends ktally: `run` and `replay` reload between batches
- * (reload.h), the other commands ignore it. */
-static void
-on_hangup (int signum)
-{
-  (void) signum;
-  kt_reload_request ();
-}
-
-/* One line per record on stderr: time, level, message. stdout stays for
- * command output. */
-static GLogWriterOutput
-log_writer (GLogLevelFlags level, const GLogField *fields, gsize n_fields,
-            gpointer user_data)
-{
-  static int journald = -1;
-  const char *message = NULL, *tag;
-  g_autoptr(GDateTime) now = NULL;
-  g_autofree char *stamp = NULL;
-
-  (void) user_data;
-  if ((level & G_LOG_LEVEL_DEBUG) && !kt_log_level_verbose ())
-    return G_LOG_WRITER_HANDLED;
-  if ((level & (G_LOG_LEVEL_MESSAGE | G_LOG_LEVEL_INFO)) && kt_log_level_quiet ())
-    return G_LOG_WRITER_HANDLED;
-  if ((level & G_LOG_LEVEL_INFO) && !kt_log_level_verbose ())
-    return G_LOG_WRITER_HANDLED;
-
-  /* Under systemd, stderr is the journal: structured fields (priority,
-   * GLIB_DOMAIN, CODE_FILE...) instead of our timestamped lines. */
-  if (journald < 0)
-    journald = g_log_writer_is_journald (fileno (stderr));
-  if (journald && g_log_writer_journald (level, fields, n_fields, user_data)
-                    == G_LOG_WRITER_HANDLED)
-    return G_LOG_WRITER_HANDLED;
-
-  for (gsize i = 0; i < n_fields; i++)
-    if (g_strcmp0 (fields[i].key, "MESSAGE") == 0)
-      message = fields[i].value;
-
-  if (level & (G_LOG_LEVEL_ERROR | G_LOG_LEVEL_CRITICAL))
-    tag = "BUG";
-  else if (level & G_LOG_LEVEL_WARNING)
-    tag = "warning";
-  else if (level & G_LOG_LEVEL_DEBUG)
-    tag = "debug";
+  /* SIGHUP never ends ktally: `run` and `replay` reload between batches
+   * (reload.h), the other commands ignore it. */
+  if (signum == SIGHUP)
+    kt_reload_request ();
   else
-    tag = "info";
+    stop_requested = 1;
+  /* Non-blocking: a full pipe already holds enough to say it. */
+  ignored = write (signal_pipe[1], &b, 1);
+  (void) ignored;
+  errno = saved;
+}
 
-  now = g_date_time_new_now_local ();
-  stamp = g_date_time_format (now, "%Y-%m-%d %H:%M:%S");
-  fprintf (stderr, "%s.%03d ktally %s: %s\n", stamp,
-           g_date_time_get_microsecond (now) / 1000, tag,
-           message != NULL ? message : "");
-  fflush (stderr);
-  return G_LOG_WRITER_HANDLED;
+/* What a SIGHUP does: a reload, or nothing. */
+static void
+hangup_logged (void)
+{
+  g_autoptr(KtLogEvent) e = kt_log_event_new ("signal");
+
+  kt_log_event_string (e, "signal", "SIGHUP");
+  kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "SIGHUP received: %s", kt_reload_active ()
+                     ? "reading the settings again before the next batch"
+                     : "ignored (only run and replay reload their settings)");
+}
+
+/* Says which signal came and what happens now, from a thread of its own:
+ * a handler must not log. Ends on a 0 byte. */
+static gpointer
+signal_watch (gpointer data)
+{
+  guint seen = 0;
+
+  (void) data;
+  for (;;)
+    {
+      g_autoptr(KtLogEvent) e = NULL;
+      unsigned char b;
+      ssize_t n = read (signal_pipe[0], &b, 1);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n != 1 || b == 0)
+        return NULL;
+      if (b == SIGHUP)
+        {
+          hangup_logged ();
+          continue;
+        }
+      e = kt_log_event_new ("signal");
+      kt_log_event_string (e, "signal", b == SIGINT ? "SIGINT" : "SIGTERM");
+      kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "%s received: %s",
+                         b == SIGINT ? "SIGINT" : "SIGTERM",
+                         seen++ == 0 ? "stopping after the batch in flight (it commits "
+                                       "whole or not at all)"
+                                     : "already stopping after the batch in flight");
+    }
+}
+
+/* SIGTERM and SIGINT set stop_requested, SIGHUP asks for a reload, and a
+ * thread logs them. */
+static GThread *
+signals_start (void)
+{
+  struct sigaction sa;
+
+  if (pipe2 (signal_pipe, O_CLOEXEC) != 0
+      || fcntl (signal_pipe[1], F_SETFL, O_NONBLOCK) != 0)
+    g_error ("cannot create a pipe: %s", g_strerror (errno));
+  memset (&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigemptyset (&sa.sa_mask);
+  sigaction (SIGTERM, &sa, NULL);
+  sigaction (SIGINT, &sa, NULL);
+  signal (SIGPIPE, SIG_IGN);
+  return g_thread_new ("ktally-signals", signal_watch, NULL);
+}
+
+/* Lets the watcher log what it has read, then ends it. */
+static void
+signals_stop (GThread *watcher)
+{
+  unsigned char zero = 0;
+
+  while (write (signal_pipe[1], &zero, 1) < 0 && errno == EAGAIN)
+    g_usleep (1000);
+  g_thread_join (watcher);
+}
+
+/* From the first instruction on: a SIGHUP at any time must not end
+ * ktally (before signals_start() its byte finds no pipe, and is not
+ * logged). SA_RESTART: nor may it fail a read or a write it interrupts. */
+static void
+hangup_caught (void)
+{
+  struct sigaction sa;
+
+  memset (&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sa.sa_flags = SA_RESTART;
+  sigemptyset (&sa.sa_mask);
+  sigaction (SIGHUP, &sa, NULL);
 }
 
 static void
@@ -94,17 +142,19 @@ usage (FILE *out)
   fputs ("\n'ktally COMMAND --help' explains each command's options.\n", out);
 }
 
+/* Reports the error that ends the process, once, through the logger: at
+ * error priority in the journal, "ktally: ..." on a terminal. */
 static int
 fail (const char *command, const GError *error)
 {
   int code = kt_error_exit_code (error);
+  g_autofree char *message = NULL;
 
   if (code == KT_EXIT_USAGE)
-    fprintf (stderr, "ktally: %s (try 'ktally%s%s --help')\n", error->message,
-             kt_command_find (command) != NULL ? " " : "",
-             kt_command_find (command) != NULL ? command : "");
-  else
-    fprintf (stderr, "ktally: %s\n", error->message);
+    message = g_strdup_printf ("%s (try 'ktally%s%s --help')", error->message,
+                               kt_command_find (command) != NULL ? " " : "",
+                               kt_command_find (command) != NULL ? command : "");
+  kt_log_exit (code, message != NULL ? message : error->message);
   return code;
 }
 
@@ -116,18 +166,12 @@ main (int argc, char **argv)
   g_auto(GStrv) args = NULL;
   g_autofree char **parse_args = NULL;
   g_autofree char *prgname = NULL;
-  struct sigaction sa;
+  GThread *signal_watcher;
   const char *command;
   gboolean ok;
 
-  /* First of all: a SIGHUP at any time must not end ktally. SA_RESTART:
-   * nor may it fail a read or a write that it interrupts. */
-  memset (&sa, 0, sizeof sa);
-  sa.sa_handler = on_hangup;
-  sa.sa_flags = SA_RESTART;
-  sigemptyset (&sa.sa_mask);
-  sigaction (SIGHUP, &sa, NULL);
-  g_log_set_writer_func (log_writer, NULL, NULL);
+  hangup_caught ();
+  kt_log_init ();
 
   if (argc < 2 || g_str_equal (argv[1], "--help") || g_str_equal (argv[1], "-h"))
     {
@@ -159,21 +203,17 @@ main (int argc, char **argv)
   config = kt_config_parse (command, argc - 1, parse_args, &error);
   if (config == NULL)
     return fail (command, error);
-  kt_log_level_set (config->verbose, config->quiet);
+  kt_log_configure (config->log_format, config->verbose, config->quiet);
 
   /* Before any thread (--topic a,b runs one per topic, the ledger its
    * workers): the client library's global set-up is not thread-safe. */
   mysql_library_init (0, NULL, NULL);
 
-  memset (&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
-  sigemptyset (&sa.sa_mask);
-  sigaction (SIGTERM, &sa, NULL);
-  sigaction (SIGINT, &sa, NULL);
-  signal (SIGPIPE, SIG_IGN);
+  signal_watcher = signals_start ();
 
   ok = kt_command_find (command)->handle (config, &stop_requested, &error);
 
+  signals_stop (signal_watcher);
   mysql_library_end ();
   if (!ok)
     return fail (command, error);

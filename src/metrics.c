@@ -43,10 +43,12 @@ struct _KtMetrics
   double         interval;
   KtMetricsClock wall, monotonic;
   gint64         created;       /* monotonic */
+  char          *build_info[3]; /* version, librdkafka, mariadb_client; NULL: unset */
+  KtProcessFunc  process;       /* NULL: no process_* series */
 
   GMutex         lock;
   guint64        batches[KT_BATCH_N_RESULTS];
-  guint64        records;
+  guint64        records, bytes;
   guint64        lines_error, lines_other, lines_malformed;
   guint64        bucket_counts[N_BUCKETS + 1];  /* not cumulative; last: +Inf */
   double         duration_sum;
@@ -97,6 +99,7 @@ kt_metrics_new (const char *job, double interval)
   self = g_new0 (KtMetrics, 1);
   self->job = g_strdup (job);
   self->interval = interval;
+  self->process = kt_process_sample;
   self->created = g_get_monotonic_time ();
   g_mutex_init (&self->lock);
   self->partitions = g_array_new (FALSE, TRUE, sizeof (KtPartitionRow));
@@ -123,6 +126,8 @@ kt_metrics_free (KtMetrics *self)
   g_clear_pointer (&self->causes, g_ptr_array_unref);
   g_clear_pointer (&self->cause_counts, g_array_unref);
   g_mutex_clear (&self->lock);
+  for (guint i = 0; i < G_N_ELEMENTS (self->build_info); i++)
+    g_free (self->build_info[i]);
   g_free (self->job);
   g_free (self);
 }
@@ -133,6 +138,25 @@ kt_metrics_set_clock (KtMetrics *self, KtMetricsClock wall, KtMetricsClock monot
   self->wall = wall;
   self->monotonic = monotonic;
   self->created = now_monotonic (self);
+}
+
+void
+kt_metrics_set_build_info (KtMetrics *self, const char *version, const char *librdkafka,
+                           const char *mariadb_client)
+{
+  const char *values[] = { version, librdkafka, mariadb_client };
+
+  for (guint i = 0; i < G_N_ELEMENTS (self->build_info); i++)
+    {
+      g_free (self->build_info[i]);
+      self->build_info[i] = g_strdup (values[i] != NULL ? values[i] : "unknown");
+    }
+}
+
+void
+kt_metrics_set_process (KtMetrics *self, KtProcessFunc sample)
+{
+  self->process = sample;
 }
 
 const char *
@@ -218,6 +242,7 @@ kt_metrics_batch (KtMetrics *self, const KtBatchReport *report)
     {
     case KT_BATCH_COMMITTED:
       self->records += report->records;
+      self->bytes += report->bytes;
       self->lines_error += report->lines_error;
       self->lines_other += report->lines_other;
       self->lines_malformed += report->lines_malformed;
@@ -272,7 +297,7 @@ partition_cmp (const char *topic_a, gint32 part_a, const KtPartitionRow *b)
 
 void
 kt_metrics_partition (KtMetrics *self, const char *topic, gint32 partition,
-                      gint64 offset, gint64 lag)
+                      gint64 offset, gint64 high)
 {
   gint64 wall = now_wall (self);
   guint lo = 0, hi;
@@ -299,13 +324,14 @@ kt_metrics_partition (KtMetrics *self, const char *topic, gint32 partition,
       || partition_cmp (topic, partition,
                         &g_array_index (self->partitions, KtPartitionRow, lo)) != 0)
     {
-      KtPartitionRow row = { g_strdup (topic), partition, 0, 0, 0 };
+      KtPartitionRow row = { g_strdup (topic), partition, 0, 0, 0, 0 };
       g_array_insert_val (self->partitions, lo, row);
     }
   {
     KtPartitionRow *row = &g_array_index (self->partitions, KtPartitionRow, lo);
     row->offset = offset;
-    row->lag = lag;
+    row->high = high;
+    row->lag = MAX (0, high - offset);
     row->updated = wall;
   }
   g_mutex_unlock (&self->lock);
@@ -378,13 +404,15 @@ append_header (GString *out, const char *name, const char *type, const char *hel
   g_string_append_printf (out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-/* name{job="...",LABEL="VALUE"} (LABEL NULL: job alone), without the value. */
+/* name{ktally_job="...",LABEL="VALUE"} (LABEL NULL: the job alone),
+ * without the value. Not "job": Prometheus labels every scraped series
+ * with its own job (the scrape's), and would rename ours exported_job. */
 static void
 append_series (GString *out, KtMetrics *self, const char *name, const char *label,
                const char *value)
 {
   g_string_append_printf (out, "%s{", name);
-  append_label (out, "job", self->job);
+  append_label (out, "ktally_job", self->job);
   if (label != NULL)
     {
       g_string_append_c (out, ',');
@@ -410,13 +438,53 @@ append_double (GString *out, const char *format, double v)
   g_string_append_c (out, '\n');
 }
 
-void
-kt_metrics_render (KtMetrics *self, GString *out)
+/* @name{ktally_job,topic,partition} for every partition: the gint64 at
+ * @field of its row. */
+static void
+append_partitions (GString *out, KtMetrics *self, const char *name, glong field)
 {
-  guint64 cumulative = 0;
+  for (guint i = 0; i < self->partitions->len; i++)
+    {
+      const KtPartitionRow *p = &g_array_index (self->partitions, KtPartitionRow, i);
 
-  g_mutex_lock (&self->lock);
+      g_string_append_printf (out, "%s{", name);
+      append_label (out, "ktally_job", self->job);
+      g_string_append_c (out, ',');
+      append_label (out, "topic", p->topic);
+      g_string_append_printf (out, ",partition=\"%d\"} %" G_GINT64_FORMAT "\n", p->partition,
+                              G_STRUCT_MEMBER (gint64, p, field));
+    }
+}
 
+/* The process_* series, as every Prometheus client names them (no
+ * ktally_job: they describe the process, and the scrape says which). */
+static void
+append_process (GString *out, const KtProcessSample *p)
+{
+  append_header (out, "process_cpu_seconds_total", "counter",
+                 "Total user and system CPU time spent in seconds.");
+  g_string_append (out, "process_cpu_seconds_total ");
+  append_double (out, "%.2f", p->cpu_seconds);
+  append_header (out, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
+  g_string_append_printf (out, "process_resident_memory_bytes %" G_GINT64_FORMAT "\n",
+                          p->resident_bytes);
+  append_header (out, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.");
+  g_string_append_printf (out, "process_virtual_memory_bytes %" G_GINT64_FORMAT "\n",
+                          p->virtual_bytes);
+  append_header (out, "process_open_fds", "gauge", "Number of open file descriptors.");
+  g_string_append_printf (out, "process_open_fds %" G_GINT64_FORMAT "\n", p->open_fds);
+  append_header (out, "process_max_fds", "gauge", "Maximum number of open file descriptors.");
+  g_string_append_printf (out, "process_max_fds %" G_GINT64_FORMAT "\n", p->max_fds);
+  append_header (out, "process_start_time_seconds", "gauge",
+                 "Start time of the process since unix epoch in seconds.");
+  g_string_append (out, "process_start_time_seconds ");
+  append_double (out, "%.2f", p->start_time);
+}
+
+/* What the batches did: their results, records, bytes and lines. */
+static void
+append_batches (GString *out, KtMetrics *self)
+{
   append_header (out, "ktally_batches_total", "counter",
                  "Batches finished, by result: committed (counts and offsets in), "
                  "fenced (another writer moved an offset first; rolled back), "
@@ -432,6 +500,11 @@ kt_metrics_render (KtMetrics *self, GString *out)
   append_series (out, self, "ktally_records_total", NULL, NULL);
   append_u64 (out, self->records);
 
+  append_header (out, "ktally_read_bytes_total", "counter",
+                 "Bytes of Kafka record values in committed batches.");
+  append_series (out, self, "ktally_read_bytes_total", NULL, NULL);
+  append_u64 (out, self->bytes);
+
   append_header (out, "ktally_lines_total", "counter",
                  "Log lines in committed batches, by kind: error (well-formed ERROR "
                  "lines, the ones counted), other (well-formed, another level), malformed.");
@@ -441,6 +514,13 @@ kt_metrics_render (KtMetrics *self, GString *out)
   append_u64 (out, self->lines_other);
   append_series (out, self, "ktally_lines_total", "kind", "malformed");
   append_u64 (out, self->lines_malformed);
+}
+
+/* The batch duration histogram: cumulative buckets, sum and count. */
+static void
+append_durations (GString *out, KtMetrics *self)
+{
+  guint64 cumulative = 0;
 
   append_header (out, "ktally_batch_duration_seconds", "histogram",
                  "Time from planning a batch to the answer to its commit (or its "
@@ -456,34 +536,31 @@ kt_metrics_render (KtMetrics *self, GString *out)
   append_double (out, "%.12g", self->duration_sum);
   append_series (out, self, "ktally_batch_duration_seconds_count", NULL, NULL);
   append_u64 (out, self->duration_count);
+}
 
+/* Where each partition stands: offset, lag, high watermark. */
+static void
+append_positions (GString *out, KtMetrics *self)
+{
   append_header (out, "ktally_partition_offset", "gauge",
                  "Stored offset (the next to read) of each partition after the last "
                  "successful batch.");
-  for (guint i = 0; i < self->partitions->len; i++)
-    {
-      const KtPartitionRow *p = &g_array_index (self->partitions, KtPartitionRow, i);
-      g_string_append (out, "ktally_partition_offset{");
-      append_label (out, "job", self->job);
-      g_string_append_c (out, ',');
-      append_label (out, "topic", p->topic);
-      g_string_append_printf (out, ",partition=\"%d\"} %" G_GINT64_FORMAT "\n",
-                              p->partition, p->offset);
-    }
+  append_partitions (out, self, "ktally_partition_offset", G_STRUCT_OFFSET (KtPartitionRow, offset));
   append_header (out, "ktally_partition_lag", "gauge",
                  "Offsets of each partition not yet committed (high watermark minus "
                  "stored offset) after the last successful batch.");
-  for (guint i = 0; i < self->partitions->len; i++)
-    {
-      const KtPartitionRow *p = &g_array_index (self->partitions, KtPartitionRow, i);
-      g_string_append (out, "ktally_partition_lag{");
-      append_label (out, "job", self->job);
-      g_string_append_c (out, ',');
-      append_label (out, "topic", p->topic);
-      g_string_append_printf (out, ",partition=\"%d\"} %" G_GINT64_FORMAT "\n",
-                              p->partition, p->lag);
-    }
+  append_partitions (out, self, "ktally_partition_lag", G_STRUCT_OFFSET (KtPartitionRow, lag));
+  append_header (out, "ktally_partition_high_watermark", "gauge",
+                 "High watermark of each partition (a replay: its --until) when the last "
+                 "successful batch was planned.");
+  append_partitions (out, self, "ktally_partition_high_watermark",
+                     G_STRUCT_OFFSET (KtPartitionRow, high));
+}
 
+/* What went wrong or late: the last commit, retries, data lost. */
+static void
+append_troubles (GString *out, KtMetrics *self)
+{
   append_header (out, "ktally_last_commit_timestamp_seconds", "gauge",
                  "Unix time of the last committed batch; 0 before the first.");
   append_series (out, self, "ktally_last_commit_timestamp_seconds", NULL, NULL);
@@ -507,8 +584,42 @@ kt_metrics_render (KtMetrics *self, GString *out)
                  "Offsets never counted because retention removed them first.");
   append_series (out, self, "ktally_data_lost_offsets_total", NULL, NULL);
   append_u64 (out, self->data_lost_offsets);
+}
 
+/* ktally_build_info, once the versions are known. */
+static void
+append_build_info (GString *out, KtMetrics *self)
+{
+  if (self->build_info[0] == NULL)
+    return;
+  append_header (out, "ktally_build_info", "gauge",
+                 "Always 1; the labels give the versions of ktally and of the Kafka and "
+                 "MariaDB client libraries it runs with.");
+  g_string_append (out, "ktally_build_info{");
+  append_label (out, "version", self->build_info[0]);
+  g_string_append_c (out, ',');
+  append_label (out, "librdkafka", self->build_info[1]);
+  g_string_append_c (out, ',');
+  append_label (out, "mariadb_client", self->build_info[2]);
+  g_string_append (out, "} 1\n");
+}
+
+void
+kt_metrics_render (KtMetrics *self, GString *out)
+{
+  KtProcessSample process;
+  /* /proc is read before the lock: the batch loop never waits on it. */
+  gboolean have_process = self->process != NULL && self->process (&process);
+
+  g_mutex_lock (&self->lock);
+  append_batches (out, self);
+  append_durations (out, self);
+  append_positions (out, self);
+  append_troubles (out, self);
+  append_build_info (out, self);
   g_mutex_unlock (&self->lock);
+  if (have_process)
+    append_process (out, &process);
 }
 
 gboolean

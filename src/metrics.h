@@ -7,6 +7,7 @@
  * and sending happens after it. Nothing here touches Kafka or MySQL. */
 #pragma once
 #include <glib.h>
+#include "process.h"
 
 typedef struct _KtMetrics KtMetrics;
 
@@ -31,6 +32,7 @@ typedef struct
   guint64       lines_other;
   guint64       lines_malformed;
   const char   *error;       /* FAILED: what happened (copied); else NULL */
+  guint64       bytes;       /* bytes of record values read */
 } KtBatchReport;
 
 #define KT_METRICS_RECENT 20  /* batches kept for the page, idle ones aside */
@@ -55,6 +57,7 @@ typedef struct
   char   *topic;
   gint32  partition;
   gint64  offset;   /* the stored offset: the next one to read */
+  gint64  high;     /* the high watermark when the batch planned */
   gint64  lag;      /* high watermark minus offset */
   gint64  updated;  /* wall clock, microseconds since the epoch */
 } KtPartitionRow;
@@ -75,7 +78,8 @@ typedef struct
   GArray *recent;        /* KtRecentBatch, newest first, at most KT_METRICS_RECENT */
 } KtMetricsSnapshot;
 
-/* @job labels every series. @interval is --interval (seconds; 0: back to
+/* @job labels every ktally_ series (as ktally_job: Prometheus's own job
+ * label names the scrape). @interval is --interval (seconds; 0: back to
  * back), which sets how long /healthz waits for a success. */
 KtMetrics  *kt_metrics_new      (const char *job, double interval);
 void        kt_metrics_free     (KtMetrics *self);  /* NULL is fine */
@@ -86,6 +90,16 @@ void        kt_metrics_free     (KtMetrics *self);  /* NULL is fine */
 typedef gint64 (*KtMetricsClock) (void);
 void        kt_metrics_set_clock (KtMetrics *self, KtMetricsClock wall,
                                   KtMetricsClock monotonic);
+
+/* ktally_build_info's labels: the versions of ktally and the client
+ * libraries (copied). Unset, the series is left out. Call before sharing. */
+void        kt_metrics_set_build_info (KtMetrics *self, const char *version,
+                                       const char *librdkafka, const char *mariadb_client);
+
+/* Where the process_* series come from: kt_process_sample() unless set;
+ * NULL leaves them out (tests). Not thread-safe: call before sharing. */
+typedef gboolean (*KtProcessFunc) (KtProcessSample *out);
+void        kt_metrics_set_process (KtMetrics *self, KtProcessFunc sample);
 
 /* The job given to kt_metrics_new() (constant), and the interval, which
  * a reload may change. */
@@ -103,17 +117,18 @@ void        kt_metrics_set_health (KtMetrics *self, gint64 max_lag, double max_c
  * at least once a second): /livez's clock. */
 void        kt_metrics_alive    (KtMetrics *self);
 
-/* One batch ended. Records and lines count only when it COMMITTED (a
- * fenced or failed batch's are read again by a later one, and counting
+/* One batch ended. Records, bytes and lines count only when it COMMITTED
+ * (a fenced or failed batch's are read again by a later one, and counting
  * them twice would break records_total == records produced); durations
  * are observed for every batch but idle ones, which would drown the
  * histogram in zeros. @report->error is copied. */
 void        kt_metrics_batch    (KtMetrics *self, const KtBatchReport *report);
 
-/* @topic/@partition's stored offset and lag after a successful batch.
- * The first report of a partition adds its series. */
+/* @topic/@partition's stored offset after a successful batch, and the
+ * high watermark it planned with (the lag is their difference, never below
+ * 0). The first report of a partition adds its series. */
 void        kt_metrics_partition (KtMetrics *self, const char *topic, gint32 partition,
-                                  gint64 offset, gint64 lag);
+                                  gint64 offset, gint64 high);
 
 /* A batch (or a commit inside it) is tried again after a transient
  * failure. @cause is a short constant word ("mysql", "kafka",
@@ -126,7 +141,9 @@ void        kt_metrics_retry    (KtMetrics *self, const char *cause);
 void        kt_metrics_data_loss (KtMetrics *self, gint64 offsets);
 
 /* Appends every series in the Prometheus text exposition format 0.0.4
- * (HELP and TYPE lines, cumulative histogram buckets, escaped labels). */
+ * (HELP and TYPE lines, cumulative histogram buckets, escaped labels):
+ * ktally's, ktally_build_info, then the process_* series (sampled first,
+ * outside the lock). */
 void        kt_metrics_render   (KtMetrics *self, GString *out);
 
 /* Whether the service is healthy: a batch (committed or idle) succeeded

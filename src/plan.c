@@ -81,3 +81,16 @@ kt_plan_skip_covered (KtRange *range, const KtCoverage *covered, gint64 high,
     range->until = MIN (high, first + max_per_partition);
   range->until = MAX (range->until, range->read_from);
 }
+
+void
+kt_plan_advance (GArray *states, const GArray *ranges)
+{
+  for (guint i = 0; i < ranges->len; i++)
+    {
+      const KtRange *r = &g_array_index (ranges, KtRange, i);
+
+      for (guint j = 0; j < states->len; j++)
+        if (g_array_index (states, KtPartitionState, j).partition == r->partition)
+          g_array_index (states, KtPartitionState, j).stored = r->until;
+    }
+}

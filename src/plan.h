@@ -65,3 +65,7 @@ void     kt_plan_skip_covered (KtRange *range, const KtCoverage *covered, gint64
 
 /* Sum of (until - read_from) over @ranges: offsets this batch covers. */
 gint64   kt_plan_span (const GArray *ranges);
+
+/* After @ranges (KtRange) committed: each partition of @states
+ * (KtPartitionState) that had a range stands at its until now. */
+void     kt_plan_advance (GArray *states, const GArray *ranges);

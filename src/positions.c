@@ -2,6 +2,7 @@
 #include "positions.h"
 
 #include "error.h"
+#include "log.h"
 #include "offsets.h"
 #include "source.h"
 
@@ -27,11 +28,54 @@ load_stored (KtJob *job, KtPartitionState *s, guint n, GError **error)
   return kt_offsets_load (job->db, job->job, job->topic, s, n, error);
 }
 
+/* "0-3,7": ascending partitions, runs folded. */
+static void
+append_partitions (GString *out, const GArray *ranges)
+{
+  for (guint i = 0; i < ranges->len;)
+    {
+      gint32 first = g_array_index (ranges, KtRange, i).partition, last = first;
+
+      while (++i < ranges->len && g_array_index (ranges, KtRange, i).partition == last + 1)
+        last++;
+      g_string_append_printf (out, "%s%d", out->len > 0 ? "," : "", first);
+      if (last > first)
+        g_string_append_printf (out, "-%d", last);
+    }
+}
+
+/* One line for the partitions seen for the first time (@fresh: KtRange,
+ * from where each starts to its high watermark), however many there are. */
+static void
+report_new (KtJob *job, const GArray *fresh)
+{
+  g_autoptr(KtLogEvent) e = kt_log_event_new ("new-partitions");
+  g_autoptr(GString) list = g_string_new (NULL);
+  gint64 backlog = 0;
+
+  for (guint i = 0; i < fresh->len; i++)
+    backlog += MAX (0, g_array_index (fresh, KtRange, i).until
+                       - g_array_index (fresh, KtRange, i).from);
+  append_partitions (list, fresh);
+  kt_log_event_string (e, "job", job->job);
+  kt_log_event_string (e, "topic", job->topic);
+  kt_log_event_string (e, "partition_list", list->str);
+  kt_log_event_int (e, "partitions", fresh->len);
+  kt_log_event_int (e, "lag", backlog);
+  kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "job %s: %u new partition%s of %s (%s): "
+                     "starting at %s %s offset%s, %" G_GINT64_FORMAT " offset%s to read",
+                     job->job, fresh->len, fresh->len == 1 ? "" : "s", job->topic, list->str,
+                     fresh->len == 1 ? "its" : "their",
+                     job->config->start == KT_START_LATEST ? "latest" : "earliest",
+                     fresh->len == 1 ? "" : "s", backlog, backlog == 1 ? "" : "s");
+}
+
 gboolean
 kt_positions_load (KtJob *job, const GArray *partitions, GArray *states, GError **error)
 {
   const KtConfig *config = job->config;
   g_autoptr(GArray) starts = g_array_new (FALSE, FALSE, sizeof (KtRange));
+  g_autoptr(GArray) fresh = g_array_new (FALSE, FALSE, sizeof (KtRange));
   KtPartitionState *s;
   gboolean missing = FALSE;
 
@@ -52,9 +96,13 @@ kt_positions_load (KtJob *job, const GArray *partitions, GArray *states, GError 
         if (config->replay_from != NULL)
           at = bound (config->replay_from, s[i].partition);
         else
-          g_message ("job %s: %s/%d is new: starting at its %s offset %" G_GINT64_FORMAT,
+          {
+            g_debug ("job %s: %s/%d is new: starting at its %s offset %" G_GINT64_FORMAT,
                      job->job, job->topic, s[i].partition,
                      config->start == KT_START_LATEST ? "latest" : "earliest", at);
+            g_array_append_val (fresh, ((KtRange) { .partition = s[i].partition, .from = at,
+                                                      .read_from = at, .until = s[i].high }));
+          }
         if (config->offsets == KT_OFFSETS_KAFKA)
           {
             /* Decided once: committed to the group before the first read.
@@ -70,6 +118,8 @@ kt_positions_load (KtJob *job, const GArray *partitions, GArray *states, GError 
             || !kt_offsets_init (job->db, job->job, job->topic, s[i].partition, at, error))
           return FALSE;
       }
+  if (fresh->len > 0)
+    report_new (job, fresh);
   if (!kt_source_commit (job->source, starts, error))
     return FALSE;
   if (missing

@@ -3,10 +3,12 @@
 
 #include <string.h>
 #include "kprops.h"
-#include "loglevel.h"
+#include "log.h"
 
 /* Set by the SIGHUP handler, taken by the first poll after it. */
 static gint requested;
+/* How many reloaders there are: a SIGHUP is then a reload. */
+static gint reloaders;
 
 struct _KtReload
 {
@@ -22,6 +24,12 @@ kt_reload_request (void)
   g_atomic_int_set (&requested, 1);
 }
 
+gboolean
+kt_reload_active (void)
+{
+  return g_atomic_int_get (&reloaders) > 0;
+}
+
 KtReload *
 kt_reload_new (const KtConfig *config)
 {
@@ -29,6 +37,7 @@ kt_reload_new (const KtConfig *config)
 
   self->running = config;
   g_mutex_init (&self->lock);
+  g_atomic_int_inc (&reloaders);
   kt_run_settings_init (&self->settings, config);
   return self;
 }
@@ -38,6 +47,7 @@ kt_reload_free (KtReload *self)
 {
   if (self == NULL)
     return;
+  g_atomic_int_dec_and_test (&reloaders);
   g_clear_pointer (&self->current, kt_config_free);
   kt_run_settings_clear (&self->settings);
   g_mutex_clear (&self->lock);
@@ -172,6 +182,19 @@ kt_reload_diff (const KtConfig *running, const KtConfig *current, const KtConfig
   diff_secrets (running->kafka_properties, fresh->kafka_properties, restart);
 }
 
+/* A reload's line "job JOB: reload: @text"; for machines, @value as
+ * field @key. */
+static void
+logged (const char *job, GLogLevelFlags level, const char *key, const char *value,
+        const char *text)
+{
+  g_autoptr(KtLogEvent) e = kt_log_event_new ("reload");
+
+  kt_log_event_string (e, "job", job);
+  kt_log_event_string (e, key, value);
+  kt_log_event_emit (e, level, "job %s: reload: %s", job, text);
+}
+
 /* @lines joined by "; ". */
 static char *
 joined (GPtrArray *lines)
@@ -201,8 +224,8 @@ reload (KtReload *self)
 
   if (words == NULL)
     {
-      g_warning ("job %s: reload (SIGHUP): these settings were not read from a command "
-                 "line: nothing to read again", running->job);
+      logged (running->job, G_LOG_LEVEL_WARNING, "error", "no command line",
+              "these settings were not read from a command line: nothing to read again");
       return;
     }
   /* GOption takes apart the array it parses: give it a copy of the
@@ -213,24 +236,25 @@ reload (KtReload *self)
   }
   if (fresh == NULL)
     {
-      g_warning ("job %s: reload (SIGHUP): %s; keeping the running settings", running->job,
-                 error->message);
+      g_autofree char *text = g_strdup_printf ("%s; keeping the running settings",
+                                               error->message);
+
+      logged (running->job, G_LOG_LEVEL_WARNING, "error", error->message, text);
       return;
     }
   kt_reload_diff (running, current, fresh, apply, restart);
   /* One line for what applies, one for what does not. */
   applied = joined (apply);
   kept = joined (restart);
-  if (apply->len > 0)
-    g_message ("job %s: reload: %s", running->job, applied);
+  if (apply->len > 0 || restart->len == 0)
+    logged (running->job, G_LOG_LEVEL_MESSAGE, "applied", applied,
+            apply->len > 0 ? applied : "nothing changed");
   if (restart->len > 0)
-    g_warning ("job %s: reload: %s", running->job, kept);
-  if (apply->len == 0 && restart->len == 0)
-    g_message ("job %s: reload: nothing changed", running->job);
+    logged (running->job, G_LOG_LEVEL_WARNING, "needs_restart", kept, kept);
   if (apply->len == 0)
     return;
 
-  kt_log_level_set (fresh->verbose, fresh->quiet);
+  kt_log_set_verbosity (fresh->verbose, fresh->quiet);
   generation = self->settings.generation + 1;
   kt_run_settings_clear (&self->settings);
   kt_run_settings_init (&self->settings, fresh);

@@ -17,6 +17,10 @@ typedef struct _KtReload KtReload;
  * polls first. Async-signal-safe: the SIGHUP handler calls it. */
 void      kt_reload_request (void);
 
+/* Whether a reloader exists (the command reloads at SIGHUP): for the
+ * line that says what a SIGHUP does. */
+gboolean  kt_reload_active  (void);
+
 /* A reloader for the running @config (borrowed: it must outlive the
  * reloader). */
 KtReload *kt_reload_new  (const KtConfig *config);

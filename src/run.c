@@ -20,6 +20,7 @@
 #include "http.h"
 #include "identity.h"
 #include "kind.h"
+#include "log.h"
 #include "metrics.h"
 #include "offsets.h"
 #include "positions.h"
@@ -177,16 +178,14 @@ commit (Runner *r, KtCommitResult *result, KtFeed **fenced_feed, gint32 *fenced,
             }
           g_prefix_error (&local, "the answer to COMMIT was lost (the offsets will "
                           "tell whether it landed): ");
+          first->log.lost_commit = first->log.batch_no;
         }
       if (!g_error_matches (local, KT_ERROR, KT_ERROR_CONFLICT) || attempt == 6)
         {
           g_propagate_error (error, g_steal_pointer (&local));
           return FALSE;
         }
-      first->log.retried++;
-      kt_metrics_retry (first->log.metrics, "deadlock");
-      g_message ("job %s: batch %" G_GUINT64_FORMAT ": %s; committing again (%u/5)",
-                 r->config->job, first->log.batch_no, local->message, attempt);
+      kt_batch_log_commit_again (&first->log, local->message, attempt, 5);
       g_usleep ((gulong) g_random_int_range (5000, 20000) << attempt);
     }
 }
@@ -241,10 +240,12 @@ run_batch (Runner *r, gboolean *idle, GError **error)
               && !r->kind->after (f->state, f->ranges, &moved, error))
             return FALSE;
           kt_batch_log_committed (&f->log, r->kind, f->state, f->states, f->ranges,
-                                  f->losses, f->records, moved, started);
+                                  f->losses, f->records, kt_source_last_bytes (f->source),
+                                  moved, started);
+          kt_plan_advance (f->states, f->ranges);
         }
       if (r->hooks != NULL && r->hooks->progress != NULL && !*idle)
-        r->hooks->progress (r->hooks->data, f->states);
+        r->hooks->progress (r->hooks->data, f->job.topic, f->states, &f->log.totals);
     }
   return TRUE;
 }
@@ -398,11 +399,9 @@ after_failure (Runner *r, GError **failure, gint64 started, double *backoff, GEr
   if (g_error_matches (local, KT_ERROR, KT_ERROR_REBALANCED)
       || g_error_matches (local, KT_ERROR, KT_ERROR_OVERTAKEN))
     {
-      kt_metrics_retry (log->metrics, local->code == KT_ERROR_REBALANCED
-                                      ? "rebalance" : "retention");
       /* Nothing was committed: plan again with what we own now. */
-      g_message ("job %s: batch %" G_GUINT64_FORMAT ": %s", r->config->job,
-                 log->batch_no, local->message);
+      kt_batch_log_abandoned (log, local->code == KT_ERROR_REBALANCED
+                                   ? "rebalance" : "retention", local->message);
       return TRUE;
     }
   if (!g_error_matches (local, KT_ERROR, KT_ERROR_TRANSIENT)
@@ -414,13 +413,8 @@ after_failure (Runner *r, GError **failure, gint64 started, double *backoff, GEr
   /* Transient: the batch left nothing behind (or the offsets will say
    * what it left); plan it again after a pause. A failure also
    * invalidates the partition lists. */
-  kt_metrics_batch (log->metrics, &(KtBatchReport) {
-    .result = KT_BATCH_FAILED, .error = local->message,
-    .duration = (double) (g_get_monotonic_time () - started) / G_USEC_PER_SEC });
-  kt_metrics_retry (log->metrics, retry_cause (r, local));
   *backoff = *backoff == 0 ? 1 : MIN (*backoff * 2, BACKOFF_MAX_S);
-  g_warning ("job %s: batch %" G_GUINT64_FORMAT ": %s; retrying in %g s",
-             r->config->job, log->batch_no, local->message, *backoff);
+  kt_batch_log_failed (log, retry_cause (r, local), local->message, *backoff, started);
   for (guint i = 0; i < r->feeds->len; i++)
     ((KtFeed *) r->feeds->pdata[i])->metadata_at = 0;
   rest (r, *backoff, FALSE);
@@ -478,11 +472,9 @@ run_loop (Runner *r, GError **error)
   for (guint i = 0; i < r->feeds->len; i++)
     partitions += ((KtFeed *) r->feeds->pdata[i])->partitions->len;
   topics = config->topics != NULL ? g_strjoinv (",", config->topics) : g_strdup (config->topic);
-  g_message ("job %s: reading %s (%u partitions) into %s.%s, %s %s%s, every %g s",
-             config->job, topics, partitions, kt_db_name (r->db), r->identity.output,
-             r->kind->kind, r->kind->mode,
-             config->offsets == KT_OFFSETS_KAFKA ? " with offsets in Kafka" : "",
-             r->settings.interval);
+  kt_batch_log_start (&((KtFeed *) r->feeds->pdata[0])->log, topics, partitions,
+                      kt_db_name (r->db), r->identity.output, r->kind->kind, r->kind->mode,
+                      config->offsets == KT_OFFSETS_KAFKA, r->settings.interval);
 
   while (!*r->stop)
     {
@@ -535,6 +527,8 @@ kt_run (const KtConfig *config, const KtRunHooks *hooks, volatile int *stop,
   KtRunTotals ignored;
   gboolean stopped, ok;
 
+  kt_metrics_set_build_info (metrics, PACKAGE_VERSION, kt_source_library_version (),
+                             kt_db_client_version ());
   if (totals == NULL)
     totals = &ignored;
   *totals = (KtRunTotals) { 0 };
@@ -542,11 +536,17 @@ kt_run (const KtConfig *config, const KtRunHooks *hooks, volatile int *stop,
    * /healthz answers (503) while Kafka and MySQL are still awaited. */
   if (config->http != NULL)
     {
+      g_autoptr(KtLogEvent) e = kt_log_event_new ("http");
+
       http = kt_http_start (config->http, metrics, &config->db, error);
       if (http == NULL)
         return FALSE;
-      g_message ("job %s: serving /metrics, /livez, /readyz, /healthz and / on port %u of %s",
-                 config->job, kt_http_port (http), config->http);
+      /* The port a machine needs (--http 127.0.0.1:0 takes a free one). */
+      kt_log_event_string (e, "job", config->job);
+      kt_log_event_int (e, "port", kt_http_port (http));
+      kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "job %s: serving /metrics, /livez, /readyz, "
+                         "/healthz and / on port %u of %s", config->job, kt_http_port (http),
+                         config->http);
     }
   kt_metrics_set_health (metrics, config->health_max_lag, config->health_max_commit_age,
                          config->health_max_stall);

@@ -37,7 +37,9 @@ void kt_run_settings_clear (KtRunSettings *settings);
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (KtRunSettings, kt_run_settings_clear)
 
 /* What a caller adds to a run (a replay: its ranges checked before the
- * first batch, and its progress shown after each; both: a reload). */
+ * first batch, and its progress shown after each; `run` on a terminal:
+ * its progress; both: a reload). With several topics, progress is called
+ * for each topic after each batch, on the caller's thread. */
 typedef struct
 {
   /* Before the first batch, once Kafka answers: may refuse the run, and
@@ -46,8 +48,11 @@ typedef struct
                         int timeout_ms, GError **error);
   /* Once the tables are ready, before the first batch. */
   void     (*ready)    (gpointer data);
-  /* After each committed batch: where every partition stood. */
-  void     (*progress) (gpointer data, const GArray *states);
+  /* After each committed or fenced batch of @topic: where every partition
+   * stands now (KtPartitionState: ->stored is the next offset to read),
+   * and what the topic's feed read and counted so far. */
+  void     (*progress) (gpointer data, const char *topic, const GArray *states,
+                        const KtRunTotals *totals);
   /* Between batches, and about once a second while the scheduler waits
    * (the interval, a backoff): TRUE after replacing *@settings (its own
    * copy; the generation says which it holds) with newer ones, used from

@@ -17,6 +17,7 @@
 #include "autocleanups.h"
 #include "error.h"
 #include "db.h"
+#include "log.h"
 
 /* The .sql files of sql/ and sql/migrations/, embedded at build time
  * (src/meson.build). */
@@ -550,9 +551,16 @@ kt_schema_check_read_only (MYSQL *conn, const char *description, GError **error)
       return FALSE;
     }
   if (version > 0 && version < KT_SCHEMA_VERSION)
-    g_message ("%s: schema version %d is older than this ktally's (%d): read as it is, "
-               "not migrated; `ktally init-db` or the next `ktally run` brings it forward",
-               description, version, KT_SCHEMA_VERSION);
+    {
+      g_autoptr(KtLogEvent) e = kt_log_event_new ("schema-older");
+
+      kt_log_event_int (e, "version", version);
+      kt_log_event_int (e, "latest", KT_SCHEMA_VERSION);
+      kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "%s: schema version %d is older than this "
+                         "ktally's (%d): read as it is, not migrated; `ktally init-db` or the "
+                         "next `ktally run` brings it forward", description, version,
+                         KT_SCHEMA_VERSION);
+    }
   return TRUE;
 }
 
@@ -648,9 +656,13 @@ migrate (MYSQL *conn, const char *description, GHashTable *tables, const Migrati
   const char *mark = strstr (m->m.sql, VERSION_TXN_MARK);
   g_autofree char *ddl = mark != NULL ? g_strndup (m->m.sql, mark - m->m.sql)
                                       : g_strdup (m->m.sql);
+  g_autoptr(KtLogEvent) e = kt_log_event_new ("migrate");
 
-  g_message ("%s: migrating the schema from version %d to %d (%s)", description,
-             m->m.version - 1, m->m.version, m->m.name);
+  kt_log_event_int (e, "from", m->m.version - 1);
+  kt_log_event_int (e, "to", m->m.version);
+  kt_log_event_string (e, "migration", m->m.name);
+  kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "%s: migrating the schema from version %d to %d "
+                     "(%s)", description, m->m.version - 1, m->m.version, m->m.name);
   if (!apply_sql (conn, description, kt_version_sql, tables, error)
       || !apply_sql (conn, description, ddl, tables, error)
       || (m->between != NULL && !m->between (conn, description, tables, error))

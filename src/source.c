@@ -10,6 +10,7 @@
 #include "autocleanups.h"
 #include "error.h"
 #include "kprops.h"
+#include "log.h"
 
 static void stream_free (gpointer data);
 
@@ -1055,6 +1056,23 @@ read_some (Reading *rd, GArray *ranges, const volatile int *stop, int stall_ms,
   return ok;
 }
 
+/* A read a cap stopped early, as an event (its fields are what tests
+ * and machines read; the words are for people). */
+static void
+report_capped (KtSource *self, const Reading *rd)
+{
+  g_autoptr(KtLogEvent) e = kt_log_event_new ("read-stopped");
+  gboolean bytes = rd->bytes >= self->max_batch_bytes;
+
+  kt_log_event_string (e, "topic", self->topic);
+  kt_log_event_int (e, "short", rd->remaining);
+  kt_log_event_string (e, "cap", bytes ? "bytes" : "carried");
+  kt_log_event_emit (e, G_LOG_LEVEL_DEBUG, "%s: read stopped early, %u range(s) short, at the %s",
+                     self->topic, rd->remaining, bytes
+                     ? "byte cap (--max-batch-bytes)"
+                     : "bound on records carried past their ranges (queued.min.messages)");
+}
+
 gboolean
 kt_source_read (KtSource *self, GArray *ranges, KtRecordFunc func,
                 gpointer user_data, const volatile int *stop, int stall_ms,
@@ -1076,10 +1094,7 @@ kt_source_read (KtSource *self, GArray *ranges, KtRecordFunc func,
 
   self->last_bytes = rd.handed_bytes;
   if (ok && capped && rd.remaining > 0)
-    g_debug ("%s: read stopped early, %u range(s) short, at the %s", self->topic,
-             rd.remaining, rd.bytes >= self->max_batch_bytes
-                           ? "byte cap (--max-batch-bytes)"
-                           : "bound on records carried past their ranges (queued.min.messages)");
+    report_capped (self, &rd);
   for (guint i = 0; i < ranges->len; i++)
     {
       KtRange *r = &g_array_index (ranges, KtRange, i);
@@ -1407,4 +1422,10 @@ gint64
 kt_source_last_bytes (KtSource *self)
 {
   return self->last_bytes;
+}
+
+const char *
+kt_source_library_version (void)
+{
+  return rd_kafka_version_str ();
 }

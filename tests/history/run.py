@@ -120,13 +120,44 @@ class Services:
         raise HarnessError("cannot read the watermarks of %s: %s" % (topic, out))
 
 
+# Each stderr line of an instance, in its --log-format (None: text).
+TEXT_LINE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} ktally "
+                       r"(debug|info|warning|BUG): .|ktally: .)")
+LOGFMT_PAIR = re.compile(r'([a-z_]+)=("(?:[^"\\]|\\.)*"|[^ "=]+)(?: |$)')
+
+
+def log_line_error(fmt, line):
+    """Why LINE (str, no newline) is not one record in FMT, or None."""
+    if fmt in (None, "text"):
+        return None if TEXT_LINE.match(line) else "not a text log line"
+    if fmt == "json":
+        try:
+            r = json.loads(line)
+        except ValueError as e:
+            return "not JSON (%s)" % e
+        if not isinstance(r, dict) or not all(isinstance(r.get(k), str) and r[k]
+                                              for k in ("time", "level", "message")):
+            return "no time, level and message"
+        return None
+    pos, keys = 0, []
+    while pos < len(line):
+        m = LOGFMT_PAIR.match(line, pos)
+        if not m:
+            return "not logfmt at column %d" % pos
+        keys.append(m.group(1))
+        pos = m.end()
+    return None if keys[:3] == ["time", "level", "msg"] else "not time, level, msg first"
+
+
 class Instance:
-    def __init__(self, name, job, argv, log_path, env):
+    def __init__(self, name, job, argv, log_path, env, log_format=None):
         self.name = name
         self.job = job
         self.argv = argv
         self.log_path = log_path
+        self.log_format = log_format
         self.log = open(log_path, "ab")
+        self.log_from = self.log.tell()  # an instance name may start again
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self.log,
                                      stderr=self.log, env=env)
         self.started = time.monotonic()
@@ -140,6 +171,25 @@ class Instance:
         except OSError:
             return ""
         return "\n".join(l.decode(errors="replace") for l in data.splitlines()[-n:])
+
+    def exit_text(self):
+        """The error that ended the instance, as the text format says it
+        ("ktally: ..."), whatever its --log-format."""
+        for line in reversed(self.tail(40).splitlines()):
+            if line.startswith("ktally: "):
+                return line
+            if self.log_format == "json" and line.startswith("{"):
+                try:
+                    r = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(r, dict) and r.get("event") == "exit":
+                    return "ktally: " + str(r.get("message"))
+            if self.log_format == "logfmt" and " event=exit" in line:
+                m = re.search(r' msg="((?:[^"\\]|\\.)*)"', line)
+                if m:
+                    return "ktally: " + re.sub(r"\\(.)", r"\1", m.group(1))
+        return ""
 
     def close(self):
         self.log.close()
@@ -285,16 +335,32 @@ class Runner:
                 inst.close()
                 self.scan_log(inst)
                 if rc == 3 and "prepare-not-retried" in self.h.get("open", ()) \
-                        and inst.started < self.mysql_fault_at and PREPARE_LOST.search(inst.tail()):
+                        and inst.started < self.mysql_fault_at and PREPARE_LOST.search(inst.exit_text()):
                     self.note("tolerated (prepare-not-retried): %s exited 3" % name)
                     self.stats["tolerated"] += 1
                     continue
                 raise Failure("exit:%s" % inst.job, "instance %s (%s) exited %s by itself:\n%s" % (
                     name, inst.job, rc, inst.tail()))
 
-    def scan_log(self, inst):
+    def scan_log(self, inst, killed=False):
         with open(inst.log_path, "rb") as f:
-            self.scan_sanitizer(inst.job, f.read())
+            data = f.read()
+        self.scan_sanitizer(inst.job, data)
+        self.check_log_format(inst, data[inst.log_from:], killed)
+
+    def check_log_format(self, inst, data, killed):
+        """Every line the instance wrote is one record of its --log-format:
+        a machine reading the log never meets a line it cannot parse."""
+        lines = data.split(b"\n")
+        if killed or lines[-1] == b"":
+            lines.pop()  # kill -9 may cut the last line short
+        for i, raw in enumerate(lines):
+            why = log_line_error(inst.log_format, raw.decode(errors="replace"))
+            if why:
+                raise Failure("log-format:%s" % (inst.log_format or "text"),
+                              "instance %s (%s), --log-format %s, line %d: %s:\n%r" % (
+                                  inst.name, inst.job, inst.log_format or "(text)", i + 1, why,
+                                  raw[:500]))
 
     def nap(self, seconds):
         end = time.monotonic() + seconds
@@ -313,6 +379,7 @@ class Runner:
             inst.proc.kill()
             inst.proc.wait()
             inst.close()
+            self.scan_log(inst, killed=True)
             self.stats["kills"] += 1
             return
         inst.proc.send_signal(signal.SIGTERM)
@@ -394,6 +461,8 @@ class Runner:
             a += ["--http", "127.0.0.1:0", "--health-max-lag", str(ia["health_max_lag"])]
         if ia.get("workers"):
             a += ["--workers", str(ia["workers"])]
+        if ia.get("log_format"):
+            a += ["--log-format", ia["log_format"]]
         if j["share"] == "partitions" and ia.get("partitions"):
             a += ["--partitions", ia["partitions"]]
         if j["share"] == "group":
@@ -530,7 +599,7 @@ class Runner:
         conf = base + ".conf" if op["args"].get("config") else None
         args = self.job_args(jid, op["args"], conf=conf)
         inst = Instance(op["inst"], jid, self.ktally_argv(args, self.long_host(jid)),
-                        base + ".log", self.env)
+                        base + ".log", self.env, op["args"].get("log_format"))
         inst.conf = conf
         inst.http = op["args"].get("health_max_lag") is not None
         self.live[op["inst"]] = inst
@@ -552,11 +621,9 @@ class Runner:
                 raise Failure("start:%s" % jid, "instance %s stored no start offset for %s within "
                               "30 s:\n%s" % (op["inst"], want, inst.tail()))
             if j["offsets"] == "kafka":
-                seen = {}
-                with open(inst.log_path, "rb") as f:
-                    for m in re.finditer(rb": (\S+)/(\d+) is new: starting at its latest offset (\d+)",
-                                         f.read()):
-                        seen.setdefault((m.group(1).decode(), int(m.group(2))), int(m.group(3)))
+                # Where a new partition starts is committed to the group
+                # before it is read: read there, not from the log's words.
+                seen = self.group_committed(jid, want)
             else:
                 seen = {(row[0], int(row[1])): int(row[2]) for row in self.svc.sql(
                     self.dbname[j["db"]], "SELECT topic, `partition`, `offset` FROM kafka_offset "
@@ -1091,6 +1158,20 @@ class Runner:
                     " (want)" if (k, v) in want.items() else " (got)") for k, v in diff)))
         for jid in kafka_jobs:
             self.compare_group_offsets(jid)
+
+    def group_committed(self, jid, tps):
+        """The offsets group ktally-JOB has committed for (topic id, partition)
+        pairs TPS, as {(topic name, partition): offset}; none yet: absent."""
+        from confluent_kafka import Consumer, KafkaException, TopicPartition
+        c = Consumer({"bootstrap.servers": self.svc.brokers, "group.id": "ktally-" + self.job_name(jid),
+                      "enable.auto.commit": False, "log_level": 3})
+        try:
+            parts = c.committed([TopicPartition(self.names[t], p) for t, p in tps], timeout=5)
+        except KafkaException:
+            return {}
+        finally:
+            c.close()
+        return {(tp.topic, tp.partition): tp.offset for tp in parts if tp.offset >= 0}
 
     def compare_group_offsets(self, jid):
         from confluent_kafka import Consumer, TopicPartition

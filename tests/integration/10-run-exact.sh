@@ -16,22 +16,22 @@ malformed=$(( $(sed 's/.*malformed=\([0-9]*\).*/\1/' "$WORK/gen1") + $(sed 's/.*
 
 start=$(date +%s.%N)
 "$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" \
-  --exit-when-idle --interval 0 2> "$WORK/run1.log" || { cat "$WORK/run1.log" >&2; fail "first run failed"; }
+  --exit-when-idle --interval 0 --log-format json 2> "$WORK/run1.log" || { cat "$WORK/run1.log" >&2; fail "first run failed"; }
 end=$(date +%s.%N)
 kt_check_counts "$db" "$WORK/truth"
 kt_audit "$db_uri"
 [[ $(kt_offset_sum "$db" "$topic") == "$messages" ]] || fail "stored offsets do not add up to $messages"
 [[ $(kt_sql "$db" "SELECT COUNT(*) FROM kafka_offset") == 8 ]] || fail "expected 8 offset rows"
 
-# The batch lines report the malformed lines the generator wrote.
-reported=$(sed -n 's/.* \([0-9]*\) malformed.*/\1/p' "$WORK/run1.log" | awk '{ s += $1 } END { print s + 0 }')
+# The batch records report the malformed lines the generator wrote.
+reported=$(kt_log_sum batch malformed "$WORK/run1.log")
 [[ $reported == "$malformed" ]] || fail "reported $reported malformed lines, generated $malformed"
 
 # A second run finds nothing new and changes nothing.
 before=$(kt_sql "$db" "CHECKSUM TABLE error_log, kafka_offset")
 "$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" \
-  --exit-when-idle --interval 0 2> "$WORK/run2.log" || { cat "$WORK/run2.log" >&2; fail "second run failed"; }
+  --exit-when-idle --interval 0 --log-format json 2> "$WORK/run2.log" || { cat "$WORK/run2.log" >&2; fail "second run failed"; }
 [[ $(kt_sql "$db" "CHECKSUM TABLE error_log, kafka_offset") == "$before" ]] || fail "the second run changed the tables"
-if grep -q 'batch .* records' "$WORK/run2.log"; then fail "the second run committed a batch"; fi
+if kt_log_has batch "$WORK/run2.log"; then fail "the second run committed a batch"; fi
 
 note "$TEST_NAME: 300000 lines, $messages records, exact; $(awk "BEGIN { printf \"%.0f\", 300000 / ($end - $start) }") lines/s end to end"

@@ -12,7 +12,8 @@ for mode in transactional idempotent; do
   kt_gen "$topic" --lines 20000 --lines-per-value 20 --seed 63 > /dev/null || fail "$mode: kt-gen failed"
   port=$((20000 + RANDOM % 20000))
   "$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" --interval 0.2 --max-per-partition 200 \
-    --mode "$mode" --on-data-loss skip --http "127.0.0.1:$port" 2> "$WORK/run_$mode.log" &
+    --mode "$mode" --on-data-loss skip --http "127.0.0.1:$port" --log-format json \
+    2> "$WORK/run_$mode.log" &
   pid=$!; KT_CHILDREN+=("$pid")
   at_end() { [[ $(kt_offset_sum "$db" "$topic" 2> /dev/null) == "$1" ]]; }
   kt_wait_for 30 at_end 1000 || { tail -20 "$WORK/run_$mode.log" >&2; fail "$mode: the first 1000 records were not committed"; }
@@ -26,16 +27,18 @@ for mode in transactional idempotent; do
   metrics=$(curl -sf "http://127.0.0.1:$port/metrics") || fail "$mode: no /metrics"
   kt_stop "$pid" || fail "$mode: ktally did not stop cleanly"
 
-  # Each lost range once: a stored offset never starts two DATA LOSS lines,
-  # and the metrics add up to the lines.
-  sed -n 's/.*DATA LOSS on [^ ]*: offsets \[\([0-9]*\), \([0-9]*\)) are gone.*/\1 \2/p' "$WORK/run_$mode.log" > "$WORK/losses_$mode"
+  # Each lost range once: a stored offset never starts two data-loss
+  # records, and the metrics add up to the records.
+  jq -Rr 'fromjson? | objects | select(.event == "data-loss") | "\(.from) \(.until)"' \
+    "$WORK/run_$mode.log" > "$WORK/losses_$mode"
   events=$(wc -l < "$WORK/losses_$mode"); lost=$(awk '{ s += $2 - $1 } END { print s + 0 }' "$WORK/losses_$mode")
   ((events > 0)) || fail "$mode: no DATA LOSS line"
   [[ $(cut -d' ' -f1 "$WORK/losses_$mode" | sort | uniq -d) == "" ]] \
     || { grep "DATA LOSS" "$WORK/run_$mode.log" >&2; fail "$mode: one lost range was logged more than once"; }
   # (A broker's own hiccup under load may still retry a batch: not this.)
-  grep -E "retrying" "$WORK/run_$mode.log" | grep -qiE "seek|retention|vanished|erroneous" \
-    && { grep "retrying" "$WORK/run_$mode.log" >&2; fail "$mode: a batch failed on the way"; }
+  jq -Rr 'fromjson? | objects | select(.event == "retry") | .message' "$WORK/run_$mode.log" \
+    | grep -qiE "seek|retention|vanished|erroneous" \
+    && { grep '"retry"' "$WORK/run_$mode.log" >&2; fail "$mode: a batch failed on the way"; }
   grep -q "^ktally_data_loss_total{[^}]*} $events$" <<< "$metrics" \
     || { grep data_lo <<< "$metrics" >&2; fail "$mode: ktally_data_loss_total is not $events"; }
   grep -q "^ktally_data_lost_offsets_total{[^}]*} $lost$" <<< "$metrics" \

@@ -12,7 +12,7 @@
 # counted by reason, and every run exits 0.
 source "$(dirname "$0")/lib.sh"
 
-malformed_in() { sed -n 's/.* \([0-9]*\) malformed.*/\1/p' "$1" | awk '{ s += $1 } END { print s + 0 }'; }
+malformed_in() { kt_log_sum batch malformed "$1"; }
 
 # ---- counts: iso8601 ------------------------------------------------------
 cat > "$WORK/lines" <<'EOF'
@@ -41,14 +41,15 @@ for job in transactional:1m idempotent:1m transactional:1h; do
   for run in first restart; do
     log=$WORK/${mode}_${bucket}_$run.log rc=0
     "$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" --mode "$mode" \
-      --time-format iso8601 --bucket "$bucket" --interval 0 --exit-when-idle 2> "$log" || rc=$?
+      --time-format iso8601 --bucket "$bucket" --interval 0 --exit-when-idle --log-format json \
+      2> "$log" || rc=$?
     ((rc == 0)) || { tail -5 "$log" >&2; fail "$mode, $bucket: $run run exited $rc"; }
     kt_check_counts "$db" "$WORK/expected_$bucket"
   done
   [[ $(kt_offset_sum "$db" "$topic") == "$records" ]] || fail "$mode, $bucket: offsets short of $records"
   malformed=$(malformed_in "$WORK/${mode}_${bucket}_first.log")
   [[ $malformed == 4 ]] || fail "$mode, $bucket: $malformed malformed lines reported, expected 4"
-  grep -q "malformed line at" "$WORK/${mode}_${bucket}_first.log" || fail "$mode, $bucket: no sample"
+  kt_log_has sample "$WORK/${mode}_${bucket}_first.log" || fail "$mode, $bucket: no sample"
   [[ $(malformed_in "$WORK/${mode}_${bucket}_restart.log") == 0 ]] || fail "$mode, $bucket: the restart read again"
 done
 kt_audit "$db_uri"
@@ -84,7 +85,7 @@ db_uri=$(kt_new_db poison_ledger); db=$(kt_db_name "$db_uri")
 for run in first restart; do
   rc=0
   "$KTALLY" run --kind ledger --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" \
-    --interval 0 --exit-when-idle 2> "$WORK/ledger_$run.log" || rc=$?
+    --interval 0 --exit-when-idle --log-format json 2> "$WORK/ledger_$run.log" || rc=$?
   ((rc == 0)) || { tail -5 "$WORK/ledger_$run.log" >&2; fail "ledger: $run run exited $rc"; }
 done
 emoji=$(for ((i = 0; i < 64; i++)); do printf 'F09F9880'; done)
@@ -97,13 +98,13 @@ LC_ALL=C sort "$WORK/got" | diff - "$WORK/want" >&2 || fail "ledger: balances di
   || fail "ledger: rejected $(kt_sql "$db" "SELECT GROUP_CONCAT(txn, ':', reason ORDER BY txn) FROM ledger_rejected")"
 [[ $(kt_sql "$db" "SELECT CHAR_LENGTH(account), LENGTH(account) FROM ledger_applied WHERE txn = 'T5'") == $'64\t256' ]] \
   || fail "ledger: the 64-character account was not stored whole"
-bad=$(sed -n 's/.* \([0-9]*\) bad, .*/\1/p' "$WORK/ledger_first.log" | awk '{ s += $1 } END { print s + 0 }')
+bad=$(kt_log_sum batch malformed "$WORK/ledger_first.log")
 [[ $bad == 9 ]] || fail "ledger: $bad bad messages reported, expected 9"
-for reason in 'bad timestamp' 'lone surrogate escape' 'field too long' 'overflow' '\u0000 in a string'; do
-  grep "bad ledger messages by reason:" "$WORK/ledger_first.log" | grep -qF "$reason" \
+for reason in bad_timestamp lone_surrogate_escape field_too_long overflow u0000_in_a_string; do
+  (($(kt_log_sum bad-messages "$reason" "$WORK/ledger_first.log") > 0)) \
     || fail "ledger: no bad message counted as '$reason'"
 done
-grep -q "bad ledger message at" "$WORK/ledger_first.log" || fail "ledger: no bad message sampled"
+kt_log_has sample "$WORK/ledger_first.log" || fail "ledger: no bad message sampled"
 [[ $(kt_offset_sum "$db" "$topic") == 16 ]] || fail "ledger: offsets short of 16"
 kt_audit "$db_uri"
 note "$TEST_NAME: ledger: 5 applied, 2 rejected, 9 bad (ts :60, years 999 and 10000, lone surrogates, 65 characters, amounts past int64, \\u0000) counted by reason, every run exit 0"

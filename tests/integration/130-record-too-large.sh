@@ -29,17 +29,19 @@ printf '2017-07-30 14:00:00\t1\n2017-07-30 14:01:00\t1\n2017-07-30 14:02:00\t1\n
 small=(-X message.max.bytes=1000 -X fetch.max.bytes=1000 -X receive.message.max.bytes=2000)
 start=$SECONDS rc=0
 timeout 25 "$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" --interval 0 \
-  --exit-when-idle "${small[@]}" > "$WORK/out" 2> "$WORK/err" || rc=$?
+  --exit-when-idle "${small[@]}" --log-format json > "$WORK/out" 2> "$WORK/err" || rc=$?
 took=$((SECONDS - start))
 [[ $rc == 3 ]] || { tail -3 "$WORK/err" >&2; fail "exit $rc after ${took} s, expected 3 at once"; }
 ((took <= 15)) || fail "it took $took s to give up"
-grep -v ' ktally \(info\|debug\|warning\): ' "$WORK/err" > "$WORK/fatal"
-[[ $(wc -l < "$WORK/fatal") == 1 ]] || { cat "$WORK/err" >&2; fail "not one error line"; }
+jq -r 'select(.level != "info" and .level != "debug" and .level != "warning") | .message' \
+  "$WORK/err" > "$WORK/fatal"
+[[ $(wc -l < "$WORK/fatal") == 1 ]] && kt_log_has exit "$WORK/err" \
+  || { cat "$WORK/err" >&2; fail "not one error record"; }
 # Partition 0 is named too when it shares the leader: the answer that is
 # too large carries both, and which batch makes it so is not knowable.
 grep -q "cannot read \($topic/0 from offset [0-3], \)\?$topic/1 from offset 1: .*receive.message.max.bytes.*raise -X receive.message.max.bytes" "$WORK/fatal" \
   || fail "the error does not name $topic/1, offset 1 and the property: $(cat "$WORK/fatal")"
-if grep -q "retrying" "$WORK/err"; then fail "the batch was retried: $(grep retrying "$WORK/err")"; fi
+if kt_log_has retry "$WORK/err"; then fail "the batch was retried: $(grep '"retry"' "$WORK/err")"; fi
 [[ $(kt_offset_sum "$db" "$topic") == 0 ]] || fail "offsets were committed past the record"
 
 # Raised: everything counted, exactly.

@@ -17,10 +17,11 @@ source "$KT_SRC/tests/integration/schema-v1/lib.sh"
 
 run() {  # run DB_URI LOG ARGS...: ktally run to idle
   local uri=$1 log=$2; shift 2
-  "$KTALLY" run --brokers "$KT_BROKERS" --db "$uri" --interval 0 --exit-when-idle "$@" 2>> "$log" \
+  "$KTALLY" run --brokers "$KT_BROKERS" --db "$uri" --interval 0 --exit-when-idle --log-format json \
+    "$@" 2>> "$log" \
     || { tail -5 "$log" >&2; fail "a run on $(kt_db_name "$uri") failed"; }
 }
-migrations() { grep -c "migrating the schema from version 1 to 2" "$1" || true; }
+migrations() { kt_log_count_if '.event == "migrate" and .from == 1' "$1"; }
 
 # --- transactional, with a replay table ---------------------------------
 topic=$(kt_new_topic migrate 3)
@@ -38,11 +39,13 @@ kt_copy_rows "$scratch" "$v1" error_log kafka_offset ktally_batches error_log_re
 kt_shape "$v1" > "$WORK/v1_shape"
 
 # status and audit read version 1 as it is, and say so.
-"$KTALLY" status --brokers "$KT_BROKERS" --topic "$topic" --db "$v1_uri" > "$WORK/status.out" 2> "$WORK/status.log" \
-  || { cat "$WORK/status.log" >&2; fail "status on version 1 failed"; }
-grep -q "schema version 1 is older" "$WORK/status.log" || fail "status did not report the older schema"
-kt_audit "$v1_uri"
-grep -q "schema version 1 is older" "$WORK/audit.out" || fail "audit did not report the older schema"
+"$KTALLY" status --brokers "$KT_BROKERS" --topic "$topic" --db "$v1_uri" --log-format json \
+  > "$WORK/status.out" 2> "$WORK/status.log" || { cat "$WORK/status.log" >&2; fail "status on version 1 failed"; }
+older='.event == "schema-older" and .version == 1'
+kt_log_match "$older" "$WORK/status.log" || fail "status did not report the older schema"
+"$KTALLY" audit --db "$v1_uri" --log-format json > "$WORK/audit.out" 2> "$WORK/audit.log" \
+  || { cat "$WORK/audit.out" "$WORK/audit.log" >&2; fail "ktally audit failed"; }
+kt_log_match "$older" "$WORK/audit.log" || fail "audit did not report the older schema"
 kt_shape "$v1" | diff -q - "$WORK/v1_shape" > /dev/null || fail "status or audit altered a version-1 database"
 [[ $(kt_schema_version "$v1") == none ]] || fail "status or audit recorded a schema version"
 

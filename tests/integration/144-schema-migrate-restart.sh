@@ -129,7 +129,8 @@ grep -q "^job	topic	0	0-20000,12345-23456$" "$WORK/want_idem" || fail "the oracl
 for ((k = 1; ; k++)); do
   ((k < 40)) || fail "the migration never finished"
   rc=0
-  KTALLY_TEST_MIGRATION_KILL_AFTER=$k "$KTALLY" init-db --db "$uri" 2>> "$WORK/steps.log" || rc=$?
+  KTALLY_TEST_MIGRATION_KILL_AFTER=$k "$KTALLY" init-db --db "$uri" --log-format json \
+    2>> "$WORK/steps.log" || rc=$?
   ((rc == 0)) && break
   ((rc == 137)) || { tail -3 "$WORK/steps.log" >&2; fail "step $k: exit $rc, not a SIGKILL"; }
   version=$(kt_schema_version "$db")
@@ -150,7 +151,7 @@ done
 steps=$((k - 1))
 ((steps >= 8)) || fail "only $steps steps: the hook did not count the migration's statements"
 check_migrated "$db" "$WORK/want_steps" "$WORK/want_idem" "killed after each of $steps steps"
-grep -q "migrating the schema from version 1 to 2" "$WORK/steps.log" || fail "no migration logged"
+kt_log_match '.event == "migrate" and .from == 1 and .to == 2' "$WORK/steps.log" || fail "no migration logged"
 
 # --- kill -9 from outside, at a random moment of a slow migration -------------
 uri=$(v1_filled restart_kill 5000); db=$(kt_db_name "$uri")
@@ -167,12 +168,12 @@ check_migrated "$db" "$WORK/want_kill" "$WORK/want_kill_idem" "kill -9 during th
 
 # --- two starts at once -------------------------------------------------------
 uri=$(v1_filled restart_two 5000); db=$(kt_db_name "$uri")
-"$KTALLY" init-db --db "$uri" 2> "$WORK/two_a.log" & a=$!
-"$KTALLY" init-db --db "$uri" 2> "$WORK/two_b.log" & b=$!
+"$KTALLY" init-db --db "$uri" --log-format json 2> "$WORK/two_a.log" & a=$!
+"$KTALLY" init-db --db "$uri" --log-format json 2> "$WORK/two_b.log" & b=$!
 KT_CHILDREN+=("$a" "$b")
 wait "$a" || { cat "$WORK/two_a.log" >&2; fail "the first of two starts failed"; }
 wait "$b" || { cat "$WORK/two_b.log" >&2; fail "the second of two starts failed"; }
-[[ $(cat "$WORK/two_a.log" "$WORK/two_b.log" | grep -c "migrating the schema from version 1 to 2") == 1 ]] \
+[[ $(kt_log_count_if '.event == "migrate" and .from == 1' "$WORK/two_a.log" "$WORK/two_b.log") == 1 ]] \
   || fail "two starts at once migrated twice"
 check_migrated "$db" "$WORK/want_kill" "$WORK/want_kill_idem" "two starts at once"
 

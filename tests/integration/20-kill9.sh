@@ -15,7 +15,7 @@ gen=$!; KT_CHILDREN+=("$gen")
 
 # Small batches back to back: many commits, so kills land at every stage.
 run_args=(run --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri"
-          --interval 0 --max-per-partition 2000)
+          --interval 0 --max-per-partition 2000 --log-format json)
 kills=0
 while ((kills < KILLS)); do
   # 20..420 ms: from before the first batch to several batches in.
@@ -28,5 +28,5 @@ kt_check_counts "$db" "$WORK/t1"
 kt_audit "$db_uri"
 messages=$(sed 's/.*messages=\([0-9]*\).*/\1/' "$WORK/gen1")
 [[ $(kt_offset_sum "$db" "$topic") == "$messages" ]] || fail "stored offsets do not add up to $messages"
-commits=$(grep -c 'batch .* records' "$WORK/run.log" || true)
+commits=$(kt_log_count batch "$WORK/run.log")
 note "$TEST_NAME: $kills kills, $commits commits, 150000 lines, exact"

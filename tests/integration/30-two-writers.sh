@@ -14,7 +14,7 @@ for writers in 2 3; do
   pids=()
   for ((w = 0; w < writers; w++)); do
     "$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" \
-      --interval 0 --max-per-partition 500 2> "$WORK/w$writers.$w.log" &
+      --interval 0 --max-per-partition 500 --log-format json 2> "$WORK/w$writers.$w.log" &
     pids+=($!); KT_CHILDREN+=($!)
   done
   wait "$gen" || fail "kt-gen failed"
@@ -26,6 +26,6 @@ for writers in 2 3; do
   done
   kt_check_counts "$db" "$WORK/t$writers"
   kt_audit "$db_uri"
-  fenced=$(cat "$WORK"/w$writers.*.log | grep -c 'fenced' || true)
+  fenced=$(kt_log_count fenced "$WORK"/w$writers.*.log)
   note "$TEST_NAME: $writers writers, 120000 lines, exact, $fenced fenced batches"
 done

@@ -19,7 +19,7 @@ kt_gen "$topic" --lines 60000 --seed "$s2" --rate 5000 --lines-per-value 3 \
 gen2=$!; KT_CHILDREN+=("$gen2")
 
 run_args=(run --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" --mode "$KT_MODE"
-          --interval 0 --max-per-partition 300)
+          --interval 0 --max-per-partition 300 --log-format json)
 t0=$SECONDS
 kt_supervise ktally "${run_args[@]}"
 # Each kill lands 20..700 ms into the life of the process: from start-up

@@ -29,7 +29,7 @@ gen2=$!; KT_CHILDREN+=("$gen2")
 # needs no resolving there.
 if [[ $KT_MODE == transactional ]]; then per_partition=5; else per_partition=50 MAX_RESTARTS=$RESTARTS; fi
 run_args=(run --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" --mode "$KT_MODE"
-          --interval 0 --max-per-partition "$per_partition")
+          --interval 0 --max-per-partition "$per_partition" --log-format json)
 commits() { kt_commits "$WORK/ktally.log"; }
 # A commit since BEFORE, or nothing left to commit: all the data is in and
 # committed (seen in idempotent mode: it caught up before the 6th restart,
@@ -44,7 +44,7 @@ t0=$SECONDS
 kt_supervise ktally "${run_args[@]}"
 KT_FAULT_MYSQL=yes
 restarts=0 down_ms=0
-lost() { grep -c 'the answer to COMMIT was lost' "$WORK/ktally.log" || true; }
+lost() { kt_log_sum retry lost_commit "$WORK/ktally.log"; }
 backlog() { (($(kt_offset_sum "$db" "$topic") < backlog_end)); }
 backlog_end=$(($(kt_gen_messages "$WORK/gen1") - 10000))
 # At least RESTARTS, and on until one kill has hit a COMMIT (while tiny
@@ -74,14 +74,16 @@ kt_fault_verify "$db" "$topic" "$WORK/truth" "$messages" "${run_args[@]}"
 
 log=$WORK/ktally.log
 lost=$(lost)
-landed=$(grep -c 'the commit whose answer was lost did land' "$log" || true)
-not_landed=$(grep -c 'the commit whose answer was lost did not land' "$log" || true)
-retries=$(grep -c 'warning: .*retrying in' "$log" || true)
+outcome() { jq -Rn --arg o "$1" '[inputs | fromjson? | objects | select(.event == "lost-commit" and .outcome == $o)] | length' "$log"; }
+landed=$(outcome landed)
+not_landed=$(outcome not-landed)
+retries=$(kt_log_count retry "$log")
 # Every lost answer is resolved by the same process, unless it exited
 # before its next batch planned.
 ((landed + not_landed <= lost)) || fail "more commit resolutions ($((landed + not_landed))) than lost answers ($lost)"
-# Where the kills landed, as ktally saw them.
-hits=$(sed -n 's/.*batch [0-9]*: \(.*\) on kt@[^:]*:[0-9]*\/[^:]*: \(.*\); retrying in.*/\1: \2/p' "$log" \
+# Where the kills landed, as ktally saw them (words for people: a note).
+hits=$(jq -Rr 'fromjson? | objects | select(.event == "retry") | .message' "$log" \
+       | sed -n 's/.*batch [0-9]*: \(.*\) on kt@[^:]*:[0-9]*\/[^:]*: \(.*\); retrying in.*/\1: \2/p' \
        | sed 's/the answer to COMMIT was lost.*/COMMIT/; s/^cannot //; s/: Lost connection to server during query$//' \
        | sort | uniq -c \
        | awk '{ $1 = $1 " x"; print }' | paste -sd, -)

@@ -26,7 +26,7 @@ kt_gen "$topic" --lines 30000 --seed "$s1" --truth "$WORK/t1" > "$WORK/gen1" \
   || fail "kt-gen (seed $s1) failed"
 
 run_args=(run --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" --mode "$KT_MODE"
-          --interval 0 --max-per-partition 1000)
+          --interval 0 --max-per-partition 1000 --log-format json)
 commits() { kt_commits "$WORK/ktally.log"; }
 committed_since() { (($(commits) > $1)); }
 
@@ -122,7 +122,7 @@ kt_sup_stop ktally
 exits=$(kt_sup_check ktally); n_exits=${exits%% *}
 kt_fault_verify "$db" "$topic" "$WORK/truth" "$messages" "${run_args[@]}"
 
-retries=$(grep -c 'warning: .*retrying in' "$WORK/ktally.log" || true)
+retries=$(kt_log_count retry "$WORK/ktally.log")
 if ((n_exits > 0)); then note "ktally exits:"; kt_sup_exit_reasons ktally | sed 's/^/#   /'; fi
 note "$TEST_NAME: $faults Kafka faults ($downs outages of 1-2.5 s), $retries retried batches," \
   "slowest recovery $worst ms, ktally exits: $exits, $(commits) commits, $dups records stored twice by the mock," \

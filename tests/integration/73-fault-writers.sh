@@ -17,7 +17,7 @@ for writers in 2 3; do
   kt_gen "$topic" --lines 40000 --seed "$seed" --truth "$WORK/t$writers" > "$WORK/gen$writers" \
     || fail "kt-gen (seed $seed) failed"
   run_args=(run --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" --mode "$KT_MODE"
-            --interval 0 --max-per-partition 400)
+            --interval 0 --max-per-partition 400 --log-format json)
 
   for ((w = 0; w < writers; w++)); do kt_supervise "w$writers.$w" "${run_args[@]}"; done
   kt_feed_start "feed$writers" "$topic" 3000 6000
@@ -40,10 +40,9 @@ for writers in 2 3; do
     e=$(kt_sup_check "w$writers.$w"); exits=$((exits + ${e%% *}))
   done
   kt_fault_verify "$db" "$topic" "$WORK/truth$writers" "$messages" "${run_args[@]}"
-  # Transactional: "batch N: fenced: ..."; idempotent: "... was moved by
-  # another writer: its output stands".
-  fenced=$(cat "$WORK"/w$writers.*.log | grep -c 'batch [0-9]*: fenced:\|was moved by another writer' || true)
-  retried=$(cat "$WORK"/w$writers.*.log | grep -c 'committing again' || true)
+  # Transactional: fenced, rolled back; idempotent: moved, its output stands.
+  fenced=$(($(kt_log_count fenced "$WORK"/w$writers.*.log) + $(kt_log_count moved "$WORK"/w$writers.*.log)))
+  retried=$(kt_log_count commit-again "$WORK"/w$writers.*.log)
   commits=$(kt_commits "$WORK"/w$writers.*.log)
   ((commits > 0)) || fail "no commit"
   summary+=("$writers writers: $kills kills, $exits other exits, $commits commits, $fenced fenced batches, $retried commits retried after a deadlock, $lines lines, exact, $((SECONDS - t1)) s")

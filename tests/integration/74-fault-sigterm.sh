@@ -9,8 +9,8 @@
 # (watermarks, fetches) last about the interval: a signal at a random
 # moment lands in flight: every other signal aims at the first batch of a
 # fresh process, the others at its second (one batch committed before).
-# Whether each landed in flight is then read from the log: the batch lines
-# say when each batch ended and how long it took.
+# Whether each landed in flight is then read from the log: the batch
+# records say when each batch ended and how long it took.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/faults.sh"
 
@@ -20,7 +20,7 @@ interval=2 rtt=100
 db_uri=$(kt_new_db fterm); db=$(kt_db_name "$db_uri")
 topic=$(kt_new_topic fterm 4)
 run_args=(run --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" --mode "$KT_MODE"
-          --interval "$interval" --max-per-partition 2000)
+          --interval "$interval" --max-per-partition 2000 --log-format json)
 
 chunks=0 messages=0 lines=0
 top_up() {  # one more chunk of data, with its truth
@@ -32,24 +32,23 @@ top_up() {  # one more chunk of data, with its truth
 }
 backlog() { echo $((messages - $(kt_offset_sum "$db" "$topic" 2>/dev/null || echo 0))); }
 
+# events LOG: its start and batch records as "EPOCH EVENT BATCH DURATION".
+events() {
+  jq -Rr 'fromjson? | objects | select(.event == "start" or .event == "batch")
+          | (.time | capture("^(?<s>.*)\\.(?<ms>[0-9]+)Z$")) as $t
+          | "\(($t.s + "Z" | fromdateiso8601) + ($t.ms | tonumber) / 1000) \(.event) \(.batch // 0) \(.duration // 0)"' "$1"
+}
+
 # in_flight LOG EPOCH: whether a batch was running at EPOCH, from the log
 # of that process: the next batch after the last one logged starts at once
 # (it took longer than the interval) or an interval after that one began;
-# the first starts once start-up says "reading".
+# the first starts once start-up says so (the start record).
 in_flight() {
-  gawk -v ts="$2" -v iv="$interval" '
-    !/^[0-9]{4}-/ { next }
-    {
-      split($2, c, ":"); sec = c[3] + 0
-      s = mktime(gensub(/-/, " ", "g", $1) " " c[1] " " c[2] " " int(sec)) + sec - int(sec)
-      if (s > ts) exit
-      if ($0 ~ /: reading /) next_start = s
-      if (match($0, /batch [0-9]+: .*, ([0-9.]+) s, lag/, m)) {
-        dur = m[1] + 0
-        next_start = dur >= iv ? s : s - dur + iv
-      }
-    }
-    END { exit !(next_start > 0 && ts >= next_start) }' "$1"
+  events "$1" | gawk -v ts="$2" -v iv="$interval" '
+    $1 > ts { exit }
+    $2 == "start" { next_start = $1 }
+    $2 == "batch" { dur = $4 + 0; next_start = dur >= iv ? $1 : $1 - dur + iv }
+    END { exit !(next_start > 0 && ts >= next_start) }'
 }
 
 gone() { ! kill -0 "$1" 2>/dev/null || [[ $(ps -o stat= -p "$1") == Z* ]]; }
@@ -66,21 +65,20 @@ while ((inflight < SIGNALS)); do
   log=$WORK/run$cycles.log
   "$KTALLY" "${run_args[@]}" 2> "$log" &
   pid=$!; KT_CHILDREN+=("$pid")
-  kt_wait_for 20 grep -q ': reading ' "$log" || fail "cycle $cycles: ktally did not start within 20 s"
+  kt_wait_for 20 kt_log_has start "$log" || fail "cycle $cycles: ktally did not start within 20 s"
   if ((cycles % 2)); then
     kt_sleep_ms 50 700  # into the first batch (~1 s: connections, assignment)
   else
     # Into the second, which begins an interval after the first began.
-    kt_wait_for 20 grep -q 'batch 1: .* records' "$log" || fail "cycle $cycles: no first batch within 20 s"
+    first() { events "$log" | grep -q '^[0-9.]* batch 1 '; }
+    kt_wait_for 20 first || fail "cycle $cycles: no first batch within 20 s"
     # The second one is short (~2 rtt of watermarks): aim at its start,
-    # from the first one's log line (when it ended, how long it took).
-    sleep "$(grep -m1 'batch 1: .* records' "$log" | gawk -v now="$(kt_epoch)" -v iv="$interval" \
-               -v r="$(kt_rand 120)" '{
-                 split($2, c, ":"); sec = c[3] + 0
-                 end = mktime(gensub(/-/, " ", "g", $1) " " c[1] " " c[2] " " int(sec)) + sec - int(sec)
-                 match($0, /, ([0-9.]+) s, lag/, m); d = m[1] + 0
+    # from the first one's record (when it ended, how long it took).
+    sleep "$(events "$log" | gawk -v now="$(kt_epoch)" -v iv="$interval" -v r="$(kt_rand 120)" '
+               $2 == "batch" && $3 == 1 {
+                 end = $1; d = $4 + 0
                  w = (d >= iv ? end : end - d + iv) + (20 + r) / 1000 - now
-                 printf "%.3f", (w > 0 ? w : 0) }')"
+                 printf "%.3f", (w > 0 ? w : 0); exit }')"
   fi
   ts=$(kt_epoch)
   kill -TERM "$pid"
@@ -100,7 +98,7 @@ while ((inflight < SIGNALS)); do
   # lines of the batches that said they committed (transactional mode
   # only: idempotent batches re-read their chunk and report it again).
   if [[ $KT_MODE == transactional ]]; then
-    said=$(sed -n 's/.*batch [0-9]*: .* lines, \([0-9]*\) ERROR, .*/\1/p' "$WORK/all.log" | awk '{ s += $1 } END { print s + 0 }')
+    said=$(kt_log_sum batch errors "$WORK/all.log")
     have=$(kt_sql "$db" "SELECT COALESCE(SUM(log_count), 0) FROM error_log")
     [[ $have == "$said" ]] || fail "cycle $cycles: error_log holds $have ERROR lines, the committed batches $said"
   fi

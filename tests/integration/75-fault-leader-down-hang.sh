@@ -21,15 +21,15 @@ for p in 0 1 2; do kt_ctl leader "$topic" "$p" $((p + 1)) > /dev/null || fail "c
 kt_gen "$topic" --lines 3000 --seed "$KT_SEED" --truth "$WORK/t1" > "$WORK/gen1" || fail "kt-gen failed"
 
 run_args=(run --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" --mode "$KT_MODE"
-          --interval "$interval")
+          --interval "$interval" --log-format json)
 "$KTALLY" "${run_args[@]}" 2> "$WORK/run.log" &
 pid=$!; KT_CHILDREN+=("$pid")
-kt_wait_for 20 grep -q 'batch .* records' "$WORK/run.log" || fail "no first batch"
+kt_wait_for 20 kt_log_has batch "$WORK/run.log" || fail "no first batch"
 
 # Broker 1 leads partition 0: every batch plans it, so asks it for watermarks.
 kt_ctl down 1 > /dev/null
 down_at=$SECONDS
-warned() { grep -q 'warning: .*retrying in' "$WORK/run.log"; }
+warned() { kt_log_match '.event == "retry" and .level == "warning"' "$WORK/run.log"; }
 if ! kt_wait_for 16 warned; then
   kt_stacks "$pid" "leader down for 16 s"
   fail "ktally neither gave up nor warned in 16 s with a leader down (Kafka timeout 10 s)"

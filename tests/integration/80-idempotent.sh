@@ -17,7 +17,7 @@ kills=0
 while ((kills < KILLS)); do
   max=${sizes[$(kt_rand ${#sizes[@]})]}
   kt_kill9 30 400 "$WORK/run.log" "$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" \
-    --db "$db_uri" --mode idempotent --interval 0 --max-per-partition "$max" \
+    --db "$db_uri" --mode idempotent --interval 0 --max-per-partition "$max" --log-format json \
     && kills=$((kills + 1))
 done
 wait "$gen" || fail "kt-gen failed"
@@ -25,7 +25,8 @@ messages=$(sed 's/.*messages=\([0-9]*\).*/\1/' "$WORK/gen1")
 
 idle() {
   "$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" --mode idempotent \
-    --interval 0 --exit-when-idle "$@" 2>> "$WORK/run.log" || { tail -20 "$WORK/run.log" >&2; fail "run $* failed"; }
+    --interval 0 --exit-when-idle --log-format json "$@" 2>> "$WORK/run.log" \
+    || { tail -20 "$WORK/run.log" >&2; fail "run $* failed"; }
 }
 idle --max-per-partition 5000
 kt_check_counts "$db" "$WORK/t1"
@@ -58,7 +59,7 @@ kt_check_counts "$kdb" "$WORK/t1"
 rc=0; "$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" --exit-when-idle 2> "$WORK/mix.log" || rc=$?
 [[ $rc == 2 ]] && grep -qE "idempotent-mode jobs|created with --mode 'idempotent'" "$WORK/mix.log" || fail "a transactional run on an idempotent database: exit $rc"
 
-reread=$(grep -o '[0-9]* records' "$WORK/run.log" | awk '{ s += $1 } END { print s + 0 }')
+reread=$(kt_log_sum batch records "$WORK/run.log")
 
 # One process while data trickles in, batch after batch: each goes on from
 # the open chunk it remembers, so no record is read twice (before, every
@@ -68,7 +69,7 @@ ttopic=$(kt_new_topic idemtip 3)
 kt_gen "$ttopic" --lines 30000 --seed 82 --rate 15000 --truth "$WORK/t3" > "$WORK/gen3" &
 gen=$!; KT_CHILDREN+=("$gen")
 "$KTALLY" run --brokers "$KT_BROKERS" --topic "$ttopic" --db "$tdb_uri" --mode idempotent \
-  --interval 0.1 2> "$WORK/tip.log" &
+  --interval 0.1 --log-format json 2> "$WORK/tip.log" &
 pid=$!; KT_CHILDREN+=("$pid")
 wait "$gen" || fail "kt-gen failed"
 tmessages=$(sed 's/.*messages=\([0-9]*\).*/\1/' "$WORK/gen3")
@@ -76,8 +77,8 @@ tip_done() { [[ $(kt_offset_sum "$tdb" "$ttopic") == "$tmessages" ]]; }
 kt_wait_for 60 tip_done || fail "the trickle job did not reach $tmessages"
 kt_stop "$pid" || fail "the trickle job did not stop cleanly"
 kt_check_counts "$tdb" "$WORK/t3"
-tbatches=$(grep -c ' records' "$WORK/tip.log" || true)
-tread=$(grep -o '[0-9]* records' "$WORK/tip.log" | awk '{ s += $1 } END { print s + 0 }')
+tbatches=$(kt_log_count batch "$WORK/tip.log")
+tread=$(kt_log_sum batch records "$WORK/tip.log")
 ((tbatches > 5)) || fail "the trickle job committed only $tbatches batches"
 [[ $tread == "$tmessages" ]] || fail "the trickle job read $tread records for $tmessages: open chunks were read again"
 note "$TEST_NAME: $kills kills with 4 batch sizes, 2 rewinds, --offsets kafka, 120000 lines, exact; $reread records read for $messages (re-reading open chunks and rewinds); one process, $tbatches batches: $tread records read for $tmessages"

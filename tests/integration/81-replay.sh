@@ -24,9 +24,10 @@ live=$(kt_sql "$db" "CHECKSUM TABLE error_log; SELECT job, \`partition\`, \`offs
 range=(--from 0:10000,1:10000,2:10000,3:10000 --until 0:20000,1:20000,2:20000,3:20000)
 replay() { "$KTALLY" replay --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" "$@"; }
 
-replay "${range[@]}" 2> "$WORK/r1.log" || { cat "$WORK/r1.log" >&2; fail "replay failed"; }
+replay "${range[@]}" --log-format json 2> "$WORK/r1.log" || { cat "$WORK/r1.log" >&2; fail "replay failed"; }
 kt_check_counts "$db" "$WORK/t2" error_log_replay
-grep -q "done: 40000 records" "$WORK/r1.log" || { cat "$WORK/r1.log" >&2; fail "no summary line"; }
+[[ $(kt_log_count done "$WORK/r1.log") == 1 && $(kt_log_sum done records "$WORK/r1.log") == 40000 ]] \
+  || { cat "$WORK/r1.log" >&2; fail "no summary of 40000 records"; }
 replay "${range[@]}" 2> "$WORK/r2.log" || fail "second replay failed"
 kt_check_counts "$db" "$WORK/t2" error_log_replay
 
@@ -48,8 +49,10 @@ replay --from 0:0,1:0,3:0 --until 0:0,1:0,3:0 --table empty 2> /dev/null || fail
 # offsets stay where they were either way.
 [[ $(kt_sql "$db" "CHECKSUM TABLE error_log; SELECT job, \`partition\`, \`offset\` FROM kafka_offset WHERE job = '$topic' ORDER BY 2") == "$live" ]] \
   || fail "a replay touched the live table or offsets"
-replay --from 0:0 --until 0:5 --table error_log 2> "$WORK/live2.log" || fail "replay into error_log failed"
-grep -q "ADDED" "$WORK/live2.log" || fail "no warning when replaying into error_log"
+replay --from 0:0 --until 0:5 --table error_log --log-format json 2> "$WORK/live2.log" \
+  || fail "replay into error_log failed"
+kt_log_match '.event == "replay-into-live" and .level == "warning"' "$WORK/live2.log" \
+  || fail "no warning when replaying into error_log"
 
 # Validation: one line, exit 2, nothing created.
 tables=$(kt_sql "$db" "SHOW TABLES")

@@ -20,9 +20,9 @@ run() { "$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" --interval 0 --ex
   --interval 5 -X sasl.password=K4fkaSecret1 -Xssl.key.password=K4fkaSecret2 \
   --kafka-property=sasl.oauthbearer.config="principal=K4fkaSecret3 x=y" \
   --kafka-property ssl.keystore.password=K4fkaSecret4 -vX sasl.username=K4fkaSecret5 \
-  -X security.protocol=PLAINTEXT 2> "$WORK/ps.log" &
+  -X security.protocol=PLAINTEXT --log-format json 2> "$WORK/ps.log" &
 pid=$!; KT_CHILDREN+=("$pid")
-kt_wait_for 20 grep -q "reading $topic" "$WORK/ps.log" || fail "ktally did not start"
+kt_wait_for 20 kt_log_has start "$WORK/ps.log" || fail "ktally did not start"
 tr '\0' ' ' < "/proc/$pid/cmdline" > "$WORK/cmdline"
 if grep -q "$pw" "$WORK/cmdline"; then fail "the password shows in ps: $(cat "$WORK/cmdline")"; fi
 if grep -q "K4fkaSecret" "$WORK/cmdline"; then fail "a Kafka secret shows in ps: $(cat "$WORK/cmdline")"; fi

@@ -25,11 +25,12 @@ records=$(( $(ls "$corpus"/*.txt | wc -l) + 5 ))
 for mode in transactional idempotent; do
   db_uri=$(kt_new_db "hostile_$mode"); db=$(kt_db_name "$db_uri")
   "$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" --mode "$mode" \
-    --interval 0 --exit-when-idle 2> "$WORK/$mode.log" || { cat "$WORK/$mode.log" >&2; fail "$mode run failed"; }
+    --interval 0 --exit-when-idle --log-format json 2> "$WORK/$mode.log" \
+    || { cat "$WORK/$mode.log" >&2; fail "$mode run failed"; }
   kt_check_counts "$db" "$corpus/expected.tsv"
   [[ $(kt_offset_sum "$db" "$topic") == "$records" ]] || fail "$mode: offsets do not add up to $records"
-  malformed=$(sed -n 's/.* \([0-9]*\) malformed.*/\1/p' "$WORK/$mode.log" | awk '{ s += $1 } END { print s + 0 }')
+  malformed=$(kt_log_sum batch malformed "$WORK/$mode.log")
   [[ $malformed == 17 ]] || fail "$mode: reported $malformed malformed lines, expected 17"
-  grep -q "malformed line at" "$WORK/$mode.log" || fail "$mode: no malformed sample logged"
+  kt_log_has sample "$WORK/$mode.log" || fail "$mode: no malformed sample logged"
 done
 note "$TEST_NAME: $records hostile records (up to 4 MB, 10,000 lines, NUL, invalid UTF-8, null) exact in both modes, 17 malformed reported"

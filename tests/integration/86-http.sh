@@ -41,7 +41,7 @@ ktally=$!; KT_CHILDREN+=("$ktally")
 
 scrape() { curl -sf --max-time 5 "$base/metrics" > "$WORK/metrics.txt"; }
 metric() { awk -v s="$1" '$1 == s { print $2 }' "$WORK/metrics.txt"; }
-records_are() { scrape && [[ $(metric "ktally_records_total{job=\"$topic\"}") == "$1" ]]; }
+records_are() { scrape && [[ $(metric "ktally_records_total{ktally_job=\"$topic\"}") == "$1" ]]; }
 status_of() { curl -s -o "$WORK/body" -w '%{http_code}' --max-time 10 "$@"; }
 
 messages=$(summary messages "$WORK/gen1")
@@ -52,21 +52,21 @@ kt_check_counts "$db" "$WORK/t1"
 # /metrics: valid exposition, and the counts are the generator's.
 promtool check metrics < "$WORK/metrics.txt" > "$WORK/promtool.out" 2>&1 \
   || { cat "$WORK/promtool.out" >&2; fail "promtool check metrics failed"; }
-[[ $(metric "ktally_lines_total{job=\"$topic\",kind=\"error\"}") == $(summary errors "$WORK/gen1") ]] \
+[[ $(metric "ktally_lines_total{ktally_job=\"$topic\",kind=\"error\"}") == $(summary errors "$WORK/gen1") ]] \
   || fail "lines_total{kind=error} is not the generator's error count"
-[[ $(metric "ktally_lines_total{job=\"$topic\",kind=\"malformed\"}") == $(summary malformed "$WORK/gen1") ]] \
+[[ $(metric "ktally_lines_total{ktally_job=\"$topic\",kind=\"malformed\"}") == $(summary malformed "$WORK/gen1") ]] \
   || fail "lines_total{kind=malformed} is not the generator's malformed count"
-[[ $(metric "ktally_lines_total{job=\"$topic\",kind=\"other\"}") == $(summary other "$WORK/gen1") ]] \
+[[ $(metric "ktally_lines_total{ktally_job=\"$topic\",kind=\"other\"}") == $(summary other "$WORK/gen1") ]] \
   || fail "lines_total{kind=other} is not the generator's other count"
-offsets=$(awk -v t="$topic" 'index($1, "ktally_partition_offset{job=\"" t "\"") == 1 { s += $2; n++ }
+offsets=$(awk -v t="$topic" 'index($1, "ktally_partition_offset{ktally_job=\"" t "\"") == 1 { s += $2; n++ }
                              END { print n "/" s }' "$WORK/metrics.txt")
 [[ $offsets == "4/$messages" ]] || fail "partition_offset: $offsets, expected 4 partitions adding up to $messages"
 [[ $(awk 'index($1, "ktally_partition_lag{") == 1 { s += $2 } END { print s + 0 }' "$WORK/metrics.txt") == 0 ]] \
   || fail "lag is not 0 after everything was committed"
-committed_at=$(metric "ktally_last_commit_timestamp_seconds{job=\"$topic\"}")
+committed_at=$(metric "ktally_last_commit_timestamp_seconds{ktally_job=\"$topic\"}")
 awk -v t="$committed_at" -v now="$(date +%s)" 'BEGIN { exit !(t > now - 120 && t <= now + 1) }' \
   || fail "last_commit_timestamp_seconds $committed_at is not recent"
-grep -q '^ktally_batch_duration_seconds_bucket{job="'"$topic"'",le="+Inf"} [1-9]' "$WORK/metrics.txt" \
+grep -q '^ktally_batch_duration_seconds_bucket{ktally_job="'"$topic"'",le="+Inf"} [1-9]' "$WORK/metrics.txt" \
   || fail "the duration histogram has no observation"
 
 [[ $(status_of "$base/healthz") == 200 ]] || fail "/healthz: not 200 after a commit: $(cat "$WORK/body")"
@@ -131,8 +131,8 @@ note "$TEST_NAME: 503: $(cat "$WORK/body")"
 [[ $(status_of "$base/") == 200 ]] || fail "/ is not 200 with MySQL down"
 grep -q 'id="chart-error"' "$WORK/body" || fail "/ does not say why the chart is missing"
 scrape
-[[ $(metric "ktally_batches_total{job=\"$topic\",result=\"failed\"}") -gt 0 ]] || fail "no failed batch counted"
-[[ $(metric "ktally_retries_total{job=\"$topic\",cause=\"mysql\"}") -gt 0 ]] || fail "no mysql retry counted"
+[[ $(metric "ktally_batches_total{ktally_job=\"$topic\",result=\"failed\"}") -gt 0 ]] || fail "no failed batch counted"
+[[ $(metric "ktally_retries_total{ktally_job=\"$topic\",cause=\"mysql\"}") -gt 0 ]] || fail "no mysql retry counted"
 "$KT_SERVICES" restart-mysql > /dev/null; mysql_down=no
 healthy() { [[ $(status_of "$base/healthz") == 200 ]]; }
 kt_wait_for 90 healthy || fail "/healthz not 200 again after MySQL came back: $(cat "$WORK/body")"

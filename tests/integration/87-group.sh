@@ -15,7 +15,7 @@ group=g_$RUN_ID
 fast=(-X session.timeout.ms=6000 -X heartbeat.interval.ms=500)
 member() {
   "$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" --group "$group" \
-    --interval 0.3 --max-per-partition 1500 "${fast[@]}" 2>> "$WORK/member$1.log" &
+    --interval 0.3 --max-per-partition 1500 "${fast[@]}" --log-format json 2>> "$WORK/member$1.log" &
   pids[$1]=$!; KT_CHILDREN+=($!)
 }
 offsets_reach() { [[ $(kt_offset_sum "$db" "$topic") == "$1" ]]; }
@@ -50,8 +50,9 @@ for i in 0 1 2; do kt_stop "${pids[$i]}" || fail "member $i: exit on SIGTERM"; d
 kt_check_counts "$db" "$WORK/truth"
 kt_audit "$db_uri"
 members=$(kt_sql "$db" "SELECT COUNT(DISTINCT member) FROM ktally_batches WHERE job = '$topic'")
-fenced=$(cat "$WORK"/member*.log | grep -c 'fenced' || true)
-rebalanced=$(cat "$WORK"/member*.log | grep -c 'group rebalanced while' || true)
+fenced=$(kt_log_count fenced "$WORK"/member*.log)
+rebalanced=$(jq -Rn '[inputs | fromjson? | objects | select(.event == "abandoned" and .cause == "rebalance")]
+                     | length' "$WORK"/member*.log)
 note "$TEST_NAME: group: $faults faults ($starts starts, $terms SIGTERM, $kills kill -9), $members members committed, $rebalanced batches abandoned to rebalances, $fenced fenced, 200000 lines exact, audit whole"
 
 # A static split over two instances covers the topic exactly.
@@ -76,7 +77,7 @@ kt_gen "$dtopic" --lines 6000 --seed 88 --start "2017-07-30 14:00:00" --truth "$
 dpids=()
 for ((w = 0; w < 5; w++)); do
   "$KTALLY" run --brokers "$KT_BROKERS" --topic "$dtopic" --db "$ddb_uri" --interval 0 \
-    --max-per-partition 7 2> "$WORK/dl$w.log" &
+    --max-per-partition 7 --log-format json 2> "$WORK/dl$w.log" &
   dpids+=($!); KT_CHILDREN+=($!)
 done
 offsets_reach_d() { [[ $(kt_offset_sum "$ddb" "$dtopic") == 6000 ]]; }
@@ -84,6 +85,6 @@ kt_wait_for 120 offsets_reach_d || fail "the deadlock-prone load did not finish 
 for pid in "${dpids[@]}"; do kt_stop "$pid" || fail "a writer: exit on SIGTERM"; done
 kt_check_counts "$ddb" "$WORK/dtruth"
 kt_audit "$ddb_uri"
-retried=$(cat "$WORK"/dl*.log | grep -c 'committing again' || true)
-dfenced=$(cat "$WORK"/dl*.log | grep -c 'fenced' || true)
+retried=$(kt_log_count commit-again "$WORK"/dl*.log)
+dfenced=$(kt_log_count fenced "$WORK"/dl*.log)
 note "$TEST_NAME: static split exact; 5 writers over $(wc -l < "$WORK/dtruth") minutes: exact, $dfenced fenced, $retried commits retried after a deadlock"

@@ -29,7 +29,7 @@ for mode in keyed unkeyed; do
   for workers in 1 2 8; do
     db_uri=$(kt_new_db "ledger_${mode}_$workers"); db=$(kt_db_name "$db_uri")
     run=(run --kind ledger --workers "$workers" --brokers "$KT_BROKERS" --topic "$topic"
-         --db "$db_uri" --interval 0 --max-per-partition 400)
+         --db "$db_uri" --interval 0 --max-per-partition 400 --log-format json)
     kills=0
     for ((k = 0; k < 8; k++)); do
       kt_kill9 50 300 "$WORK/run_${mode}_$workers.log" "$KTALLY" "${run[@]}" && kills=$((kills + 1))
@@ -39,7 +39,8 @@ for mode in keyed unkeyed; do
     check_ledger "$db" "$WORK/expect_$mode"
     kt_audit "$db_uri"
     [[ $(kt_offset_sum "$db" "$topic") == 20000 ]] || fail "$mode, $workers workers: offsets short of 20000"
-    grep -q "bad ledger message at" "$WORK/run_${mode}_$workers.log" || fail "no bad message sampled"
+    kt_log_match '.event == "sample" and .what == "bad ledger message"' "$WORK/run_${mode}_$workers.log" \
+      || fail "no bad message sampled"
   done
   note "$TEST_NAME: $mode: $counts; workers 1, 2, 8 with kill -9 each equal the oracle"
 done

@@ -51,9 +51,11 @@ diff <(grep -v '^#' "$WORK/check2") <(grep -v '^#' "$WORK/check3") > /dev/null \
   || fail "config --check of its own output differs: $(diff "$WORK/check2" "$WORK/check3")"
 
 # The real run, from the file (sasl.password is harmless without SASL).
-"$KTALLY" run --config "$WORK/ktally.conf" 2> "$WORK/run.log" || { cat "$WORK/run.log" >&2; fail "run --config failed"; }
+"$KTALLY" run --config "$WORK/ktally.conf" --log-format json 2> "$WORK/run.log" \
+  || { cat "$WORK/run.log" >&2; fail "run --config failed"; }
 kt_check_counts "$db" "$WORK/truth"
-grep -q "batch .*: 3 partitions, 2997 records" "$WORK/run.log" || fail "max-per-partition 999 from the file not used"
+kt_log_match '.event == "batch" and .partitions == 3 and .records == 2997' "$WORK/run.log" \
+  || { cat "$WORK/run.log" >&2; fail "max-per-partition 999 from the file not used"; }
 
 bad() {  # bad PATTERN FILE-CONTENT: config --check exits 2 with one line
   printf '%b' "$2" > "$WORK/bad.conf"

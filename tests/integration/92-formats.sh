@@ -24,11 +24,11 @@ for name in iso8601 syslog custom; do
   topic=$(kt_new_topic "fmt_$name" 2)
   kcat -b "$KT_BROKERS" -P -t "$topic" -l -X sticky.partitioning.linger.ms=0 "$formats/$name.log"
   "$KTALLY" run --config "$formats/$name.conf" --brokers "$KT_BROKERS" --topic "$topic" \
-    --db "$db_uri" --interval 0 --exit-when-idle 2> "$WORK/$name.log" \
+    --db "$db_uri" --interval 0 --exit-when-idle --log-format json 2> "$WORK/$name.log" \
     || { cat "$WORK/$name.log" >&2; fail "$name: run failed"; }
   with_years "$formats/$name.expected" > "$WORK/$name.expected"
   kt_check_counts "$db" "$WORK/$name.expected"
-  malformed=$(sed -n 's/.* \([0-9]*\) malformed.*/\1/p' "$WORK/$name.log" | awk '{ s += $1 } END { print s + 0 }')
+  malformed=$(kt_log_sum batch malformed "$WORK/$name.log")
   note "$TEST_NAME: $name: exact, $malformed malformed lines reported"
 done
 

@@ -9,7 +9,8 @@
 # so that a failing scenario does not take the next test down with it. On
 # failure the logs are kept and the tail of each ktally log is printed.
 
-# The sink mode under test; every scenario passes --mode "$KT_MODE".
+# The sink mode under test; every scenario passes --mode "$KT_MODE", and
+# --log-format json: the figures below come from the records' fields.
 KT_MODE=${KT_MODE:-transactional}
 
 declare -A KT_SUP=()       # supervisor name -> pid of its loop
@@ -166,14 +167,19 @@ kt_sup_check() {
     esac
   done < "$WORK/$name.exits"
   if ((bad)); then
-    grep '^ktally: ' "$WORK/$name.log" | sort | uniq -c | head >&2
+    kt_exit_lines "$WORK/$name.log" | sort | uniq -c | head >&2
     fail "ktally ($name) exited in a way that is not allowed"
   fi
   echo "$n${codes:+ (exit$codes)}"
 }
 
 kt_sup_exit_reasons() {  # kt_sup_exit_reasons NAME: ktally's own last words, counted
-  grep '^ktally: ' "$WORK/$1.log" | sed 's/[0-9]\{2,\}/N/g' | sort | uniq -c | sort -rn | head -5
+  kt_exit_lines "$WORK/$1.log" | sed 's/[0-9]\{2,\}/N/g' | sort | uniq -c | sort -rn | head -5
+}
+
+kt_exit_lines() {  # kt_exit_lines LOG: the errors that ended each process, "ktally: ..."
+  jq -Rr 'if startswith("ktally: ") then . else
+            (fromjson? | objects | select(.event == "exit") | "ktally: " + .message) end' "$1"
 }
 
 # ---------------------------------------------------------------------------
@@ -193,11 +199,15 @@ kt_fault_verify() {
 }
 
 kt_commits() {  # kt_commits LOG...: committed batches
-  cat "$@" | grep -c 'batch .* records' || true
+  kt_log_count batch "$@"
 }
 
 kt_lives_with_commits() {  # kt_lives_with_commits LOG: processes that committed before they ended
-  awk '/: reading / { if (c) n++; c = 0 } /batch .* records/ { c = 1 } END { if (c) n++; print n + 0 }' "$1"
+  jq -Rn '[inputs | fromjson? | objects | .event]
+          | reduce .[] as $e ({n: 0, c: false};
+              if $e == "start" then {n: (.n + (if .c then 1 else 0 end)), c: false}
+              elif $e == "batch" then .c = true else . end)
+          | .n + (if .c then 1 else 0 end)' "$1"
 }
 
 # A feeder: data that keeps arriving for as long as a phase of the test

@@ -78,6 +78,35 @@ kt_offset_sum() {  # kt_offset_sum DB JOB: sum of the stored offsets of a job
   kt_sql "$1" "SELECT COALESCE(SUM(\`offset\`), 0) FROM kafka_offset WHERE job = '$2'"
 }
 
+# Figures come from the log's machine-readable form (--log-format json:
+# one object per line, a batch's figures as fields), never from the text
+# people read. Lines that are not JSON (a sanitizer's report, a line cut
+# by kill -9) are skipped.
+kt_log_sum() {  # kt_log_sum EVENT FIELD LOG...: FIELD added over the EVENT records
+  local event=$1 field=$2; shift 2
+  cat "$@" | jq -Rn --arg e "$event" --arg f "$field" \
+    '[inputs | fromjson? | objects | select(.event == $e) | .[$f] // 0] | add // 0'
+}
+
+kt_log_count() {  # kt_log_count EVENT LOG...: how many EVENT records
+  local event=$1; shift
+  cat "$@" | jq -Rn --arg e "$event" '[inputs | fromjson? | objects | select(.event == $e)] | length'
+}
+
+kt_log_count_if() {  # kt_log_count_if CONDITION LOG...: how many records meet the jq CONDITION
+  local condition=$1; shift
+  cat "$@" | jq -Rn "[inputs | fromjson? | objects | select($condition)] | length"
+}
+
+kt_log_has() {  # kt_log_has EVENT LOG...: whether there is an EVENT record
+  (($(kt_log_count "$@") > 0))
+}
+
+kt_log_match() {  # kt_log_match CONDITION LOG...: whether a record meets the jq CONDITION
+  local condition=$1; shift
+  cat "$@" | jq -Rne "[inputs | fromjson? | objects | select($condition)] | length > 0" > /dev/null
+}
+
 kt_wait_for() {  # kt_wait_for SECONDS COMMAND...: until COMMAND succeeds
   local deadline=$((SECONDS + $1)); shift
   until "$@"; do

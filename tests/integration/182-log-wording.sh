@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# What the log says, in words people read: a batch of one is "1 partition,
+# 1 record, 1 line, ..., 1 minute bucket" (it said "1 minutes"), and so is
+# the summary of a run or replay of one ("1 record, 1 line", not "1 lines"); eight
+# partitions seen for the first time are one line, not eight "is new"
+# lines; SIGTERM is said when it comes ("stopping after the batch in
+# flight"), and so is the end of an outage ("MySQL back after 3.2 s").
+source "$(dirname "$0")/lib.sh"
+
+db_uri=$(kt_new_db wording); db=$(kt_db_name "$db_uri")
+topic=$(kt_new_topic wording 8)
+mysql_down=no
+trap '[[ $mysql_down == yes ]] && "$KT_SERVICES" restart-mysql > /dev/null 2>&1; kt_cleanup' EXIT
+
+printf '2017-07-30 14:09:08 ERROR one\n' | kcat -b "$KT_BROKERS" -P -t "$topic" -p 3
+"$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" --exit-when-idle \
+  --interval 0 2> "$WORK/one.log" || { cat "$WORK/one.log" >&2; fail "run failed"; }
+grep -q "job $topic: batch 1: 1 partition, 1 record, 1 line, 1 ERROR, 0 malformed, 1 minute bucket, " \
+  "$WORK/one.log" || { cat "$WORK/one.log" >&2; fail "a batch of one is not said in the singular"; }
+grep -q "job $topic: done: 1 record, 1 line, 1 ERROR, 0 malformed in " "$WORK/one.log" \
+  || { cat "$WORK/one.log" >&2; fail "the run's summary of one is not said in the singular"; }
+"$KTALLY" replay --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" --from 3:0 --until 3:1 \
+  2> "$WORK/replay.log" || { cat "$WORK/replay.log" >&2; fail "the replay of one failed"; }
+grep -q "replay [^ ]*: done: 1 record, 1 line, 1 ERROR, 0 malformed added to " "$WORK/replay.log" \
+  || { cat "$WORK/replay.log" >&2; fail "the replay's summary of one is not said in the singular"; }
+[[ $(grep -c "new partition" "$WORK/one.log") == 1 ]] && ! grep -q "is new" "$WORK/one.log" \
+  || { cat "$WORK/one.log" >&2; fail "not one line for the new partitions"; }
+grep -q "job $topic: 8 new partitions of $topic (0-7): starting at their earliest offsets, 1 offset to read" \
+  "$WORK/one.log" || { cat "$WORK/one.log" >&2; fail "the new partitions' line"; }
+printf '2017-07-30 14:09:08 ERROR two\n2017-07-30 15:09:08 ERROR three\n' \
+  | kcat -b "$KT_BROKERS" -P -t "$topic" -p 0
+"$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" --db "$(kt_new_db hourly)" --exit-when-idle \
+  --interval 0 --bucket 1h 2> "$WORK/hour.log" \
+  || { cat "$WORK/hour.log" >&2; fail "run --bucket 1h failed"; }
+grep -q "batch 1: 2 partitions, 3 records, 3 lines, 3 ERROR, 0 malformed, 2 hour buckets, " "$WORK/hour.log" \
+  || { cat "$WORK/hour.log" >&2; fail "hour buckets are not called so"; }
+
+# A service: MySQL dies and comes back, then SIGTERM.
+"$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" --interval 0.2 \
+  --log-format json 2> "$WORK/svc.log" &
+pid=$!; KT_CHILDREN+=("$pid")
+kt_wait_for 20 kt_log_has batch "$WORK/svc.log" || kt_wait_for 20 grep -q '"reading ' "$WORK/svc.log" \
+  || { cat "$WORK/svc.log" >&2; fail "the service did not start"; }
+"$KT_SERVICES" kill-mysql > /dev/null; mysql_down=yes
+kt_wait_for 30 kt_log_has retry "$WORK/svc.log" || fail "no batch failed with MySQL down"
+"$KT_SERVICES" restart-mysql > /dev/null; mysql_down=no
+kt_wait_for 90 kt_log_has recovered "$WORK/svc.log" || { tail -5 "$WORK/svc.log" >&2; fail "the end of the outage was not said"; }
+kt_log_match '.event == "recovered" and .cause == "MySQL" and .failed >= 1 and .duration > 0
+              and (.message | test("^job [^ ]+: MySQL back after [0-9.]+ s \\([0-9]+ failed batch(es)?\\)$"))' \
+  "$WORK/svc.log" || { grep recovered "$WORK/svc.log" >&2; fail "the recovery line"; }
+kt_stop "$pid" TERM || fail "exit $? on SIGTERM"
+kt_log_match '.event == "signal" and .signal == "SIGTERM"
+              and .message == "SIGTERM received: stopping after the batch in flight (it commits whole or not at all)"' \
+  "$WORK/svc.log" || { tail -3 "$WORK/svc.log" >&2; fail "SIGTERM was not said"; }
+kt_check_counts "$db" <(printf '2017-07-30 14:09:00\t2\n2017-07-30 15:09:00\t1\n')
+
+note "$TEST_NAME: singular and plural, minute and hour buckets, one line for 8 new partitions, SIGTERM said; $(jq -r 'select(.event == "recovered") | .message' "$WORK/svc.log")"
