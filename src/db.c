@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "autocleanups.h"
+#include "log.h"
 #include "schema.h"
 
 /* Every session ktally opens: a value that does not fit is an error, never
@@ -607,6 +608,18 @@ open_once (const KtDbConfig *db, const char *description, unsigned int connect_t
   return g_steal_pointer (&conn);
 }
 
+/* A rotation found by a refused connection: said once, with its fields. */
+static void
+reread_logged (const char *description, const char *file)
+{
+  g_autoptr(KtLogEvent) e = kt_log_event_new ("password-reread");
+
+  kt_log_event_string (e, "database", description);
+  kt_log_event_string (e, "file", file);
+  kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "MySQL at %s refused the password; %s holds "
+                     "a new one: connecting with it", description, file);
+}
+
 MYSQL *
 kt_db_open (KtDbConfig *db, const char *description, unsigned int connect_timeout,
             unsigned int io_timeout, GError **error)
@@ -640,8 +653,7 @@ kt_db_open (KtDbConfig *db, const char *description, unsigned int connect_timeou
         memset (fresh, 0, strlen (fresh));
       return NULL;
     }
-  g_message ("MySQL at %s refused the password; %s holds a new one: connecting with it",
-             description, db->password_file);
+  reread_logged (description, db->password_file);
   if (db->password != NULL)
     memset (db->password, 0, strlen (db->password));
   g_free (db->password);

@@ -33,6 +33,8 @@ database = $db
 password-file = $WORK/pw
 [batch]
 interval = 200ms
+[log]
+log-format = json
 CONF
 
 # The services' MYSQL_PWD would be this user's password otherwise.
@@ -46,7 +48,7 @@ produce() {  # produce N SEED START: N lines, the truth in $WORK/truth.SEED
 }
 caught_up() { [[ $(kt_offset_sum "$db" "$topic" 2> /dev/null) == "$produced" ]]; }
 alive() { kill -0 "$pid" 2> /dev/null || { cat "$WORK/run.log" >&2; fail "ktally ended: $1"; }; }
-logged() { grep -q -- "$1" "$WORK/run.log"; }
+logged() { kt_log_match "$1" "$WORK/run.log"; }  # logged JQ-CONDITION
 kill_connections() {  # ktally's sessions, from the server's side
   local id
   for id in $(kt_sql mysql "SELECT id FROM information_schema.processlist WHERE user = '$user'"); do
@@ -64,13 +66,14 @@ kt_wait_for 20 caught_up || { cat "$WORK/run.log" >&2; fail "the first lines wer
 # 1. With SIGHUP: the password is taken before any connection needs it.
 rotate "two$RUN_ID"
 kill -HUP "$pid"
-kt_wait_for 10 logged "reload: the MySQL password changed: the next connection uses it" \
+kt_wait_for 10 logged '.event == "reload" and (.applied | contains("the MySQL password changed"))' \
   || { cat "$WORK/run.log" >&2; fail "SIGHUP did not read the new password"; }
+logged '.event == "signal" and .signal == "SIGHUP"' || fail "the SIGHUP itself was not logged"
 kill_connections
 produce 2000 2 "2017-07-31 14:00:00"
 kt_wait_for 20 caught_up || { cat "$WORK/run.log" >&2; fail "no batch after the SIGHUP rotation"; }
 alive "after the SIGHUP rotation"
-if logged "refused the password"; then fail "the reloaded password was not used at once"; fi
+if logged '.event == "password-reread"'; then fail "the reloaded password was not used at once"; fi
 
 # 2. Without SIGHUP: refused once, the file read again, on with it.
 rotate "three$RUN_ID"
@@ -78,28 +81,32 @@ kill_connections
 produce 2000 3 "2017-08-01 14:00:00"
 kt_wait_for 30 caught_up || { cat "$WORK/run.log" >&2; fail "no batch after a rotation without SIGHUP"; }
 alive "after a rotation without SIGHUP"
-logged "refused the password; $WORK/pw holds a new one: connecting with it" \
+logged '.event == "password-reread" and .file == "'"$WORK/pw"'"' \
   || fail "the reconnect did not say it read the password file again"
 
 # 3. SIGHUP with new limits, a topic that needs a restart, a broken file.
 sed -i 's/^interval = .*/interval = 100ms\nmax-per-partition = 50/' "$WORK/ktally.conf"
 kill -HUP "$pid"
-kt_wait_for 10 logged "reload: --interval 0.2 s -> 0.1 s; --max-per-partition 100000 -> 50" || { cat "$WORK/run.log" >&2; fail "--interval not reloaded"; }
+# (It also says the password changed: the one step 2 read is not the
+# last reload's.)
+applied='.event == "reload" and (.applied | startswith("--interval 0.2 s -> 0.1 s; --max-per-partition 100000 -> 50"))'
+kt_wait_for 10 logged "$applied" || { cat "$WORK/run.log" >&2; fail "--interval and --max-per-partition not reloaded"; }
 produce 600 4 "2017-08-02 14:00:00"
 kt_wait_for 20 caught_up || fail "no batch after the reload of the limits"
 # 600 lines over 3 partitions: after the reload, no batch reads more than
 # 50 a partition (150 in all), and there were several of them.
-sed -n '/--max-per-partition 100000 -> 50/,$p' "$WORK/run.log" \
-  | grep -o "batch [0-9]*: [0-9]* partitions, [0-9]* records" | awk '{ print $5 }' > "$WORK/sizes"
+jq -Rn "[inputs | fromjson? | objects] | (map($applied) | index(true)) as \$i
+  | .[\$i:][] | select(.event == \"batch\") | .records" "$WORK/run.log" > "$WORK/sizes"
 [[ $(wc -l < "$WORK/sizes") -ge 4 ]] && ! awk '$1 > 150 { bad = 1 } END { exit !bad }' "$WORK/sizes" \
   || fail "--max-per-partition 50 not applied: batches of $(tr '\n' ' ' < "$WORK/sizes")"
 sed -i "s/^topic = .*/topic = other_$RUN_ID/" "$WORK/ktally.conf"
 kill -HUP "$pid"
-kt_wait_for 10 logged "reload: \[kafka\] topic: '$topic' -> 'other_$RUN_ID' needs a restart; still '$topic'" \
+kt_wait_for 10 logged '.event == "reload" and (.needs_restart | startswith("[kafka] topic: '"'$topic' -> 'other_$RUN_ID' needs a restart; still '$topic'"'"))' \
   || { cat "$WORK/run.log" >&2; fail "a topic change was not logged as needing a restart"; }
 echo "no equals sign" >> "$WORK/ktally.conf"
 kill -HUP "$pid"
-kt_wait_for 10 logged "keeping the running settings" || fail "a broken file was not reported"
+kt_wait_for 10 logged '.event == "reload" and .level == "warning" and (.error | contains("ktally.conf"))' \
+  || { cat "$WORK/run.log" >&2; fail "a broken file was not reported"; }
 for _ in 1 2 3 4 5; do kill -HUP "$pid"; done
 sleep 0.3  # let the signals land: nothing to wait for but their absence of effect
 alive "after SIGHUPs"
@@ -115,7 +122,7 @@ rc=0
 for ((i = 0; i < 200; i++)); do kill -0 "$pid" 2> /dev/null || break; sleep 0.1; done
 wait "$pid" || rc=$?
 [[ $rc == 3 ]] || { cat "$WORK/run.log" >&2; fail "a password the file does not hold: exit $rc, not 3"; }
-grep -q "Access denied.*(read again, $WORK/pw holds the same password)" "$WORK/run.log" \
+logged '.event == "exit" and .exit_status == 3 and (.message | test("Access denied.*\\(read again, .* holds the same password\\)"))' \
   || fail "the refusal does not say the file holds the same password"
 
 # A replay takes SIGHUPs between its batches: it reloads, ends with 0,
@@ -123,14 +130,15 @@ grep -q "Access denied.*(read again, $WORK/pw holds the same password)" "$WORK/r
 until=$(kt_sql "$db" "SELECT GROUP_CONCAT(CONCAT(\`partition\`, ':', \`offset\`)) FROM kafka_offset")
 from=$(sed 's/:[0-9]*/:0/g' <<< "$until")
 "$KTALLY" replay --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" --from "$from" \
-  --until "$until" --table rp --max-per-partition 40 2> "$WORK/replay.log" &
+  --until "$until" --table rp --max-per-partition 40 --log-format json 2> "$WORK/replay.log" &
 rpid=$!; KT_CHILDREN+=("$rpid")
 hup_caught() { (( 0x$(awk '/^SigCgt:/ { print $2 }' "/proc/$rpid/status" 2> /dev/null || echo 0) & 1 )); }
 kt_wait_for 10 hup_caught || fail "replay never caught SIGHUP"
 kill -HUP "$rpid"; kill -HUP "$rpid"
 rc=0; wait "$rpid" || rc=$?
 [[ $rc == 0 ]] || { cat "$WORK/replay.log" >&2; fail "replay after SIGHUP: exit $rc, not 0"; }
-grep -q "reload: nothing changed" "$WORK/replay.log" || { cat "$WORK/replay.log" >&2; fail "the replay did not reload"; }
+kt_log_match '.event == "reload" and .applied == ""' "$WORK/replay.log" \
+  || { cat "$WORK/replay.log" >&2; fail "the replay did not reload"; }
 kt_check_counts "$db" "$WORK/truth" rp
 
 # SIGHUP while waiting at start-up (MySQL unreachable), and to `status`.
