@@ -199,6 +199,26 @@ report_losses (KtBatchLog *log, const GArray *losses)
     }
 }
 
+/* Keys past --max-keys: the batch line says how many lines each time
+ * (@folded of this batch), the warning once a minute. */
+static void
+report_folded (KtBatchLog *log, guint64 folded, gint64 started)
+{
+  g_autoptr(KtLogEvent) e = NULL;
+
+  log->folded += folded;
+  if (log->folded == 0 || started - log->last_folded_at < 60 * G_USEC_PER_SEC)
+    return;
+  e = batch_event (log, "folded");
+  kt_log_event_int (e, "lines", (gint64) log->folded);
+  kt_log_event_emit (e, G_LOG_LEVEL_WARNING, "job %s: %" G_GUINT64_FORMAT " lines counted "
+                     "as (other) since the last such warning: their keys came past "
+                     "--max-keys in their bucket and batch (one warning a minute)",
+                     log->job, log->folded);
+  log->folded = 0;
+  log->last_folded_at = started;
+}
+
 void
 kt_batch_log_committed (KtBatchLog *log, const KtJobKind *kind, gpointer state,
                         const GArray *states, const GArray *ranges, const GArray *losses,
@@ -234,7 +254,8 @@ kt_batch_log_committed (KtBatchLog *log, const KtJobKind *kind, gpointer state,
     .result = moved >= 0 ? KT_BATCH_FENCED : KT_BATCH_COMMITTED, .duration = duration,
     .partitions = ranges->len, .records = records, .bytes = (guint64) MAX (bytes, 0),
     .lines_error = summary.errors, .lines_malformed = summary.malformed,
-    .lines_other = summary.lines - summary.errors - summary.malformed });
+    .lines_other = summary.lines - summary.errors - summary.malformed,
+    .lines_folded = summary.folded });
   lag = report_partitions (log, states, ranges);
   g_string_append_printf (line, ", %.3f s, lag %" G_GINT64_FORMAT, duration, lag);
   if (log->fenced > 0 || log->retried > 0)
@@ -246,6 +267,8 @@ kt_batch_log_committed (KtBatchLog *log, const KtJobKind *kind, gpointer state,
   kt_log_event_int (e, "lines", (gint64) summary.lines);
   kt_log_event_int (e, "errors", (gint64) summary.errors);
   kt_log_event_int (e, "malformed", (gint64) summary.malformed);
+  if (summary.keyed || summary.folded > 0)
+    kt_log_event_int (e, "folded", (gint64) summary.folded);
   kt_log_event_double (e, "duration", duration, 3);
   kt_log_event_int (e, "lag", lag);
   kt_log_event_emit (e, log->quiet ? G_LOG_LEVEL_DEBUG : G_LOG_LEVEL_MESSAGE, "%s", line->str);
@@ -254,6 +277,7 @@ kt_batch_log_committed (KtBatchLog *log, const KtJobKind *kind, gpointer state,
   log->totals.errors += summary.errors;
   log->totals.malformed += summary.malformed;
 
+  report_folded (log, summary.folded, started);
   if (summary.have_sample && started - log->last_sample_at >= 60 * G_USEC_PER_SEC)
     {
       g_autofree char *escaped = g_strescape (summary.sample, NULL);

@@ -19,6 +19,8 @@ typedef struct
   guint64     fenced;           /* batches fenced off by another writer */
   guint64     retried;          /* commits tried again after a deadlock */
   gint64      last_sample_at;
+  guint64     folded;           /* lines counted as (other) not yet warned of */
+  gint64      last_folded_at;
   KtRunTotals totals;
   /* Failed batches in a row: since when (monotonic; 0: none), why
    * ("MySQL", "Kafka"), how many. The next success says it is over. */

@@ -35,6 +35,8 @@ kt_config_free (KtConfig *config)
   g_free (config->pattern);
   g_free (config->time_format);
   g_strfreev (config->levels);
+  g_strfreev (config->dimensions);
+  g_strfreev (config->sums);
   g_free (config->group);
   g_free (config->http);
   g_strfreev (config->words);
@@ -518,12 +520,125 @@ options_share (KtConfig *config, KtRawOptions *raw, GError **error)
   return TRUE;
 }
 
+/* Whether @name is a pcre2 group name that is also a plain column name:
+ * [A-Za-z_][A-Za-z0-9_]*, at most 32 characters (pcre2's limit). */
+static gboolean
+is_field_name (const char *name)
+{
+  return all_chars_in (name, NULL, 32) && !g_ascii_isdigit (*name);
+}
+
+/* --by or --sum (@flag) into @out: names of fields, each once (column
+ * names compare without case), at most @max; NULL @text leaves @out NULL. */
+static gboolean
+parse_fields (const char *flag, const char *text, guint max, char ***out, GError **error)
+{
+  /* Columns of ktally's own in a count table (sql/counts.sql) or its
+   * per-topic table (sql/idempotent.sql; `partition` was one of it before
+   * schema version 4): a field of that name would be a second column. */
+  static const char *const taken[] = { "log_time", "log_count", "job", "topic", "partition",
+                                       "time", NULL };
+  g_auto(GStrv) fields = NULL;
+  guint n;
+
+  if (text == NULL)
+    return TRUE;
+  fields = g_strsplit (text, ",", -1);
+  n = g_strv_length (fields);
+  if (n > max)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "%s: at most %u fields, got %u", flag,
+                   max, n);
+      return FALSE;
+    }
+  for (guint i = 0; i < n; i++)
+    {
+      const char *f = fields[i];
+
+      if (!is_field_name (f))
+        {
+          g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                       "%s: '%s' is not a field name ([A-Za-z_][A-Za-z0-9_]*, at most 32 "
+                       "characters, the name of a group of --pattern)", flag, f);
+          return FALSE;
+        }
+      for (const char *const *t = taken; *t != NULL; t++)
+        if (g_ascii_strcasecmp (f, *t) == 0)
+          {
+            g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                         g_str_equal (*t, "time")
+                         ? "%s: '%s': the time is the bucket, the first key already"
+                         : "%s: '%s' is a column ktally writes itself; rename the group",
+                         flag, f);
+            return FALSE;
+          }
+      if (g_ascii_strncasecmp (f, "sum_", 4) == 0)
+        {
+          g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                       "%s: '%s': names starting with sum_ are the columns of --sum; "
+                       "rename the group", flag, f);
+          return FALSE;
+        }
+      for (guint j = 0; j < i; j++)
+        if (g_ascii_strcasecmp (f, fields[j]) == 0)
+          {
+            g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                         "%s: '%s' given twice (column names do not tell case apart)", flag,
+                         f);
+            return FALSE;
+          }
+    }
+  *out = g_steal_pointer (&fields);
+  return TRUE;
+}
+
+/* --by, --sum and --max-keys. */
+static gboolean
+options_fields (KtConfig *config, KtRawOptions *raw, GError **error)
+{
+  const KtJobKind *kind = kt_kind_lookup (config->kind, kt_mode_names[config->mode], NULL);
+
+  if (!parse_fields ("--by", raw->by, KT_MAX_DIMENSIONS, &config->dimensions, error)
+      || !parse_fields ("--sum", raw->sum, KT_MAX_SUMS, &config->sums, error))
+    return FALSE;
+  for (char **s = config->sums; s != NULL && *s != NULL; s++)
+    if (g_str_equal (*s, "level"))
+      {
+        g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
+                             "--sum: 'level' is not a number; --sum adds up numeric "
+                             "groups of --pattern");
+        return FALSE;
+      }
+  if ((config->dimensions != NULL || config->sums != NULL) && kind != NULL && !kind->parses)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "%s: --kind %s reads no log lines",
+                   config->dimensions != NULL ? "--by" : "--sum", config->kind);
+      return FALSE;
+    }
+  if (raw->max_keys != -1 && config->dimensions == NULL)
+    {
+      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
+                           "--max-keys needs --by: without it a bucket has one key");
+      return FALSE;
+    }
+  if (raw->max_keys != -1 && (raw->max_keys < 1 || raw->max_keys > KT_MAX_KEYS_LIMIT))
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "--max-keys: %" G_GINT64_FORMAT " is not between 1 and %d", raw->max_keys,
+                   KT_MAX_KEYS_LIMIT);
+      return FALSE;
+    }
+  config->max_keys = raw->max_keys != -1 ? (guint) raw->max_keys : KT_MAX_KEYS_DEFAULT;
+  return TRUE;
+}
+
 gboolean
 kt_options_run (KtConfig *config, KtRawOptions *raw, GError **error)
 {
   if (!options_choices (config, raw, error)
       || !options_limits (config, raw, error)
-      || !options_share (config, raw, error))
+      || !options_share (config, raw, error)
+      || !options_fields (config, raw, error))
     return FALSE;
   config->http = g_steal_pointer (&raw->http);
   config->pattern = g_steal_pointer (&raw->pattern);
@@ -568,6 +683,8 @@ kt_raw_options_clear (KtRawOptions *raw)
   g_free (raw->time_format);
   g_free (raw->levels);
   g_free (raw->bucket);
+  g_free (raw->by);
+  g_free (raw->sum);
   g_free (raw->partitions);
   g_free (raw->defaults_file);
   g_free (raw->interval);
@@ -814,6 +931,8 @@ kt_config_describe (const KtConfig *c)
                           c->db.password != NULL ? " password: (set, hidden)"
                                                  : " password: (none)", NULL);
   describe_set (file, "batch", "job", c->job);
+  if (c->table_explicit)
+    describe_set (file, "batch", "table", c->table);
   describe_set (file, "batch", "kind", c->kind);
   describe_set (file, "batch", "mode", kt_mode_names[c->mode]);
   describe_set (file, "batch", "offsets", stores[c->offsets]);
@@ -843,6 +962,17 @@ kt_config_describe (const KtConfig *c)
       describe_set (file, "parse", "time-format", c->time_format);
       describe_set (file, "parse", "levels", levels);
       describe_set (file, "parse", "bucket", bucket);
+      if (c->dimensions != NULL)
+        {
+          g_autofree char *by = g_strjoinv (",", c->dimensions);
+          describe_set (file, "parse", "by", by);
+          g_key_file_set_int64 (file, "parse", "max-keys", c->max_keys);
+        }
+      if (c->sums != NULL)
+        {
+          g_autofree char *sum = g_strjoinv (",", c->sums);
+          describe_set (file, "parse", "sum", sum);
+        }
     }
   describe_set (file, "http", "http", c->http);
   if (c->health_max_lag >= 0)

@@ -8,10 +8,15 @@
 #include <glib.h>
 #include "plan.h"
 #include "db.h"
+#include "parse.h"
 #include "log.h"
 
 /* Every replay's offsets are kept under a job named so; no live job may be. */
 #define KT_REPLAY_JOB_PREFIX "replay."
+
+/* --max-keys' default and bound (KT_MAX_DIMENSIONS, KT_MAX_SUMS: parse.h). */
+#define KT_MAX_KEYS_DEFAULT 10000
+#define KT_MAX_KEYS_LIMIT   10000000
 
 typedef enum
 {
@@ -73,6 +78,10 @@ typedef struct
   char        *time_format;     /* --time-format, or NULL */
   char       **levels;          /* --levels, or NULL: ERROR */
   int          bucket;          /* --bucket in minutes: 1, 5 or 60 */
+  char       **dimensions;      /* --by: key columns after the bucket, or NULL */
+  char       **sums;            /* --sum: a sum_FIELD column each, or NULL */
+  guint        max_keys;        /* --max-keys: keys per bucket per batch with a row
+                                 * of their own (KT_MAX_KEYS_DEFAULT) */
   char        *group;           /* --group: share the partitions through Kafka */
   gboolean     share_table;     /* --share-table: another job may count a topic into it too */
   GArray      *only_partitions; /* --partitions: gint32, ascending; NULL: all */
@@ -136,7 +145,8 @@ typedef struct
   char    *brokers, *topic, *job, *db, *mode, *start, *on_data_loss, *offsets;
   char    *table, *from, *until, *audit_keep, *password_file, *defaults_file;
   char    *group, *partitions, *kind, *config_file, *http;
-  char    *pattern, *time_format, *levels, *bucket;
+  char    *pattern, *time_format, *levels, *bucket, *by, *sum;
+  gint64   max_keys;   /* -1: not given */
   char    *interval, *startup_timeout;  /* durations: kt_duration_parse() */
   char    *health_max_commit_age, *health_max_stall;
   char    *log_format;
@@ -185,7 +195,18 @@ typedef struct
   { "levels", 0, 0, G_OPTION_ARG_STRING, &(raw).levels,                          \
     "The levels counted, exactly as written (default ERROR)", "A,B,..." },       \
   { "bucket", 0, 0, G_OPTION_ARG_STRING, &(raw).bucket,                          \
-    "Count per 1m (default), 5m or 1h", "SIZE" }
+    "Count per 1m (default), 5m or 1h", "SIZE" },                                \
+  { "by", 0, 0, G_OPTION_ARG_STRING, &(raw).by,                                  \
+    "Count per bucket and these fields: 'level' or named groups of --pattern; "  \
+    "each a key column of the table (VARBINARY, values cut at 255 bytes)",       \
+    "FIELD,..." },                                                               \
+  { "sum", 0, 0, G_OPTION_ARG_STRING, &(raw).sum,                                \
+    "Also add up these numeric named groups of --pattern, exactly, in a "        \
+    "sum_FIELD column each ([-]digits[.digits], at most 4 decimals; anything "   \
+    "else makes the line malformed)", "FIELD,..." },                             \
+  { "max-keys", 0, 0, G_OPTION_ARG_INT64, &(raw).max_keys,                       \
+    "With --by: at most N keys per bucket per batch get rows of their own; the " \
+    "rest are counted in one (other) row per bucket (default 10000)", "N" }
 
 #define KT_KAFKA_ENTRIES(raw)                                                       \
   { "brokers", 'b', 0, G_OPTION_ARG_STRING, &(raw).brokers,                      \
@@ -204,7 +225,7 @@ typedef struct
 /* The defaults of the options that have one. */
 #define KT_RAW_OPTIONS_INIT                                                      \
   { .max_per_partition = 100000, .max_batch_bytes = 64 * 1024 * 1024,            \
-    .health_max_lag = -1, .workers = -1 /* one per core */ }
+    .health_max_lag = -1, .workers = -1 /* one per core */, .max_keys = -1 }
 
 void     kt_raw_options_clear (KtRawOptions *raw);
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (KtRawOptions, kt_raw_options_clear)

@@ -1,6 +1,7 @@
 /* cmd-init-db.c - `ktally init-db`: a database ready for a mode's jobs. */
 #include "commands.h"
 
+#include "autocleanups.h"
 #include "counts.h"
 #include "schema.h"
 
@@ -10,13 +11,80 @@ static const char SUMMARY[] =
   "idempotent.sql by --mode), checks the shape of those present, and brings\n"
   "an older schema forward (sql/migrations/).";
 
+/* The shape error_log holds: what ktally_table records of it (a job with
+ * --by or --sum may have made error_log in its own), or else what its
+ * columns say (such a job may have been stopped before its first commit
+ * recorded it): the key columns but the bucket (and idempotent mode's job,
+ * topic), and the sum_ columns. Into @dimensions and @sums,
+ * NULL for none; kt_counts_prepare() then checks their types. */
+static gboolean
+error_log_shape (KtDb *db, char ***dimensions, char ***sums, GError **error)
+{
+  g_autoptr(MYSQL_RES) res = kt_db_rows (db, "SELECT dimensions, sums FROM ktally_table "
+                                         "WHERE name = 'error_log'",
+                                         "cannot read what tables hold", error);
+  g_autoptr(MYSQL_RES) columns = NULL;
+  g_autoptr(GPtrArray) dims = g_ptr_array_new ();
+  g_autoptr(GPtrArray) adds = g_ptr_array_new ();
+  MYSQL_ROW row;
+
+  if (res == NULL)
+    return FALSE;
+  row = mysql_fetch_row (res);
+  if (row != NULL)
+    {
+      if (row[0] != NULL && *row[0] != '\0')
+        *dimensions = g_strsplit (row[0], ",", -1);
+      if (row[1] != NULL && *row[1] != '\0')
+        *sums = g_strsplit (row[1], ",", -1);
+      return TRUE;
+    }
+  /* Constant predicates only (schema.c's check_columns says why). */
+  columns = kt_db_rows (db, "SELECT c.table_name, c.column_name, c.column_key "
+                            "FROM information_schema.columns c WHERE c.table_schema = DATABASE() "
+                            "AND c.table_name IN ('error_log', 'error_log" KT_TOPIC_SUFFIX "') "
+                            "AND c.table_name IN (SELECT t.table_name FROM "
+                            "information_schema.tables t WHERE t.table_schema = DATABASE() "
+                            "AND t.table_type = 'BASE TABLE') "
+                            "ORDER BY c.table_name, c.ordinal_position",
+                        "cannot read the tables' columns", error);
+  if (columns == NULL)
+    return FALSE;
+  while ((row = mysql_fetch_row (columns)) != NULL)
+    {
+      static const char *const own[] = { "job", "topic", "log_time", NULL };
+      gboolean key = g_strcmp0 (row[2], "PRI") == 0;
+
+      if (key && !g_strv_contains (own, row[1]))
+        g_ptr_array_add (dims, g_strdup (row[1]));
+      else if (!key && g_ascii_strncasecmp (row[1], "sum_", 4) == 0 && row[1][4] != '\0')
+        g_ptr_array_add (adds, g_strdup (row[1] + 4));
+    }
+  if (dims->len > 0)
+    {
+      g_ptr_array_add (dims, NULL);
+      *dimensions = (char **) g_ptr_array_steal (dims, NULL);
+    }
+  if (adds->len > 0)
+    {
+      g_ptr_array_add (adds, NULL);
+      *sums = (char **) g_ptr_array_steal (adds, NULL);
+    }
+  return TRUE;
+}
+
 gboolean
 kt_init_db (const KtConfig *config, GError **error)
 {
   g_autoptr(KtDb) db = kt_db_new (&config->db);
   gboolean idempotent = config->mode == KT_MODE_IDEMPOTENT;
+  g_auto(GStrv) dimensions = NULL, sums = NULL;
+  KtCountsShape shape;
 
-  if (!kt_schema_ready (db, error) || !kt_counts_prepare (db, idempotent, "error_log", error))
+  if (!kt_schema_ready (db, error) || !error_log_shape (db, &dimensions, &sums, error))
+    return FALSE;
+  shape = (KtCountsShape) { (const char *const *) dimensions, (const char *const *) sums };
+  if (!kt_counts_prepare (db, idempotent, "error_log", &shape, error))
     return FALSE;
   g_message ("ktally's %s tables are in %s",
              idempotent ? "idempotent-mode" : "transactional-mode", kt_db_name (db));

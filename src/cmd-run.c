@@ -2,6 +2,9 @@
  * SIGHUP reloads (reload.h). */
 #include "commands.h"
 
+#include <string.h>
+#include "schema.h"
+#include "error.h"
 #include "log.h"
 #include "progress.h"
 #include "reload.h"
@@ -10,8 +13,9 @@
 /* What `ktally run --help` says before the options. */
 static const char SUMMARY[] =
   "Reads log lines from a Kafka topic in micro-batches and keeps exact\n"
-  "per-minute ERROR counts in MySQL (table error_log), exactly once:\n"
-  "each batch's counts and offsets commit in one transaction.\n\n"
+  "per-minute ERROR counts in MySQL (table error_log, or --table), exactly\n"
+  "once: each batch's counts and offsets commit in one transaction. --by\n"
+  "and --sum count per bucket and fields of the line, and add up numbers.\n\n"
   "Exit status: 0 stopped by SIGTERM/SIGINT or idle with --exit-when-idle,\n"
   "1 internal error, 2 usage or configuration error, 3 Kafka or MySQL\n"
   "refused us (unreachable at start-up, access denied, unknown topic or\n"
@@ -20,6 +24,21 @@ static const char SUMMARY[] =
   "credentials, the log level, --interval, --max-per-partition and\n"
   "--max-batch-bytes change between batches; the rest is logged as\n"
   "needing a restart.";
+
+/* Idempotent mode writes NAME_topic and a view NAME over it: both
+ * must be identifiers of at most 64 characters. */
+static gboolean
+check_table_name (const KtConfig *config, GError **error)
+{
+  if (config->mode != KT_MODE_IDEMPOTENT
+      || strlen (config->table) + strlen (KT_TOPIC_SUFFIX) <= 64)
+    return TRUE;
+  g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+               "--table: '%s' is too long for idempotent mode, which also writes %s%s: at "
+               "most %d characters", config->table, config->table, KT_TOPIC_SUFFIX,
+               (int) (64 - strlen (KT_TOPIC_SUFFIX)));
+  return FALSE;
+}
 
 /* "replay." names belong to `ktally replay` (cmd-replay.c): a live job
  * under one could move a replay's offsets, or a replay a live job's. */
@@ -75,6 +94,10 @@ kt_run_parse (int argc, char **argv, GError **error)
       "consumer group (offsets still come from MySQL only)", "NAME" },
     { "partitions", 'p', 0, G_OPTION_ARG_STRING, &raw.partitions,
       "Read only these partitions, e.g. 0-3,7 (a static share)", "LIST" },
+    { "table", 0, 0, G_OPTION_ARG_STRING, &raw.table,
+      "Table the counts go to (default error_log; created if absent, in the "
+      "shape --by and --sum give; idempotent mode: a view NAME over the "
+      "per-topic table NAME_topic)", "NAME" },
     { "share-table", 0, 0, G_OPTION_ARG_NONE, &raw.share_table,
       "Count into a table even though another job already counts one of these "
       "topics into it (refused otherwise: two jobs over one topic count "
@@ -105,6 +128,7 @@ kt_run_parse (int argc, char **argv, GError **error)
       || !kt_options_db (config, &raw, error)
       || !kt_options_run (config, &raw, error)
       || !kt_options_table (config, &raw, "error_log", error)
+      || !check_table_name (config, error)
       || !check_job_name (config, &raw, error))
     return NULL;
   return g_steal_pointer (&config);

@@ -54,12 +54,16 @@ static const Key keys[] = {
   { "batch", "startup-timeout", RUN_REPLAY_STATUS },
   { "batch", "exit-when-idle", "run" },
   { "batch", "share-table", "run" },
+  { "batch", "table", "run" },
   { "parse", "pattern", "run replay" },
   { "parse", "time-format", "run replay" },
   { "parse", "levels", "run replay" },
   { "parse", "bucket", "run replay" },
   { "log", "verbose", RUN_REPLAY_STATUS },
   { "log", "quiet", RUN_REPLAY_STATUS },
+  { "parse", "by", "run replay" },
+  { "parse", "sum", "run replay" },
+  { "parse", "max-keys", "run replay" },
   { "log", "log-format", "run replay status init-db audit" },
 };
 

@@ -6,17 +6,80 @@
 #include "error.h"
 #include "schema.h"
 
+/* Rows per INSERT, and bytes: keeps every statement far below
+ * max_allowed_packet, even with eight key columns of 255 bytes. */
+#define UPSERT_ROWS  1000
+#define UPSERT_BYTES (1024 * 1024)
+
 KtParser *
 kt_counts_parser (const KtConfig *config, GError **error)
 {
   KtParseFormat format = { config->pattern, config->time_format,
-                           (const char *const *) config->levels, config->bucket };
+                           (const char *const *) config->levels, config->bucket,
+                           (const char *const *) config->dimensions,
+                           (const char *const *) config->sums };
 
   return kt_parser_new_format (&format, error);
 }
 
+void
+kt_counts_shape (const KtConfig *config, KtCountsShape *out)
+{
+  *out = (KtCountsShape) { (const char *const *) config->dimensions,
+                           (const char *const *) config->sums };
+}
+
+static gboolean
+plain (const KtCountsShape *shape)
+{
+  return shape->dimensions == NULL && shape->sums == NULL;
+}
+
+/* Idempotent mode: @output is a view over @output_topic; neither may be
+ * another program's table or view of another shape. */
+static gboolean
+prepare_idempotent (KtDb *db, const char *output, const char *target,
+                    const KtCountsShape *shape, GError **error)
+{
+  static const char *const defaults[] = { "error_log", "error_log" KT_TOPIC_SUFFIX, NULL };
+  g_autofree char *topics = g_strconcat (output, KT_TOPIC_SUFFIX, NULL);
+  GError *local = NULL;
+
+  if (target != NULL && g_strcmp0 (target, "VIEW") != 0)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "%s: %s is a table: idempotent mode writes %s and a view %s over it; "
+                   "give another --table", kt_db_name (db), output, topics, output);
+      return FALSE;
+    }
+  if (!kt_schema_check_counts_table (kt_db_connection (db), kt_db_name (db), topics, shape,
+                                     TRUE, &local)
+      || !kt_schema_check_counts_view (kt_db_connection (db), kt_db_name (db), output, shape,
+                                       &local))
+    return kt_db_failed (db, local, error);
+  if (g_str_equal (output, "error_log") && plain (shape))
+    return kt_schema_prepare (db, KT_TABLES_IDEMPOTENT, "idempotent-mode", error);
+  /* The covered sets; error_log and its table are their jobs' (whose
+   * shape they check): a job of another table leaves them alone. */
+  if (!kt_schema_prepare_except (db, KT_TABLES_IDEMPOTENT, "idempotent-mode", defaults, error))
+    return FALSE;
+  if (target == NULL)
+    g_message ("creating table %s and view %s in %s", topics, output, kt_db_name (db));
+  /* Checked again after: a job starting meanwhile may have made them in
+   * its own shape, and CREATE ... IF NOT EXISTS leaves those. */
+  if (!kt_schema_create_counts_topics (kt_db_connection (db), kt_db_name (db), output, shape,
+                                       &local)
+      || !kt_schema_check_counts_table (kt_db_connection (db), kt_db_name (db), topics, shape,
+                                        TRUE, &local)
+      || !kt_schema_check_counts_view (kt_db_connection (db), kt_db_name (db), output, shape,
+                                       &local))
+    return kt_db_failed (db, local, error);
+  return TRUE;
+}
+
 gboolean
-kt_counts_prepare (KtDb *db, gboolean idempotent, const char *output, GError **error)
+kt_counts_prepare (KtDb *db, gboolean idempotent, const char *output,
+                   const KtCountsShape *shape, GError **error)
 {
   g_autofree char *error_log = NULL;
   g_autofree char *target = NULL;
@@ -39,38 +102,88 @@ kt_counts_prepare (KtDb *db, gboolean idempotent, const char *output, GError **e
                    idempotent ? "idempotent" : "transactional");
       return FALSE;
     }
-  if (!idempotent && target != NULL && g_strcmp0 (target, "BASE TABLE") != 0)
+  if (idempotent)
+    return prepare_idempotent (db, output, target, shape, error);
+  if (target != NULL && g_strcmp0 (target, "BASE TABLE") != 0)
     {
       g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "%s: %s is a view, not a table",
                    kt_db_name (db), output);
       return FALSE;
     }
-  if (!idempotent
-      && !kt_schema_check_counts_table (kt_db_connection (db), kt_db_name (db), output, &local))
+  if (!kt_schema_check_counts_table (kt_db_connection (db), kt_db_name (db), output, shape,
+                                     FALSE, &local))
     return kt_db_failed (db, local, error);
-  if (!kt_schema_prepare (db, idempotent ? KT_TABLES_IDEMPOTENT : KT_TABLES_COUNTS,
-                          idempotent ? "idempotent-mode" : "transactional-mode", error))
-    return FALSE;
-  if (!idempotent && target == NULL && !g_str_equal (output, "error_log"))
-    {
-      g_message ("creating table %s in %s", output, kt_db_name (db));
-      if (!kt_schema_create_counts_table (kt_db_connection (db), kt_db_name (db), output,
-                                          &local))
-        return kt_db_failed (db, local, error);
-    }
+  if (g_str_equal (output, "error_log") && plain (shape))
+    return kt_schema_prepare (db, KT_TABLES_COUNTS, "transactional-mode", error);
+  /* A table of its own (or error_log in the job's shape); error_log is its
+   * jobs' (whose shape they check): this job leaves it alone. */
+  if (target == NULL)
+    g_message ("creating table %s in %s", output, kt_db_name (db));
+  /* Checked again after: a job starting meanwhile may have made it in its
+   * own shape, and CREATE ... IF NOT EXISTS leaves that. */
+  if (!kt_schema_create_counts_table (kt_db_connection (db), kt_db_name (db), output, shape,
+                                      &local)
+      || !kt_schema_check_counts_table (kt_db_connection (db), kt_db_name (db), output, shape,
+                                        FALSE, &local))
+    return kt_db_failed (db, local, error);
   return TRUE;
 }
 
+KtCounts *
+kt_counts_new (const KtConfig *config, gint32 partition, KtKeyLimit *limit)
+{
+  KtCounts *self = g_new0 (KtCounts, 1);
+
+  self->partition = partition;
+  if (config->dimensions == NULL && config->sums == NULL)
+    self->minutes = kt_reducer_new ();
+  else
+    {
+      g_return_val_if_fail (limit != NULL, NULL);
+      self->groups = kt_groups_new (partition, config->sums != NULL
+                                               ? g_strv_length (config->sums) : 0, limit);
+    }
+  return self;
+}
+
 void
-kt_counts_take (KtParser *parser, KtReducer *reducer, gint32 partition, gint64 offset,
+kt_counts_free (KtCounts *self)
+{
+  if (self == NULL)
+    return;
+  kt_reducer_free (self->minutes);
+  kt_groups_free (self->groups);
+  g_free (self);
+}
+
+void
+kt_counts_clear (KtCounts *self)
+{
+  if (self->minutes != NULL)
+    kt_reducer_clear (self->minutes);
+  else
+    kt_groups_clear (self->groups);
+}
+
+guint
+kt_counts_size (KtCounts *self)
+{
+  return self->minutes != NULL ? kt_reducer_size (self->minutes)
+                               : kt_groups_size (self->groups);
+}
+
+void
+kt_counts_take (KtParser *parser, KtCounts *counts, gint32 partition, gint64 offset,
                 const char *value, gsize len, KtRangeStats *stats, KtBatchSummary *summary)
 {
   KtParseCounts mine = { 0 };
   const char *bad = NULL;
   gsize bad_len = 0;
+  guint64 malformed = counts->minutes != NULL
+    ? kt_parser_value (parser, value, len, counts->minutes, &mine, &bad, &bad_len)
+    : kt_parser_value_groups (parser, value, len, counts->groups, &mine, &bad, &bad_len);
 
-  if (kt_parser_value (parser, value, len, reducer, &mine, &bad, &bad_len) > 0
-      && !summary->have_sample)
+  if (malformed > 0 && !summary->have_sample)
     {
       summary->have_sample = TRUE;
       summary->sample_partition = partition;
@@ -88,15 +201,197 @@ kt_counts_take (KtParser *parser, KtReducer *reducer, gint32 partition, gint64 o
   stats->malformed += mine.malformed;
 }
 
+/* The rows of @counts, sorted: plain minutes as rows without key or sums. */
+static GArray *
+counts_rows (KtCounts *counts)
+{
+  g_autoptr(GArray) minutes = NULL;
+  GArray *rows;
+
+  if (counts->groups != NULL)
+    return kt_groups_sorted (counts->groups);
+  minutes = kt_reducer_sorted (counts->minutes);
+  rows = g_array_sized_new (FALSE, FALSE, sizeof (KtGroupRow), minutes->len);
+  for (guint i = 0; i < minutes->len; i++)
+    {
+      const KtMinuteCount *mc = &g_array_index (minutes, KtMinuteCount, i);
+      KtGroupRow row = { counts->partition, mc->minute, FALSE, (const guint8 *) "", 0,
+                         mc->count, NULL };
+
+      g_array_append_val (rows, row);
+    }
+  return rows;
+}
+
+/* "INSERT INTO `table` (columns) VALUES " */
+static void
+start_insert (GString *sql, const char *table, const KtCountsShape *shape, gboolean topics)
+{
+  /* The names are identifiers the CLI checked: quoting them is enough. */
+  g_string_printf (sql, "INSERT INTO `%s` (%slog_time", table, topics ? "job, topic, " : "");
+  for (const char *const *d = shape->dimensions; d != NULL && *d != NULL; d++)
+    g_string_append_printf (sql, ", `%s`", *d);
+  g_string_append (sql, ", log_count");
+  for (const char *const *m = shape->sums; m != NULL && *m != NULL; m++)
+    g_string_append_printf (sql, ", `sum_%s`", *m);
+  g_string_append (sql, ") VALUES ");
+}
+
+/* " ON DUPLICATE KEY UPDATE ...", then runs it. */
+static gboolean
+finish_insert (KtDb *db, GString *sql, const KtCountsShape *shape, const char *table,
+               GError **error)
+{
+  g_autofree char *what = g_strdup_printf ("cannot write the counts to %s", table);
+
+  g_string_append (sql, " ON DUPLICATE KEY UPDATE log_count = log_count + VALUES(log_count)");
+  for (const char *const *m = shape->sums; m != NULL && *m != NULL; m++)
+    g_string_append_printf (sql, ", `sum_%s` = `sum_%s` + VALUES(`sum_%s`)", *m, *m, *m);
+  return kt_db_run (db, sql->str, what, error);
+}
+
+/* A row's key columns: ",X'..'" each, or ",'(other)'" each for the
+ * (other) row. Hex literals: any bytes (NUL, invalid UTF-8) reach the
+ * VARBINARY column as they are, whatever the connection's character set. */
+static void
+append_key (GString *sql, const KtGroupRow *row, guint n_dims)
+{
+  static const char hex[] = "0123456789ABCDEF";
+  const guint8 *k = row->key, *end = row->key + row->key_len;
+
+  for (guint i = 0; i < n_dims; i++)
+    {
+      if (row->other)
+        {
+          g_string_append (sql, ",'" KT_OTHER_KEY "'");
+          continue;
+        }
+      g_assert (k < end);
+      g_string_append (sql, ",X'");
+      for (guint b = 0; b < k[0]; b++)
+        {
+          g_string_append_c (sql, hex[k[1 + b] >> 4]);
+          g_string_append_c (sql, hex[k[1 + b] & 15]);
+        }
+      g_string_append_c (sql, '\'');
+      k += 1 + k[0];
+    }
+}
+
+/* One row's values: "(prefix'YYYY-MM-DD HH:MM:00', keys, count, sums)". */
+static void
+append_row (GString *sql, const KtGroupRow *row, const char *prefix, guint n_dims,
+            guint n_sums)
+{
+  char when[20], sum[48];
+
+  kt_minute_format (row->bucket, when);
+  g_string_append_printf (sql, "(%s'%s'", prefix, when);
+  append_key (sql, row, n_dims);
+  g_string_append_printf (sql, ",%" G_GUINT64_FORMAT, row->count);
+  for (guint i = 0; i < n_sums; i++)
+    {
+      kt_sum_format (row->sums[i], sum);
+      g_string_append_printf (sql, ",%s", sum);
+    }
+  g_string_append_c (sql, ')');
+}
+
+/* Every row of @parts in one sorted array (the pointers are the parts'). */
+static GArray *
+all_rows (KtCounts *const *parts, guint n)
+{
+  GArray *rows = g_array_new (FALSE, FALSE, sizeof (KtGroupRow));
+
+  for (guint i = 0; i < n; i++)
+    {
+      g_autoptr(GArray) sorted = counts_rows (parts[i]);
+
+      g_array_append_vals (rows, sorted->data, sorted->len);
+    }
+  if (n > 1)
+    g_array_sort (rows, kt_group_row_compare);
+  return rows;
+}
+
+/* Folds rows[*at] and the equal rows after it (the same bucket and key
+ * from other partitions) into @out, whose sums are @sums; moves *at past
+ * them. */
+static void
+fold_equal (GArray *rows, guint *at, guint n_sums, KtSum *sums, KtGroupRow *out)
+{
+  const KtGroupRow *first = &g_array_index (rows, KtGroupRow, *at);
+
+  *out = *first;
+  out->sums = sums;
+  for (guint s = 0; s < n_sums; s++)
+    sums[s] = first->sums[s];
+  for ((*at)++; *at < rows->len; (*at)++)
+    {
+      const KtGroupRow *next = &g_array_index (rows, KtGroupRow, *at);
+
+      if (kt_group_row_compare (first, next) != 0)
+        break;
+      out->count += next->count;
+      for (guint s = 0; s < n_sums; s++)
+        sums[s] += next->sums[s];
+    }
+}
+
+gboolean
+kt_counts_upsert (KtDb *db, const char *table, const KtCountsShape *shape, const char *job,
+                  const char *topic, KtCounts *const *parts, guint n, GError **error)
+{
+  g_autoptr(GString) sql = g_string_new (NULL);
+  g_autoptr(GString) prefix = g_string_new (NULL);  /* 'job','topic', */
+  g_autoptr(GArray) rows = all_rows (parts, n);
+  guint n_dims = shape->dimensions != NULL ? g_strv_length ((char **) shape->dimensions) : 0;
+  guint n_sums = shape->sums != NULL ? g_strv_length ((char **) shape->sums) : 0;
+  g_autofree KtSum *sums = g_new0 (KtSum, MAX (n_sums, 1));
+  guint statement = 0;
+
+  if (job != NULL)
+    {
+      kt_db_quote (db, prefix, job);
+      g_string_append_c (prefix, ',');
+      kt_db_quote (db, prefix, topic);
+      g_string_append_c (prefix, ',');
+    }
+  for (guint at = 0; at < rows->len;)
+    {
+      KtGroupRow row;
+
+      fold_equal (rows, &at, n_sums, sums, &row);
+      if (statement == 0)
+        start_insert (sql, table, shape, job != NULL);
+      else
+        g_string_append_c (sql, ',');
+      append_row (sql, &row, prefix->str, n_dims, n_sums);
+      if (++statement == UPSERT_ROWS || sql->len >= UPSERT_BYTES)
+        {
+          if (!finish_insert (db, sql, shape, table, error))
+            return FALSE;
+          statement = 0;
+        }
+    }
+  return statement == 0 || finish_insert (db, sql, shape, table, error);
+}
+
 void
-kt_counts_line (const KtBatchSummary *summary, guint buckets, int bucket, GString *line)
+kt_counts_line (const KtBatchSummary *summary, guint rows, int bucket, GString *line)
 {
   g_autofree char *size = bucket == 60 ? g_strdup ("hour")
                           : bucket == 1 ? g_strdup ("minute")
                           : g_strdup_printf ("%d-minute", bucket);
 
   g_string_append_printf (line, "%" G_GUINT64_FORMAT " line%s, %" G_GUINT64_FORMAT " ERROR, %"
-                          G_GUINT64_FORMAT " malformed, %u %s bucket%s", summary->lines,
-                          summary->lines == 1 ? "" : "s", summary->errors,
-                          summary->malformed, buckets, size, buckets == 1 ? "" : "s");
+                          G_GUINT64_FORMAT " malformed, ", summary->lines,
+                          summary->lines == 1 ? "" : "s", summary->errors, summary->malformed);
+  if (summary->keyed || summary->folded > 0)
+    g_string_append_printf (line, "%u row%s", rows, rows == 1 ? "" : "s");
+  else
+    g_string_append_printf (line, "%u %s bucket%s", rows, size, rows == 1 ? "" : "s");
+  if (summary->folded > 0)
+    g_string_append_printf (line, " (%" G_GUINT64_FORMAT " lines past --max-keys counted "
+                            "as (other))", summary->folded);
 }

@@ -1,32 +1,75 @@
 /* counts.h - what the two count kinds share (kind-count.c,
  * kind-count-idempotent.c): their tables, reading a record into counts,
- * and their part of a batch's log line. */
+ * writing them, and their part of a batch's log line.
+ *
+ * A count table holds a row per bucket (and, with --by, per key) with its
+ * count (and, with --sum, exact sums). Without --by and --sum the batch's
+ * rows are a KtReducer's minutes (the fast path), with them a KtGroups'
+ * rows; a kind holds either through KtCounts and never asks which. */
 #pragma once
 #include <glib.h>
 #include "cli.h"
 #include "db.h"
+#include "groups.h"
 #include "kind.h"
 #include "offsets.h"
 #include "parse.h"
 #include "reduce.h"
+#include "schema.h"
 
-/* The parser of the job's --pattern, --time-format, --levels, --bucket. */
+/* The parser of the job's --pattern, --time-format, --levels, --bucket,
+ * --by and --sum. */
 KtParser *kt_counts_parser (const KtConfig *config, GError **error);
 
-/* The count tables: error_log a table (transactional) or the view over
- * per-partition counts (@idempotent), and @output, a replay's table, with
- * error_log's columns. One database holds one mode: an error_log of the
- * other is refused (KT_ERROR_USAGE), and so is a table of another shape. */
-gboolean  kt_counts_prepare (KtDb *db, gboolean idempotent, const char *output,
-                             GError **error);
+/* The shape of @config's count table (its strings are @config's). */
+void      kt_counts_shape  (const KtConfig *config, KtCountsShape *out);
 
-/* Parses one record into @reducer, adding what it read to @stats (the
+/* The count table @output in @shape: a table (transactional), or a view
+ * over @output + KT_TOPIC_SUFFIX (@idempotent, with the covered sets).
+ * A plain error_log is the one sql/counts.sql (sql/idempotent.sql)
+ * creates; a job of another table leaves error_log alone. One database
+ * holds one mode: an error_log of the other is refused (KT_ERROR_USAGE),
+ * and so is a table of another shape, also one another job made in its
+ * shape while this one created it. */
+gboolean  kt_counts_prepare (KtDb *db, gboolean idempotent, const char *output,
+                             const KtCountsShape *shape, GError **error);
+
+/* One batch's rows (or one partition's, in idempotent mode). */
+typedef struct
+{
+  gint32     partition;  /* the rows' partition (idempotent mode), or -1 */
+  KtReducer *minutes;    /* without --by and --sum; else NULL */
+  KtGroups  *groups;     /* with them; else NULL */
+} KtCounts;
+
+/* Rows for a job of @config: @limit is the batch's --max-keys bound,
+ * borrowed (shared by every KtCounts of the batch; NULL without --by). */
+KtCounts *kt_counts_new   (const KtConfig *config, gint32 partition, KtKeyLimit *limit);
+void      kt_counts_free  (KtCounts *self);  /* NULL is fine */
+void      kt_counts_clear (KtCounts *self);
+/* Rows so far. */
+guint     kt_counts_size  (KtCounts *self);
+
+/* Parses one record into @counts, adding what it read to @stats (the
  * audit row) and @summary, whose sample keeps the first malformed line. */
-void      kt_counts_take (KtParser *parser, KtReducer *reducer, gint32 partition,
+void      kt_counts_take (KtParser *parser, KtCounts *counts, gint32 partition,
                           gint64 offset, const char *value, gsize len,
                           KtRangeStats *stats, KtBatchSummary *summary);
 
-/* "L lines, E ERROR, M malformed, K minute buckets" (@bucket: --bucket in
- * minutes, which names the buckets: "5-minute", "hour"). */
-void      kt_counts_line (const KtBatchSummary *summary, guint buckets, int bucket,
+/* Adds the rows of @parts (KtCounts *, @n of them), the rows of one bucket
+ * and key added up across them, to @table, in (bucket, key) order
+ * (writers lock rows in one order), a thousand rows a statement: as they
+ * are (@job NULL: a transactional table of @shape), or as rows of @job and
+ * @topic (an idempotent NAME_topic table, schema version 4). */
+gboolean  kt_counts_upsert (KtDb *db, const char *table, const KtCountsShape *shape,
+                            const char *job, const char *topic, KtCounts *const *parts,
+                            guint n, GError **error);
+
+/* "L lines, E ERROR, M malformed, K minute buckets" (@rows of them;
+ * @bucket: --bucket in minutes, which names the buckets: "5-minute",
+ * "hour"), or with --by or --sum "K rows" (of buckets and keys); and the
+ * lines counted as (other) past --max-keys. */
+void      kt_counts_line (const KtBatchSummary *summary, guint rows, int bucket,
                           GString *line);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (KtCounts, kt_counts_free)

@@ -6,6 +6,8 @@
  * safe. */
 #include "decimal.h"
 
+#include <string.h>
+
 G_DEFINE_QUARK (kt-amount-error-quark, kt_amount_error)
 
 /* DECIMAL(20,4)'s own bound is wider than ours: nothing we accept can be
@@ -49,53 +51,44 @@ push_digit (guint64 *mag, int digit)
 }
 
 gboolean
-kt_amount_parse (const char *text, KtAmount *out, GError **error)
+kt_amount_parse_bytes (const char *text, gsize len, KtAmount *out, KtAmountError *why)
 {
-  g_autofree char *quoted = NULL;
-  const char *p = text, *int_start, *int_end, *frac_start = NULL, *frac_end = NULL;
+  const char *p = text, *end = text + len, *int_start, *int_end;
+  const char *frac_start = NULL, *frac_end = NULL;
   guint64 mag = 0;
   gboolean fits = TRUE;
   int decimals;
 
-  g_return_val_if_fail (text != NULL, FALSE);
+  g_return_val_if_fail (text != NULL || len == 0, FALSE);
   g_return_val_if_fail (out != NULL, FALSE);
-
-  if (*text == '\0')
-    {
-      g_set_error_literal (error, KT_AMOUNT_ERROR, KT_AMOUNT_ERROR_SYNTAX,
-                           "amount is empty");
-      return FALSE;
-    }
 
   /* Syntax first, over the whole text: "1.23456x" is not a decimal at all,
    * which says more than "too many decimals". */
-  if (*p == '-')
+  if (p < end && *p == '-')
     p++;
   int_start = p;
-  while (is_digit (*p))
+  while (p < end && is_digit (*p))
     p++;
   int_end = p;
-  if (*p == '.')
+  if (p < end && *p == '.')
     {
       frac_start = ++p;
-      while (is_digit (*p))
+      while (p < end && is_digit (*p))
         p++;
       frac_end = p;
     }
-  if (*p != '\0' || int_end == int_start || (frac_start != NULL && frac_end == frac_start))
+  if (p != end || int_end == int_start || (frac_start != NULL && frac_end == frac_start))
     {
-      g_set_error (error, KT_AMOUNT_ERROR, KT_AMOUNT_ERROR_SYNTAX,
-                   "amount %s is not a decimal ([-]digits[.digits])",
-                   (quoted = quote (text)));
+      if (why != NULL)
+        *why = KT_AMOUNT_ERROR_SYNTAX;
       return FALSE;
     }
 
   decimals = frac_start != NULL ? (int) (frac_end - frac_start) : 0;
   if (decimals > KT_AMOUNT_DECIMALS)
     {
-      g_set_error (error, KT_AMOUNT_ERROR, KT_AMOUNT_ERROR_PRECISION,
-                   "amount %s has too many decimals (%d, at most %d)",
-                   (quoted = quote (text)), decimals, KT_AMOUNT_DECIMALS);
+      if (why != NULL)
+        *why = KT_AMOUNT_ERROR_PRECISION;
       return FALSE;
     }
 
@@ -108,14 +101,42 @@ kt_amount_parse (const char *text, KtAmount *out, GError **error)
     fits = push_digit (&mag, i < decimals ? frac_start[i] - '0' : 0);
   if (!fits)
     {
-      g_set_error (error, KT_AMOUNT_ERROR, KT_AMOUNT_ERROR_OVERFLOW,
-                   "amount %s overflows (at most 922337203685477.5807 either way)",
-                   (quoted = quote (text)));
+      if (why != NULL)
+        *why = KT_AMOUNT_ERROR_OVERFLOW;
       return FALSE;
     }
 
   *out = *text == '-' ? -(KtAmount) mag : (KtAmount) mag;
   return TRUE;
+}
+
+gboolean
+kt_amount_parse (const char *text, KtAmount *out, GError **error)
+{
+  g_autofree char *quoted = NULL;
+  KtAmountError why = KT_AMOUNT_ERROR_SYNTAX;
+
+  g_return_val_if_fail (text != NULL, FALSE);
+  g_return_val_if_fail (out != NULL, FALSE);
+
+  if (kt_amount_parse_bytes (text, strlen (text), out, &why))
+    return TRUE;
+  if (*text == '\0')
+    g_set_error_literal (error, KT_AMOUNT_ERROR, KT_AMOUNT_ERROR_SYNTAX, "amount is empty");
+  else if (why == KT_AMOUNT_ERROR_SYNTAX)
+    g_set_error (error, KT_AMOUNT_ERROR, why, "amount %s is not a decimal ([-]digits[.digits])",
+                 (quoted = quote (text)));
+  else if (why == KT_AMOUNT_ERROR_PRECISION)
+    {
+      const char *dot = strchr (text, '.');
+      g_set_error (error, KT_AMOUNT_ERROR, why, "amount %s has too many decimals (%d, at most %d)",
+                   (quoted = quote (text)), (int) strlen (dot + 1), KT_AMOUNT_DECIMALS);
+    }
+  else
+    g_set_error (error, KT_AMOUNT_ERROR, why,
+                 "amount %s overflows (at most 922337203685477.5807 either way)",
+                 (quoted = quote (text)));
+  return FALSE;
 }
 
 gboolean

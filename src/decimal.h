@@ -43,6 +43,13 @@ GQuark   kt_amount_error_quark (void);
  * *@out is set only on success. */
 gboolean kt_amount_parse  (const char *text, KtAmount *out, GError **error);
 
+/* The same rule over @len bytes (no NUL needed, a NUL inside is SYNTAX),
+ * without a GError: for a hot path that only needs to know whether (the
+ * count kinds' --sum fields). Returns the KtAmountError code through
+ * *@why (may be NULL) when it fails. */
+gboolean kt_amount_parse_bytes (const char *text, gsize len, KtAmount *out,
+                                KtAmountError *why);
+
 /* *@out = @a + @b, or FALSE (and *@out untouched) if the sum, or either
  * operand, is outside [KT_AMOUNT_MIN, KT_AMOUNT_MAX]. Never wraps. */
 gboolean kt_amount_add    (KtAmount a, KtAmount b, KtAmount *out);

@@ -61,14 +61,27 @@
 #define MYSQL_IO_S          3
 #define PAGE_REFRESH_S      5
 
-/* "Last CHART_HOURS hours" of the log's own, naive time: relative to the
- * newest minute in the table, since log_time need not be anywhere near
- * the wall clock (replayed or delayed logs, another time zone). Minutes
- * since the epoch come out as integers, whatever the session time zone. */
-#define CHART_SQL                                                              \
-  "SELECT TIMESTAMPDIFF(MINUTE, '1970-01-01 00:00:00', log_time), log_count "  \
-  "FROM error_log WHERE log_time > (SELECT MAX(log_time) FROM error_log) "     \
-  "- INTERVAL " G_STRINGIFY (CHART_HOURS) " HOUR ORDER BY log_time LIMIT 2000"
+/* With --by, the chart stacks this many keys of the chosen field (the
+ * most lines in the window first) and the rest as one "other" series. */
+#define CHART_TOP           5
+
+/* One stacked piece of a bar. */
+typedef struct
+{
+  gint64  minute;   /* the bucket's first minute, since the epoch */
+  guint   series;   /* 0..CHART_TOP-1: the keys, in order; CHART_TOP: the rest */
+  guint64 count;
+} ChartPoint;
+
+/* What the chart shows for one choice of the selector: the totals, or
+ * one --by field's keys. */
+typedef struct
+{
+  gint64     at;      /* monotonic time of the last attempt; 0: none */
+  GArray    *points;  /* ChartPoint, by minute then series */
+  GPtrArray *keys;    /* the keys of series 0.. as bytes (GBytes *) */
+  char      *error;   /* the last attempt failed: why */
+} ChartView;
 
 /* One open connection, for the deadlines and the room for newcomers. */
 typedef struct
@@ -99,9 +112,11 @@ struct _KtHttp
   char       *db_description;
   GMutex      chart_lock;
   MYSQL      *conn;
-  gint64      chart_at;  /* monotonic time of the last attempt; 0: none */
-  GArray     *chart;     /* KtMinuteCount, ascending */
-  char       *chart_error;
+  char       *table;       /* what the chart reads: the job's count table */
+  GStrv       dimensions;  /* its --by fields, or NULL */
+  int         bucket;      /* its bucket, in minutes */
+  guint       n_views;     /* 1 + the number of dimensions */
+  ChartView  *views;       /* [0]: the totals; [1 + i]: by dimensions[i] */
 };
 
 /* Parses "A.B.C.D:PORT" or "[V6]:PORT" into @addr. */
@@ -210,54 +225,139 @@ chart_connect (KtHttp *self, GError **error)
   return TRUE;
 }
 
-static gboolean
-chart_query (KtHttp *self, GError **error)
+/* Runs @sql on the chart's connection: its result, or NULL with @error. */
+static MYSQL_RES *
+chart_select (KtHttp *self, const char *sql, GError **error)
 {
-  g_autoptr(MYSQL_RES) result = NULL;
-  MYSQL_ROW row;
+  MYSQL_RES *result = NULL;
 
   if (self->conn == NULL && !chart_connect (self, error))
-    return FALSE;
-  if (mysql_query (self->conn, CHART_SQL) != 0
-      || (result = mysql_store_result (self->conn)) == NULL)
+    return NULL;
+  if (mysql_query (self->conn, sql) != 0 || (result = mysql_store_result (self->conn)) == NULL)
+    g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT, "cannot read %s on %s: %s", self->table,
+                 self->db_description, mysql_error (self->conn));
+  return result;
+}
+
+static void
+append_hex (GString *sql, const char *bytes, gsize len)
+{
+  static const char hex[] = "0123456789ABCDEF";
+
+  g_string_append (sql, "X'");
+  for (gsize i = 0; i < len; i++)
     {
-      g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT, "cannot read error_log on %s: %s",
-                   self->db_description, mysql_error (self->conn));
-      return FALSE;
+      g_string_append_c (sql, hex[(guchar) bytes[i] >> 4]);
+      g_string_append_c (sql, hex[(guchar) bytes[i] & 15]);
     }
+  g_string_append_c (sql, '\'');
+}
+
+/* The rows of @view (@dimension: -1 for the totals) over the CHART_HOURS
+ * hours that end at the newest bucket in the table. The table and field
+ * names are identifiers the CLI checked; keys go back as hex literals. */
+static gboolean
+chart_query (KtHttp *self, ChartView *view, int dimension, GError **error)
+{
+  g_autoptr(GString) sql = g_string_new (NULL);
+  g_autoptr(MYSQL_RES) newest = NULL, top = NULL, result = NULL;
+  const char *field = dimension >= 0 ? self->dimensions[dimension] : NULL;
+  char since[20];
+  MYSQL_ROW row;
+
+  /* "Last CHART_HOURS hours" of the log's own, naive time: relative to
+   * the newest bucket in the table, since log_time need not be anywhere
+   * near the wall clock (replayed or delayed logs, another time zone).
+   * Minutes since the epoch come out as integers, whatever the session
+   * time zone. */
+  g_string_printf (sql, "SELECT TIMESTAMPDIFF(MINUTE, '1970-01-01 00:00:00', MAX(log_time)) "
+                   "FROM `%s`", self->table);
+  newest = chart_select (self, sql->str, error);
+  if (newest == NULL)
+    return FALSE;
+  row = mysql_fetch_row (newest);
+  if (row == NULL || row[0] == NULL)
+    return TRUE;  /* no rows yet */
+  kt_minute_format (g_ascii_strtoll (row[0], NULL, 10) - CHART_HOURS * 60, since);
+
+  if (field != NULL)
+    {
+      g_string_printf (sql, "SELECT `%s`, SUM(log_count) AS n FROM `%s` WHERE log_time > '%s' "
+                       "GROUP BY `%s` ORDER BY n DESC, `%s` LIMIT %d", field, self->table,
+                       since, field, field, CHART_TOP + 1);
+      top = chart_select (self, sql->str, error);
+      if (top == NULL)
+        return FALSE;
+      while ((row = mysql_fetch_row (top)) != NULL && view->keys->len < CHART_TOP)
+        {
+          unsigned long *len = mysql_fetch_lengths (top);
+
+          /* The (other) row stacks with the rest. */
+          if (row[0] != NULL && !(len[0] == strlen (KT_OTHER_KEY)
+                                  && memcmp (row[0], KT_OTHER_KEY, len[0]) == 0))
+            g_ptr_array_add (view->keys, g_bytes_new (row[0], len[0]));
+        }
+    }
+
+  g_string_printf (sql, "SELECT TIMESTAMPDIFF(MINUTE, '1970-01-01 00:00:00', log_time), ");
+  if (view->keys->len == 0)
+    g_string_append_printf (sql, "%d AS k", field != NULL ? CHART_TOP : 0);
+  else
+    {
+      g_string_append_printf (sql, "CASE `%s`", field);
+      for (guint i = 0; i < view->keys->len; i++)
+        {
+          gsize len;
+          const char *bytes = g_bytes_get_data (view->keys->pdata[i], &len);
+
+          g_string_append (sql, " WHEN ");
+          append_hex (sql, bytes, len);
+          g_string_append_printf (sql, " THEN %u", i);
+        }
+      g_string_append_printf (sql, " ELSE %d END AS k", CHART_TOP);
+    }
+  g_string_append_printf (sql, ", SUM(log_count) FROM `%s` WHERE log_time > '%s' GROUP BY "
+                          "log_time, k ORDER BY log_time, k LIMIT %d", self->table, since,
+                          CHART_HOURS * 60 * (CHART_TOP + 1));
+  result = chart_select (self, sql->str, error);
+  if (result == NULL)
+    return FALSE;
   while ((row = mysql_fetch_row (result)) != NULL)
     {
-      KtMinuteCount mc = {
+      ChartPoint point = {
         row[0] != NULL ? g_ascii_strtoll (row[0], NULL, 10) : 0,
-        row[1] != NULL ? g_ascii_strtoull (row[1], NULL, 10) : 0,
+        row[1] != NULL ? (guint) g_ascii_strtoull (row[1], NULL, 10) : 0,
+        row[2] != NULL ? g_ascii_strtoull (row[2], NULL, 10) : 0,
       };
-      g_array_append_val (self->chart, mc);
+      g_array_append_val (view->points, point);
     }
   return TRUE;
 }
 
-/* Brings the chart's rows up to date unless the last attempt, good or
+/* Brings @dimension's view up to date unless its last attempt, good or
  * bad, is younger than CHART_CACHE_S: however many clients ask, MySQL
- * sees one query per period. Call with chart_lock held. */
+ * sees a few queries per period. Call with chart_lock held. */
 static void
-chart_refresh (KtHttp *self)
+chart_refresh (KtHttp *self, int dimension)
 {
+  ChartView *view = &self->views[dimension + 1];
   g_autoptr(GError) error = NULL;
 
-  if (self->chart_at != 0
-      && g_get_monotonic_time () - self->chart_at < CHART_CACHE_S * G_USEC_PER_SEC)
+  if (view->at != 0 && g_get_monotonic_time () - view->at < CHART_CACHE_S * G_USEC_PER_SEC)
     return;
-  g_clear_pointer (&self->chart_error, g_free);
-  g_array_set_size (self->chart, 0);
-  if (!chart_query (self, &error))
+  g_clear_pointer (&view->error, g_free);
+  g_array_set_size (view->points, 0);
+  g_ptr_array_set_size (view->keys, 0);
+  if (!chart_query (self, view, dimension, &error))
     {
       g_debug ("http: %s", error->message);
-      self->chart_error = g_strdup (error->message);
-      g_array_set_size (self->chart, 0);
+      view->error = g_strdup (error->message);
+      g_array_set_size (view->points, 0);
+      g_ptr_array_set_size (view->keys, 0);
       /* Whatever state it was in, the next attempt starts afresh. */
       g_clear_pointer (&self->conn, mysql_close);
     }
-  self->chart_at = g_get_monotonic_time ();
+  view->at = g_get_monotonic_time ();
 }
 
 /* ---- the page ------------------------------------------------------------ */
@@ -313,34 +413,64 @@ nice_ceiling (guint64 v)
 #define PAD_B   28
 #define SLOTS   (CHART_HOURS * 60)
 
-/* Bars of ERROR lines per minute over the CHART_HOURS hours that end at
- * the newest minute; a minute without a row had none. */
+/* @key as the page shows it: valid UTF-8, control characters as U+FFFD,
+ * at most 40 characters (then an ellipsis), "(empty)" for the empty
+ * value. Not yet escaped for HTML. */
+static char *
+key_label (GBytes *key)
+{
+  gsize len;
+  const char *bytes = g_bytes_get_data (key, &len);
+  g_autofree char *valid = g_utf8_make_valid (bytes != NULL ? bytes : "", (gssize) len);
+  GString *out = g_string_new (NULL);
+  guint n = 0;
+
+  if (len == 0)
+    return g_string_free (g_string_assign (out, "(empty)"), FALSE);
+  /* Made valid, a NUL byte is U+FFFD already: no NUL inside. */
+  for (const char *p = valid; *p != '\0'; p = g_utf8_next_char (p))
+    {
+      gunichar c = g_utf8_get_char (p);
+
+      if (n++ == 40)
+        {
+          g_string_append (out, "\xe2\x80\xa6");
+          break;
+        }
+      g_string_append_unichar (out, g_unichar_iscntrl (c) ? 0xFFFD : c);
+    }
+  return g_string_free (out, FALSE);
+}
+
+/* The chart's scale: the tallest stack (the points of a bucket are
+ * consecutive), rounded up. */
+static guint64
+chart_top (const GArray *points)
+{
+  gint64 minute = G_MININT64;
+  guint64 max = 1, total = 0;
+
+  for (guint i = 0; i < points->len; i++)
+    {
+      const ChartPoint *p = &g_array_index (points, ChartPoint, i);
+
+      if (p->minute != minute)
+        total = 0;
+      minute = p->minute;
+      total += p->count;
+      max = MAX (max, total);
+    }
+  return nice_ceiling (max);
+}
+
+/* Grid and y labels (0, half, @top), and hour ticks in the log's time. */
 static void
-append_chart (GString *out, const GArray *chart)
+append_grid (GString *out, guint64 top, gint64 start, gint64 newest)
 {
   const double plot_w = SVG_W - PAD_L - PAD_R, plot_h = SVG_H - PAD_T - PAD_B;
   const double slot = plot_w / SLOTS;
-  gint64 newest, start;
-  guint64 max = 1, top;
   char stamp[20];
 
-  g_string_append_printf (out, "<svg id=\"errors-chart\" xmlns=\"http://www.w3.org/2000/svg\" "
-                          "viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\" "
-                          "aria-label=\"ERROR lines per minute\">\n",
-                          SVG_W, SVG_H, SVG_W, SVG_H);
-  if (chart->len == 0)
-    {
-      g_string_append_printf (out, "<text x=\"%d\" y=\"%d\" class=\"empty\">error_log has "
-                              "no rows yet</text>\n</svg>\n", SVG_W / 2, SVG_H / 2);
-      return;
-    }
-  newest = g_array_index (chart, KtMinuteCount, chart->len - 1).minute;
-  start = newest - SLOTS + 1;
-  for (guint i = 0; i < chart->len; i++)
-    max = MAX (max, g_array_index (chart, KtMinuteCount, i).count);
-  top = nice_ceiling (max);
-
-  /* Grid and y labels: 0, half, top. */
   for (int k = 0; k <= 2; k++)
     {
       double y = PAD_T + plot_h - plot_h * k / 2;
@@ -353,7 +483,6 @@ append_chart (GString *out, const GArray *chart)
       append_num (out, y + 4);
       g_string_append_printf (out, "\">%" G_GUINT64_FORMAT "</text>\n", top * (guint64) k / 2);
     }
-  /* Hour ticks, in the log's time. */
   for (gint64 m = start; m <= newest; m++)
     if (m % 60 == 0)
       {
@@ -369,28 +498,111 @@ append_chart (GString *out, const GArray *chart)
         g_string_append_printf (out, "\" y=\"%d\">%.5s</text>\n", SVG_H - PAD_B + 18,
                                 stamp + 11);
       }
-  for (guint i = 0; i < chart->len; i++)
-    {
-      const KtMinuteCount *mc = &g_array_index (chart, KtMinuteCount, i);
-      double h = plot_h * (double) mc->count / (double) top;
+}
 
-      if (mc->minute < start || mc->count == 0)
-        continue;
-      kt_minute_format (mc->minute, stamp);
-      g_string_append (out, "<rect class=\"bar\" x=\"");
-      append_num (out, PAD_L + (double) (mc->minute - start) * slot);
-      g_string_append (out, "\" y=\"");
-      append_num (out, PAD_T + plot_h - h);
-      g_string_append (out, "\" width=\"");
-      append_num (out, MAX (slot - 0.4, 1.0));
-      g_string_append (out, "\" height=\"");
-      append_num (out, h);
-      g_string_append_printf (out, "\"><title>%.16s: %" G_GUINT64_FORMAT " ERROR</title></rect>\n",
-                              stamp, mc->count);
+/* One bar: @p's count, @b above the axis (what the stack has below it),
+ * @h tall, with a tooltip. A bucket's bar spans its minutes (a 1h
+ * bucket, an hour of slots), cut at the chart's left edge (@start). */
+static void
+append_bar (GString *out, const ChartPoint *p, const GPtrArray *keys, int bucket, gint64 start,
+            double b, double h)
+{
+  const double plot_w = SVG_W - PAD_L - PAD_R, plot_h = SVG_H - PAD_T - PAD_B;
+  const double slot = plot_w / SLOTS;
+  gint64 from = MAX (p->minute, start);
+  double width = (double) MIN (bucket, p->minute + bucket - from) * slot;
+  char stamp[20];
+
+  kt_minute_format (p->minute, stamp);
+  if (keys == NULL)
+    g_string_append (out, "<rect class=\"bar\" x=\"");
+  else
+    g_string_append_printf (out, "<rect class=\"bar s%u\" x=\"", MIN (p->series, CHART_TOP));
+  append_num (out, PAD_L + (double) (from - start) * slot);
+  g_string_append (out, "\" y=\"");
+  append_num (out, PAD_T + plot_h - b - h);
+  g_string_append (out, "\" width=\"");
+  append_num (out, MAX (width - 0.4, 1.0));
+  g_string_append (out, "\" height=\"");
+  append_num (out, h);
+  g_string_append_printf (out, "\"><title>%.16s: ", stamp);
+  if (keys != NULL && p->series < keys->len)
+    {
+      g_autofree char *label = key_label (keys->pdata[p->series]);
+      append_escaped (out, label);
+      g_string_append (out, ": ");
+    }
+  else if (keys != NULL)
+    g_string_append (out, "other: ");
+  g_string_append_printf (out, "%" G_GUINT64_FORMAT "</title></rect>\n", p->count);
+}
+
+/* Bars of the lines counted per bucket over the CHART_HOURS hours that
+ * end at the newest bucket; a bucket without a row had none. With @keys
+ * (a --by field's view), each bar stacks its keys' counts (series 0 at
+ * the bottom) and the rest on top; @keys NULL: one bar per bucket. */
+static void
+append_chart (GString *out, const GArray *points, const GPtrArray *keys, int bucket)
+{
+  const double plot_h = SVG_H - PAD_T - PAD_B;
+  gint64 newest, start, minute = G_MININT64;
+  guint64 top, base = 0;
+
+  g_string_append_printf (out, "<svg id=\"errors-chart\" xmlns=\"http://www.w3.org/2000/svg\" "
+                          "viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\" "
+                          "aria-label=\"lines counted per bucket\">\n",
+                          SVG_W, SVG_H, SVG_W, SVG_H);
+  if (points->len == 0)
+    {
+      g_string_append_printf (out, "<text x=\"%d\" y=\"%d\" class=\"empty\">the table has "
+                              "no rows yet</text>\n</svg>\n", SVG_W / 2, SVG_H / 2);
+      return;
+    }
+  newest = g_array_index (points, ChartPoint, points->len - 1).minute;
+  start = newest - SLOTS + 1;
+  top = chart_top (points);
+  append_grid (out, top, start, newest);
+  for (guint i = 0; i < points->len; i++)
+    {
+      const ChartPoint *p = &g_array_index (points, ChartPoint, i);
+
+      if (p->minute != minute)
+        base = 0;
+      minute = p->minute;
+      /* Cut at the chart's left edge; empty rows draw nothing. */
+      if (p->minute + bucket > start && p->count > 0)
+        append_bar (out, p, keys, bucket, start, plot_h * (double) base / (double) top,
+                    plot_h * (double) p->count / (double) top);
+      base += p->count;
     }
   g_string_append_printf (out, "<line class=\"axis\" x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\"/>\n",
                           PAD_L, SVG_W - PAD_R, SVG_H - PAD_B, SVG_H - PAD_B);
   g_string_append (out, "</svg>\n");
+}
+
+/* The selector (links, no script: ?by=FIELD) and, for a field, the legend. */
+static void
+append_selector (KtHttp *self, GString *out, int dimension, const GPtrArray *keys)
+{
+  g_string_append_printf (out, "<p id=\"by\">Chart: <a href=\"/\"%s>total</a>",
+                          dimension < 0 ? " class=\"on\"" : "");
+  for (guint i = 0; self->dimensions[i] != NULL; i++)
+    g_string_append_printf (out, " &middot; <a href=\"/?by=%s\"%s>by %s</a>",
+                            self->dimensions[i], (int) i == dimension ? " class=\"on\"" : "",
+                            self->dimensions[i]);
+  g_string_append (out, "</p>\n");
+  if (dimension < 0)
+    return;
+  g_string_append (out, "<ul id=\"legend\">");
+  for (guint i = 0; i < keys->len; i++)
+    {
+      g_autofree char *label = key_label (keys->pdata[i]);
+
+      g_string_append_printf (out, "<li><span class=\"sw s%u\"></span>", i);
+      append_escaped (out, label);
+      g_string_append (out, "</li>");
+    }
+  g_string_append_printf (out, "<li><span class=\"sw s%d\"></span>other</li></ul>\n", CHART_TOP);
 }
 
 static const char page_style[] =
@@ -408,6 +620,12 @@ static const char page_style[] =
   "tr.failed td{color:#c62828}tr.fenced td{color:#b26a00}"
   "svg{background:#fff;border:1px solid #ddd;max-width:100%;height:auto}"
   ".bar{fill:#c62828}.grid{stroke:#e4e4e4}.tick{stroke:#ccc}.axis{stroke:#888}"
+  ".s0{fill:#c62828;background:#c62828}.s1{fill:#1565c0;background:#1565c0}"
+  ".s2{fill:#2e7d32;background:#2e7d32}.s3{fill:#ef6c00;background:#ef6c00}"
+  ".s4{fill:#6a1b9a;background:#6a1b9a}.s5{fill:#9e9e9e;background:#9e9e9e}"
+  "#by a{margin:0 .2em}#by a.on{font-weight:bold;color:#222;text-decoration:none}"
+  "#legend{list-style:none;padding:0;margin:.3em 0}#legend li{display:inline-block;"
+  "margin-right:1.2em}.sw{display:inline-block;width:.8em;height:.8em;margin-right:.3em}"
   ".ylabel{font-size:11px;text-anchor:end;fill:#555}"
   ".xlabel{font-size:11px;text-anchor:middle;fill:#555}"
   ".empty{font-size:14px;text-anchor:middle;fill:#888}"
@@ -479,26 +697,28 @@ append_batches_table (GString *out, const GArray *recent)
   g_string_append (out, "</table>\n");
 }
 
+/* Copies the chart of @dimension (refreshed when stale) and its keys out
+ * of the cache, so that the page is written without the lock. */
 static void
-render_page (KtHttp *self, GString *out)
+copy_chart (KtHttp *self, int dimension, GArray *chart, GPtrArray *keys, char **error)
 {
-  g_auto(KtMetricsSnapshot) snap = { 0 };
-  g_autoptr(GString) health = g_string_new (NULL);
-  g_autoptr(GArray) chart = g_array_new (FALSE, FALSE, sizeof (KtMinuteCount));
-  g_autofree char *chart_error = NULL;
-  gboolean healthy = kt_metrics_healthy (self->metrics, health);
-  char from[20], until[20];
+  const ChartView *view = &self->views[dimension + 1];
 
-  kt_metrics_snapshot (self->metrics, &snap);
-  if (self->have_db)
-    {
-      /* Copied out, so that the page is written without the lock. */
-      g_mutex_lock (&self->chart_lock);
-      chart_refresh (self);
-      g_array_append_vals (chart, self->chart->data, self->chart->len);
-      chart_error = g_strdup (self->chart_error);
-      g_mutex_unlock (&self->chart_lock);
-    }
+  g_mutex_lock (&self->chart_lock);
+  chart_refresh (self, dimension);
+  g_array_append_vals (chart, view->points->data, view->points->len);
+  for (guint i = 0; i < view->keys->len; i++)
+    g_ptr_array_add (keys, g_bytes_ref (view->keys->pdata[i]));
+  *error = g_strdup (view->error);
+  g_mutex_unlock (&self->chart_lock);
+}
+
+/* From the doctype to the health badge. */
+static void
+append_page_head (KtHttp *self, GString *out)
+{
+  g_autoptr(GString) health = g_string_new (NULL);
+  gboolean healthy = kt_metrics_healthy (self->metrics, health);
 
   g_string_append_printf (out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
                           "<meta http-equiv=\"refresh\" content=\"%d\">\n<title>ktally: ",
@@ -511,51 +731,100 @@ render_page (KtHttp *self, GString *out)
                           healthy ? "ok" : "bad");
   g_strchomp (health->str);
   append_escaped (out, health->str);
-  g_string_append_printf (out, "</span></p>\n<p class=\"totals\"><span>committed batches <b>%"
+  g_string_append (out, "</span></p>\n");
+}
+
+/* The line of totals under the badge. */
+static void
+append_totals (GString *out, const KtMetricsSnapshot *snap)
+{
+  g_string_append_printf (out, "<p class=\"totals\"><span>committed batches <b>%"
                           G_GUINT64_FORMAT "</b></span><span>failed <b>%" G_GUINT64_FORMAT
                           "</b></span><span>fenced <b>%" G_GUINT64_FORMAT "</b></span>"
                           "<span>records <b>%" G_GUINT64_FORMAT "</b></span><span>ERROR "
                           "lines <b>%" G_GUINT64_FORMAT "</b></span><span>malformed <b>%"
                           G_GUINT64_FORMAT "</b></span><span>last commit <b>",
-                          snap.batches[KT_BATCH_COMMITTED], snap.batches[KT_BATCH_FAILED],
-                          snap.batches[KT_BATCH_FENCED], snap.records, snap.lines_error,
-                          snap.lines_malformed);
-  if (snap.last_commit != 0)
-    append_wall_time (out, snap.last_commit, "%Y-%m-%d %H:%M:%S");
+                          snap->batches[KT_BATCH_COMMITTED], snap->batches[KT_BATCH_FAILED],
+                          snap->batches[KT_BATCH_FENCED], snap->records, snap->lines_error,
+                          snap->lines_malformed);
+  if (snap->last_commit != 0)
+    append_wall_time (out, snap->last_commit, "%Y-%m-%d %H:%M:%S");
   else
     g_string_append (out, "none yet");
   g_string_append (out, "</b></span>");
-  if (snap.data_loss_events > 0)
+  if (snap->data_loss_events > 0)
     g_string_append_printf (out, "<span>DATA LOSS <b>%" G_GUINT64_FORMAT " offsets</b></span>",
-                            snap.data_lost_offsets);
+                            snap->data_lost_offsets);
   g_string_append (out, "</p>\n");
+}
 
-  g_string_append_printf (out, "<h2>ERROR lines per minute, the last %d hours of the log</h2>\n",
-                          CHART_HOURS);
+/* The chart (or why there is none) and the note on its times. */
+static void
+append_chart_body (KtHttp *self, GString *out, int dimension, GArray *chart, GPtrArray *keys,
+                   const char *chart_error)
+{
+  char from[20], until[20];
+  gint64 newest;
+
   if (!self->have_db)
-    g_string_append (out, "<p class=\"note\">No database: no chart.</p>\n");
-  else if (chart_error != NULL)
+    {
+      g_string_append (out, "<p class=\"note\">No database: no chart.</p>\n");
+      return;
+    }
+  if (chart_error != NULL)
     {
       g_string_append (out, "<p class=\"note\" id=\"chart-error\">The chart is unavailable: ");
       append_escaped (out, chart_error);
       g_string_append_printf (out, " (trying again within %d s).</p>\n", CHART_CACHE_S);
+      return;
     }
-  else
-    {
-      append_chart (out, chart);
-      if (chart->len > 0)
-        {
-          kt_minute_format (g_array_index (chart, KtMinuteCount, chart->len - 1).minute
-                            - SLOTS + 1, from);
-          kt_minute_format (g_array_index (chart, KtMinuteCount, chart->len - 1).minute, until);
-          g_string_append_printf (out, "<p class=\"note\">From %.16s to %.16s. Times are the "
-                                  "log lines' own timestamps (naive, no time zone), as stored "
-                                  "in error_log: the chart ends at the newest minute in the "
-                                  "table, not at the current time. Read every %d s at most.</p>\n",
-                                  from, until, CHART_CACHE_S);
-        }
-    }
+  append_chart (out, chart, dimension >= 0 ? keys : NULL, self->bucket);
+  if (chart->len == 0)
+    return;
+  newest = g_array_index (chart, ChartPoint, chart->len - 1).minute;
+  kt_minute_format (newest - SLOTS + 1, from);
+  kt_minute_format (newest, until);
+  g_string_append_printf (out, "<p class=\"note\">From %.16s to %.16s. Times are the "
+                          "log lines' own timestamps (naive, no time zone), as stored "
+                          "in the table: the chart ends at the newest bucket in the "
+                          "table, not at the current time. Read every %d s at most.</p>\n",
+                          from, until, CHART_CACHE_S);
+}
 
+/* The chart's heading, the selector with --by, and the chart. */
+static void
+append_chart_section (KtHttp *self, GString *out, int dimension)
+{
+  static const char *const buckets[] = { "minute", "5 minutes", "hour" };
+  g_autoptr(GArray) chart = g_array_new (FALSE, FALSE, sizeof (ChartPoint));
+  g_autoptr(GPtrArray) keys = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
+  g_autofree char *chart_error = NULL;
+
+  if (self->have_db)
+    copy_chart (self, dimension, chart, keys, &chart_error);
+  g_string_append_printf (out, "<h2>Lines counted per %s%s%s, the last %d hours of the log "
+                          "<small>(",
+                          buckets[self->bucket == 60 ? 2 : self->bucket == 5 ? 1 : 0],
+                          dimension >= 0 ? " by " : "",
+                          dimension >= 0 ? self->dimensions[dimension] : "", CHART_HOURS);
+  append_escaped (out, self->table);
+  g_string_append (out, ")</small></h2>\n");
+  if (self->have_db && self->dimensions != NULL)
+    append_selector (self, out, dimension, keys);
+  append_chart_body (self, out, dimension, chart, keys, chart_error);
+}
+
+/* The page, its chart by @dimension (an index of self->dimensions, or -1
+ * for the totals). */
+static void
+render_page (KtHttp *self, GString *out, int dimension)
+{
+  g_auto(KtMetricsSnapshot) snap = { 0 };
+
+  kt_metrics_snapshot (self->metrics, &snap);
+  append_page_head (self, out);
+  append_totals (out, &snap);
+  append_chart_section (self, out, dimension);
   g_string_append (out, "<div class=\"tables\"><section><h2>Partitions</h2>\n");
   append_lag_table (out, snap.partitions);
   g_string_append_printf (out, "</section><section><h2>Last batches <small>(the last %d that "
@@ -606,6 +875,19 @@ respond (struct MHD_Connection *connection, unsigned int status, const char *typ
   ret = MHD_queue_response (connection, status, response);
   MHD_destroy_response (response);
   return ret;
+}
+
+/* The chart ?by= asks for: an index of self->dimensions, or -1 (the
+ * totals) for anything but a field of the job. */
+static int
+page_dimension (KtHttp *self, struct MHD_Connection *connection)
+{
+  const char *by = MHD_lookup_connection_value (connection, MHD_GET_ARGUMENT_KIND, "by");
+
+  for (guint i = 0; by != NULL && self->dimensions != NULL && self->dimensions[i] != NULL; i++)
+    if (g_str_equal (by, self->dimensions[i]))
+      return (int) i;
+  return -1;
 }
 
 static enum MHD_Result
@@ -694,7 +976,7 @@ on_request (void *cls, struct MHD_Connection *connection, const char *url,
   else if (g_str_equal (url, "/"))
     {
       type = "text/html; charset=utf-8";
-      render_page (self, body);
+      render_page (self, body, page_dimension (self, connection));
     }
   else
     {
@@ -866,7 +1148,7 @@ on_mhd_log (void *cls, const char *format, va_list args)
 
 KtHttp *
 kt_http_start (const char *listen_addr, KtMetrics *metrics, const KtDbConfig *db,
-               GError **error)
+               const KtHttpChart *chart, GError **error)
 {
   g_autoptr(KtHttp) self = NULL;
   unsigned int flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD
@@ -881,7 +1163,16 @@ kt_http_start (const char *listen_addr, KtMetrics *metrics, const KtDbConfig *db
   g_cond_init (&self->reaper_wake);
   g_mutex_init (&self->chart_lock);
   self->clients = g_hash_table_new_full (g_direct_hash, g_direct_equal, g_free, NULL);
-  self->chart = g_array_new (FALSE, FALSE, sizeof (KtMinuteCount));
+  self->table = g_strdup (chart != NULL && chart->table != NULL ? chart->table : "error_log");
+  self->dimensions = chart != NULL ? g_strdupv ((char **) chart->dimensions) : NULL;
+  self->bucket = chart != NULL && chart->bucket > 0 ? chart->bucket : 1;
+  self->n_views = 1 + (self->dimensions != NULL ? g_strv_length (self->dimensions) : 0);
+  self->views = g_new0 (ChartView, self->n_views);
+  for (guint i = 0; i < self->n_views; i++)
+    {
+      self->views[i].points = g_array_new (FALSE, FALSE, sizeof (ChartPoint));
+      self->views[i].keys = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
+    }
   if (db != NULL)
     {
       self->have_db = TRUE;
@@ -942,8 +1233,15 @@ kt_http_stop (KtHttp *self)
     }
   g_clear_pointer (&self->conn, mysql_close);
   g_clear_pointer (&self->clients, g_hash_table_unref);
-  g_clear_pointer (&self->chart, g_array_unref);
-  g_free (self->chart_error);
+  for (guint i = 0; self->views != NULL && i < self->n_views; i++)
+    {
+      g_array_unref (self->views[i].points);
+      g_ptr_array_unref (self->views[i].keys);
+      g_free (self->views[i].error);
+    }
+  g_free (self->views);
+  g_free (self->table);
+  g_strfreev (self->dimensions);
   if (self->have_db)
     kt_db_config_clear (&self->db);
   g_free (self->db_description);

@@ -66,8 +66,8 @@ table_settings (const KtIdentity *id, Setting out[TABLE_SETTINGS])
   out[3] = (Setting) { "pattern", "--pattern", g_strdup (id->pattern != NULL ? id->pattern : "") };
   out[4] = (Setting) { "time_format", "--time-format",
                        g_strdup (id->time_format != NULL ? id->time_format : "") };
-  out[5] = (Setting) { "dimensions", "--by", g_strdup (id->dimensions != NULL ? id->dimensions : "") };
-  out[6] = (Setting) { "sums", "--sum", g_strdup (id->sums != NULL ? id->sums : "") };
+  out[5] = (Setting) { "dimensions", "--by", sorted_list (id->dimensions) };
+  out[6] = (Setting) { "sums", "--sum", sorted_list (id->sums) };
 }
 
 /* "(the default)" for an empty stored value, else the value quoted. */
@@ -297,7 +297,7 @@ kt_identity_describe (KtIdentity *id, const KtConfig *config, const KtJobKind *k
     /* The default format spelled out is the default. */
     .time_format = !kind->parses || g_strcmp0 (config->time_format, "%Y-%m-%d %H:%M:%S") == 0
                    ? NULL : config->time_format,
-    .dimensions = "",
-    .sums = "",
+    .dimensions = kind->parses ? (const char *const *) config->dimensions : NULL,
+    .sums = kind->parses ? (const char *const *) config->sums : NULL,
   };
 }

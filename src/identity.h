@@ -34,8 +34,8 @@ typedef struct
   const char *const *levels;  /* NULL: none (balances) */
   const char *pattern;      /* NULL or "": the default line */
   const char *time_format;  /* NULL or "": the default */
-  const char *dimensions;   /* "" for none */
-  const char *sums;         /* "" for none */
+  const char *const *dimensions;  /* --by, or NULL: none */
+  const char *const *sums;        /* --sum, or NULL: none */
 } KtIdentity;
 
 /* Compares @id with what the database recorded of its job and its output

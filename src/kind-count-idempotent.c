@@ -17,16 +17,13 @@
 #include "autocleanups.h"
 #include "error.h"
 
-/* Rows per INSERT: keeps every statement far below max_allowed_packet. */
-#define UPSERT_ROWS 1000
-
 /* What a batch does with one partition. */
 typedef struct
 {
   gint32      partition;
   KtCoverage *expected;  /* the offsets counted when the batch planned */
   KtCoverage *covered;   /* expected, plus what the batch read (at commit) */
-  KtReducer  *counts;    /* what it reads outside them */
+  KtCounts   *counts;    /* what it reads outside them */
   GArray     *skips;     /* KtInterval: the covered parts of its range */
   guint       skip_at;   /* the first skip not wholly below the last offset */
   gboolean    lost;      /* the range starts past a skipped data loss */
@@ -36,6 +33,9 @@ typedef struct
 {
   KtJob          *job;
   KtParser       *parser;
+  KtCountsShape   shape;     /* of the output view */
+  char           *topics;    /* the table of per-topic rows under it */
+  KtKeyLimit     *limit;     /* --max-keys over the batch, all partitions */
   GPtrArray      *parts;     /* Part per range */
   GArray         *stats;     /* KtRangeStats per range */
   KtBatchSummary  summary;
@@ -48,7 +48,7 @@ part_free (gpointer data)
 
   kt_coverage_free (part->expected);
   kt_coverage_free (part->covered);
-  kt_reducer_free (part->counts);
+  kt_counts_free (part->counts);
   g_array_unref (part->skips);
   g_free (part);
 }
@@ -62,6 +62,8 @@ idem_close (gpointer data)
     return;
   kt_parser_free (self->parser);
   g_clear_pointer (&self->parts, g_ptr_array_unref);
+  kt_key_limit_free (self->limit);
+  g_free (self->topics);
   g_clear_pointer (&self->stats, g_array_unref);
   g_free (self);
 }
@@ -73,6 +75,9 @@ idem_open (KtJob *job, GError **error)
 
   self->job = job;
   self->parser = kt_counts_parser (job->config, error);
+  kt_counts_shape (job->config, &self->shape);
+  self->topics = g_strconcat (job->output, KT_TOPIC_SUFFIX, NULL);
+  self->limit = kt_key_limit_new (job->config->max_keys);
   self->parts = g_ptr_array_new_with_free_func (part_free);
   self->stats = g_array_new (FALSE, TRUE, sizeof (KtRangeStats));
   if (self->parser == NULL)
@@ -87,7 +92,7 @@ static gboolean
 idem_prepare (gpointer data, GError **error)
 {
   Idempotent *self = data;
-  return kt_counts_prepare (self->job->db, TRUE, self->job->output, error);
+  return kt_counts_prepare (self->job->db, TRUE, self->job->output, &self->shape, error);
 }
 
 /* Appends " WHERE job = 'J' AND topic = 'T' AND `partition` IN (...)" for
@@ -144,6 +149,7 @@ idem_plan (gpointer data, GArray *ranges, const GArray *states, GError **error)
                                                       (GDestroyNotify) kt_coverage_free);
 
   g_ptr_array_set_size (self->parts, 0);
+  kt_key_limit_clear (self->limit);
   g_array_set_size (self->stats, 0);
   g_array_set_size (self->stats, ranges->len);
   self->summary = (KtBatchSummary) { 0 };
@@ -165,7 +171,7 @@ idem_plan (gpointer data, GArray *ranges, const GArray *states, GError **error)
           kt_plan_skip_covered (rg, part->expected,
                                 g_array_index (states, KtPartitionState, j).high,
                                 self->job->config->max_per_partition);
-      part->counts = kt_reducer_new ();
+      part->counts = kt_counts_new (self->job->config, rg->partition, self->limit);
       part->skips = g_array_new (FALSE, FALSE, sizeof (KtInterval));
       kt_coverage_within (part->expected, rg->read_from, rg->until, part->skips);
       g_ptr_array_add (self->parts, part);
@@ -197,49 +203,20 @@ idem_take (gpointer data, guint range, gint32 partition, gint64 offset, const ch
                     &g_array_index (self->stats, KtRangeStats, range), &self->summary);
 }
 
-static gboolean
-flush_counts (Idempotent *self, GString *sql, guint *rows, GError **error)
-{
-  *rows = 0;
-  g_string_append (sql, " ON DUPLICATE KEY UPDATE log_count = log_count + VALUES(log_count)");
-  return kt_db_run (self->job->db, sql->str, "cannot write error_log_topic", error);
-}
-
-/* Adds the counts of the parts to write (@write: range indexes) to
- * error_log_topic: one row per minute of the topic, whichever partitions
- * counted it (sparse log time made a row per line and partition), in
- * minute order (writers lock rows in one order), UPSERT_ROWS at a time. */
+/* Adds the counts of the parts to write (@write: range indexes) to the
+ * per-topic table: one row per bucket and key of the topic, whichever
+ * partitions counted it (sparse log time made a row per line and
+ * partition), in (bucket, key) order. */
 static gboolean
 add_counts (Idempotent *self, const GArray *write, GError **error)
 {
-  g_autoptr(GString) sql = g_string_new (NULL);
-  g_autoptr(GString) key = g_string_new (NULL);  /* 'job','topic', */
-  g_autoptr(KtReducer) all = kt_reducer_new ();
-  g_autoptr(GArray) counts = NULL;
-  guint rows = 0;
+  g_autoptr(GPtrArray) parts = g_ptr_array_new ();
 
   for (guint i = 0; i < write->len; i++)
-    kt_reducer_merge (all, ((Part *) self->parts->pdata[g_array_index (write, guint, i)])->counts);
-  counts = kt_reducer_sorted (all);
-  kt_db_quote (self->job->db, key, self->job->job);
-  g_string_append_c (key, ',');
-  kt_db_quote (self->job->db, key, self->job->topic);
-  g_string_append_c (key, ',');
-  for (guint j = 0; j < counts->len; j++)
-    {
-      const KtMinuteCount *mc = &g_array_index (counts, KtMinuteCount, j);
-      char when[20];
-
-      if (rows == 0)
-        g_string_assign (sql, "INSERT INTO error_log_topic (job, topic, log_time, log_count) "
-                              "VALUES ");
-      kt_minute_format (mc->minute, when);
-      g_string_append_printf (sql, "%s(%s'%s',%" G_GUINT64_FORMAT ")", rows ? "," : "",
-                              key->str, when, mc->count);
-      if (++rows == UPSERT_ROWS && !flush_counts (self, sql, &rows, error))
-        return FALSE;
-    }
-  return rows == 0 || flush_counts (self, sql, &rows, error);
+    g_ptr_array_add (parts, ((Part *) self->parts->pdata[g_array_index (write, guint, i)])->counts);
+  return kt_counts_upsert (self->job->db, self->topics, &self->shape, self->job->job,
+                           self->job->topic, (KtCounts *const *) parts->pdata, parts->len,
+                           error);
 }
 
 /* In the scheduler's transaction: for every part to write, its covered
@@ -362,12 +339,18 @@ static void
 idem_summarise (gpointer data, KtBatchSummary *out, GString *line)
 {
   Idempotent *self = data;
-  guint minutes = 0;
+  guint rows = 0;
 
-  for (guint i = 0; i < self->parts->len; i++)
-    minutes += kt_reducer_size (((Part *) self->parts->pdata[i])->counts);
   *out = self->summary;
-  kt_counts_line (out, minutes, self->job->config->bucket, line);
+  for (guint i = 0; i < self->parts->len; i++)
+    {
+      KtCounts *counts = ((Part *) self->parts->pdata[i])->counts;
+
+      rows += kt_counts_size (counts);
+      out->keyed = counts->groups != NULL;
+      out->folded += counts->groups != NULL ? kt_groups_folded (counts->groups) : 0;
+    }
+  kt_counts_line (out, rows, self->job->config->bucket, line);
 }
 
 const KtJobKind kt_kind_count_idempotent = {

@@ -22,6 +22,8 @@ typedef struct
   guint64  lines;          /* lines (or messages) read */
   guint64  errors;         /* the lines counted */
   guint64  malformed;      /* skipped: malformed lines, bad messages */
+  gboolean keyed;          /* rows are per bucket and key (--by, --sum) */
+  guint64  folded;         /* of the lines counted, those past --max-keys: in (other) rows */
   /* One record the kind skipped, for the log (once a minute). */
   gboolean have_sample;
   gint32   sample_partition;

@@ -49,7 +49,7 @@ struct _KtMetrics
   GMutex         lock;
   guint64        batches[KT_BATCH_N_RESULTS];
   guint64        records, bytes;
-  guint64        lines_error, lines_other, lines_malformed;
+  guint64        lines_error, lines_other, lines_malformed, lines_folded;
   guint64        bucket_counts[N_BUCKETS + 1];  /* not cumulative; last: +Inf */
   double         duration_sum;
   guint64        duration_count;
@@ -246,6 +246,7 @@ kt_metrics_batch (KtMetrics *self, const KtBatchReport *report)
       self->lines_error += report->lines_error;
       self->lines_other += report->lines_other;
       self->lines_malformed += report->lines_malformed;
+      self->lines_folded += report->lines_folded;
       self->last_commit = wall;
       G_GNUC_FALLTHROUGH;
     case KT_BATCH_IDLE:
@@ -514,6 +515,12 @@ append_batches (GString *out, KtMetrics *self)
   append_u64 (out, self->lines_other);
   append_series (out, self, "ktally_lines_total", "kind", "malformed");
   append_u64 (out, self->lines_malformed);
+
+  append_header (out, "ktally_lines_folded_total", "counter",
+                 "Counted lines whose key came past --max-keys in its bucket and batch: "
+                 "counted in the bucket's (other) row.");
+  append_series (out, self, "ktally_lines_folded_total", NULL, NULL);
+  append_u64 (out, self->lines_folded);
 }
 
 /* The batch duration histogram: cumulative buckets, sum and count. */

@@ -33,6 +33,7 @@ typedef struct
   guint64       lines_malformed;
   const char   *error;       /* FAILED: what happened (copied); else NULL */
   guint64       bytes;       /* bytes of record values read */
+  guint64       lines_folded;  /* of lines_error, those counted in (other) rows (--max-keys) */
 } KtBatchReport;
 
 #define KT_METRICS_RECENT 20  /* batches kept for the page, idle ones aside */

@@ -44,6 +44,13 @@ struct _KtParser
   int               bucket;
   KtClockFunc       clock;        /* dates syslog lines; NULL: g_get_real_time */
   gpointer          clock_data;
+  /* --by and --sum: their groups, and what the last counted line held. */
+  guint             n_dims, n_sums;
+  guint32           dim_group[KT_MAX_DIMENSIONS];
+  guint32           sum_group[KT_MAX_SUMS];
+  guint8            key[KT_MAX_DIMENSIONS * (KT_DIMENSION_BYTES + 1)];
+  gsize             key_len;
+  KtAmount          sums[KT_MAX_SUMS];
 };
 
 KtParser *
@@ -246,10 +253,12 @@ kt_parser_line (KtParser *self, const char *line, gsize len, gint64 *minute)
   return KT_LINE_ERROR;
 }
 
-guint64
-kt_parser_value (KtParser *self, const char *value, gsize len,
-                 KtReducer *reducer, KtParseCounts *counts,
-                 const char **first_bad, gsize *first_bad_len)
+/* The lines of @value into @reducer, or with @groups (a parser with
+ * fields) into those. */
+static guint64
+parse_value (KtParser *self, const char *value, gsize len, KtReducer *reducer,
+             KtGroups *groups, KtParseCounts *counts, const char **first_bad,
+             gsize *first_bad_len)
 {
   const char *p = value, *end = value + len;
   guint64 malformed = 0, errors = 0, lines = 0;
@@ -273,7 +282,10 @@ kt_parser_value (KtParser *self, const char *value, gsize len,
             {
             case KT_LINE_ERROR:
               errors++;
-              kt_reducer_add (reducer, minute, 1);
+              if (groups != NULL)
+                kt_groups_add (groups, minute, self->key, self->key_len, self->sums);
+              else
+                kt_reducer_add (reducer, minute, 1);
               break;
             case KT_LINE_MALFORMED:
               if (malformed == 0 && first_bad != NULL)
@@ -295,6 +307,29 @@ kt_parser_value (KtParser *self, const char *value, gsize len,
   counts->errors += errors;
   counts->malformed += malformed;
   return malformed;
+}
+
+guint64
+kt_parser_value (KtParser *self, const char *value, gsize len,
+                 KtReducer *reducer, KtParseCounts *counts,
+                 const char **first_bad, gsize *first_bad_len)
+{
+  g_return_val_if_fail (!kt_parser_has_fields (self), 0);
+  return parse_value (self, value, len, reducer, NULL, counts, first_bad, first_bad_len);
+}
+
+guint64
+kt_parser_value_groups (KtParser *self, const char *value, gsize len, KtGroups *groups,
+                        KtParseCounts *counts, const char **first_bad, gsize *first_bad_len)
+{
+  g_return_val_if_fail (groups != NULL, 0);
+  return parse_value (self, value, len, NULL, groups, counts, first_bad, first_bad_len);
+}
+
+gboolean
+kt_parser_has_fields (KtParser *self)
+{
+  return self->n_dims > 0 || self->n_sums > 0;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -587,6 +622,53 @@ parse_iso8601 (const char *text, gsize len, gint64 *minute)
   return TRUE;
 }
 
+/* How many bytes of a --by value of @len bytes are kept (parse.h). */
+static gsize
+dimension_cut (const guint8 *value, gsize len)
+{
+  gsize n = KT_DIMENSION_BYTES;
+
+  if (len <= KT_DIMENSION_BYTES)
+    return len;
+  for (int back = 0; back < 3 && (value[n] & 0xC0) == 0x80; back++)
+    n--;
+  return (value[n] & 0xC0) == 0x80 ? KT_DIMENSION_BYTES : n;
+}
+
+/* The --by key and the --sum values of a counted line, from its match
+ * (@ov): FALSE when the line is malformed for them. */
+static gboolean
+read_fields (KtParser *self, const char *line, const PCRE2_SIZE *ov)
+{
+  static const char other[] = KT_OTHER_KEY;
+  guint8 *k = self->key;
+  gboolean all_other = self->n_dims > 0;
+
+  for (guint i = 0; i < self->n_dims; i++)
+    {
+      PCRE2_SIZE from = ov[2 * self->dim_group[i]], until = ov[2 * self->dim_group[i] + 1];
+      const guint8 *value = (const guint8 *) line + (from != PCRE2_UNSET ? from : 0);
+      gsize n = from != PCRE2_UNSET ? dimension_cut (value, until - from) : 0;
+
+      all_other &= n == sizeof other - 1 && memcmp (value, other, n) == 0;
+      *k++ = (guint8) n;
+      memcpy (k, value, n);
+      k += n;
+    }
+  if (all_other)
+    return FALSE;
+  self->key_len = (gsize) (k - self->key);
+  for (guint i = 0; i < self->n_sums; i++)
+    {
+      PCRE2_SIZE from = ov[2 * self->sum_group[i]], until = ov[2 * self->sum_group[i] + 1];
+
+      if (from == PCRE2_UNSET
+          || !kt_amount_parse_bytes (line + from, until - from, &self->sums[i], NULL))
+        return FALSE;
+    }
+  return TRUE;
+}
+
 static KtLineKind
 custom_line (KtParser *self, const char *line, gsize len, gint64 *minute)
 {
@@ -639,10 +721,52 @@ custom_line (KtParser *self, const char *line, gsize len, gint64 *minute)
   for (char **l = self->levels; *l != NULL; l++)
     if (strlen (*l) == level_len && memcmp (*l, level, level_len) == 0)
       {
+        if ((self->n_dims > 0 || self->n_sums > 0) && !read_fields (self, line, ov))
+          return KT_LINE_MALFORMED;
         *minute = m;
         return KT_LINE_ERROR;
       }
   return KT_LINE_OTHER;
+}
+
+/* The group number of each of @names (--by or --sum: @flag) into @groups,
+ * their number into *@n. "level" is the level group (for --by only). */
+static gboolean
+find_fields (KtParser *self, const char *flag, const char *const *names, gboolean pattern,
+             guint max, guint32 *groups, guint *n, GError **error)
+{
+  *n = 0;
+  for (const char *const *name = names; name != NULL && *name != NULL; name++)
+    {
+      int group = pcre2_substring_number_from_name (self->code, (PCRE2_SPTR) *name);
+
+      if (*n == max)
+        {
+          g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "%s: at most %u fields", flag, max);
+          return FALSE;
+        }
+      if (g_str_equal (*name, "level") && g_str_equal (flag, "--sum"))
+        {
+          g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                       "%s: 'level' is not a number: --sum adds up numeric groups", flag);
+          return FALSE;
+        }
+      if (group == PCRE2_ERROR_NOUNIQUESUBSTRING)
+        {
+          g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                       "%s: '%s' names more than one group of the pattern", flag, *name);
+          return FALSE;
+        }
+      if (group <= 0)
+        {
+          g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                       "%s: the pattern has no group (?<%s>...)%s", flag, *name,
+                       pattern ? "" : " (without --pattern, a line has only 'level')");
+          return FALSE;
+        }
+      groups[(*n)++] = (guint32) group;
+    }
+  return TRUE;
 }
 
 KtParser *
@@ -656,7 +780,7 @@ kt_parser_new_format (const KtParseFormat *format, GError **error)
   PCRE2_SIZE erroffset;
 
   if (format->pattern == NULL && format->time_format == NULL && format->levels == NULL
-      && format->bucket <= 1)
+      && format->bucket <= 1 && format->dimensions == NULL && format->sums == NULL)
     return kt_parser_new (error);
   if (format->bucket != 0 && format->bucket != 1 && format->bucket != 5 && format->bucket != 60)
     {
@@ -715,6 +839,11 @@ kt_parser_new_format (const KtParseFormat *format, GError **error)
                            "--pattern: needs the named groups (?<time>...) and (?<level>...)");
       return NULL;
     }
+  if (!find_fields (self, "--by", format->dimensions, format->pattern != NULL,
+                    KT_MAX_DIMENSIONS, self->dim_group, &self->n_dims, error)
+      || !find_fields (self, "--sum", format->sums, format->pattern != NULL, KT_MAX_SUMS,
+                       self->sum_group, &self->n_sums, error))
+    return NULL;
   self->jit = pcre2_jit_compile (self->code, PCRE2_JIT_COMPLETE) == 0;
   self->match = pcre2_match_data_create_from_pattern (self->code, NULL);
   if (self->match == NULL)

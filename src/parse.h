@@ -11,7 +11,28 @@
  * The parser never sees Kafka or MySQL. */
 #pragma once
 #include <glib.h>
+#include "decimal.h"
+#include "groups.h"
 #include "reduce.h"
+
+/* --by and --sum: at most this many fields each. The key columns must fit
+ * InnoDB's 3072-byte primary key, KT_DIMENSION_BYTES each, beside the
+ * bucket (and, in idempotent mode, the job, topic and partition). */
+#define KT_MAX_DIMENSIONS 8
+#define KT_MAX_SUMS       8
+
+/* The longest value a --by field keeps (its column is VARBINARY(255)). A
+ * longer one is cut to its first 255 bytes, or fewer so as not to split a
+ * UTF-8 character: when the first byte left out is a continuation byte
+ * (10xxxxxx), the cut moves back to the start of that character, at most
+ * 3 bytes (a longer run of continuation bytes is no character: cut at 255
+ * bytes). Cut values count as one key. */
+#define KT_DIMENSION_BYTES 255
+
+/* What the (other) row of a bucket holds in every key column: keys past
+ * --max-keys. A counted line whose every --by value is exactly this is
+ * malformed, so that the row only ever holds what was folded. */
+#define KT_OTHER_KEY "(other)"
 
 typedef struct _KtParser KtParser;
 
@@ -48,6 +69,14 @@ typedef struct
   const char        *time_format;  /* strptime-style, or "iso8601" / "syslog" */
   const char *const *levels;       /* the levels counted; NULL: {"ERROR"} */
   int                bucket;       /* minutes per bucket: 1 (default), 5, 60 */
+  /* --by: "level" or named groups of the pattern, read from every counted
+   * line into its key; NULL: none. */
+  const char *const *dimensions;
+  /* --sum: named groups of the pattern, each [-]digits[.digits] with at
+   * most 4 decimals and at most 922337203685477.5807 either way
+   * (decimal.h); a counted line with a group unset, empty or anything else
+   * is malformed. NULL: none. */
+  const char *const *sums;
 } KtParseFormat;
 
 /* Compiles the pattern once, with JIT where the CPU allows it. Fails only
@@ -95,6 +124,19 @@ void       kt_parser_set_shortcut (KtParser *self, gboolean enabled);
 guint64    kt_parser_value (KtParser *self, const char *value, gsize len,
                             KtReducer *reducer, KtParseCounts *counts,
                             const char **first_bad, gsize *first_bad_len);
+
+/* Whether the parser reads --by or --sum fields: then every value goes
+ * through kt_parser_value_groups(), never kt_parser_value(). */
+gboolean   kt_parser_has_fields (KtParser *self);
+
+/* kt_parser_value() for a parser with fields: each counted line goes to
+ * @groups with its bucket, its key and its sums. A line's key is, for
+ * each --by field in order, one byte giving the length of its value (0 to
+ * KT_DIMENSION_BYTES; a group that matched nothing or took no part is the
+ * empty value) and the value's bytes, cut as KT_DIMENSION_BYTES says. */
+guint64    kt_parser_value_groups (KtParser *self, const char *value, gsize len,
+                                   KtGroups *groups, KtParseCounts *counts,
+                                   const char **first_bad, gsize *first_bad_len);
 
 /* Minutes since 1970-01-01 00:00 for a valid civil date and time (any
  * year 0..9999, proleptic Gregorian); the inverse of kt_minute_format(). */

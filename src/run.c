@@ -536,9 +536,11 @@ kt_run (const KtConfig *config, const KtRunHooks *hooks, volatile int *stop,
    * /healthz answers (503) while Kafka and MySQL are still awaited. */
   if (config->http != NULL)
     {
+      KtHttpChart chart = { config->table, (const char *const *) config->dimensions,
+                            config->bucket };
       g_autoptr(KtLogEvent) e = kt_log_event_new ("http");
 
-      http = kt_http_start (config->http, metrics, &config->db, error);
+      http = kt_http_start (config->http, metrics, &config->db, &chart, error);
       if (http == NULL)
         return FALSE;
       /* The port a machine needs (--http 127.0.0.1:0 takes a free one). */

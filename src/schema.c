@@ -199,9 +199,10 @@ created_names (const char *text, GPtrArray *names)
       }
 }
 
-gboolean
-kt_schema_complete (MYSQL *conn, const char *description, KtTables tables,
-                    gboolean *complete, GError **error)
+/* kt_schema_complete() but for the names in @except. */
+static gboolean
+complete_except (MYSQL *conn, const char *description, KtTables tables,
+                 const char *const *except, gboolean *complete, GError **error)
 {
   g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(GString) sql = g_string_new ("SELECT COUNT(*) FROM information_schema.tables "
@@ -210,7 +211,14 @@ kt_schema_complete (MYSQL *conn, const char *description, KtTables tables,
   MYSQL_ROW row;
 
   created_names (tables_sql (tables), names);
-  g_assert (names->len > 0);
+  for (guint i = names->len; i-- > 0;)
+    if (except != NULL && g_strv_contains (except, names->pdata[i]))
+      g_ptr_array_remove_index (names, i);
+  if (names->len == 0)
+    {
+      *complete = TRUE;
+      return TRUE;
+    }
   /* Names from our own .sql files: [a-z_], nothing to escape. */
   for (guint i = 0; i < names->len; i++)
     g_string_append_printf (sql, "%s'%s'", i ? "," : "", (const char *) names->pdata[i]);
@@ -225,9 +233,37 @@ kt_schema_complete (MYSQL *conn, const char *description, KtTables tables,
 }
 
 gboolean
+kt_schema_complete (MYSQL *conn, const char *description, KtTables tables,
+                    gboolean *complete, GError **error)
+{
+  return complete_except (conn, description, tables, NULL, complete, error);
+}
+
+gboolean
 kt_schema_create (MYSQL *conn, const char *description, KtTables tables, GError **error)
 {
   return apply_sql (conn, description, tables_sql (tables), NULL, error);
+}
+
+/* kt_schema_create() but for the statements that create a name in @except. */
+static gboolean
+create_except (MYSQL *conn, const char *description, KtTables tables,
+               const char *const *except, GError **error)
+{
+  g_autoptr(GPtrArray) statements = kt_schema_statements (tables_sql (tables));
+
+  for (guint i = 0; i < statements->len; i++)
+    {
+      g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+
+      created_names (statements->pdata[i], names);
+      if (names->len > 0 && g_strv_contains (except, names->pdata[0]))
+        continue;
+      if (!kt_db_exec (conn, description, statements->pdata[i],
+                       "cannot create ktally's tables", error))
+        return FALSE;
+    }
+  return TRUE;
 }
 
 /* One column a CREATE TABLE of ktally's .sql files declares. */
@@ -384,9 +420,9 @@ check_columns (MYSQL *conn, const char *description, const char *table,
   return TRUE;
 }
 
-gboolean
-kt_schema_check_shape (MYSQL *conn, const char *description, KtTables tables,
-                       GError **error)
+static gboolean
+check_shape_except (MYSQL *conn, const char *description, KtTables tables,
+                    const char *const *except, GError **error)
 {
   g_autoptr(GHashTable) declared = declared_tables (tables_sql (tables));
   GHashTableIter iter;
@@ -394,33 +430,319 @@ kt_schema_check_shape (MYSQL *conn, const char *description, KtTables tables,
 
   g_hash_table_iter_init (&iter, declared);
   while (g_hash_table_iter_next (&iter, &name, &columns))
-    if (!check_columns (conn, description, name, columns, error))
+    if ((except == NULL || !g_strv_contains (except, name))
+        && !check_columns (conn, description, name, columns, error))
       return FALSE;
   return TRUE;
 }
 
 gboolean
+kt_schema_check_shape (MYSQL *conn, const char *description, KtTables tables,
+                       GError **error)
+{
+  return check_shape_except (conn, description, tables, NULL, error);
+}
+
+/* One column a count table of some shape must have. */
+typedef struct
+{
+  char       *name;
+  const char *type;     /* DATA_TYPE */
+  const char *sql;      /* how the column is declared, for messages */
+  gboolean    key;
+  gboolean    shaped;   /* a --by or --sum column (else one of every count table) */
+} CountColumn;
+
+static void
+count_columns_clear (GArray *columns)
+{
+  for (guint i = 0; i < columns->len; i++)
+    g_free (g_array_index (columns, CountColumn, i).name);
+}
+
+/* The columns of @shape, in table order (the per-topic ones first). */
+static GArray *
+count_columns (const KtCountsShape *shape, gboolean per_topic)
+{
+  GArray *out = g_array_new (FALSE, FALSE, sizeof (CountColumn));
+
+#define ADD(n, t, q, k, s) g_array_append_val (out, ((CountColumn) { (n), (t), (q), (k), (s) }))
+  if (per_topic)
+    {
+      ADD (g_strdup ("job"), "varchar", "VARCHAR(64)", TRUE, FALSE);
+      ADD (g_strdup ("topic"), "varchar", "VARCHAR(249)", TRUE, FALSE);
+    }
+  ADD (g_strdup ("log_time"), "datetime", "DATETIME", TRUE, FALSE);
+  for (const char *const *d = shape->dimensions; d != NULL && *d != NULL; d++)
+    ADD (g_strdup (*d), "varbinary", KT_DIMENSION_SQL, TRUE, TRUE);
+  ADD (g_strdup ("log_count"), "bigint", "BIGINT", FALSE, FALSE);
+  for (const char *const *m = shape->sums; m != NULL && *m != NULL; m++)
+    ADD (g_strdup_printf ("sum_%s", *m), "decimal", KT_SUM_SQL, FALSE, TRUE);
+#undef ADD
+  return out;
+}
+
+static const CountColumn *
+find_count_column (GArray *columns, const char *name)
+{
+  for (guint i = 0; i < columns->len; i++)
+    if (g_ascii_strcasecmp (g_array_index (columns, CountColumn, i).name, name) == 0)
+      return &g_array_index (columns, CountColumn, i);
+  return NULL;
+}
+
+static gboolean
+shape_error (GError **error, const char *description, const char *table, const char *column,
+             const char *why, gboolean shaped)
+{
+  g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+               "%s: table %s is not the shape ktally writes: column %s %s (%s)", description,
+               table, column, why,
+               shaped ? "its rows are counted by other --by or --sum fields than this "
+                        "job's: count into another --table"
+                      : "another program's table? use another database or --table");
+  return FALSE;
+}
+
+/* How the column @row (name, type, key, length, precision, scale) differs
+ * from @c, or NULL; *@keys: in the primary key or out of it wrongly. */
+static char *
+column_difference (MYSQL_ROW row, const CountColumn *c, gboolean *keys)
+{
+  gboolean key = g_strcmp0 (row[2], "PRI") == 0;
+  guint64 length = row[3] != NULL ? g_ascii_strtoull (row[3], NULL, 10) : 0;
+  guint64 precision = row[4] != NULL ? g_ascii_strtoull (row[4], NULL, 10) : 0;
+  guint64 scale = row[5] != NULL ? g_ascii_strtoull (row[5], NULL, 10) : 0;
+
+  if (g_strcmp0 (row[1], c->type) != 0)
+    return g_strdup_printf ("is %s, not %s", row[1], c->type);
+  if (g_str_equal (c->type, "varbinary") && length < 255)
+    return g_strdup_printf ("is varbinary(%" G_GUINT64_FORMAT "), shorter than %s", length,
+                            KT_DIMENSION_SQL);
+  if (g_str_equal (c->type, "decimal") && (precision < 38 || scale != 4))
+    return g_strdup_printf ("is decimal(%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT "), not %s",
+                            precision, scale, KT_SUM_SQL);
+  if (key != c->key)
+    {
+      *keys = TRUE;
+      return g_strdup_printf ("is %sin its primary key", key ? "" : "not ");
+    }
+  return NULL;
+}
+
+gboolean
 kt_schema_check_counts_table (MYSQL *conn, const char *description, const char *table,
+                              const KtCountsShape *shape, gboolean per_topic,
                               GError **error)
 {
-  g_autoptr(GHashTable) declared = declared_tables (kt_counts_sql);
+  g_autoptr(GString) sql = g_string_new (
+    "SELECT c.column_name, c.data_type, c.column_key, c.character_maximum_length, "
+    "c.numeric_precision, c.numeric_scale FROM information_schema.columns c "
+    "JOIN information_schema.tables t ON t.table_schema = DATABASE() AND t.table_name = ");
+  g_autoptr(GArray) want = count_columns (shape, per_topic);
+  g_autoptr(MYSQL_RES) res = NULL;
+  gboolean ok = TRUE;
+  MYSQL_ROW row;
 
-  return check_columns (conn, description, table,
-                        g_hash_table_lookup (declared, "error_log"), error);
+  /* Constants on both sides (see check_columns). */
+  kt_db_append_quoted (conn, sql, table);
+  g_string_append (sql, " WHERE t.table_type = 'BASE TABLE' AND c.table_schema = DATABASE() "
+                        "AND c.table_name = ");
+  kt_db_append_quoted (conn, sql, table);
+  res = kt_db_select (conn, description, sql->str, "cannot read the tables' columns", error);
+  if (res == NULL)
+    {
+      count_columns_clear (want);
+      return FALSE;
+    }
+  if (mysql_num_rows (res) == 0)
+    {
+      count_columns_clear (want);
+      return TRUE;
+    }
+  /* The table's own columns: a key column no shape column is, or a sum
+   * the shape lacks, means rows of other fields. */
+  while (ok && (row = mysql_fetch_row (res)) != NULL)
+    {
+      const CountColumn *c = find_count_column (want, row[0]);
+      gboolean key = g_strcmp0 (row[2], "PRI") == 0;
+
+      if (c == NULL && key)
+        ok = shape_error (error, description, table, row[0],
+                          "is in its primary key, and this job's --by does not list it", TRUE);
+      else if (c == NULL && g_ascii_strncasecmp (row[0], "sum_", 4) == 0)
+        ok = shape_error (error, description, table, row[0],
+                          "is a sum, and this job's --sum does not list it", TRUE);
+    }
+  for (guint i = 0; ok && i < want->len; i++)
+    {
+      const CountColumn *c = &g_array_index (want, CountColumn, i);
+      g_autofree char *why = NULL;
+      gboolean found = FALSE, keys = FALSE;
+
+      mysql_data_seek (res, 0);
+      while ((row = mysql_fetch_row (res)) != NULL && !found)
+        if (g_ascii_strcasecmp (row[0], c->name) == 0)
+          {
+            found = TRUE;
+            why = column_difference (row, c, &keys);
+          }
+      if (!found)
+        why = g_strdup ("is missing");
+      /* A key column missing or out of the key: rows of other fields. A
+       * type of its own: whoever made the table did not mean ktally's. */
+      if (why != NULL)
+        ok = shape_error (error, description, table, c->name, why, c->shaped && (!found || keys));
+    }
+  count_columns_clear (want);
+  return ok;
+}
+
+gboolean
+kt_schema_check_counts_view (MYSQL *conn, const char *description, const char *view,
+                             const KtCountsShape *shape, GError **error)
+{
+  g_autoptr(GString) sql = g_string_new (
+    "SELECT c.column_name FROM information_schema.columns c "
+    "JOIN information_schema.tables t ON t.table_schema = DATABASE() AND t.table_name = ");
+  g_autoptr(GArray) want = count_columns (shape, FALSE);
+  g_autoptr(MYSQL_RES) res = NULL;
+  gboolean ok = TRUE;
+  MYSQL_ROW row;
+  guint found = 0;
+
+  /* Constants on both sides (see check_columns). */
+  kt_db_append_quoted (conn, sql, view);
+  g_string_append (sql, " WHERE t.table_type = 'VIEW' AND c.table_schema = DATABASE() "
+                        "AND c.table_name = ");
+  kt_db_append_quoted (conn, sql, view);
+  res = kt_db_select (conn, description, sql->str, "cannot read the tables' columns", error);
+  while (ok && res != NULL && (row = mysql_fetch_row (res)) != NULL)
+    {
+      if (find_count_column (want, row[0]) != NULL)
+        found++;
+      else
+        ok = shape_error (error, description, view, row[0],
+                          "is a column of this view that this job's --by and --sum do not "
+                          "give", TRUE);
+    }
+  if (ok && res != NULL && mysql_num_rows (res) > 0 && found < want->len)
+    for (guint i = 0; ok && i < want->len; i++)
+      {
+        const char *name = g_array_index (want, CountColumn, i).name;
+        gboolean there = FALSE;
+
+        mysql_data_seek (res, 0);
+        while ((row = mysql_fetch_row (res)) != NULL)
+          there |= g_ascii_strcasecmp (row[0], name) == 0;
+        if (!there)
+          ok = shape_error (error, description, view, name, "is missing", TRUE);
+      }
+  count_columns_clear (want);
+  return res != NULL && ok;
+}
+
+/* "name TYPE NOT NULL[ DEFAULT 0],\n" of each column of @shape. */
+static void
+append_column_defs (GString *sql, GArray *columns)
+{
+  for (guint i = 0; i < columns->len; i++)
+    {
+      const CountColumn *c = &g_array_index (columns, CountColumn, i);
+      const char *tail = "";
+
+      if (g_str_equal (c->type, "varchar"))
+        tail = " CHARACTER SET ascii COLLATE ascii_bin";
+      g_string_append_printf (sql, "  `%s` %s%s NOT NULL%s,\n", c->name, c->sql, tail,
+                              g_str_equal (c->type, "decimal") ? " DEFAULT 0" : "");
+    }
+}
+
+static void
+append_key (GString *sql, GArray *columns)
+{
+  gboolean first = TRUE;
+
+  g_string_append (sql, "  PRIMARY KEY (");
+  for (guint i = 0; i < columns->len; i++)
+    if (g_array_index (columns, CountColumn, i).key)
+      {
+        g_string_append_printf (sql, "%s`%s`", first ? "" : ", ",
+                                g_array_index (columns, CountColumn, i).name);
+        first = FALSE;
+      }
+  g_string_append (sql, ")");
+}
+
+static gboolean
+plain_shape (const KtCountsShape *shape)
+{
+  return shape->dimensions == NULL && shape->sums == NULL;
 }
 
 gboolean
 kt_schema_create_counts_table (MYSQL *conn, const char *description, const char *table,
-                               GError **error)
+                               const KtCountsShape *shape, GError **error)
 {
-  /* Exactly error_log's columns and types (sql/counts.sql). The name is
-   * an identifier the CLI checked ([A-Za-z0-9_]): quoting it is enough. */
-  g_autofree char *sql = g_strdup_printf (
-    "CREATE TABLE IF NOT EXISTS `%s` (log_time DATETIME PRIMARY KEY, "
-    "log_count BIGINT NOT NULL DEFAULT 0) ENGINE = InnoDB", table);
+  g_autoptr(GString) sql = g_string_new (NULL);
+  g_autoptr(GArray) columns = NULL;
+  gboolean ok;
 
   g_return_val_if_fail (kt_is_identifier (table), FALSE);
-  return kt_db_exec (conn, description, sql, "cannot create the table", error);
+  /* The name is an identifier the CLI checked ([A-Za-z0-9_]), and so are
+   * the fields: quoting them is enough. */
+  if (plain_shape (shape))
+    {
+      /* Exactly error_log's columns and types (sql/counts.sql). */
+      g_string_printf (sql, "CREATE TABLE IF NOT EXISTS `%s` (log_time DATETIME PRIMARY KEY, "
+                       "log_count BIGINT NOT NULL DEFAULT 0) ENGINE = InnoDB", table);
+      return kt_db_exec (conn, description, sql->str, "cannot create the table", error);
+    }
+  columns = count_columns (shape, FALSE);
+  g_string_printf (sql, "CREATE TABLE IF NOT EXISTS `%s` (\n", table);
+  append_column_defs (sql, columns);
+  append_key (sql, columns);
+  g_string_append (sql, "\n) ENGINE = InnoDB");
+  /* log_count has its default, as in error_log. */
+  {
+    char *at = strstr (sql->str, "`log_count` BIGINT NOT NULL");
+    g_string_insert (sql, at - sql->str + strlen ("`log_count` BIGINT NOT NULL"), " DEFAULT 0");
+  }
+  ok = kt_db_exec (conn, description, sql->str, "cannot create the table", error);
+  count_columns_clear (columns);
+  return ok;
+}
+
+gboolean
+kt_schema_create_counts_topics (MYSQL *conn, const char *description, const char *view,
+                                const KtCountsShape *shape, GError **error)
+{
+  g_autoptr(GString) sql = g_string_new (NULL);
+  g_autoptr(GArray) columns = count_columns (shape, TRUE);
+  g_autofree char *table = g_strconcat (view, KT_TOPIC_SUFFIX, NULL);
+  gboolean ok;
+
+  g_return_val_if_fail (kt_is_identifier (table), FALSE);
+  g_string_printf (sql, "CREATE TABLE IF NOT EXISTS `%s` (\n", table);
+  append_column_defs (sql, columns);
+  append_key (sql, columns);
+  g_string_append (sql, ",\n  KEY by_time (log_time)\n) ENGINE = InnoDB");
+  ok = kt_db_exec (conn, description, sql->str, "cannot create the table", error);
+
+  /* The sums exactly as added up; the counts as a signed integer, as in
+   * sql/idempotent.sql's error_log. */
+  g_string_printf (sql, "CREATE VIEW IF NOT EXISTS `%s` AS SELECT log_time", view);
+  for (const char *const *d = shape->dimensions; d != NULL && *d != NULL; d++)
+    g_string_append_printf (sql, ", `%s`", *d);
+  g_string_append (sql, ", CAST(SUM(log_count) AS SIGNED) AS log_count");
+  for (const char *const *m = shape->sums; m != NULL && *m != NULL; m++)
+    g_string_append_printf (sql, ", SUM(`sum_%s`) AS `sum_%s`", *m, *m);
+  g_string_append_printf (sql, " FROM `%s` GROUP BY log_time", table);
+  for (const char *const *d = shape->dimensions; d != NULL && *d != NULL; d++)
+    g_string_append_printf (sql, ", `%s`", *d);
+  ok = ok && kt_db_exec (conn, description, sql->str, "cannot create the view", error);
+  count_columns_clear (columns);
+  return ok;
 }
 
 /* Every table and view of the database: name -> "BASE TABLE" or "VIEW". */
@@ -802,6 +1124,13 @@ kt_schema_ready (KtDb *db, GError **error)
 gboolean
 kt_schema_prepare (KtDb *db, KtTables tables, const char *what, GError **error)
 {
+  return kt_schema_prepare_except (db, tables, what, NULL, error);
+}
+
+gboolean
+kt_schema_prepare_except (KtDb *db, KtTables tables, const char *what,
+                          const char *const *except, GError **error)
+{
   GError *local = NULL;
   gboolean complete;
 
@@ -810,15 +1139,17 @@ kt_schema_prepare (KtDb *db, KtTables tables, const char *what, GError **error)
   /* Whoever created them: a table of another shape is refused before
    * anything is created or a batch read, not after (exit 3), nor written
    * wrong (DATE minutes). Absent ones pass, and are created next. */
-  if (!kt_schema_check_shape (kt_db_connection (db), kt_db_name (db), tables, &local)
-      || !kt_schema_complete (kt_db_connection (db), kt_db_name (db), tables, &complete,
-                              &local))
+  if (!check_shape_except (kt_db_connection (db), kt_db_name (db), tables, except, &local)
+      || !complete_except (kt_db_connection (db), kt_db_name (db), tables, except, &complete,
+                           &local))
     return kt_db_failed (db, local, error);
   if (complete)
     return TRUE;
   if (what != NULL)
     g_message ("creating ktally's %s tables in %s", what, kt_db_name (db));
-  if (!kt_schema_create (kt_db_connection (db), kt_db_name (db), tables, &local))
+  if (!(except != NULL
+        ? create_except (kt_db_connection (db), kt_db_name (db), tables, except, &local)
+        : kt_schema_create (kt_db_connection (db), kt_db_name (db), tables, &local)))
     return kt_db_failed (db, local, error);
   return TRUE;
 }

@@ -93,14 +93,51 @@ gboolean kt_schema_create (MYSQL *conn, const char *description, KtTables tables
 gboolean kt_schema_check_shape (MYSQL *conn, const char *description, KtTables tables,
                                 GError **error);
 
-/* The same for @table against error_log's columns (a replay's table). */
-gboolean kt_schema_check_counts_table (MYSQL *conn, const char *description,
-                                       const char *table, GError **error);
+/* What the rows of a count table are (--by, --sum): the bucket, then a
+ * key column per dimension (KT_DIMENSION_SQL), log_count, then a
+ * sum_FIELD column per sum (KT_SUM_SQL). Both NULL: error_log's shape. */
+typedef struct
+{
+  const char *const *dimensions;
+  const char *const *sums;
+} KtCountsShape;
 
-/* Creates @table (an identifier the caller checked) with exactly
- * error_log's columns, unless it exists: replay tables. */
+#define KT_DIMENSION_SQL "VARBINARY(255)"
+#define KT_SUM_SQL       "DECIMAL(38,4)"
+
+/* Whether @table, where it exists as a base table, holds rows of @shape:
+ * each column of the shape there, of its type (a key column at least 255
+ * bytes long, a sum DECIMAL(38+,4)), the primary key exactly the bucket
+ * and the key columns (with @per_topic: job and topic first, as in
+ * idempotent mode's NAME_topic), and no sum_ column the
+ * shape lacks. Other extra columns are allowed. A difference is
+ * KT_ERROR_USAGE naming the table and the column. A view passes here:
+ * see kt_schema_check_counts_view(). */
+gboolean kt_schema_check_counts_table (MYSQL *conn, const char *description,
+                                       const char *table, const KtCountsShape *shape,
+                                       gboolean per_topic, GError **error);
+
+/* Whether the view @view, where it exists, has exactly the columns of
+ * @shape (idempotent mode's view over NAME_topic). */
+gboolean kt_schema_check_counts_view (MYSQL *conn, const char *description,
+                                      const char *view, const KtCountsShape *shape,
+                                      GError **error);
+
+/* Creates @table (an identifier the caller checked) in @shape unless it
+ * exists; with no dimension and no sum exactly error_log's columns. */
 gboolean kt_schema_create_counts_table (MYSQL *conn, const char *description,
-                                        const char *table, GError **error);
+                                        const char *table, const KtCountsShape *shape,
+                                        GError **error);
+
+/* Idempotent mode's output in @shape, unless they exist: the table
+ * @view + KT_TOPIC_SUFFIX of rows per job and topic (as error_log_topic,
+ * schema version 4) and the view @view that adds them up. With no
+ * dimension and no sum, for @view error_log, exactly what
+ * sql/idempotent.sql creates. */
+#define KT_TOPIC_SUFFIX "_topic"
+gboolean kt_schema_create_counts_topics (MYSQL *conn, const char *description,
+                                         const char *view, const KtCountsShape *shape,
+                                         GError **error);
 
 /* The statements of an embedded .sql text, in order: statements end with
  * ';' at the end of a line, and '--' lines are comments. A new array of
@@ -125,6 +162,12 @@ gboolean kt_schema_ready (KtDb *db, GError **error);
  * (checked before anything is created), and the absent ones are created,
  * logging one line naming @what ("transactional-mode", "ledger"). */
 gboolean kt_schema_prepare (KtDb *db, KtTables tables, const char *what, GError **error);
+
+/* The same, leaving the tables and views named in @except (NULL-terminated)
+ * alone: a job whose output takes one of those names in another shape
+ * checks and creates it itself. */
+gboolean kt_schema_prepare_except (KtDb *db, KtTables tables, const char *what,
+                                   const char *const *except, GError **error);
 
 /* For the commands that only read: connects and calls
  * kt_schema_check_read_only(). */

@@ -331,7 +331,85 @@ static const BadCase bad_cases[] = {
   { "/cli/init-db/error/brokers-unknown", { "init-db", "--brokers", "b:9092", DB, NULL },
     "--brokers" },
   { "/cli/error/unknown-command", { "bogus", KAFKA, DB, NULL }, "bogus" },
+  /* --by, --sum, --max-keys, run --table (#14). */
+  { "/cli/run/error/by-log-time", { "run", KAFKA, DB, "--by", "log_time", NULL },
+    "--by: 'log_time' is a column ktally writes itself" },
+  { "/cli/run/error/by-log-count-case", { "run", KAFKA, DB, "--by", "LOG_COUNT", NULL },
+    "--by: 'LOG_COUNT' is a column ktally writes itself" },
+  { "/cli/run/error/by-partition", { "run", KAFKA, DB, "--by", "partition", NULL },
+    "--by: 'partition' is a column" },
+  { "/cli/run/error/by-time", { "run", KAFKA, DB, "--by", "time", NULL },
+    "--by: 'time': the time is the bucket" },
+  { "/cli/run/error/by-sum-prefix", { "run", KAFKA, DB, "--by", "sum_bytes", NULL },
+    "--by: 'sum_bytes': names starting with sum_" },
+  { "/cli/run/error/by-twice-in-two-cases", { "run", KAFKA, DB, "--by", "svc,SVC", NULL },
+    "--by: 'SVC' given twice" },
+  { "/cli/run/error/by-empty", { "run", KAFKA, DB, "--by", "svc,,host", NULL },
+    "--by: '' is not a field name" },
+  { "/cli/run/error/by-not-a-name", { "run", KAFKA, DB, "--by", "my-svc", NULL },
+    "--by: 'my-svc' is not a field name" },
+  { "/cli/run/error/by-digit-first", { "run", KAFKA, DB, "--by", "1svc", NULL },
+    "--by: '1svc' is not a field name" },
+  { "/cli/run/error/by-33-characters", { "run", KAFKA, DB, "--by",
+                                          "abcdefghijklmnopqrstuvwxyz0123456", NULL },
+    "is not a field name" },
+  { "/cli/run/error/by-nine", { "run", KAFKA, DB, "--by", "a,b,c,d,e,f,g,h,i", NULL },
+    "--by: at most 8 fields, got 9" },
+  { "/cli/run/error/sum-level", { "run", KAFKA, DB, "--sum", "level", NULL },
+    "--sum: 'level' is not a number" },
+  { "/cli/run/error/sum-twice", { "run", KAFKA, DB, "--sum", "b,b", NULL },
+    "--sum: 'b' given twice" },
+  { "/cli/run/error/max-keys-without-by", { "run", KAFKA, DB, "--max-keys", "5", NULL },
+    "--max-keys needs --by" },
+  { "/cli/run/error/max-keys-zero", { "run", KAFKA, DB, "--by", "level", "--max-keys", "0",
+                                       NULL }, "--max-keys: 0 is not between 1 and" },
+  { "/cli/run/error/max-keys-huge", { "run", KAFKA, DB, "--by", "level", "--max-keys",
+                                       "10000001", NULL }, "--max-keys: 10000001" },
+  { "/cli/run/error/by-ledger", { "run", KAFKA, DB, "--kind", "ledger", "--by", "level", NULL },
+    "--by: --kind ledger reads no log lines" },
+  { "/cli/run/error/table-not-identifier", { "run", KAFKA, DB, "--table", "a-b", NULL },
+    "--table: 'a-b' is not a plain identifier" },
+  { "/cli/run/error/table-too-long-idempotent",
+    { "run", KAFKA, DB, "--mode", "idempotent", "--table", C64, NULL },
+    "too long for idempotent mode, which also writes" },
+  { "/cli/replay/error/by-log-time",
+    { "replay", KAFKA, DB, "--from", "0:0", "--until", "0:1", "--by", "log_time", NULL },
+    "--by: 'log_time'" },
 };
+
+/* --by, --sum and --max-keys reach the config as given; --table too. */
+static void
+test_fields (void)
+{
+  static const char *const args[] = { "run", KAFKA, DB, "--by", "service,level", "--sum",
+                                      "bytes,latency_ms", "--max-keys", "3", "--table",
+                                      "by_svc", NULL };
+  static const char *const plain[] = { "run", KAFKA, DB, NULL };
+  static const char *const idem[] = { "run", KAFKA, DB, "--mode", "idempotent", "--table",
+                                      C50 "12345678", "--by", "Select", NULL };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(KtConfig) c = parse_args (args, &error);
+  g_autoptr(KtConfig) d = NULL, e = NULL;
+
+  g_assert_no_error (error);
+  g_assert_cmpuint (g_strv_length (c->dimensions), ==, 2);
+  g_assert_cmpstr (c->dimensions[0], ==, "service");
+  g_assert_cmpstr (c->dimensions[1], ==, "level");
+  g_assert_cmpstr (c->sums[1], ==, "latency_ms");
+  g_assert_cmpuint (c->max_keys, ==, 3);
+  g_assert_cmpstr (c->table, ==, "by_svc");
+  d = parse_args (plain, &error);
+  g_assert_no_error (error);
+  g_assert_null (d->dimensions);
+  g_assert_null (d->sums);
+  g_assert_cmpuint (d->max_keys, ==, KT_MAX_KEYS_DEFAULT);
+  g_assert_cmpstr (d->table, ==, "error_log");
+  /* 58 characters leave room for _topic; a field named like an SQL
+   * keyword is a column like any other (always quoted). */
+  e = parse_args (idem, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (e->dimensions[0], ==, "Select");
+}
 
 static void
 test_bad_case (gconstpointer data)
@@ -1133,6 +1211,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/cli/error/placeholder-not-scrubbed", test_placeholder_not_scrubbed);
   g_test_add_func ("/cli/uri/secrets", test_uri_secrets);
   g_test_add_func ("/cli/grants", test_grants);
+  g_test_add_func ("/cli/run/fields", test_fields);
 
   return g_test_run ();
 }

@@ -343,12 +343,35 @@ test_add_random (void)
   g_assert_cmpuint (overflows, >, 10000);
 }
 
+/* The same rule over a length: no NUL needed, a NUL inside is no digit. */
+static void
+test_parse_bytes (void)
+{
+  KtAmount a = 7;
+  KtAmountError why = KT_AMOUNT_ERROR_OVERFLOW;
+
+  g_assert_true (kt_amount_parse_bytes ("12345", 3, &a, NULL));
+  g_assert_cmpint (a, ==, 1230000);
+  g_assert_true (kt_amount_parse_bytes ("-0.5;", 4, &a, &why));
+  g_assert_cmpint (a, ==, -5000);
+  g_assert_false (kt_amount_parse_bytes ("1\0002", 3, &a, &why));
+  g_assert_cmpint (why, ==, KT_AMOUNT_ERROR_SYNTAX);
+  g_assert_false (kt_amount_parse_bytes ("", 0, &a, &why));
+  g_assert_cmpint (why, ==, KT_AMOUNT_ERROR_SYNTAX);
+  g_assert_false (kt_amount_parse_bytes ("1.00001", 7, &a, &why));
+  g_assert_cmpint (why, ==, KT_AMOUNT_ERROR_PRECISION);
+  g_assert_false (kt_amount_parse_bytes ("922337203685477.5808", 20, &a, &why));
+  g_assert_cmpint (why, ==, KT_AMOUNT_ERROR_OVERFLOW);
+  g_assert_cmpint (a, ==, -5000);  /* untouched on failure */
+}
+
 int
 main (int argc, char *argv[])
 {
   g_test_init (&argc, &argv, NULL);
 
   g_test_add_func ("/decimal/parse/good", test_parse_good);
+  g_test_add_func ("/decimal/parse/bytes", test_parse_bytes);
   g_test_add_func ("/decimal/parse/refused", test_parse_bad);
   g_test_add_func ("/decimal/parse/million-digits", test_parse_huge);
   g_test_add_func ("/decimal/parse/messages", test_parse_messages);

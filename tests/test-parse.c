@@ -780,7 +780,7 @@ static void
 test_format_custom (void)
 {
   static const char *const levels[] = { "ERROR", "FATAL", NULL };
-  KtParseFormat format = { "^<(?<level>\\w+)> (?<time>[^|]+)\\|", "%d.%m.%Y %T", levels, 60 };
+  KtParseFormat format = { "^<(?<level>\\w+)> (?<time>[^|]+)\\|", "%d.%m.%Y %T", levels, 60, NULL, NULL };
   g_autoptr(GError) error = NULL;
   g_autoptr(KtParser) parser = kt_parser_new_format (&format, &error);
   gint64 minute;
@@ -882,7 +882,7 @@ test_format_datetime_range (void)
 
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
     {
-      KtParseFormat format = { cases[i].pattern, cases[i].time_format, NULL, cases[i].bucket };
+      KtParseFormat format = { cases[i].pattern, cases[i].time_format, NULL, cases[i].bucket, NULL, NULL };
       g_autoptr(GError) error = NULL;
       g_autoptr(KtParser) parser = NULL;
       gint64 now = usec_at (cases[i].clock[0], cases[i].clock[1], cases[i].clock[2],
@@ -950,7 +950,7 @@ test_format_leap_second (void)
 
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
     {
-      KtParseFormat format = { NULL, cases[i].time_format, NULL, 1 };
+      KtParseFormat format = { NULL, cases[i].time_format, NULL, 1, NULL, NULL };
       g_autoptr(KtParser) parser = kt_parser_new_format (&format, NULL);
       gint64 minute = 0;
 
@@ -1057,10 +1057,10 @@ static void
 test_format_refused (void)
 {
   static const KtParseFormat bad[] = {
-    { "(?<time>x", NULL, NULL, 0 },
-    { "(?<t>\\S+) (?<level>\\w+)", NULL, NULL, 0 },
-    { NULL, "%Y-%q", NULL, 0 },
-    { NULL, NULL, NULL, 7 },
+    { "(?<time>x", NULL, NULL, 0, NULL, NULL },
+    { "(?<t>\\S+) (?<level>\\w+)", NULL, NULL, 0, NULL, NULL },
+    { NULL, "%Y-%q", NULL, 0, NULL, NULL },
+    { NULL, NULL, NULL, 7, NULL, NULL },
   };
 
   for (gsize i = 0; i < G_N_ELEMENTS (bad); i++)
@@ -1092,7 +1092,7 @@ test_format_time_only (void)
 
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
     {
-      KtParseFormat format = { NULL, cases[i].time_format, NULL, 1 };
+      KtParseFormat format = { NULL, cases[i].time_format, NULL, 1, NULL, NULL };
       g_autoptr(GError) error = NULL;
       g_autoptr(KtParser) parser = kt_parser_new_format (&format, &error);
       gint64 minute = 0;
@@ -1132,7 +1132,7 @@ test_format_levels_refused (void)
 
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
     {
-      KtParseFormat format = { cases[i].pattern, NULL, cases[i].levels, 1 };
+      KtParseFormat format = { cases[i].pattern, NULL, cases[i].levels, 1, NULL, NULL };
       g_autoptr(GError) error = NULL;
       g_autoptr(KtParser) parser = kt_parser_new_format (&format, &error);
 
@@ -1147,6 +1147,316 @@ test_format_levels_refused (void)
       g_assert_error (error, KT_ERROR, KT_ERROR_USAGE);
       g_assert_nonnull (strstr (error->message, cases[i].complaint));
     }
+}
+
+
+/* ---- --by and --sum: the fields of a counted line ---------------------- */
+
+#define FIELDS_PATTERN \
+  "^(?<time>\\S+ \\S+) (?<level>[A-Z]+) svc=(?<service>[^;]*);(?: st=(?<status>[^;]*);)? " \
+  "bytes=(?<bytes>[^;]*);"
+
+/* Parses @value with --by @by and --sum @sum (comma-separated, NULL:
+ * none) and the levels ERROR and WARN; the rows and the counts. */
+static GArray *
+parse_fields (const char *value, gsize len, const char *by, const char *sum, int bucket,
+              KtParseCounts *counts, KtKeyLimit *limit, KtGroups **groups_out)
+{
+  static const char *const levels[] = { "ERROR", "WARN", NULL };
+  g_auto(GStrv) dims = by != NULL ? g_strsplit (by, ",", -1) : NULL;
+  g_auto(GStrv) sums = sum != NULL ? g_strsplit (sum, ",", -1) : NULL;
+  KtParseFormat format = { FIELDS_PATTERN, NULL, levels, bucket, (const char *const *) dims,
+                           (const char *const *) sums };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(KtParser) parser = kt_parser_new_format (&format, &error);
+  KtGroups *groups;
+
+  g_assert_no_error (error);
+  g_assert_true (kt_parser_has_fields (parser));
+  groups = kt_groups_new (-1, sums != NULL ? g_strv_length (sums) : 0, limit);
+  kt_parser_value_groups (parser, value, len, groups, counts, NULL, NULL);
+  *groups_out = groups;
+  return kt_groups_sorted (groups);
+}
+
+/* The @i-th value of a key (parse.h's encoding), as a new GBytes. */
+static GBytes *
+key_value (const KtGroupRow *row, guint i)
+{
+  const guint8 *k = row->key;
+
+  for (guint j = 0; j < i; j++)
+    k += 1 + k[0];
+  g_assert_true (k < row->key + row->key_len);
+  return g_bytes_new (k + 1, k[0]);
+}
+
+static void
+assert_value (const KtGroupRow *row, guint i, const char *want, gsize want_len)
+{
+  g_autoptr(GBytes) got = key_value (row, i);
+  gsize len;
+  const char *data = g_bytes_get_data (got, &len);
+
+  g_assert_cmpmem (data, len, want, want_len);
+}
+
+static void
+test_fields_read (void)
+{
+  g_autoptr(KtKeyLimit) limit = kt_key_limit_new (100);
+  g_autoptr(KtGroups) groups = NULL;
+  KtParseCounts counts = { 0 };
+  const char value[] =
+    "2017-07-30 14:09:08 ERROR svc=auth; st=500; bytes=10;\n"
+    "2017-07-30 14:09:09 WARN svc=auth; st=500; bytes=5.25;\n"
+    "2017-07-30 14:09:10 ERROR svc=; st=; bytes=0;\n"          /* empty values */
+    "2017-07-30 14:09:11 ERROR svc=pay; bytes=-1.5;\n"        /* status unset: empty */
+    "2017-07-30 14:09:12 INFO svc=pay; st=200; bytes=x;\n"    /* not counted: no sum read */
+    "2017-07-30 14:10:00 ERROR svc=Auth; st=500; bytes=1;\n"  /* case is a key of its own */
+    "2017-07-30 14:10:00 ERROR svc=auth ; st=500; bytes=1;\n"; /* and so is a trailing space */
+  g_autoptr(GArray) rows = parse_fields (value, sizeof value - 1, "service,status", "bytes", 1,
+                                         &counts, limit, &groups);
+  char sum[48];
+
+  g_assert_cmpuint (counts.lines, ==, 7);
+  g_assert_cmpuint (counts.errors, ==, 6);
+  g_assert_cmpuint (counts.malformed, ==, 0);
+  g_assert_cmpuint (rows->len, ==, 5);
+  /* In the order of the key bytes (each value after its length): 14:09:
+   * '' '', 'pay' '', 'auth' '500'; 14:10: 'Auth', 'auth '. */
+  assert_value (&g_array_index (rows, KtGroupRow, 0), 0, "", 0);
+  assert_value (&g_array_index (rows, KtGroupRow, 0), 1, "", 0);
+  assert_value (&g_array_index (rows, KtGroupRow, 2), 0, "auth", 4);
+  assert_value (&g_array_index (rows, KtGroupRow, 2), 1, "500", 3);
+  g_assert_cmpuint (g_array_index (rows, KtGroupRow, 2).count, ==, 2);
+  kt_sum_format (g_array_index (rows, KtGroupRow, 2).sums[0], sum);
+  g_assert_cmpstr (sum, ==, "15.2500");
+  assert_value (&g_array_index (rows, KtGroupRow, 1), 0, "pay", 3);
+  assert_value (&g_array_index (rows, KtGroupRow, 1), 1, "", 0);
+  kt_sum_format (g_array_index (rows, KtGroupRow, 1).sums[0], sum);
+  g_assert_cmpstr (sum, ==, "-1.5000");
+  g_assert_cmpint (g_array_index (rows, KtGroupRow, 3).bucket, ==,
+                   kt_minute_from_civil (2017, 7, 30, 14, 10));
+  assert_value (&g_array_index (rows, KtGroupRow, 3), 0, "Auth", 4);
+  assert_value (&g_array_index (rows, KtGroupRow, 4), 0, "auth ", 5);
+}
+
+/* The cut at KT_DIMENSION_BYTES: never inside a UTF-8 character, at most
+ * three bytes back, and at 255 bytes where no character starts there. */
+static void
+test_fields_cut (void)
+{
+  static const struct
+  {
+    const char *before;  /* bytes 250.. of the value; 250 'a's come first */
+    gsize       kept;    /* bytes kept in all */
+  } cases[] = {
+    { "bbbbb", 255 },                              /* exactly 255 */
+    { "bbbbbb", 255 },                             /* 256: cut */
+    { "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", 255 },
+    { "bbbb\xc3\xa9x", 254 },                      /* é at 254-255: left out whole */
+    { "bbbbb\xc3\xa9", 255 },                      /* é at 255-256 */
+    { "bbb\xe2\x82\xacx", 253 },                   /* € at 253-255 */
+    { "bb\xf0\x9f\x98\x80x", 252 },                /* 😀 at 252-255 */
+    { "b\xf0\x9f\x98\x80x", 255 },                 /* 😀 at 251-254: whole, then cut */
+    { "bb\x80\x80\x80\x80\x80x", 255 },            /* continuation bytes only: bytes */
+    { "bbbb\xff\xfe\xfd", 255 },                   /* invalid UTF-8: bytes */
+  };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autoptr(KtKeyLimit) limit = kt_key_limit_new (100);
+      g_autoptr(KtGroups) groups = NULL;
+      g_autofree char *filler = g_strnfill (250, 'a');
+      g_autofree char *svc = g_strconcat (filler, cases[i].before, NULL);
+      g_autofree char *value = g_strdup_printf ("2017-07-30 14:09:08 ERROR svc=%s; bytes=1;", svc);
+      KtParseCounts counts = { 0 };
+      g_autoptr(GArray) rows = parse_fields (value, strlen (value), "service", NULL, 1, &counts,
+                                             limit, &groups);
+
+      g_test_message ("case %" G_GSIZE_FORMAT, i);
+      g_assert_cmpuint (rows->len, ==, 1);
+      assert_value (&g_array_index (rows, KtGroupRow, 0), 0, svc, cases[i].kept);
+    }
+}
+
+/* What makes a counted line malformed for its fields, and what does not. */
+static void
+test_fields_malformed (void)
+{
+  static const struct
+  {
+    const char *line;
+    KtLineKind  kind;
+    const char *sum;   /* for ERROR lines: the sum read */
+  } cases[] = {
+    { "2017-07-30 14:09:08 ERROR svc=a; bytes=0;", KT_LINE_ERROR, "0.0000" },
+    { "2017-07-30 14:09:08 ERROR svc=a; bytes=-0;", KT_LINE_ERROR, "0.0000" },
+    { "2017-07-30 14:09:08 ERROR svc=a; bytes=12.3456;", KT_LINE_ERROR, "12.3456" },
+    { "2017-07-30 14:09:08 ERROR svc=a; bytes=0000000000000000000000000007;", KT_LINE_ERROR,
+      "7.0000" },
+    { "2017-07-30 14:09:08 ERROR svc=a; bytes=922337203685477.5807;", KT_LINE_ERROR,
+      "922337203685477.5807" },
+    { "2017-07-30 14:09:08 ERROR svc=a; bytes=-922337203685477.5807;", KT_LINE_ERROR,
+      "-922337203685477.5807" },
+    /* Past the 64-bit bound, BIGINT's and DECIMAL(20,4)'s alike. */
+    { "2017-07-30 14:09:08 ERROR svc=a; bytes=922337203685477.5808;", KT_LINE_MALFORMED, NULL },
+    { "2017-07-30 14:09:08 ERROR svc=a; bytes=9223372036854775808;", KT_LINE_MALFORMED, NULL },
+    { "2017-07-30 14:09:08 ERROR svc=a; bytes=99999999999999999999999999999999999999999;",
+      KT_LINE_MALFORMED, NULL },
+    { "2017-07-30 14:09:08 ERROR svc=a; bytes=12.34567;", KT_LINE_MALFORMED, NULL },
+    { "2017-07-30 14:09:08 ERROR svc=a; bytes=1e3;", KT_LINE_MALFORMED, NULL },
+    { "2017-07-30 14:09:08 ERROR svc=a; bytes=+1;", KT_LINE_MALFORMED, NULL },
+    { "2017-07-30 14:09:08 ERROR svc=a; bytes=.5;", KT_LINE_MALFORMED, NULL },
+    { "2017-07-30 14:09:08 ERROR svc=a; bytes=5.;", KT_LINE_MALFORMED, NULL },
+    { "2017-07-30 14:09:08 ERROR svc=a; bytes=;", KT_LINE_MALFORMED, NULL },
+    { "2017-07-30 14:09:08 ERROR svc=a; bytes= 1;", KT_LINE_MALFORMED, NULL },
+    { "2017-07-30 14:09:08 ERROR svc=a; bytes=NaN;", KT_LINE_MALFORMED, NULL },
+    { "2017-07-30 14:09:08 ERROR svc=a; bytes=\xd9\xa1;", KT_LINE_MALFORMED, NULL },
+    /* A line of a level not counted is OTHER whatever its fields hold. */
+    { "2017-07-30 14:09:08 INFO svc=a; bytes=1e3;", KT_LINE_OTHER, NULL },
+    /* Every key '(other)': only folded lines may be counted there. */
+    { "2017-07-30 14:09:08 ERROR svc=(other); st=(other); bytes=1;", KT_LINE_MALFORMED, NULL },
+    { "2017-07-30 14:09:08 ERROR svc=(other); st=500; bytes=1;", KT_LINE_ERROR, "1.0000" },
+    { "2017-07-30 14:09:08 ERROR svc=(other) ; st=(other); bytes=1;", KT_LINE_ERROR, "1.0000" },
+  };
+  static const char *const levels[] = { "ERROR", "WARN", NULL };
+  static const char *const by[] = { "service", "status", NULL };
+  static const char *const sums[] = { "bytes", NULL };
+  KtParseFormat format = { FIELDS_PATTERN, NULL, levels, 1, by, sums };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(KtParser) parser = kt_parser_new_format (&format, &error);
+
+  g_assert_no_error (error);
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autoptr(KtKeyLimit) limit = kt_key_limit_new (10);
+      g_autoptr(KtGroups) groups = kt_groups_new (-1, 1, limit);
+      g_autoptr(GArray) rows = NULL;
+      KtParseCounts counts = { 0 };
+      gint64 minute;
+
+      g_test_message ("%s", cases[i].line);
+      g_assert_cmpint (kt_parser_line (parser, cases[i].line, strlen (cases[i].line), &minute),
+                       ==, cases[i].kind);
+      kt_parser_value_groups (parser, cases[i].line, strlen (cases[i].line), groups, &counts,
+                              NULL, NULL);
+      rows = kt_groups_sorted (groups);
+      g_assert_cmpuint (rows->len, ==, cases[i].kind == KT_LINE_ERROR);
+      g_assert_cmpuint (counts.malformed, ==, cases[i].kind == KT_LINE_MALFORMED);
+      if (cases[i].sum != NULL)
+        {
+          char sum[48];
+          kt_sum_format (g_array_index (rows, KtGroupRow, 0).sums[0], sum);
+          g_assert_cmpstr (sum, ==, cases[i].sum);
+        }
+    }
+}
+
+/* Any bytes are a key: NUL, invalid UTF-8, control characters; a 10 MB
+ * line keeps 255 bytes of its 10 MB value; --bucket 1h buckets the keys. */
+static void
+test_fields_hostile (void)
+{
+  g_autoptr(KtKeyLimit) limit = kt_key_limit_new (100);
+  g_autoptr(KtGroups) groups = NULL;
+  g_autoptr(GString) value = g_string_new (NULL);
+  g_autoptr(GArray) rows = NULL;
+  KtParseCounts counts = { 0 };
+
+  g_string_append_len (value, "2017-07-30 14:09:08 ERROR svc=a\0b; bytes=1;\n", 44);
+  g_string_append (value, "2017-07-30 14:59:59 ERROR svc=\xff\xfe\x01\x7f; bytes=2;\n");
+  g_string_append (value, "2017-07-30 14:00:00 ERROR svc=");
+  for (int i = 0; i < 10 * 1024 * 1024; i++)
+    g_string_append_c (value, (char) ('a' + i % 26));
+  g_string_append_len (value, "; bytes=3;\n2017-07-30 15:00:00 ERROR svc=a\0b; bytes=4;", 54);
+  rows = parse_fields (value->str, value->len, "service", "bytes", 60, &counts, limit, &groups);
+  g_assert_cmpuint (counts.lines, ==, 4);
+  g_assert_cmpuint (counts.errors, ==, 4);
+  g_assert_cmpuint (rows->len, ==, 4);
+  /* 14:00: "a\0b", "\xff\xfe\x01\x7f", "abc...z" cut at 255 (the order of the
+   * key bytes, each value after its length); 15:00: "a\0b". */
+  assert_value (&g_array_index (rows, KtGroupRow, 0), 0, "a\0b", 3);
+  g_assert_cmpint (g_array_index (rows, KtGroupRow, 0).bucket, ==,
+                   kt_minute_from_civil (2017, 7, 30, 14, 0));
+  g_assert_cmpuint (g_array_index (rows, KtGroupRow, 2).key_len, ==, 256);
+  assert_value (&g_array_index (rows, KtGroupRow, 2), 0,
+                "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz"
+                "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz"
+                "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz"
+                "abcdefghijklmnopqrstu", 255);
+  assert_value (&g_array_index (rows, KtGroupRow, 1), 0, "\xff\xfe\x01\x7f", 4);
+  g_assert_cmpint (g_array_index (rows, KtGroupRow, 3).bucket, ==,
+                   kt_minute_from_civil (2017, 7, 30, 15, 0));
+}
+
+/* A field that is no group of the pattern is refused at start, naming
+ * the flag; "level" is a field of every pattern (for --by only). */
+static void
+test_fields_refused (void)
+{
+  static const struct
+  {
+    const char *pattern;
+    const char *by, *sum;
+    const char *complaint;  /* NULL: accepted */
+  } cases[] = {
+    { NULL, "level", NULL, NULL },
+    { NULL, "service", NULL, "--by: the pattern has no group (?<service>...) (without --pattern" },
+    { FIELDS_PATTERN, "service,status,level", "bytes", NULL },
+    { FIELDS_PATTERN, "nope", NULL, "--by: the pattern has no group (?<nope>...)" },
+    { FIELDS_PATTERN, NULL, "nope", "--sum: the pattern has no group (?<nope>...)" },
+    { FIELDS_PATTERN, NULL, "level", "--sum: 'level' is not a number" },
+    { "(?J)^(?<time>\\S+ \\S+) (?<level>\\w+) (?:(?<x>a)|(?<x>b))", "x", NULL,
+      "--by: 'x' names more than one group" },
+  };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_auto(GStrv) by = cases[i].by != NULL ? g_strsplit (cases[i].by, ",", -1) : NULL;
+      g_auto(GStrv) sum = cases[i].sum != NULL ? g_strsplit (cases[i].sum, ",", -1) : NULL;
+      KtParseFormat format = { cases[i].pattern, NULL, NULL, 1, (const char *const *) by,
+                               (const char *const *) sum };
+      g_autoptr(GError) error = NULL;
+      g_autoptr(KtParser) parser = kt_parser_new_format (&format, &error);
+
+      g_test_message ("%s / %s / %s", cases[i].pattern, cases[i].by, cases[i].sum);
+      if (cases[i].complaint == NULL)
+        {
+          g_assert_no_error (error);
+          g_assert_true (kt_parser_has_fields (parser));
+          continue;
+        }
+      g_assert_null (parser);
+      g_assert_error (error, KT_ERROR, KT_ERROR_USAGE);
+      g_assert_nonnull (strstr (error->message, cases[i].complaint));
+    }
+}
+
+/* --by level without --pattern: the default line, each level its row. */
+static void
+test_fields_level (void)
+{
+  static const char *const levels[] = { "ERROR", "FATAL", NULL };
+  static const char *const by[] = { "level", NULL };
+  KtParseFormat format = { NULL, NULL, levels, 1, by, NULL };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(KtParser) parser = kt_parser_new_format (&format, &error);
+  g_autoptr(KtKeyLimit) limit = kt_key_limit_new (10);
+  g_autoptr(KtGroups) groups = kt_groups_new (-1, 0, limit);
+  g_autoptr(GArray) rows = NULL;
+  KtParseCounts counts = { 0 };
+  const char value[] = "2017-07-30 14:09:08 ERROR a\n2017-07-30 14:09:09 FATAL b\n"
+                       "2017-07-30 14:09:10 ERROR c\n2017-07-30 14:09:11 INFO d\n";
+
+  g_assert_no_error (error);
+  kt_parser_value_groups (parser, value, sizeof value - 1, groups, &counts, NULL, NULL);
+  rows = kt_groups_sorted (groups);
+  g_assert_cmpuint (rows->len, ==, 2);
+  assert_value (&g_array_index (rows, KtGroupRow, 0), 0, "ERROR", 5);
+  g_assert_cmpuint (g_array_index (rows, KtGroupRow, 0).count, ==, 2);
+  assert_value (&g_array_index (rows, KtGroupRow, 1), 0, "FATAL", 5);
 }
 
 int
@@ -1185,6 +1495,12 @@ main (int argc, char *argv[])
   g_test_add_func ("/parse/minute/known", test_minute_known);
   g_test_add_func ("/parse/minute/round-trip", test_minute_round_trip);
   g_test_add_func ("/parse/minute/around-epoch", test_minute_around_epoch);
+  g_test_add_func ("/parse/fields/read", test_fields_read);
+  g_test_add_func ("/parse/fields/cut-at-255-bytes", test_fields_cut);
+  g_test_add_func ("/parse/fields/malformed", test_fields_malformed);
+  g_test_add_func ("/parse/fields/hostile", test_fields_hostile);
+  g_test_add_func ("/parse/fields/refused", test_fields_refused);
+  g_test_add_func ("/parse/fields/level", test_fields_level);
 
   return g_test_run ();
 }

@@ -23,6 +23,12 @@ INVALID_RUN = [
     "small-byte-cap", "workers-0", "multi-topic-no-job", "wrong-mode",
     "bad-job-name",
 ]
+# Refused --by/--sum/--max-keys/--table combinations (#14), drawn like the
+# others, and often under --focus analytics.
+INVALID_ANALYTICS = [
+    "by-log-time", "max-keys-no-by", "sum-not-a-group", "by-ledger", "by-twice",
+    "max-keys-zero", "table-not-identifier", "sum-no-pattern",
+]
 INVALID_REPLAY = [
     "replay-from-after-until", "replay-beyond-high", "replay-unknown-partition",
     "replay-bad-table", "replay-error_log-idempotent", "replay-partition-twice",
@@ -79,6 +85,14 @@ class Gen:
                    "levels": "ERROR,FATAL" if self.chance(0.3) else "ERROR",
                    # Spell the default settings out on the command line.
                    "explicit": self.chance(0.2)}
+            # Log analytics (#14): dimensions and sums of the database's
+            # count tables (lines.py's FIELDS_PATTERN on the default time).
+            if self.chance(0.35, "analytics"):
+                if fmt["time"] == "default":
+                    fmt["by"] = r.choice([None, "level", "word", "level,word", "word,level"])
+                    fmt["sum"] = r.choice([None, "n"]) if fmt["by"] else "n"
+                else:
+                    fmt["by"], fmt["sum"] = "level", None
             h["dbs"].append({"id": "d%d" % i, "mode": "idempotent" if idem else "transactional",
                              "format": fmt})
         if any(t["kind"] == LEDGER for t in h["topics"]) and not any(
@@ -98,7 +112,13 @@ class Gen:
         def new_job(topics, db, kind, name=None):
             j = {"id": "j%d" % len(jobs), "topics": topics, "db": db["id"], "kind": kind,
                  "name": name, "start": "latest" if self.chance(0.3) else "earliest",
-                 "offsets": "mysql", "share": "plain", "byte_cap": None}
+                 "offsets": "mysql", "share": "plain", "byte_cap": None, "table": None,
+                 "max_keys": None}
+            if kind == "count" and self.chance(0.2, "analytics"):
+                j["table"] = "t_" + j["id"]     # run --table: a table of its own
+            if kind == "count" and db["format"].get("by") and self.chance(0.4, "analytics"):
+                # Keys past the bound go to (other): exact per bucket only.
+                j["max_keys"] = r.choice([1, 2, 5])
             if self.on("member-overflow") and self.chance(0.2, "member-overflow"):
                 j["name"] = "long"
             idem = db["mode"] == "idempotent"
@@ -410,6 +430,7 @@ class Gen:
     def invalid(self, h, topics, dbs, jobs, started, live):
         r = self.r
         kinds = list(INVALID_RUN) + list(INVALID_REPLAY) + list(INVALID_INITDB)
+        kinds += list(INVALID_ANALYTICS) * (6 if self.focus == "analytics" else 1)
         if self.on("exactness-overrides"):
             kinds += ["exactness-override"] * (12 if self.focus == "exactness-overrides" else 3)
         if self.on("identity-change") and started:
@@ -431,6 +452,10 @@ class Gen:
             if jobs[j]["kind"] == "count" and dbs[jobs[j]["db"]]["mode"] == "transactional" \
                     and len(jobs[j]["topics"]) == 1:
                 choices.append("kind")
+            if jobs[j]["kind"] == "count":
+                choices.append("by")
+                if dbs[jobs[j]["db"]]["format"]["time"] == "default":
+                    choices.append("sum")
             if jobs[j]["kind"] == LEDGER:
                 choices = ["kind"]
             op["change"] = r.choice(choices)

@@ -6,7 +6,11 @@ trailing b"\\r" is dropped per line, empty lines are not lines, and a line
 is ERROR (counted in its bucket), OTHER or MALFORMED.
 
 Formats drawn by the checker: the default one, and the default line shape
-with --time-format iso8601; each with --bucket 1m|5m|1h and --levels.
+with --time-format iso8601; each with --bucket 1m|5m|1h and --levels. With
+--by and --sum (README "Log analytics"): --by level on either, and on the
+default time format the pattern FIELDS_PATTERN below, whose `word` is the
+first word after the level and `n` the last word of the line (a number to
+--sum, or the line is malformed when counted).
 """
 import re
 
@@ -68,18 +72,78 @@ ISO_TIME = re.compile(
 
 ERROR, OTHER, MALFORMED = "error", "other", "malformed"
 
+# The --pattern the checker gives with --by word or --sum n: the default
+# line (the level followed by a space or the end), then the fields.
+FIELDS_PATTERN = (r"^(?<time>[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}) "
+                  r"(?<level>[A-Za-z]+)(?=\z| )(?: (?<word>[^ ]*))?(?:.* (?<n>[^ ]*))?")
+# The same in Python's re: groups by number, \Z for PCRE's \z.
+FIELDS_LINE = re.compile(
+    rb"([0-9]{4})-([0-9]{2})-([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2}) ([A-Za-z]+)(?=\Z| )"
+    rb"(?: ([^ ]*))?(?:.* ([^ ]*))?")
+SUM_TEXT = re.compile(rb"(-?)([0-9]+)(?:\.([0-9]{1,4}))?\Z")
+SUM_MAX = 9223372036854775807          # ten-thousandths: 922337203685477.5807
+OTHER_KEY = b"(other)"
+
+
+def cut_value(v):
+    """A --by value as its VARBINARY(255) column keeps it: 255 bytes, or
+    back to the start of a UTF-8 character cut there (at most 3 bytes)."""
+    if len(v) <= 255:
+        return v
+    n = 255
+    for _ in range(3):
+        if v[n] & 0xC0 != 0x80:
+            break
+        n -= 1
+    return v[:n] if v[n] & 0xC0 != 0x80 else v[:255]
+
+
+def sum_units(text):
+    """A --sum value in ten-thousandths, or None when it is no number."""
+    if text is None:
+        return None
+    m = SUM_TEXT.match(text)
+    if not m:
+        return None
+    units = int(m.group(2)) * 10000 + int((m.group(3) or b"").ljust(4, b"0"))
+    if units > SUM_MAX:
+        return None
+    return -units if m.group(1) else units
+
 
 class Format:
     """One job's (or one replay table's) parse settings."""
 
-    def __init__(self, time="default", bucket="1m", levels="ERROR"):
+    def __init__(self, time="default", bucket="1m", levels="ERROR", by=None, sum=None):
         self.time = time
         self.bucket = {"1m": 1, "5m": 5, "1h": 60}[bucket]
         self.levels = set(levels.split(",")) if isinstance(levels, str) else set(levels)
+        self.by = by.split(",") if by else []
+        self.sum = sum
+        # --by word or --sum n need the pattern; --by level alone does not.
+        self.pattern = bool(sum) or any(f != "level" for f in self.by)
+        assert not self.pattern or time == "default"
+        self.fields = None    # the last counted line's (key, sum units)
+
+    @property
+    def keyed(self):
+        return bool(self.by or self.sum)
 
     def line(self, line):
-        """(kind, bucket minute or None) of one line (bytes, no newline)."""
-        if self.time == "iso8601":
+        """(kind, bucket minute or None) of one line (bytes, no newline);
+        with --by or --sum, a counted line's key and sum in self.fields."""
+        fields = None
+        if self.pattern:
+            m = FIELDS_LINE.match(line)
+            if not m:
+                return MALFORMED, None
+            y, mo, d, h, mi, s = (int(g) for g in m.groups()[:6])
+            if not valid_civil(y, mo, d, h, mi, s):
+                return MALFORMED, None
+            minute = civil_minute(y, mo, d, h, mi)
+            level = m.group(7)
+            fields = {"level": level, "word": m.group(8) or b"", "n": m.group(9)}
+        elif self.time == "iso8601":
             m = ISO_LINE.match(line)
             if not m:
                 return MALFORMED, None
@@ -107,12 +171,22 @@ class Format:
                 return MALFORMED, None
             minute = civil_minute(y, mo, d, h, mi)
             level = m.group(7)
-        if level.decode() not in self.levels:
-            return OTHER, None
         minute -= minute % self.bucket
-        # What DATETIME cannot hold is malformed, not a poison pill (#11.9).
+        # What DATETIME cannot hold is malformed, whatever the level, not a
+        # poison pill (#11.9).
         if not DATETIME_MIN <= minute <= DATETIME_MAX:
             return MALFORMED, None
+        if level.decode() not in self.levels:
+            return OTHER, None
+        if self.keyed:
+            fields = fields or {"level": level}
+            key = tuple(cut_value(fields[f]) for f in self.by)
+            if key and all(v == OTHER_KEY for v in key):
+                return MALFORMED, None
+            units = sum_units(fields[self.sum]) if self.sum else 0
+            if units is None:
+                return MALFORMED, None
+            self.fields = (key, units)
         return ERROR, minute
 
     def value(self, value, counts):
@@ -125,7 +199,11 @@ class Format:
             if not line:
                 continue
             kind, minute = self.line(line)
-            if kind == ERROR:
+            if kind == ERROR and self.keyed:
+                key, units = self.fields
+                n, total = counts.get((minute, key), (0, 0))
+                counts[(minute, key)] = (n + 1, total + units)
+            elif kind == ERROR:
                 counts[minute] = counts.get(minute, 0) + 1
 
 
@@ -174,6 +252,21 @@ def selftest():
     assert iso.line(b"9999-12-31T23:59:59-01:00 ERROR x")[0] == MALFORMED
     assert out_of_range_iso(b"9999-12-31T23:59:59-01:00 ERROR x")
     assert not out_of_range_iso(b"2017-07-30T14:09:08Z ERROR x")
+    g = Format("default", "1m", "ERROR,WARN", by="level,word", sum="n")
+    m0 = civil_minute(2017, 7, 30, 14, 9)
+    c = {}
+    g.value(b"2017-07-30 14:09:08 ERROR disk full 12\n2017-07-30 14:09:09 WARN disk 1.5\n"
+            b"2017-07-30 14:09:10 ERROR disk x\n2017-07-30 14:09:11 ERROR disk\n"
+            b"2017-07-30 14:09:12 INFO disk x\n2017-07-30 14:09:13 ERROR1 x 1\n"
+            b"2017-07-30 14:09:14 ERROR  -3\n2017-07-30 14:09:15 ERROR a b 922337203685477.5808", c)
+    assert c == {(m0, (b"ERROR", b"disk")): (1, 120000), (m0, (b"WARN", b"disk")): (1, 15000),
+                 (m0, (b"ERROR", b"")): (1, -30000)}, c
+    assert Format(by="word").line(b"2017-07-30 14:09:08 ERROR (other) x")[0] == MALFORMED
+    assert Format(by="level,word").line(b"2017-07-30 14:09:08 ERROR (other) x")[0] == ERROR
+    assert cut_value(b"a" * 254 + b"\xc3\xa9") == b"a" * 254
+    assert cut_value(b"a" * 300) == b"a" * 255
+    assert cut_value(b"a" * 252 + b"\x80" * 10) == b"a" * 252 + b"\x80" * 3
+    assert sum_units(b"0000.5") == 5000 and sum_units(b"-0") == 0 and sum_units(b"1.23456") is None
 
 
 if __name__ == "__main__":

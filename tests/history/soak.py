@@ -90,7 +90,8 @@ class Soak:
         self.slow = args.slow or (3.0 if self.sanitized() else 1.0)
         self.totals = {"histories": 0, "ops": 0, "kills": 0, "sigterms": 0, "sighups": 0,
                        "faults": 0, "refused": 0, "starts": 0, "records": 0, "rewinds": 0,
-                       "errors_checked": 0}
+                       "errors_checked": 0, "keyed_tables": 0, "folded_tables": 0,
+                       "folded_checked": 0, "folded_exact_buckets": 0}
         self.failures = []
 
     def sanitized(self):
@@ -227,6 +228,11 @@ class Soak:
                 t["histories"], t["ops"], t["starts"], t["kills"], t["sigterms"], t["sighups"],
                 t["faults"],
                 t["rewinds"], t["refused"], t["records"], t["errors_checked"], len(self.failures)))
+        if t["keyed_tables"]:
+            say("soak: --by/--sum: %d tables checked per (bucket, key), %d of them with "
+                "--max-keys (%d lines in (other) rows, %d buckets exact per key)" % (
+                    t["keyed_tables"], t["folded_tables"], t["folded_checked"],
+                    t["folded_exact_buckets"]))
         for seed, sig, path in self.failures:
             say("soak: FAILED seed %s: %s: replay with: sh %s" % (seed, sig, os.path.relpath(path, REPO)))
         if getattr(self, "harness_errors", 0):

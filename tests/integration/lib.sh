@@ -158,3 +158,29 @@ kt_stop() {  # kt_stop PID [SIGNAL]: signal, then wait up to 20 s for exit 0
   wait "$pid" || rc=$?
   return "$rc"
 }
+
+# --- kt-gen --shape (log analytics lines, #14) ---------------------------------
+kt_shape_options() {  # kt_shape_options SHAPE [kt-gen ARGS...]: the ktally options its
+                      # truth is for (--pattern, --by, --sum...), into the array KT_OPTS
+  local shape=$1; shift
+  mapfile -t KT_OPTS < <("$KT_GEN" --shape "$shape" "$@" --print-options)
+  ((${#KT_OPTS[@]} > 0)) || fail "kt-gen --shape $shape --print-options printed nothing"
+}
+
+kt_shape_columns() {  # the columns of KT_OPTS's table, in the truth's order
+  local by sum
+  by=$(printf '%s\n' "${KT_OPTS[@]}" | sed -n 's/^--by=//p')
+  sum=$(printf '%s\n' "${KT_OPTS[@]}" | sed -n 's/^--sum=//p')
+  echo "log_time${by:+, \`${by//,/\`, \`}\`}, log_count${sum:+, \`sum_${sum//,/\`, \`sum_}\`}"
+}
+
+kt_check_groups() {  # kt_check_groups DB TRUTH [TABLE]: TABLE (error_log) holds exactly the
+                     # shaped truth, per (bucket, key), counts and sums
+  local db=$1 truth=$2 table=${3:-error_log}
+  kt_sql "$db" "SELECT $(kt_shape_columns) FROM \`$table\`" | LC_ALL=C sort > "$WORK/got-groups.tsv"
+  if ! cmp -s "$WORK/got-groups.tsv" "$truth"; then
+    diff "$WORK/got-groups.tsv" "$truth" | head -20 >&2 || true
+    fail "$table in $db differs from the truth ($(wc -l < "$WORK/got-groups.tsv") vs $(wc -l < "$truth") rows)"
+  fi
+}
+

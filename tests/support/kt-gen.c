@@ -10,6 +10,13 @@
  *          [--first-partition F] [--lines-per-value K] [--truth FILE]
  *          [--start "YYYY-MM-DD HH:MM:SS"] [--malformed PERMILLE]
  *          [--rate LINES_PER_SEC] [--min-line-bytes N]
+ *          [--shape access|syslog|json [--keys N] [--key-order random|cycle]
+ *           [--by F,...] [--levels L,...] [--bucket MINUTES] [--print-options]]
+ *
+ * --shape writes log analytics lines instead (kt-shapes.h): nginx-style
+ * access logs, syslog with hosts, iso8601 JSON-ish lines, and --truth is
+ * then per (bucket, --by fields) with the sums; --print-options prints the
+ * `ktally run` options that truth is for, one a line, and exits.
  *
  * The lines come from kt-lines.c, which kt-parse-bench and kt-freshness
  * share, so a seed means the same lines in all of them.
@@ -29,6 +36,7 @@
 #include <librdkafka/rdkafka.h>
 
 #include "kt-lines.h"
+#include "kt-shapes.h"
 #include "kt-support.h"
 
 /* ---------------------------------------------------------------------- */
@@ -135,6 +143,10 @@ main (int argc, char **argv)
   int opt_per_value = 1;
   int opt_malformed = 20;
   double opt_rate = 0;
+  g_autofree gchar *opt_shape = NULL, *opt_key_order = NULL, *opt_by = NULL, *opt_levels = NULL;
+  int opt_keys = 100, opt_bucket = 0;
+  gboolean opt_print_options = FALSE;
+  g_autoptr (KtShaped) shaped = NULL;
   GOptionEntry entries[] = {
     { "brokers", 'b', 0, G_OPTION_ARG_STRING, &opt_brokers,
       "Bootstrap servers", "HOST:PORT,..." },
@@ -171,6 +183,20 @@ main (int argc, char **argv)
       "LINES_PER_SEC" },
     { "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose,
       "Show all librdkafka logs", NULL },
+    { "shape", 0, 0, G_OPTION_ARG_STRING, &opt_shape,
+      "Log analytics lines: access, syslog or json (see kt-shapes.h)", "SHAPE" },
+    { "keys", 0, 0, G_OPTION_ARG_INT, &opt_keys,
+      "--shape: this many distinct services or hosts (default 100)", "N" },
+    { "key-order", 0, 0, G_OPTION_ARG_STRING, &opt_key_order,
+      "--shape: random (default) or cycle (line i has key i % N)", "ORDER" },
+    { "by", 0, 0, G_OPTION_ARG_STRING, &opt_by,
+      "--shape: the truth's fields (default: the shape's)", "F,..." },
+    { "levels", 0, 0, G_OPTION_ARG_STRING, &opt_levels,
+      "--shape: the levels counted (default: the shape's)", "L,..." },
+    { "bucket", 0, 0, G_OPTION_ARG_INT, &opt_bucket,
+      "--shape: the truth's bucket in minutes, 1, 5 or 60 (default: the shape's)", "M" },
+    { "print-options", 0, 0, G_OPTION_ARG_NONE, &opt_print_options,
+      "--shape: print the ktally options the truth is for, one a line, and exit", NULL },
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) ctx
@@ -193,6 +219,43 @@ main (int argc, char **argv)
     {
       g_printerr ("kt-gen: %s\n", error->message);
       return 2;
+    }
+  if (opt_shape != NULL)
+    {
+      gint64 start = 0;
+
+      if (opt_start != NULL && !kt_lines_parse_time (opt_start, &start))
+        {
+          g_printerr ("kt-gen: --start wants \"YYYY-MM-DD HH:MM:SS\", a real"
+                      " date and time\n");
+          return 2;
+        }
+      if (opt_start == NULL && !kt_lines_parse_time ("2017-07-30 14:00:00", &start))
+        return 1;
+      if (opt_start == NULL && g_str_equal (opt_shape, "syslog"))
+        start = 0;  /* two days ago: kt-shapes.h */
+      if (opt_key_order != NULL && !g_str_equal (opt_key_order, "random")
+          && !g_str_equal (opt_key_order, "cycle"))
+        {
+          g_printerr ("kt-gen: --key-order: random or cycle\n");
+          return 2;
+        }
+      shaped = kt_shaped_new (opt_shape, (guint64) opt_seed, start, opt_per_second,
+                              (guint) CLAMP (opt_malformed, 0, 1000), (guint) MAX (opt_keys, 1),
+                              g_strcmp0 (opt_key_order, "cycle") == 0, opt_by, opt_levels,
+                              opt_bucket, &error);
+      if (shaped == NULL)
+        {
+          g_printerr ("kt-gen: %s\n", error->message);
+          return 2;
+        }
+      if (opt_print_options)
+        {
+          g_auto (GStrv) options = kt_shaped_options (shaped);
+          for (char **o = options; *o != NULL; o++)
+            printf ("%s\n", *o);
+          return 0;
+        }
     }
   if (argc > 1 || opt_brokers == NULL || opt_topic == NULL || opt_lines < 0)
     {
@@ -269,11 +332,12 @@ main (int argc, char **argv)
         {
           if (k > 0)
             g_string_append_c (value, '\n');
-          switch (kt_lines_next (&gen, value, &t))
+          switch (shaped != NULL ? kt_shaped_next (shaped, value) : kt_lines_next (&gen, value, &t))
             {
             case KT_LINES_ERROR:
               n_error++;
-              kt_lines_truth_add (truth, t);
+              if (shaped == NULL)
+                kt_lines_truth_add (truth, t);
               break;
             case KT_LINES_OTHER:
               n_other++;
@@ -305,7 +369,9 @@ main (int argc, char **argv)
     g_printerr ("kt-gen: flush timed out with %d messages in flight\n",
                 rd_kafka_outq_len (rk));
 
-  if (opt_truth != NULL && !kt_lines_truth_write (truth, opt_truth, &error))
+  if (opt_truth != NULL
+      && !(shaped != NULL ? kt_shaped_truth_write (shaped, opt_truth, &error)
+                          : kt_lines_truth_write (truth, opt_truth, &error)))
     {
       g_printerr ("kt-gen: %s\n", error->message);
       return 1;
