@@ -221,11 +221,16 @@ replay_options (KtConfig *config, KtRawOptions *raw, GError **error)
     }
   else
     {
-      /* Derived from the table and the range as parsed (partitions in
-       * order, offsets as numbers), so that any spelling of one range is one
-       * replay: rerunning it resumes it, or finds it finished. */
+      /* Derived from the table, the topic and the range as parsed
+       * (partitions in order, offsets as numbers), so that any spelling of
+       * one range is one replay: rerunning it resumes it, or finds it
+       * finished. The topic is in it byte for byte: the same range of
+       * another topic (or of one named in another case) is another replay,
+       * not one already done. */
       g_autoptr(GString) key = g_string_new (config->table);
       g_autofree char *digest = NULL;
+
+      g_string_append_printf (key, "|%zu:%s", strlen (config->topic), config->topic);
 
       for (guint i = 0; i < config->replay_from->len; i++)
         g_string_append_printf (key, "|%d:%" G_GINT64_FORMAT "-%" G_GINT64_FORMAT,

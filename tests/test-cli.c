@@ -797,9 +797,11 @@ test_scrub (void)
 /* A replay's job: from the range as parsed and the whole table name, in
  * its own namespace whatever --job says. */
 static char *
-replay_job (const char *from, const char *until, const char *table, const char *job)
+replay_job_of (const char *topic, const char *from, const char *until, const char *table,
+               const char *job)
 {
-  const char *args[16] = { "replay", KAFKA, DB, "--from", from, "--until", until };
+  const char *args[16] = { "replay", "--brokers", "b:9092", "--topic", topic, DB,
+                           "--from", from, "--until", until };
   int n = 11;  /* the elements above */
   g_autoptr(GError) error = NULL;
   g_autoptr(KtConfig) config = NULL;
@@ -819,6 +821,12 @@ replay_job (const char *from, const char *until, const char *table, const char *
   return g_strdup (config->job);
 }
 
+static char *
+replay_job (const char *from, const char *until, const char *table, const char *job)
+{
+  return replay_job_of ("logs", from, until, table, job);
+}
+
 static void
 test_replay_job (void)
 {
@@ -829,6 +837,11 @@ test_replay_job (void)
   g_autofree char *e = replay_job ("0:0", "0:10", "t" C50 "_a", NULL);
   g_autofree char *f = replay_job ("0:0", "0:10", "t" C50 "_b", NULL);
   g_autofree char *g = replay_job ("0:0", "0:10", NULL, "logs");
+  /* The same range of another topic, or of one named in another case
+   * (found by the history checker: the second replay was refused as a
+   * change of the first one's topic). */
+  g_autofree char *h = replay_job_of ("other", "0:0,1:0", "0:10,1:20", NULL, NULL);
+  g_autofree char *i = replay_job_of ("LOGS", "0:0,1:0", "0:10,1:20", NULL, NULL);
   const char *live[] = { "run", KAFKA, DB, "--job", "replay.x", NULL };
   const char *topic[] = { "run", "--brokers", "b:9092", "--topic", "replay.t", DB, NULL };
   g_autoptr(GError) error = NULL;
@@ -841,6 +854,9 @@ test_replay_job (void)
   g_assert_cmpstr (e, !=, f);
   g_assert_cmpuint (strlen (e), <=, 64);
   g_assert_cmpstr (g, ==, "replay.logs");
+  g_assert_cmpstr (a, !=, h);
+  g_assert_cmpstr (a, !=, i);
+  g_assert_cmpstr (h, !=, i);
 
   refused = parse_args (live, &error);
   g_assert_null (refused);
