@@ -142,7 +142,7 @@ kt_replay (const KtConfig *config, volatile int *stop, GError **error)
   g_autoptr(KtReload) reload = kt_reload_new (config);
   Replay replay = { config, g_get_monotonic_time (), g_get_monotonic_time (), reload };
   KtRunHooks hooks = { .check = check, .ready = ready, .progress = progress,
-                       .reload = on_reload, .data = &replay, .quiet = TRUE };
+                       .turn = on_reload, .data = &replay, .quiet = TRUE };
   g_autoptr(KtLogEvent) e = NULL;
   KtRunTotals totals;
   double seconds;

@@ -1,11 +1,12 @@
 /* cmd-run.c - `ktally run`: the job as a long-lived service (run.h), which
- * SIGHUP reloads (reload.h). */
+ * SIGHUP reloads (reload.h) and systemd supervises (notify.h). */
 #include "commands.h"
 
 #include <string.h>
 #include "schema.h"
 #include "error.h"
 #include "log.h"
+#include "notify.h"
 #include "progress.h"
 #include "reload.h"
 #include "run.h"
@@ -134,16 +135,21 @@ kt_run_parse (int argc, char **argv, GError **error)
   return g_steal_pointer (&config);
 }
 
-/* A backfill (--exit-when-idle) watched on a terminal: the batch lines
- * give way to one status line of records read, lag, rate and time left,
- * over every topic of the job. (Watched or not, the run reloads.) */
+/* The job as a service: under systemd it tells readiness, its lag and
+ * that its loop is alive (notify.h); SIGHUP reloads it (reload.h); a
+ * backfill (--exit-when-idle) watched on a terminal shows one status line
+ * of records read, lag, rate and time left over every topic of the job
+ * instead of the batch lines. */
 typedef struct
 {
-  const KtConfig *config;
-  GHashTable     *topics;    /* topic -> Seen */
-  gint64          ready_at;  /* monotonic: the first batch's start */
-  KtReload       *reload;    /* SIGHUP's, whether watched or not */
-} Backfill;
+  const KtConfig     *config;
+  const volatile int *stop;
+  GHashTable         *topics;    /* topic -> Seen */
+  gint64              ready_at;  /* monotonic: the first batch's start */
+  gboolean            watched;
+  KtReload           *reload;    /* SIGHUP's */
+  KtNotify           *notify;    /* systemd's */
+} Service;
 
 typedef struct
 {
@@ -152,49 +158,91 @@ typedef struct
 } Seen;
 
 static void
-backfill_ready (gpointer data)
+service_ready (gpointer data)
 {
-  Backfill *b = data;
+  Service *s = data;
+  g_autofree char *status = g_strdup_printf ("job %s: running", s->config->job);
 
-  if (b->ready_at == 0)
-    b->ready_at = g_get_monotonic_time ();
+  if (s->ready_at == 0)
+    s->ready_at = g_get_monotonic_time ();
+  /* Kafka, MySQL and the tables answered. */
+  kt_notify_ready (s->notify, status);
 }
 
+/* @topic's lag and records from @states and @totals into @s; the job's
+ * sums into *@records and *@lag. */
 static void
-backfill_progress (gpointer data, const char *topic, const GArray *states,
-                   const KtRunTotals *totals)
+service_add_up (Service *s, const char *topic, const GArray *states,
+                const KtRunTotals *totals, guint64 *records, gint64 *lag)
 {
-  Backfill *b = data;
-  g_autoptr(GString) line = g_string_new (NULL);
+  Seen *seen = g_hash_table_lookup (s->topics, topic);
   GHashTableIter iter;
   gpointer value;
-  guint64 records = 0;
-  gint64 lag = 0;
-  Seen *seen;
 
-  seen = g_hash_table_lookup (b->topics, topic);
   if (seen == NULL)
     {
       seen = g_new0 (Seen, 1);
-      g_hash_table_insert (b->topics, g_strdup (topic), seen);
+      g_hash_table_insert (s->topics, g_strdup (topic), seen);
     }
   seen->records = totals->records;
   seen->lag = 0;
   for (guint i = 0; i < states->len; i++)
     {
-      const KtPartitionState *s = &g_array_index (states, KtPartitionState, i);
-      seen->lag += MAX (0, s->high - MAX (s->stored, s->low));
+      const KtPartitionState *p = &g_array_index (states, KtPartitionState, i);
+      seen->lag += MAX (0, p->high - MAX (p->stored, p->low));
     }
-  g_hash_table_iter_init (&iter, b->topics);
+  *records = 0;
+  *lag = 0;
+  g_hash_table_iter_init (&iter, s->topics);
   while (g_hash_table_iter_next (&iter, NULL, &value))
     {
-      records += ((Seen *) value)->records;
-      lag += ((Seen *) value)->lag;
+      *records += ((Seen *) value)->records;
+      *lag += ((Seen *) value)->lag;
     }
-  g_string_printf (line, "job %s: ", b->config->job);
+}
+
+static void
+service_progress (gpointer data, const char *topic, const GArray *states,
+                  const KtRunTotals *totals)
+{
+  Service *s = data;
+  g_autoptr(GString) line = g_string_new (NULL);
+  guint64 records;
+  gint64 lag;
+
+  service_add_up (s, topic, states, totals, &records, &lag);
+  g_string_printf (line, "job %s: ", s->config->job);
+  if (kt_notify_enabled (s->notify))
+    {
+      g_autofree char *status = g_strdup_printf ("job %s: lag %" G_GINT64_FORMAT ", %"
+                                                 G_GUINT64_FORMAT " records read",
+                                                 s->config->job, lag, records);
+      kt_notify_status (s->notify, status);
+    }
+  if (!s->watched)
+    return;
   kt_progress_append (line, "records", (gint64) records, -1, lag, (gint64) records,
-                      (double) (g_get_monotonic_time () - b->ready_at) / G_USEC_PER_SEC);
+                      (double) (g_get_monotonic_time () - s->ready_at) / G_USEC_PER_SEC);
   kt_log_status (line->str);
+}
+
+/* Every turn of the loop: the watchdog fed, SIGTERM told, and SIGHUP's
+ * settings handed over. */
+static gboolean
+service_turn (gpointer data, KtRunSettings *settings)
+{
+  Service *s = data;
+  gboolean reloaded = FALSE;
+  gboolean newer;
+
+  kt_notify_alive (s->notify);
+  if (*s->stop)
+    kt_notify_stopping (s->notify);
+  newer = kt_reload_poll (s->reload, settings, &reloaded);
+  /* Every SIGHUP done is a reload for systemd, whether it changed anything. */
+  if (reloaded)
+    kt_notify_reloaded (s->notify);
+  return newer;
 }
 
 /* What an --exit-when-idle run did, in one line (and its fields). */
@@ -217,33 +265,27 @@ report_done (const KtConfig *config, const KtRunTotals *totals, gint64 started)
                      totals->lines == 1 ? "" : "s", totals->errors, totals->malformed, seconds);
 }
 
-/* SIGHUP: the config file and the password read again (reload.h). */
-static gboolean
-on_reload (gpointer data, KtRunSettings *settings)
-{
-  return kt_reload_poll (((Backfill *) data)->reload, settings, NULL);
-}
-
 static gboolean
 handle (const KtConfig *config, volatile int *stop, GError **error)
 {
   g_autoptr(KtReload) reload = kt_reload_new (config);
-  Backfill backfill = { config, NULL, 0, reload };
-  gboolean watched = config->exit_when_idle && kt_log_interactive ();
+  g_autoptr(KtNotify) notify = kt_notify_new ();
+  Service service = { config, stop, NULL, 0, config->exit_when_idle && kt_log_interactive (),
+                      reload, notify };
   /* Watched, the status line stands for the batch lines. */
-  KtRunHooks hooks = { .ready = watched ? backfill_ready : NULL,
-                       .progress = watched ? backfill_progress : NULL,
-                       .reload = on_reload, .data = &backfill, .quiet = watched };
+  KtRunHooks hooks = { .ready = service_ready, .progress = service_progress,
+                       .turn = service_turn, .data = &service, .quiet = service.watched };
   gint64 started = g_get_monotonic_time ();
   KtRunTotals totals;
   gboolean ok;
 
-  backfill.topics = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  service.topics = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   ok = kt_run (config, &hooks, stop, &totals, error);
+  kt_notify_stopping (notify);
   kt_log_status_done ();
   if (ok && config->exit_when_idle && !*stop)
     report_done (config, &totals, started);
-  g_hash_table_unref (backfill.topics);
+  g_hash_table_unref (service.topics);
   return ok;
 }
 

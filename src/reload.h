@@ -1,7 +1,7 @@
 /* reload.h - SIGHUP: the command's words and its --config file read again.
  *
  * The scheduler knows nothing of files: between batches it asks its
- * reload hook (run.h) for newer settings, and this module answers it.
+ * turn hook (run.h) for newer settings, and this module answers it.
  * What may change while a job runs (the interval, the caps, the MySQL
  * credentials, the log level) is handed to the scheduler; anything else
  * that changed is logged as needing a restart, one line each, and the
@@ -26,7 +26,7 @@ gboolean  kt_reload_active  (void);
 KtReload *kt_reload_new  (const KtConfig *config);
 void      kt_reload_free (KtReload *self);  /* NULL is fine */
 
-/* KtRunHooks.reload, callable from any thread: if a reload was asked
+/* For KtRunHooks.turn, callable from any thread: if a reload was asked
  * for, one caller does it (parses again, applies the log level, logs one
  * line of what applies and one of what needs a restart); then, if
  * @settings is older than the newest settings, replaces it and returns

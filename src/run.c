@@ -73,8 +73,8 @@ static gboolean
 turn (Runner *r)
 {
   kt_metrics_alive (r->metrics);
-  if (r->hooks == NULL || r->hooks->reload == NULL
-      || !r->hooks->reload (r->hooks->data, &r->settings))
+  if (r->hooks == NULL || r->hooks->turn == NULL
+      || !r->hooks->turn (r->hooks->data, &r->settings))
     return FALSE;
   for (guint i = 0; i < r->feeds->len; i++)
     kt_source_set_max_batch_bytes (((KtFeed *) r->feeds->pdata[i])->source,

@@ -53,11 +53,12 @@ typedef struct
    * and what the topic's feed read and counted so far. */
   void     (*progress) (gpointer data, const char *topic, const GArray *states,
                         const KtRunTotals *totals);
-  /* Between batches, and about once a second while the scheduler waits
-   * (the interval, a backoff): TRUE after replacing *@settings (its own
-   * copy; the generation says which it holds) with newer ones, used from
+  /* At every turn of the loop: between batches, and about once a second
+   * while the scheduler waits (the interval, a backoff). The loop is
+   * alive (a watchdog); TRUE after replacing *@settings (its own copy; the
+   * generation says which it holds) with newer ones (a reload), used from
    * then on (a shorter --interval ends the wait early). */
-  gboolean (*reload)   (gpointer data, KtRunSettings *settings);
+  gboolean (*turn)     (gpointer data, KtRunSettings *settings);
   gpointer   data;
   gboolean   quiet;  /* the batch lines at debug level (progress says enough) */
 } KtRunHooks;
