@@ -881,23 +881,12 @@ spaced_pairs (const char *text)
   return g_string_free (out, FALSE);
 }
 
-char *
-kt_config_describe (const KtConfig *c)
+/* [kafka]: a secret is never shown, only a comment that it is set. */
+static void
+describe_kafka (GKeyFile *file, const KtConfig *c)
 {
-  static const char *const starts[] = { "earliest", "latest" };
-  static const char *const losses[] = { "fail", "skip" };
-  static const char *const stores[] = { "mysql", "kafka" };
-  static const char *const ssl[] = { "preferred", "disabled", "required", "verify-ca",
-                                     "verify-identity" };
-  g_autoptr(GKeyFile) file = g_key_file_new ();
   g_autoptr(GString) hidden = g_string_new (NULL);
   g_autofree char *topics = g_strjoinv (",", c->topics);
-  /* What the job's kind takes: its parser's options, its --workers. */
-  const KtJobKind *kind = c->kind != NULL
-    ? kt_kind_lookup (c->kind, kt_mode_names[c->mode], NULL) : NULL;
-  g_autofree char *port = c->db.host != NULL
-    ? g_strdup_printf ("%u", c->db.port ? c->db.port : 3306) : NULL;
-  g_autofree char *text = NULL;
 
   describe_set (file, "kafka", "brokers", c->brokers);
   describe_set (file, "kafka", "topic", topics);
@@ -913,12 +902,24 @@ kt_config_describe (const KtConfig *c)
   for (char **p = c->kafka_properties; p != NULL && *p != NULL; p++)
     {
       g_autofree char *key = g_strndup (*p, strcspn (*p, "="));
-      /* A secret is never shown: a comment says it is set. */
       if (kt_kprops_is_secret (key))
         g_string_append_printf (hidden, "%s %s = (set, hidden)", hidden->len ? "\n" : "", key);
       else
         describe_set (file, "kafka", key, *p + strlen (key) + 1);
     }
+  if (hidden->len > 0)
+    g_key_file_set_comment (file, "kafka", NULL, hidden->str, NULL);
+}
+
+/* [mysql]: the password only as a comment that it is set. */
+static void
+describe_mysql (GKeyFile *file, const KtConfig *c)
+{
+  static const char *const ssl[] = { "preferred", "disabled", "required", "verify-ca",
+                                     "verify-identity" };
+  g_autofree char *port = c->db.host != NULL
+    ? g_strdup_printf ("%u", c->db.port ? c->db.port : 3306) : NULL;
+
   describe_set (file, "mysql", "user", c->db.user);
   describe_set (file, "mysql", "host", c->db.host);
   describe_set (file, "mysql", "port", port);
@@ -930,6 +931,16 @@ kt_config_describe (const KtConfig *c)
   g_key_file_set_comment (file, "mysql", NULL,
                           c->db.password != NULL ? " password: (set, hidden)"
                                                  : " password: (none)", NULL);
+}
+
+/* [batch]: --workers only for a kind that has workers. */
+static void
+describe_batch (GKeyFile *file, const KtConfig *c, const KtJobKind *kind)
+{
+  static const char *const starts[] = { "earliest", "latest" };
+  static const char *const losses[] = { "fail", "skip" };
+  static const char *const stores[] = { "mysql", "kafka" };
+
   describe_set (file, "batch", "job", c->job);
   if (c->table_explicit)
     describe_set (file, "batch", "table", c->table);
@@ -952,28 +963,38 @@ kt_config_describe (const KtConfig *c)
       g_autofree char *keep = g_strdup_printf ("%" G_GINT64_FORMAT "s", c->audit_keep);
       describe_set (file, "batch", "audit-keep", keep);
     }
-  if (kind != NULL && kind->parses)
+}
+
+/* [parse]: only for a kind that parses lines. */
+static void
+describe_parse (GKeyFile *file, const KtConfig *c)
+{
+  g_autofree char *levels = c->levels != NULL ? g_strjoinv (",", c->levels)
+                                              : g_strdup ("ERROR");
+  g_autofree char *bucket = g_strdup_printf ("%s", c->bucket == 60 ? "1h"
+                                                   : c->bucket == 5 ? "5m" : "1m");
+
+  describe_set (file, "parse", "pattern", c->pattern);
+  describe_set (file, "parse", "time-format", c->time_format);
+  describe_set (file, "parse", "levels", levels);
+  describe_set (file, "parse", "bucket", bucket);
+  if (c->dimensions != NULL)
     {
-      g_autofree char *levels = c->levels != NULL ? g_strjoinv (",", c->levels)
-                                                  : g_strdup ("ERROR");
-      g_autofree char *bucket = g_strdup_printf ("%s", c->bucket == 60 ? "1h"
-                                                       : c->bucket == 5 ? "5m" : "1m");
-      describe_set (file, "parse", "pattern", c->pattern);
-      describe_set (file, "parse", "time-format", c->time_format);
-      describe_set (file, "parse", "levels", levels);
-      describe_set (file, "parse", "bucket", bucket);
-      if (c->dimensions != NULL)
-        {
-          g_autofree char *by = g_strjoinv (",", c->dimensions);
-          describe_set (file, "parse", "by", by);
-          g_key_file_set_int64 (file, "parse", "max-keys", c->max_keys);
-        }
-      if (c->sums != NULL)
-        {
-          g_autofree char *sum = g_strjoinv (",", c->sums);
-          describe_set (file, "parse", "sum", sum);
-        }
+      g_autofree char *by = g_strjoinv (",", c->dimensions);
+      describe_set (file, "parse", "by", by);
+      g_key_file_set_int64 (file, "parse", "max-keys", c->max_keys);
     }
+  if (c->sums != NULL)
+    {
+      g_autofree char *sum = g_strjoinv (",", c->sums);
+      describe_set (file, "parse", "sum", sum);
+    }
+}
+
+/* [http] and [log]: only what differs from the defaults. */
+static void
+describe_http_log (GKeyFile *file, const KtConfig *c)
+{
   describe_set (file, "http", "http", c->http);
   if (c->health_max_lag >= 0)
     g_key_file_set_int64 (file, "http", "health-max-lag", c->health_max_lag);
@@ -987,9 +1008,23 @@ kt_config_describe (const KtConfig *c)
     g_key_file_set_boolean (file, "log", "quiet", TRUE);
   if (c->log_format != NULL && c->log_format != &kt_log_format_text)
     describe_set (file, "log", "log-format", c->log_format->name);
-  if (hidden->len > 0)
-    g_key_file_set_comment (file, "kafka", NULL, hidden->str, NULL);
+}
 
+char *
+kt_config_describe (const KtConfig *c)
+{
+  g_autoptr(GKeyFile) file = g_key_file_new ();
+  /* What the job's kind takes: its parser's options, its --workers. */
+  const KtJobKind *kind = c->kind != NULL
+    ? kt_kind_lookup (c->kind, kt_mode_names[c->mode], NULL) : NULL;
+  g_autofree char *text = NULL;
+
+  describe_kafka (file, c);
+  describe_mysql (file, c);
+  describe_batch (file, c, kind);
+  if (kind != NULL && kind->parses)
+    describe_parse (file, c);
+  describe_http_log (file, c);
   text = g_key_file_to_data (file, NULL, NULL);
   return spaced_pairs (text);
 }
