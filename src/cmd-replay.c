@@ -171,8 +171,9 @@ kt_replay (const KtConfig *config, volatile int *stop, GError **error)
   return TRUE;
 }
 
+/* --from and --until: the same partitions, from <= until in each. */
 static gboolean
-replay_options (KtConfig *config, KtRawOptions *raw, GError **error)
+parse_range (KtConfig *config, const KtRawOptions *raw, GError **error)
 {
   if (raw->from == NULL || raw->until == NULL)
     {
@@ -209,8 +210,14 @@ replay_options (KtConfig *config, KtRawOptions *raw, GError **error)
           return FALSE;
         }
     }
-  if (!kt_options_table (config, raw, "error_log_replay", error))
-    return FALSE;
+  return TRUE;
+}
+
+/* The replay's job, always under "replay.": --job's name, or one derived
+ * from what it replays. */
+static void
+name_job (KtConfig *config, const KtRawOptions *raw)
+{
   /* A replay's offsets live under a job of its own, whatever --job says:
    * "replay." names are never a live job's (cmd-run.c refuses them), so
    * a replay can never move a live job's offsets. */
@@ -231,7 +238,6 @@ replay_options (KtConfig *config, KtRawOptions *raw, GError **error)
       g_autofree char *digest = NULL;
 
       g_string_append_printf (key, "|%zu:%s", strlen (config->topic), config->topic);
-
       for (guint i = 0; i < config->replay_from->len; i++)
         g_string_append_printf (key, "|%d:%" G_GINT64_FORMAT "-%" G_GINT64_FORMAT,
                                 g_array_index (config->replay_from, KtPartitionOffset, i).partition,
@@ -243,6 +249,15 @@ replay_options (KtConfig *config, KtRawOptions *raw, GError **error)
       config->job = g_strdup_printf ("%s%.32s.%.24s", KT_REPLAY_JOB_PREFIX, config->table,
                                      digest);
     }
+}
+
+static gboolean
+replay_options (KtConfig *config, KtRawOptions *raw, GError **error)
+{
+  if (!parse_range (config, raw, error)
+      || !kt_options_table (config, raw, "error_log_replay", error))
+    return FALSE;
+  name_job (config, raw);
   if (strlen (config->job) > 64)
     {
       g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
