@@ -4,6 +4,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -39,6 +40,7 @@ kt_config_free (KtConfig *config)
   g_free (config->group);
   g_free (config->http);
   g_free (config->reset_to);
+  g_strfreev (config->words);
   g_free (config);
 }
 
@@ -74,35 +76,12 @@ parse_enum (const char *flag, const char *value, const char *const *names,
 }
 
 
-/* Overwrites the password of every mysql://USER:PASSWORD@ in @s. Where
- * the password ends is not trusted to be well-formed (it may hold '@', '/'
- * or spaces when not percent-encoded): everything from the first ':' after
- * the scheme to the last '@' is blanked. Too much blanked is harmless. */
-static void
-scrub_string (char *s)
-{
-  char *uri = s;
-
-  while ((uri = strstr (uri, "mysql://")) != NULL)
-    {
-      char *colon, *at;
-
-      uri += strlen ("mysql://");
-      colon = strchr (uri, ':');
-      at = colon != NULL ? strrchr (colon, '@') : NULL;
-      if (at == NULL)
-        continue;
-      memset (colon + 1, 'x', (size_t) (at - colon - 1));
-      uri = at;
-    }
-}
-
 void
 kt_scrub_argv (int argc, char **argv)
 {
   for (int i = 1; i < argc; i++)
     {
-      scrub_string (argv[i]);
+      kt_db_uri_scrub (argv[i]);
       kt_kprops_scrub (argv[i]);
     }
 }
@@ -193,32 +172,53 @@ kt_partition_list_parse (const char *flag, const char *text, GArray *out, GError
   return TRUE;
 }
 
-gboolean
-kt_duration_parse (const char *flag, const char *text, gint64 *seconds, GError **error)
+/* Digits, an optional fraction, then at most one unit: no sign, no
+ * exponent, no blanks, nothing after the unit ("7ds" is not 7 days). */
+static gboolean
+parse_seconds (const char *text, double *seconds)
 {
-  static const struct { char unit; gint64 seconds; } units[] = {
-    { 's', 1 }, { 'm', 60 }, { 'h', 3600 }, { 'd', 86400 },
+  /* "ms" before "m": each unit is compared whole. */
+  static const struct { const char *unit; double seconds; } units[] = {
+    { "ms", 0.001 }, { "s", 1 }, { "m", 60 }, { "h", 3600 }, { "d", 86400 },
   };
-  g_autofree char *digits = g_strdup (text);
-  gsize len = strlen (digits);
-  gint64 scale = 1;
-  guint64 n;
+  const char *p = text;
+  double value;
+  char *end;
 
-  for (gsize i = 0; len > 0 && i < G_N_ELEMENTS (units); i++)
-    if (digits[len - 1] == units[i].unit)
-      {
-        scale = units[i].seconds;
-        digits[--len] = '\0';
-      }
-  if (!g_ascii_string_to_unsigned (digits, 10, 1, G_MAXINT64 / 86400, &n, NULL))
+  if (!g_ascii_isdigit (*p))
+    return FALSE;
+  while (g_ascii_isdigit (*p))
+    p++;
+  if (*p == '.' && !g_ascii_isdigit (*++p))
+    return FALSE;
+  while (g_ascii_isdigit (*p))
+    p++;
+  value = g_ascii_strtod (text, &end);
+  if (end != p || !isfinite (value))
+    return FALSE;
+  if (*p != '\0')
     {
-      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
-                   "%s: expected a duration like 90s, 30m, 12h or 7d, got '%s'",
-                   flag, text);
-      return FALSE;
+      gsize i = 0;
+
+      while (i < G_N_ELEMENTS (units) && !g_str_equal (p, units[i].unit))
+        i++;
+      if (i == G_N_ELEMENTS (units))
+        return FALSE;
+      value *= units[i].seconds;
     }
-  *seconds = (gint64) n * scale;
-  return TRUE;
+  *seconds = value;
+  return value <= 1e12;
+}
+
+gboolean
+kt_duration_parse (const char *flag, const char *text, double *seconds, GError **error)
+{
+  if (parse_seconds (text, seconds))
+    return TRUE;
+  g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+               "%s: expected a duration like 500ms, 5s, 2m, 12h or 7d (a bare number "
+               "is seconds), got '%s'", flag, text);
+  return FALSE;
 }
 
 gboolean
@@ -299,69 +299,6 @@ kt_options_kafka (KtConfig *config, KtRawOptions *raw, gboolean several, GError 
   return TRUE;
 }
 
-/* The first line of @path, without its newline (a password file ends in
- * one). Like ssh with a private key, a file that group or others may read
- * or write is refused: the password has already been seen, or can be
- * swapped. So is an empty first line, which would mean no password. */
-static char *
-read_password_file (const char *path, GError **error)
-{
-  char buf[4096];
-  gsize len = 0, line;
-  struct stat st;
-  int read_errno = 0;
-  char *password = NULL;
-  int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-
-  if (fd < 0 || fstat (fd, &st) != 0)
-    {
-      g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--db-password-file: cannot read '%s': %s",
-                   path, g_strerror (errno));
-      if (fd >= 0)
-        close (fd);
-      return NULL;
-    }
-  if (st.st_mode & (S_IRGRP | S_IWGRP | S_IROTH | S_IWOTH))
-    {
-      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
-                   "--db-password-file: '%s' is readable or writable by group or others "
-                   "(mode %04o): make it 0600 or 0400, owned by the user ktally runs as",
-                   path, (unsigned int) (st.st_mode & 07777));
-      close (fd);
-      return NULL;
-    }
-  /* Up to the first newline, or the end; the rest of the file is not read. */
-  while (len < sizeof buf - 1 && memchr (buf, '\n', len) == NULL)
-    {
-      ssize_t n = read (fd, buf + len, sizeof buf - 1 - len);
-
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        {
-          read_errno = n < 0 ? errno : 0;
-          break;
-        }
-      len += (gsize) n;
-    }
-  close (fd);
-  buf[len] = '\0';
-  line = strcspn (buf, "\r\n");
-  if (read_errno != 0)
-    g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--db-password-file: cannot read '%s': %s",
-                 path, g_strerror (read_errno));
-  else if (line == sizeof buf - 1)
-    g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--db-password-file: the first line of "
-                 "'%s' is longer than %zu bytes", path, sizeof buf - 2);
-  else if (line == 0)
-    g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--db-password-file: the first line of "
-                 "'%s' is empty: no password", path);
-  else
-    password = g_strndup (buf, line);
-  memset (buf, 0, sizeof buf);
-  return password;
-}
-
 gboolean
 kt_options_db (KtConfig *config, KtRawOptions *raw, GError **error)
 {
@@ -374,7 +311,7 @@ kt_options_db (KtConfig *config, KtRawOptions *raw, GError **error)
     return FALSE;
   if (raw->password_file != NULL)
     {
-      char *password = read_password_file (raw->password_file, error);
+      char *password = kt_db_password_file_read (raw->password_file, error);
 
       if (password == NULL)
         return FALSE;
@@ -382,6 +319,7 @@ kt_options_db (KtConfig *config, KtRawOptions *raw, GError **error)
         memset (config->db.password, 0, strlen (config->db.password));
       g_free (config->db.password);
       config->db.password = password;
+      config->db.password_file = g_strdup (raw->password_file);
     }
   if (raw->defaults_file != NULL)
     {
@@ -472,16 +410,35 @@ options_choices (KtConfig *config, KtRawOptions *raw, GError **error)
   return TRUE;
 }
 
+/* A duration option: its default when not given, else parsed and within
+ * [@min, @max] seconds (@min itself allowed only when @min_ok). */
+static gboolean
+option_seconds (const char *flag, const char *text, double fallback, double min,
+                gboolean min_ok, double max, double *out, GError **error)
+{
+  double v = fallback;
+
+  if (text != NULL && !kt_duration_parse (flag, text, &v, error))
+    return FALSE;
+  if (v < min || (v == min && !min_ok) || v > max)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "%s: '%s' is not between %g and %g seconds",
+                   flag, text, min, max);
+      return FALSE;
+    }
+  *out = v;
+  return TRUE;
+}
+
 /* The run options that are numbers within bounds. */
 static gboolean
 options_limits (KtConfig *config, KtRawOptions *raw, GError **error)
 {
-  if (!(raw->interval >= 0 && raw->interval <= 86400))
-    {
-      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
-                   "--interval: %g is not between 0 and 86400 seconds", raw->interval);
-      return FALSE;
-    }
+  double keep = 0;
+
+  if (!option_seconds ("--interval", raw->interval, 5, 0, TRUE, 86400, &config->interval,
+                       error))
+    return FALSE;
   if (raw->max_per_partition < 1)
     {
       g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
@@ -496,27 +453,36 @@ options_limits (KtConfig *config, KtRawOptions *raw, GError **error)
                    raw->max_batch_bytes);
       return FALSE;
     }
-  if (!(raw->startup_timeout > 0 && raw->startup_timeout <= 3600))
-    {
-      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
-                   "--startup-timeout: %g is not between 0 and 3600 seconds",
-                   raw->startup_timeout);
-      return FALSE;
-    }
+  if (!option_seconds ("--startup-timeout", raw->startup_timeout, 20, 0, FALSE, 3600,
+                       &config->startup_timeout, error))
+    return FALSE;
   if (raw->workers == 0 || raw->workers < -1 || raw->workers > 64)
     {
       g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
                    "--workers: %d is not between 1 and 64", raw->workers);
       return FALSE;
     }
+  /* Whole seconds: the rows' times are. */
   if (raw->audit_keep != NULL
-      && !kt_duration_parse ("--audit-keep", raw->audit_keep, &config->audit_keep, error))
+      && !option_seconds ("--audit-keep", raw->audit_keep, 0, 1, TRUE, 1e12, &keep, error))
+    return FALSE;
+  config->audit_keep = (gint64) keep;
+  if (raw->health_max_lag < -1)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "--health-max-lag: must be 0 or more, got %" G_GINT64_FORMAT,
+                   raw->health_max_lag);
+      return FALSE;
+    }
+  config->health_max_lag = raw->health_max_lag;
+  if (!option_seconds ("--health-max-commit-age", raw->health_max_commit_age, 0, 0, TRUE,
+                       1e9, &config->health_max_commit_age, error)
+      || !option_seconds ("--health-max-stall", raw->health_max_stall, KT_HEALTH_MAX_STALL,
+                          0, FALSE, 1e9, &config->health_max_stall, error))
     return FALSE;
   config->workers = raw->workers > 0 ? (guint) raw->workers : MIN (g_get_num_processors (), 64);
-  config->interval = raw->interval;
   config->max_per_partition = raw->max_per_partition;
   config->max_batch_bytes = raw->max_batch_bytes;
-  config->startup_timeout = raw->startup_timeout;
   return TRUE;
 }
 
@@ -722,6 +688,10 @@ kt_raw_options_clear (KtRawOptions *raw)
   g_free (raw->sum);
   g_free (raw->partitions);
   g_free (raw->defaults_file);
+  g_free (raw->interval);
+  g_free (raw->startup_timeout);
+  g_free (raw->health_max_commit_age);
+  g_free (raw->health_max_stall);
   g_strfreev (raw->properties);
   g_free (raw->to);
 }
@@ -809,15 +779,29 @@ kt_options_brokers (KtConfig *config, KtRawOptions *raw, gboolean required, GErr
 gboolean
 kt_options_timeout (KtConfig *config, KtRawOptions *raw, GError **error)
 {
-  if (!(raw->startup_timeout > 0 && raw->startup_timeout <= 3600))
+  return option_seconds ("--startup-timeout", raw->startup_timeout, 20, 0, FALSE, 3600,
+                         &config->startup_timeout, error);
+}
+
+/* Blanks, in @message, what the command's @words hold where a mysql://
+ * password stands (kt_db_uri_secrets()). A message quotes what the user
+ * gave (GOption quotes a bad value whole), so a password shows as in its
+ * URI, after a ':'; a longer one is blanked wherever it shows. Our own
+ * text stays as it is: the placeholder "mysql://USER[:PASSWORD]@HOST"
+ * in the --db messages, or a one-letter password's letter in a word. */
+static void
+scrub_message (char *message, char **words)
+{
+  for (char **w = words; *w != NULL; w++)
     {
-      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
-                   "--startup-timeout: %g is not between 0 and 3600 seconds",
-                   raw->startup_timeout);
-      return FALSE;
+      g_auto(GStrv) secrets = kt_db_uri_secrets (*w);
+
+      for (char **s = secrets; *s != NULL; s++)
+        for (char *at = strstr (message, *s); at != NULL; at = strstr (at + 1, *s))
+          if (strlen (*s) >= 4 || (at > message && at[-1] == ':'))
+            memset (at, 'x', strlen (*s));
     }
-  config->startup_timeout = raw->startup_timeout;
-  return TRUE;
+  kt_kprops_scrub (message);
 }
 
 KtConfig *
@@ -827,6 +811,8 @@ kt_config_parse (const char *command, int argc, char **argv, GError **error)
   g_autoptr(GError) local = NULL;
   g_autoptr(GPtrArray) args = g_ptr_array_new ();  /* borrowed strings */
   g_autoptr(GPtrArray) words = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GArray) lines = g_array_new (FALSE, FALSE, sizeof (guint));
+  g_auto(GStrv) given = NULL;  /* the command line's words, for the file's errors */
   const char *file;
   KtConfig *config = NULL;
 
@@ -844,36 +830,67 @@ kt_config_parse (const char *command, int argc, char **argv, GError **error)
     }
   g_ptr_array_add (args, NULL);
   file = kt_config_file_take (args);
+  given = g_strdupv ((char **) args->pdata);
   if (cmd == NULL)
     g_set_error (&local, KT_ERROR, KT_ERROR_USAGE, "unknown command '%s'", command);
   else if (file == NULL
            || kt_config_file_words (file, cmd->keys_of != NULL ? cmd->keys_of : cmd->name,
-                                    words, &local))
+                                    words, lines, &local))
     {
       /* The file's words first: the command line's come later and win. */
       for (guint i = 0; i < words->len; i++)
         g_ptr_array_insert (args, (gint) (i + 1), words->pdata[i]);
       config = cmd->parse ((int) args->len - 1, (char **) args->pdata, &local);
+      /* A value from the file that does not do: its line too. */
+      if (config == NULL && file != NULL && local->domain == KT_ERROR
+          && local->code == KT_ERROR_USAGE)
+        {
+          g_autofree char *where = kt_config_file_blame (file, local->message, words, lines,
+                                                         given);
+          if (where != NULL)
+            g_prefix_error (&local, "--config: %s: ", where);
+        }
     }
 
   /* GLib quotes a bad argument back, and the argument may be a URI with a
    * password in it: no message leaves here with one. */
   if (config == NULL)
     {
-      scrub_string (local->message);
-      kt_kprops_scrub (local->message);
+      g_ptr_array_add (words, NULL);
+      scrub_message (local->message, given);
+      scrub_message (local->message, (char **) words->pdata);
       g_propagate_error (error, g_steal_pointer (&local));
+      return NULL;
     }
+  config->words = g_new0 (char *, argc + 1);
+  for (int i = 0; i < argc; i++)
+    config->words[i] = g_strdup (argv[i]);
   return config;
 }
 
 /* Sets @key in @section to @value (NULL: leaves it out). GKeyFile escapes
  * what needs it (a pattern's backslashes), so the text reads back. */
+/* Seconds as a user writes them: 0.3, not GKeyFile's 0.29999999999999999. */
+static void
+describe_seconds (GKeyFile *file, const char *section, const char *key, double value)
+{
+  char text[G_ASCII_DTOSTR_BUF_SIZE];
+
+  g_key_file_set_value (file, section, key, g_ascii_formatd (text, sizeof text, "%.15g", value));
+}
+
 static void
 describe_set (GKeyFile *file, const char *section, const char *key, const char *value)
 {
-  if (value != NULL)
-    g_key_file_set_string (file, section, key, value);
+  g_auto(GStrv) parts = NULL;
+  g_autofree char *escaped = NULL;
+
+  if (value == NULL)
+    return;
+  /* A literal "${" would read back as a variable (config.h). */
+  parts = g_strsplit (value, "${", -1);
+  escaped = g_strjoinv ("$${", parts);
+  g_key_file_set_string (file, section, key, escaped);
 }
 
 /* "key=value" lines as "key = value", the way people write them (GKeyFile
@@ -898,23 +915,12 @@ spaced_pairs (const char *text)
   return g_string_free (out, FALSE);
 }
 
-char *
-kt_config_describe (const KtConfig *c)
+/* [kafka]: a secret is never shown, only a comment that it is set. */
+static void
+describe_kafka (GKeyFile *file, const KtConfig *c)
 {
-  static const char *const starts[] = { "earliest", "latest" };
-  static const char *const losses[] = { "fail", "skip" };
-  static const char *const stores[] = { "mysql", "kafka" };
-  static const char *const ssl[] = { "preferred", "disabled", "required", "verify-ca",
-                                     "verify-identity" };
-  g_autoptr(GKeyFile) file = g_key_file_new ();
   g_autoptr(GString) hidden = g_string_new (NULL);
   g_autofree char *topics = g_strjoinv (",", c->topics);
-  /* What the job's kind takes: its parser's options, its --workers. */
-  const KtJobKind *kind = c->kind != NULL
-    ? kt_kind_lookup (c->kind, kt_mode_names[c->mode], NULL) : NULL;
-  g_autofree char *port = c->db.host != NULL
-    ? g_strdup_printf ("%u", c->db.port ? c->db.port : 3306) : NULL;
-  g_autofree char *text = NULL;
 
   describe_set (file, "kafka", "brokers", c->brokers);
   describe_set (file, "kafka", "topic", topics);
@@ -930,12 +936,24 @@ kt_config_describe (const KtConfig *c)
   for (char **p = c->kafka_properties; p != NULL && *p != NULL; p++)
     {
       g_autofree char *key = g_strndup (*p, strcspn (*p, "="));
-      /* A secret is never shown: a comment says it is set. */
       if (kt_kprops_is_secret (key))
         g_string_append_printf (hidden, "%s %s = (set, hidden)", hidden->len ? "\n" : "", key);
       else
         describe_set (file, "kafka", key, *p + strlen (key) + 1);
     }
+  if (hidden->len > 0)
+    g_key_file_set_comment (file, "kafka", NULL, hidden->str, NULL);
+}
+
+/* [mysql]: the password only as a comment that it is set. */
+static void
+describe_mysql (GKeyFile *file, const KtConfig *c)
+{
+  static const char *const ssl[] = { "preferred", "disabled", "required", "verify-ca",
+                                     "verify-identity" };
+  g_autofree char *port = c->db.host != NULL
+    ? g_strdup_printf ("%u", c->db.port ? c->db.port : 3306) : NULL;
+
   describe_set (file, "mysql", "user", c->db.user);
   describe_set (file, "mysql", "host", c->db.host);
   describe_set (file, "mysql", "port", port);
@@ -947,18 +965,28 @@ kt_config_describe (const KtConfig *c)
   g_key_file_set_comment (file, "mysql", NULL,
                           c->db.password != NULL ? " password: (set, hidden)"
                                                  : " password: (none)", NULL);
+}
+
+/* [batch]: --workers only for a kind that has workers. */
+static void
+describe_batch (GKeyFile *file, const KtConfig *c, const KtJobKind *kind)
+{
+  static const char *const starts[] = { "earliest", "latest" };
+  static const char *const losses[] = { "fail", "skip" };
+  static const char *const stores[] = { "mysql", "kafka" };
+
   describe_set (file, "batch", "job", c->job);
   if (c->table_explicit)
     describe_set (file, "batch", "table", c->table);
   describe_set (file, "batch", "kind", c->kind);
   describe_set (file, "batch", "mode", kt_mode_names[c->mode]);
   describe_set (file, "batch", "offsets", stores[c->offsets]);
-  g_key_file_set_double (file, "batch", "interval", c->interval);
+  describe_seconds (file, "batch", "interval", c->interval);
   g_key_file_set_int64 (file, "batch", "max-per-partition", c->max_per_partition);
   g_key_file_set_int64 (file, "batch", "max-batch-bytes", c->max_batch_bytes);
   describe_set (file, "batch", "start", starts[c->start]);
   describe_set (file, "batch", "on-data-loss", losses[c->on_data_loss]);
-  g_key_file_set_double (file, "batch", "startup-timeout", c->startup_timeout);
+  describe_seconds (file, "batch", "startup-timeout", c->startup_timeout);
   g_key_file_set_boolean (file, "batch", "exit-when-idle", c->exit_when_idle);
   if (c->share_table)
     g_key_file_set_boolean (file, "batch", "share-table", TRUE);
@@ -969,34 +997,68 @@ kt_config_describe (const KtConfig *c)
       g_autofree char *keep = g_strdup_printf ("%" G_GINT64_FORMAT "s", c->audit_keep);
       describe_set (file, "batch", "audit-keep", keep);
     }
-  if (kind != NULL && kind->parses)
+}
+
+/* [parse]: only for a kind that parses lines. */
+static void
+describe_parse (GKeyFile *file, const KtConfig *c)
+{
+  g_autofree char *levels = c->levels != NULL ? g_strjoinv (",", c->levels)
+                                              : g_strdup ("ERROR");
+  g_autofree char *bucket = g_strdup_printf ("%s", c->bucket == 60 ? "1h"
+                                                   : c->bucket == 5 ? "5m" : "1m");
+
+  describe_set (file, "parse", "pattern", c->pattern);
+  describe_set (file, "parse", "time-format", c->time_format);
+  describe_set (file, "parse", "levels", levels);
+  describe_set (file, "parse", "bucket", bucket);
+  if (c->dimensions != NULL)
     {
-      g_autofree char *levels = c->levels != NULL ? g_strjoinv (",", c->levels)
-                                                  : g_strdup ("ERROR");
-      g_autofree char *bucket = g_strdup_printf ("%s", c->bucket == 60 ? "1h"
-                                                       : c->bucket == 5 ? "5m" : "1m");
-      describe_set (file, "parse", "pattern", c->pattern);
-      describe_set (file, "parse", "time-format", c->time_format);
-      describe_set (file, "parse", "levels", levels);
-      describe_set (file, "parse", "bucket", bucket);
-      if (c->dimensions != NULL)
-        {
-          g_autofree char *by = g_strjoinv (",", c->dimensions);
-          describe_set (file, "parse", "by", by);
-          g_key_file_set_int64 (file, "parse", "max-keys", c->max_keys);
-        }
-      if (c->sums != NULL)
-        {
-          g_autofree char *sum = g_strjoinv (",", c->sums);
-          describe_set (file, "parse", "sum", sum);
-        }
+      g_autofree char *by = g_strjoinv (",", c->dimensions);
+      describe_set (file, "parse", "by", by);
+      g_key_file_set_int64 (file, "parse", "max-keys", c->max_keys);
     }
+  if (c->sums != NULL)
+    {
+      g_autofree char *sum = g_strjoinv (",", c->sums);
+      describe_set (file, "parse", "sum", sum);
+    }
+}
+
+/* [http] and [log]: only what differs from the defaults. */
+static void
+describe_http_log (GKeyFile *file, const KtConfig *c)
+{
   describe_set (file, "http", "http", c->http);
+  if (c->health_max_lag >= 0)
+    g_key_file_set_int64 (file, "http", "health-max-lag", c->health_max_lag);
+  if (c->health_max_commit_age > 0)
+    describe_seconds (file, "http", "health-max-commit-age", c->health_max_commit_age);
+  if (c->health_max_stall != KT_HEALTH_MAX_STALL)
+    describe_seconds (file, "http", "health-max-stall", c->health_max_stall);
+  if (c->verbose)
+    g_key_file_set_boolean (file, "log", "verbose", TRUE);
+  if (c->quiet)
+    g_key_file_set_boolean (file, "log", "quiet", TRUE);
   if (c->log_format != NULL && c->log_format != &kt_log_format_text)
     describe_set (file, "log", "log-format", c->log_format->name);
-  if (hidden->len > 0)
-    g_key_file_set_comment (file, "kafka", NULL, hidden->str, NULL);
+}
 
+char *
+kt_config_describe (const KtConfig *c)
+{
+  g_autoptr(GKeyFile) file = g_key_file_new ();
+  /* What the job's kind takes: its parser's options, its --workers. */
+  const KtJobKind *kind = c->kind != NULL
+    ? kt_kind_lookup (c->kind, kt_mode_names[c->mode], NULL) : NULL;
+  g_autofree char *text = NULL;
+
+  describe_kafka (file, c);
+  describe_mysql (file, c);
+  describe_batch (file, c, kind);
+  if (kind != NULL && kind->parses)
+    describe_parse (file, c);
+  describe_http_log (file, c);
   text = g_key_file_to_data (file, NULL, NULL);
   return spaced_pairs (text);
 }

@@ -71,6 +71,7 @@ typedef struct
   GArray      *replay_until;    /* same partitions, same order */
   gboolean     table_explicit;  /* --table was given */
   gboolean     json;            /* status --json */
+  gboolean     check_connect;   /* config --check --connect: reach Kafka and MySQL too */
   gint64       audit_keep;      /* seconds of ktally_batches kept whole; 0: all */
   char        *http;            /* --http ADDR:PORT, checked by kt_http_start(); NULL: off */
   char        *pattern;         /* --pattern, or NULL: the default line format */
@@ -84,8 +85,14 @@ typedef struct
   char        *group;           /* --group: share the partitions through Kafka */
   gboolean     share_table;     /* --share-table: another job may count a topic into it too */
   GArray      *only_partitions; /* --partitions: gint32, ascending; NULL: all */
+  gint64       health_max_lag;        /* /readyz: offsets behind at most; -1: no bound */
+  double       health_max_commit_age; /* /readyz: seconds since a batch succeeded; 0: auto */
+  double       health_max_stall;      /* /livez: seconds the batch loop may not move */
   gboolean     verbose;
   gboolean     quiet;
+  /* The command's words as parsed (the --config file named in them, not
+   * its contents): a reload (SIGHUP) parses them again. */
+  char       **words;
   const KtLogFormat *log_format; /* --log-format (static): text, json, logfmt */
   /* reset and forget (cmd-reset.c, cmd-forget.c) */
   char        *reset_to;        /* reset --to, as given (reset.h parses it) */
@@ -93,6 +100,10 @@ typedef struct
   gboolean     rebuild;         /* reset --rebuild */
   gboolean     accept_data_loss;  /* reset --accept-data-loss */
 } KtConfig;
+
+/* /livez's bound when --health-max-stall is not given: longer than any
+ * batch takes (a MySQL call waits 60 s at most, a read stalls 30 s). */
+#define KT_HEALTH_MAX_STALL 120.0
 
 /* Parses `ktally COMMAND ARGS...` (@argv[0] is the command name). --help
  * prints and exits 0 (GLib's behaviour). Fails with KT_ERROR_USAGE and one
@@ -111,9 +122,11 @@ gboolean  kt_partition_offsets_parse (const char *flag, const char *text,
 gboolean  kt_partition_list_parse (const char *flag, const char *text, GArray *out,
                                    GError **error);
 
-/* Parses a duration like "90s", "30m", "12h", "7d" (a bare number is
- * seconds) into seconds. */
-gboolean  kt_duration_parse (const char *flag, const char *text, gint64 *seconds,
+/* Parses a duration for @flag: digits with an optional fraction, then at
+ * most one unit of ms, s, m, h, d ("500ms", "2.5", "7d"; a bare number is
+ * seconds) into seconds. Anything else ("7ds", "-1", "5 s") is
+ * KT_ERROR_USAGE naming @flag. */
+gboolean  kt_duration_parse (const char *flag, const char *text, double *seconds,
                              GError **error);
 
 /* The effective settings of a `run` as an INI document (what
@@ -139,10 +152,11 @@ typedef struct
   char    *group, *partitions, *kind, *config_file, *http;
   char    *pattern, *time_format, *levels, *bucket, *by, *sum;
   gint64   max_keys;   /* -1: not given */
+  char    *interval, *startup_timeout;  /* durations: kt_duration_parse() */
+  char    *health_max_commit_age, *health_max_stall;
   char    *log_format;
   int      workers;
-  double   interval, startup_timeout;
-  gint64   max_per_partition, max_batch_bytes;
+  gint64   max_per_partition, max_batch_bytes, health_max_lag;
   gboolean exit_when_idle, json, verbose, quiet, share_table;
   gboolean job_given;  /* --job was on the command line */
   char   **properties;
@@ -157,7 +171,8 @@ typedef struct
     "Read options from this INI file first ([kafka] [mysql] [batch]; keys "      \
     "spelled like the long options); flags given here win", "FILE" },            \
   { "verbose", 'v', 0, G_OPTION_ARG_NONE, &(raw).verbose,                        \
-    "Log per-partition detail and librdkafka's own messages", NULL },           \
+    "Log per-partition detail and librdkafka's own messages ([log] verbose in "  \
+    "a --config file: SIGHUP applies a change)", NULL },                         \
   { "quiet", 'q', 0, G_OPTION_ARG_NONE, &(raw).quiet,                            \
     "Log only warnings and errors", NULL },                                      \
   { "log-format", 0, 0, G_OPTION_ARG_STRING, &(raw).log_format,                  \
@@ -216,9 +231,8 @@ typedef struct
 
 /* The defaults of the options that have one. */
 #define KT_RAW_OPTIONS_INIT                                                      \
-  { .interval = 5, .startup_timeout = 20, .max_per_partition = 100000,           \
-    .max_batch_bytes = 64 * 1024 * 1024, .workers = -1 /* one per core */,      \
-    .max_keys = -1 }
+  { .max_per_partition = 100000, .max_batch_bytes = 64 * 1024 * 1024,            \
+    .health_max_lag = -1, .workers = -1 /* one per core */, .max_keys = -1 }
 
 void     kt_raw_options_clear (KtRawOptions *raw);
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (KtRawOptions, kt_raw_options_clear)

@@ -7,6 +7,7 @@
 #include "error.h"
 #include "log.h"
 #include "progress.h"
+#include "reload.h"
 #include "run.h"
 #include "source.h"
 
@@ -22,6 +23,7 @@ typedef struct
   const KtConfig *config;
   gint64          started;   /* monotonic: the command's start */
   gint64          ready_at;  /* the first batch's start: the rate's */
+  KtReload       *reload;
 } Replay;
 
 /* Every listed partition exists and [from, until) is readable now, before
@@ -126,12 +128,21 @@ progress (gpointer data, const char *topic, const GArray *states, const KtRunTot
   kt_log_status (line->str);
 }
 
+/* SIGHUP: a long replay takes a rotated password, --max-per-partition,
+ * the log level (reload.h). */
+static gboolean
+on_reload (gpointer data, KtRunSettings *settings)
+{
+  return kt_reload_poll (((Replay *) data)->reload, settings, NULL);
+}
+
 gboolean
 kt_replay (const KtConfig *config, volatile int *stop, GError **error)
 {
-  Replay replay = { config, g_get_monotonic_time (), g_get_monotonic_time () };
+  g_autoptr(KtReload) reload = kt_reload_new (config);
+  Replay replay = { config, g_get_monotonic_time (), g_get_monotonic_time (), reload };
   KtRunHooks hooks = { .check = check, .ready = ready, .progress = progress,
-                       .data = &replay, .quiet = TRUE };
+                       .turn = on_reload, .data = &replay, .quiet = TRUE };
   g_autoptr(KtLogEvent) e = NULL;
   KtRunTotals totals;
   double seconds;
@@ -160,8 +171,9 @@ kt_replay (const KtConfig *config, volatile int *stop, GError **error)
   return TRUE;
 }
 
+/* --from and --until: the same partitions, from <= until in each. */
 static gboolean
-replay_options (KtConfig *config, KtRawOptions *raw, GError **error)
+parse_range (KtConfig *config, const KtRawOptions *raw, GError **error)
 {
   if (raw->from == NULL || raw->until == NULL)
     {
@@ -198,8 +210,14 @@ replay_options (KtConfig *config, KtRawOptions *raw, GError **error)
           return FALSE;
         }
     }
-  if (!kt_options_table (config, raw, "error_log_replay", error))
-    return FALSE;
+  return TRUE;
+}
+
+/* The replay's job, always under "replay.": --job's name, or one derived
+ * from what it replays. */
+static void
+name_job (KtConfig *config, const KtRawOptions *raw)
+{
   /* A replay's offsets live under a job of its own, whatever --job says:
    * "replay." names are never a live job's (cmd-run.c refuses them), so
    * a replay can never move a live job's offsets. */
@@ -220,7 +238,6 @@ replay_options (KtConfig *config, KtRawOptions *raw, GError **error)
       g_autofree char *digest = NULL;
 
       g_string_append_printf (key, "|%zu:%s", strlen (config->topic), config->topic);
-
       for (guint i = 0; i < config->replay_from->len; i++)
         g_string_append_printf (key, "|%d:%" G_GINT64_FORMAT "-%" G_GINT64_FORMAT,
                                 g_array_index (config->replay_from, KtPartitionOffset, i).partition,
@@ -232,6 +249,15 @@ replay_options (KtConfig *config, KtRawOptions *raw, GError **error)
       config->job = g_strdup_printf ("%s%.32s.%.24s", KT_REPLAY_JOB_PREFIX, config->table,
                                      digest);
     }
+}
+
+static gboolean
+replay_options (KtConfig *config, KtRawOptions *raw, GError **error)
+{
+  if (!parse_range (config, raw, error)
+      || !kt_options_table (config, raw, "error_log_replay", error))
+    return FALSE;
+  name_job (config, raw);
   if (strlen (config->job) > 64)
     {
       g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
@@ -261,8 +287,8 @@ parse (int argc, char **argv, GError **error)
     KT_PARSE_ENTRIES (raw),
     { "max-per-partition", 'n', 0, G_OPTION_ARG_INT64, &raw.max_per_partition,
       "At most this many offsets per partition per batch (default 100000)", "N" },
-    { "startup-timeout", 0, 0, G_OPTION_ARG_DOUBLE, &raw.startup_timeout,
-      "Seconds to wait for Kafka and MySQL at start-up (default 20)", "SECONDS" },
+    { "startup-timeout", 0, 0, G_OPTION_ARG_STRING, &raw.startup_timeout,
+      "How long to wait for Kafka and MySQL at start-up (default 20s)", "DURATION" },
     KT_COMMON_ENTRIES (raw),
     G_OPTION_ENTRY_NULL
   };

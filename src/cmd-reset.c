@@ -691,8 +691,8 @@ parse (int argc, char **argv, GError **error)
       "Print the plan as one JSON document", NULL },
     { "kafka-property", 'X', 0, G_OPTION_ARG_STRING_ARRAY, &raw.properties,
       "librdkafka property (repeatable), e.g. -X security.protocol=SSL", "KEY=VALUE" },
-    { "startup-timeout", 0, 0, G_OPTION_ARG_DOUBLE, &raw.startup_timeout,
-      "Seconds to wait for Kafka and MySQL (default 20)", "SECONDS" },
+    { "startup-timeout", 0, 0, G_OPTION_ARG_STRING, &raw.startup_timeout,
+      "How long to wait for Kafka and MySQL (default 20s)", "DURATION" },
     KT_COMMON_ENTRIES (raw),
     G_OPTION_ENTRY_NULL
   };

@@ -1,11 +1,14 @@
-/* cmd-run.c - `ktally run`: the job as a long-lived service (run.h). */
+/* cmd-run.c - `ktally run`: the job as a long-lived service (run.h), which
+ * SIGHUP reloads (reload.h) and systemd supervises (notify.h). */
 #include "commands.h"
 
 #include <string.h>
 #include "schema.h"
 #include "error.h"
 #include "log.h"
+#include "notify.h"
 #include "progress.h"
+#include "reload.h"
 #include "run.h"
 
 /* What `ktally run --help` says before the options. */
@@ -17,7 +20,11 @@ static const char SUMMARY[] =
   "Exit status: 0 stopped by SIGTERM/SIGINT or idle with --exit-when-idle,\n"
   "1 internal error, 2 usage or configuration error, 3 Kafka or MySQL\n"
   "refused us (unreachable at start-up, access denied, unknown topic or\n"
-  "database), 4 data lost to retention (see --on-data-loss).";
+  "database), 4 data lost to retention (see --on-data-loss).\n\n"
+  "SIGHUP reads the --config file and the password file again: the MySQL\n"
+  "credentials, the log level, --interval, --max-per-partition and\n"
+  "--max-batch-bytes change between batches; the rest is logged as\n"
+  "needing a restart.";
 
 /* Idempotent mode writes NAME_topic and a view NAME over it: both
  * must be identifiers of at most 64 characters. */
@@ -61,8 +68,9 @@ kt_run_parse (int argc, char **argv, GError **error)
     { "offsets", 0, 0, G_OPTION_ARG_STRING, &raw.offsets,
       "Where idempotent mode keeps offsets: mysql (default, kafka_offset) or "
       "kafka (the consumer group ktally-JOB)", "WHERE" },
-    { "interval", 'i', 0, G_OPTION_ARG_DOUBLE, &raw.interval,
-      "Seconds from one batch start to the next (default 5; 0: back to back)", "SECONDS" },
+    { "interval", 'i', 0, G_OPTION_ARG_STRING, &raw.interval,
+      "From one batch start to the next, e.g. 500ms, 5 (seconds), 2m (default 5s; "
+      "0: back to back)", "DURATION" },
     { "max-per-partition", 'n', 0, G_OPTION_ARG_INT64, &raw.max_per_partition,
       "At most this many offsets per partition per batch (default 100000)", "N" },
     { "max-batch-bytes", 0, 0, G_OPTION_ARG_INT64, &raw.max_batch_bytes,
@@ -74,8 +82,8 @@ kt_run_parse (int argc, char **argv, GError **error)
     { "on-data-loss", 0, 0, G_OPTION_ARG_STRING, &raw.on_data_loss,
       "When retention removed offsets not yet read: fail (default, exit 4) or skip "
       "(continue from the log start, with a warning naming the lost range)", "WHAT" },
-    { "startup-timeout", 0, 0, G_OPTION_ARG_DOUBLE, &raw.startup_timeout,
-      "Seconds to wait for Kafka and MySQL at start-up (default 20)", "SECONDS" },
+    { "startup-timeout", 0, 0, G_OPTION_ARG_STRING, &raw.startup_timeout,
+      "How long to wait for Kafka and MySQL at start-up (default 20s)", "DURATION" },
     { "kind", 'k', 0, G_OPTION_ARG_STRING, &raw.kind,
       "count (default): per-minute ERROR counts; ledger: per-account balances "
       "from JSON transactions {txn, account, amount, ts}", "KIND" },
@@ -100,8 +108,17 @@ kt_run_parse (int argc, char **argv, GError **error)
       "Keep this long of ktally_batches row by row (e.g. 7d); older rows are "
       "folded into one per partition (default: keep all)", "DURATION" },
     { "http", 0, 0, G_OPTION_ARG_STRING, &raw.http,
-      "Serve /metrics (Prometheus), /healthz and a status page on this address, "
-      "e.g. 127.0.0.1:9464 (default: off)", "ADDR:PORT" },
+      "Serve /metrics (Prometheus), /livez, /readyz, /healthz and a status page on "
+      "this address, e.g. 127.0.0.1:9464 (default: off)", "ADDR:PORT" },
+    { "health-max-lag", 0, 0, G_OPTION_ARG_INT64, &raw.health_max_lag,
+      "/readyz: not ready while more offsets than this are not committed "
+      "(default: no bound)", "N" },
+    { "health-max-commit-age", 0, 0, G_OPTION_ARG_STRING, &raw.health_max_commit_age,
+      "/readyz: not ready when no batch has succeeded for this long (default: "
+      "3 intervals, at least 60s)", "DURATION" },
+    { "health-max-stall", 0, 0, G_OPTION_ARG_STRING, &raw.health_max_stall,
+      "/livez: not alive when the batch loop has not moved for this long "
+      "(default 120s)", "DURATION" },
     KT_COMMON_ENTRIES (raw),
     G_OPTION_ENTRY_NULL
   };
@@ -118,15 +135,21 @@ kt_run_parse (int argc, char **argv, GError **error)
   return g_steal_pointer (&config);
 }
 
-/* A backfill (--exit-when-idle) watched on a terminal: the batch lines
- * give way to one status line of records read, lag, rate and time left,
- * over every topic of the job. */
+/* The job as a service: under systemd it tells readiness, its lag and
+ * that its loop is alive (notify.h); SIGHUP reloads it (reload.h); a
+ * backfill (--exit-when-idle) watched on a terminal shows one status line
+ * of records read, lag, rate and time left over every topic of the job
+ * instead of the batch lines. */
 typedef struct
 {
-  const KtConfig *config;
-  GHashTable     *topics;    /* topic -> Seen */
-  gint64          ready_at;  /* monotonic: the first batch's start */
-} Backfill;
+  const KtConfig     *config;
+  const volatile int *stop;
+  GHashTable         *topics;    /* topic -> Seen */
+  gint64              ready_at;  /* monotonic: the first batch's start */
+  gboolean            watched;
+  KtReload           *reload;    /* SIGHUP's */
+  KtNotify           *notify;    /* systemd's */
+} Service;
 
 typedef struct
 {
@@ -135,49 +158,91 @@ typedef struct
 } Seen;
 
 static void
-backfill_ready (gpointer data)
+service_ready (gpointer data)
 {
-  Backfill *b = data;
+  Service *s = data;
+  g_autofree char *status = g_strdup_printf ("job %s: running", s->config->job);
 
-  if (b->ready_at == 0)
-    b->ready_at = g_get_monotonic_time ();
+  if (s->ready_at == 0)
+    s->ready_at = g_get_monotonic_time ();
+  /* Kafka, MySQL and the tables answered. */
+  kt_notify_ready (s->notify, status);
 }
 
+/* @topic's lag and records from @states and @totals into @s; the job's
+ * sums into *@records and *@lag. */
 static void
-backfill_progress (gpointer data, const char *topic, const GArray *states,
-                   const KtRunTotals *totals)
+service_add_up (Service *s, const char *topic, const GArray *states,
+                const KtRunTotals *totals, guint64 *records, gint64 *lag)
 {
-  Backfill *b = data;
-  g_autoptr(GString) line = g_string_new (NULL);
+  Seen *seen = g_hash_table_lookup (s->topics, topic);
   GHashTableIter iter;
   gpointer value;
-  guint64 records = 0;
-  gint64 lag = 0;
-  Seen *seen;
 
-  seen = g_hash_table_lookup (b->topics, topic);
   if (seen == NULL)
     {
       seen = g_new0 (Seen, 1);
-      g_hash_table_insert (b->topics, g_strdup (topic), seen);
+      g_hash_table_insert (s->topics, g_strdup (topic), seen);
     }
   seen->records = totals->records;
   seen->lag = 0;
   for (guint i = 0; i < states->len; i++)
     {
-      const KtPartitionState *s = &g_array_index (states, KtPartitionState, i);
-      seen->lag += MAX (0, s->high - MAX (s->stored, s->low));
+      const KtPartitionState *p = &g_array_index (states, KtPartitionState, i);
+      seen->lag += MAX (0, p->high - MAX (p->stored, p->low));
     }
-  g_hash_table_iter_init (&iter, b->topics);
+  *records = 0;
+  *lag = 0;
+  g_hash_table_iter_init (&iter, s->topics);
   while (g_hash_table_iter_next (&iter, NULL, &value))
     {
-      records += ((Seen *) value)->records;
-      lag += ((Seen *) value)->lag;
+      *records += ((Seen *) value)->records;
+      *lag += ((Seen *) value)->lag;
     }
-  g_string_printf (line, "job %s: ", b->config->job);
+}
+
+static void
+service_progress (gpointer data, const char *topic, const GArray *states,
+                  const KtRunTotals *totals)
+{
+  Service *s = data;
+  g_autoptr(GString) line = g_string_new (NULL);
+  guint64 records;
+  gint64 lag;
+
+  service_add_up (s, topic, states, totals, &records, &lag);
+  g_string_printf (line, "job %s: ", s->config->job);
+  if (kt_notify_enabled (s->notify))
+    {
+      g_autofree char *status = g_strdup_printf ("job %s: lag %" G_GINT64_FORMAT ", %"
+                                                 G_GUINT64_FORMAT " records read",
+                                                 s->config->job, lag, records);
+      kt_notify_status (s->notify, status);
+    }
+  if (!s->watched)
+    return;
   kt_progress_append (line, "records", (gint64) records, -1, lag, (gint64) records,
-                      (double) (g_get_monotonic_time () - b->ready_at) / G_USEC_PER_SEC);
+                      (double) (g_get_monotonic_time () - s->ready_at) / G_USEC_PER_SEC);
   kt_log_status (line->str);
+}
+
+/* Every turn of the loop: the watchdog fed, SIGTERM told, and SIGHUP's
+ * settings handed over. */
+static gboolean
+service_turn (gpointer data, KtRunSettings *settings)
+{
+  Service *s = data;
+  gboolean reloaded = FALSE;
+  gboolean newer;
+
+  kt_notify_alive (s->notify);
+  if (*s->stop)
+    kt_notify_stopping (s->notify);
+  newer = kt_reload_poll (s->reload, settings, &reloaded);
+  /* Every SIGHUP done is a reload for systemd, whether it changed anything. */
+  if (reloaded)
+    kt_notify_reloaded (s->notify);
+  return newer;
 }
 
 /* What an --exit-when-idle run did, in one line (and its fields). */
@@ -203,20 +268,24 @@ report_done (const KtConfig *config, const KtRunTotals *totals, gint64 started)
 static gboolean
 handle (const KtConfig *config, volatile int *stop, GError **error)
 {
-  Backfill backfill = { config, NULL, 0 };
-  KtRunHooks hooks = { .ready = backfill_ready, .progress = backfill_progress,
-                       .data = &backfill, .quiet = TRUE };
-  gboolean watched = config->exit_when_idle && kt_log_interactive ();
+  g_autoptr(KtReload) reload = kt_reload_new (config);
+  g_autoptr(KtNotify) notify = kt_notify_new ();
+  Service service = { config, stop, NULL, 0, config->exit_when_idle && kt_log_interactive (),
+                      reload, notify };
+  /* Watched, the status line stands for the batch lines. */
+  KtRunHooks hooks = { .ready = service_ready, .progress = service_progress,
+                       .turn = service_turn, .data = &service, .quiet = service.watched };
   gint64 started = g_get_monotonic_time ();
   KtRunTotals totals;
   gboolean ok;
 
-  backfill.topics = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
-  ok = kt_run (config, watched ? &hooks : NULL, stop, &totals, error);
+  service.topics = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  ok = kt_run (config, &hooks, stop, &totals, error);
+  kt_notify_stopping (notify);
   kt_log_status_done ();
   if (ok && config->exit_when_idle && !*stop)
     report_done (config, &totals, started);
-  g_hash_table_unref (backfill.topics);
+  g_hash_table_unref (service.topics);
   return ok;
 }
 

@@ -312,8 +312,8 @@ parse (int argc, char **argv, GError **error)
       "Print one JSON document instead of a table", NULL },
     { "group", 'g', 0, G_OPTION_ARG_STRING, &raw.group,
       "Also show which member of this consumer group owns each partition", "NAME" },
-    { "startup-timeout", 0, 0, G_OPTION_ARG_DOUBLE, &raw.startup_timeout,
-      "Seconds to wait for Kafka and MySQL (default 20)", "SECONDS" },
+    { "startup-timeout", 0, 0, G_OPTION_ARG_STRING, &raw.startup_timeout,
+      "How long to wait for Kafka and MySQL (default 20s)", "DURATION" },
     KT_COMMON_ENTRIES (raw),
     G_OPTION_ENTRY_NULL
   };

@@ -51,6 +51,9 @@ static const Key keys[] = {
   { "batch", "offsets", "run" },
   { "batch", "audit-keep", "run" },
   { "http", "http", "run" },
+  { "http", "health-max-lag", "run" },
+  { "http", "health-max-commit-age", "run" },
+  { "http", "health-max-stall", "run" },
   { "batch", "startup-timeout", RUN_REPLAY_STATUS " " MANAGE },
   { "batch", "exit-when-idle", "run" },
   { "batch", "share-table", "run" },
@@ -59,6 +62,8 @@ static const Key keys[] = {
   { "parse", "time-format", "run replay" },
   { "parse", "levels", "run replay" },
   { "parse", "bucket", "run replay" },
+  { "log", "verbose", RUN_REPLAY_STATUS " " MANAGE },
+  { "log", "quiet", RUN_REPLAY_STATUS " " MANAGE },
   { "parse", "by", "run replay" },
   { "parse", "sum", "run replay" },
   { "parse", "max-keys", "run replay" },
@@ -66,6 +71,18 @@ static const Key keys[] = {
 };
 
 static const char *const sections[] = { "kafka", "mysql", "batch", "parse", "http", "log",
+                                        NULL };
+
+/* The short names of the options a file's key may give (GOption's
+ * tables, cmd-*.c): the command line gives them this way too. */
+static const struct { const char *key; char letter; } letters[] = {
+  { "brokers", 'b' }, { "topic", 't' }, { "group", 'g' }, { "partitions", 'p' },
+  { "job", 'j' }, { "mode", 'm' }, { "kind", 'k' }, { "workers", 'w' },
+  { "interval", 'i' }, { "max-per-partition", 'n' }, { "verbose", 'v' }, { "quiet", 'q' },
+};
+
+/* The keys that are switches: true gives the flag, false leaves it off. */
+static const char *const switches[] = { "exit-when-idle", "share-table", "verbose", "quiet",
                                         NULL };
 
 /* The 1-based line of @key in [@section] of @text, or 0. */
@@ -114,12 +131,6 @@ takes (const Key *k, const char *command)
   return g_strv_contains ((const char *const *) commands, command);
 }
 
-static void
-add (GPtrArray *words, const char *flag, const char *value)
-{
-  g_ptr_array_add (words, g_strdup_printf ("--%s=%s", flag, value));
-}
-
 /* [mysql] host/port/... into a URI, unless [mysql] uri is there. The user
  * and database are escaped as URI parts; the CLI checks them again. */
 static char *
@@ -151,15 +162,244 @@ compose_uri (GKeyFile *file)
                           database != NULL ? database : "", query->str);
 }
 
+/* A key given twice (GKeyFile would keep the last one in silence, so an
+ * edit below an old line would be lost, or the old line win after a
+ * reorder): an error naming both lines. Also across two [same] headers. */
+static gboolean
+check_duplicates (const char *path, const char *text, GError **error)
+{
+  g_auto(GStrv) lines = g_strsplit (text, "\n", -1);
+  g_autoptr(GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_autofree char *section = g_strdup ("");
+
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      const char *l = lines[i];
+      const char *eq;
+      char *id;
+      gpointer first;
+
+      while (*l == ' ' || *l == '\t')
+        l++;
+      if (*l == '\0' || *l == '#')
+        continue;
+      if (*l == '[')
+        {
+          g_free (section);
+          section = g_strndup (l + 1, strcspn (l + 1, "]"));
+          continue;
+        }
+      eq = strchr (l, '=');
+      if (eq == NULL)
+        continue;  /* GKeyFile has refused the file already */
+      id = g_strdup_printf ("%s\n%.*s", section, (int) (eq - l), l);
+      g_strchomp (id);
+      if (g_hash_table_lookup_extended (seen, id, NULL, &first))
+        {
+          g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                       "--config: %s:%u: [%s] %s given twice (first on line %u): "
+                       "delete one", path, i + 1, section, strchr (id, '\n') + 1,
+                       GPOINTER_TO_UINT (first));
+          g_free (id);
+          return FALSE;
+        }
+      g_hash_table_insert (seen, id, GUINT_TO_POINTER (i + 1));
+    }
+  return TRUE;
+}
+
+/* @value with every ${NAME} replaced by the environment's NAME, and $${
+ * by a literal ${ (a pattern may need one). NULL with @error (naming
+ * nothing yet) when a name is unset or malformed. */
+static char *
+interpolate (const char *value, GError **error)
+{
+  g_autoptr(GString) out = g_string_new (NULL);
+  const char *p = value;
+
+  while (*p != '\0')
+    {
+      const char *name, *close, *env;
+      g_autofree char *key = NULL;
+
+      if (g_str_has_prefix (p, "$${"))
+        {
+          g_string_append (out, "${");
+          p += 3;
+          continue;
+        }
+      if (!g_str_has_prefix (p, "${"))
+        {
+          g_string_append_c (out, *p++);
+          continue;
+        }
+      name = p + 2;
+      close = strchr (name, '}');
+      key = close != NULL ? g_strndup (name, (gsize) (close - name)) : NULL;
+      if (key == NULL || (!g_ascii_isalpha (*key) && *key != '_')
+          || key[strspn (key, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                               "0123456789_")] != '\0')
+        {
+          g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                       "'%.*s' is not ${NAME} (letters, digits, _; write $${ for a "
+                       "literal ${)", close != NULL ? (int) (close - p + 1) : (int) strlen (p), p);
+          return NULL;
+        }
+      env = g_getenv (key);
+      if (env == NULL)
+        {
+          g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                       "${%s}: %s is not set in the environment", key, key);
+          return NULL;
+        }
+      g_string_append (out, env);
+      p = close + 1;
+    }
+  return g_string_free (g_steal_pointer (&out), FALSE);
+}
+
+/* Every value of @file with its ${NAME}s replaced (set back, so that the
+ * readers below see the result, escapes and all). */
+static gboolean
+interpolate_all (GKeyFile *file, const char *path, const char *text, GError **error)
+{
+  g_auto(GStrv) groups = g_key_file_get_groups (file, NULL);
+
+  for (char **g = groups; *g != NULL; g++)
+    {
+      g_auto(GStrv) names = g_key_file_get_keys (file, *g, NULL, NULL);
+
+      for (char **k = names; names != NULL && *k != NULL; k++)
+        {
+          g_autofree char *value = g_key_file_get_string (file, *g, *k, NULL);
+          g_autofree char *done = NULL;
+          g_autoptr(GError) local = NULL;
+
+          if (value == NULL || strchr (value, '$') == NULL)
+            continue;
+          done = interpolate (value, &local);
+          if (done == NULL)
+            {
+              g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--config: %s:%u: [%s] %s: %s",
+                           path, line_of (text, *g, *k), *g, *k, local->message);
+              return FALSE;
+            }
+          g_key_file_set_string (file, *g, *k, done);
+        }
+    }
+  return TRUE;
+}
+
+/* Adds the option words for one value, remembering its line. */
+static void
+add_at (GPtrArray *words, GArray *lines, guint line, char *word)
+{
+  g_ptr_array_add (words, word);
+  if (lines != NULL)
+    g_array_append_val (lines, line);
+}
+
+/* A config file being turned into option words. */
+typedef struct
+{
+  const char *path;
+  const char *text;
+  GKeyFile   *file;
+  const char *command;
+  GPtrArray  *words;
+  GArray     *lines;
+} Reading;
+
+/* A key of [kafka] that is no option of ours: a librdkafka property,
+ * judged like -X (kprops.c), here already so that the error names the
+ * line. */
+static gboolean
+kafka_property_words (Reading *r, const char *key, const char *value, guint line,
+                      GError **error)
+{
+  g_autoptr(GError) local = NULL;
+
+  if (!kt_kprops_check_pair (key, value, &local))
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--config: %s:%u: [kafka] %s",
+                   r->path, line, local->message);
+      return FALSE;
+    }
+  add_at (r->words, r->lines, line, g_strdup ("-X"));
+  add_at (r->words, r->lines, line, g_strdup_printf ("%s=%s", key, value));
+  return TRUE;
+}
+
+/* The option words of "[@group] @key". */
+static gboolean
+key_words (Reading *r, const char *group, const char *key, GError **error)
+{
+  const Key *known = find_key (group, key);
+  g_autofree char *value = g_key_file_get_string (r->file, group, key, NULL);
+  guint line = line_of (r->text, group, key);
+  g_autoptr(GError) local = NULL;
+  gboolean on;
+
+  if (known == NULL && g_str_equal (group, "kafka"))
+    return kafka_property_words (r, key, value != NULL ? value : "", line, error);
+  if (known == NULL)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "--config: %s:%u: unknown key '%s' in [%s]", r->path, line, key, group);
+      return FALSE;
+    }
+  if (!takes (known, r->command) || g_str_equal (group, "mysql"))
+    return TRUE;  /* another command's, or part of the URI (mysql_words) */
+  if (!g_strv_contains (switches, key))
+    {
+      add_at (r->words, r->lines, line,
+              g_strdup_printf ("--%s=%s", key, value != NULL ? value : ""));
+      return TRUE;
+    }
+  on = g_key_file_get_boolean (r->file, group, key, &local);
+  if (local != NULL)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "--config: %s:%u: %s: expected true or false", r->path, line, key);
+      return FALSE;
+    }
+  if (on)
+    add_at (r->words, r->lines, line, g_strdup_printf ("--%s", key));
+  return TRUE;
+}
+
+/* --db is made of the whole [mysql] section: an error in it names the
+ * section's line (or uri's); then its files. */
+static void
+mysql_words (Reading *r)
+{
+  g_autofree char *uri = g_key_file_get_string (r->file, "mysql", "uri", NULL);
+
+  if (uri != NULL)
+    add_at (r->words, r->lines, line_of (r->text, "mysql", "uri"),
+            g_strdup_printf ("--db=%s", uri));
+  else if ((uri = compose_uri (r->file)) != NULL)
+    add_at (r->words, r->lines, line_of (r->text, "mysql", NULL),
+            g_strdup_printf ("--db=%s", uri));
+  for (const char *const *k = (const char *const[]) { "password-file", "defaults-file", NULL };
+       *k != NULL; k++)
+    {
+      g_autofree char *v = g_key_file_get_string (r->file, "mysql", *k, NULL);
+      if (v != NULL)
+        add_at (r->words, r->lines, line_of (r->text, "mysql", *k),
+                g_strdup_printf ("--db-%s=%s", *k, v));
+    }
+}
+
 gboolean
 kt_config_file_words (const char *path, const char *command, GPtrArray *words,
-                      GError **error)
+                      GArray *lines, GError **error)
 {
   g_autoptr(GKeyFile) file = g_key_file_new ();
   g_autoptr(GError) local = NULL;
   g_autofree char *text = NULL;
   g_auto(GStrv) groups = NULL;
-  g_autofree char *uri = NULL;
+  Reading r = { path, NULL, file, command, words, lines };
 
   if (!g_file_get_contents (path, &text, NULL, &local)
       || !g_key_file_load_from_data (file, text, (gsize) -1, G_KEY_FILE_NONE, &local))
@@ -167,6 +407,9 @@ kt_config_file_words (const char *path, const char *command, GPtrArray *words,
       g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--config: %s: %s", path, local->message);
       return FALSE;
     }
+  if (!check_duplicates (path, text, error) || !interpolate_all (file, path, text, error))
+    return FALSE;
+  r.text = text;
 
   groups = g_key_file_get_groups (file, NULL);
   for (char **g = groups; *g != NULL; g++)
@@ -182,68 +425,92 @@ kt_config_file_words (const char *path, const char *command, GPtrArray *words,
         }
       names = g_key_file_get_keys (file, *g, NULL, NULL);
       for (char **k = names; *k != NULL; k++)
-        {
-          const Key *known = find_key (*g, *k);
-          g_autofree char *value = g_key_file_get_string (file, *g, *k, NULL);
-
-          if (known == NULL && g_str_equal (*g, "kafka"))
-            {
-              /* A librdkafka property: judged like -X (kprops.c), here
-               * already so that the error names the line. */
-              if (!kt_kprops_check_pair (*k, value != NULL ? value : "", &local))
-                {
-                  g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--config: %s:%u: [kafka] %s",
-                               path, line_of (text, *g, *k), local->message);
-                  return FALSE;
-                }
-              g_ptr_array_add (words, g_strdup ("-X"));
-              g_ptr_array_add (words, g_strdup_printf ("%s=%s", *k, value != NULL ? value : ""));
-              continue;
-            }
-          if (known == NULL)
-            {
-              g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
-                           "--config: %s:%u: unknown key '%s' in [%s]", path,
-                           line_of (text, *g, *k), *k, *g);
-              return FALSE;
-            }
-          if (!takes (known, command) || g_str_equal (*g, "mysql"))
-            continue;  /* another command's, or part of the URI (below) */
-          if (g_str_equal (*k, "exit-when-idle") || g_str_equal (*k, "share-table"))
-            {
-              /* A switch: true gives the flag, false leaves it off. */
-              gboolean on = g_key_file_get_boolean (file, *g, *k, &local);
-              if (local != NULL)
-                {
-                  g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
-                               "--config: %s:%u: %s: expected true or false",
-                               path, line_of (text, *g, *k), *k);
-                  return FALSE;
-                }
-              if (on)
-                g_ptr_array_add (words, g_strdup_printf ("--%s", *k));
-              continue;
-            }
-          add (words, *k, value != NULL ? value : "");
-        }
+        if (!key_words (&r, *g, *k, error))
+          return FALSE;
     }
-
-  uri = g_key_file_get_string (file, "mysql", "uri", NULL);
-  if (uri == NULL)
-    uri = compose_uri (file);
-  if (uri != NULL)
-    add (words, "db", uri);
-  for (const char *const *k = (const char *const[]) { "password-file", "defaults-file", NULL };
-       *k != NULL; k++)
-    {
-      g_autofree char *v = g_key_file_get_string (file, "mysql", *k, NULL);
-      if (v != NULL)
-        {
-          g_autofree char *flag = g_strdup_printf ("db-%s", *k);
-          add (words, flag, v);
-        }
-    }
+  mysql_words (&r);
   return TRUE;
+}
+
+/* The option an error message is about: the first "--flag" in it (our
+ * messages start with it; GOption's end with "for --flag"), or NULL. */
+static char *
+flag_of (const char *message)
+{
+  for (const char *p = message; (p = strstr (p, "--")) != NULL; p += 2)
+    if (p == message || p[-1] == ' ' || p[-1] == '\'')
+      {
+        gsize n = strspn (p + 2, "abcdefghijklmnopqrstuvwxyz-");
+        if (n > 0)
+          return g_strndup (p + 2, n);
+      }
+  return NULL;
+}
+
+/* Whether @word (a command-line word) gives option @flag, whose short
+ * name is @letter (0: none): --flag, --flag=..., or -x in a cluster. */
+static gboolean
+gives (const char *word, const char *flag, char letter)
+{
+  gsize n = strlen (flag);
+
+  if (g_str_has_prefix (word, "--"))
+    return strncmp (word + 2, flag, n) == 0 && (word[2 + n] == '\0' || word[2 + n] == '=');
+  return letter != 0 && word[0] == '-' && strchr (word + 1, letter) != NULL;
+}
+
+/* The value @message quotes ('...' or GOption's “...”), or NULL. */
+static char *
+quoted_of (const char *message)
+{
+  static const char *const quotes[][2] = { { "\xe2\x80\x9c", "\xe2\x80\x9d" }, { "'", "'" } };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (quotes); i++)
+    {
+      const char *open = strstr (message, quotes[i][0]), *close;
+
+      if (open == NULL)
+        continue;
+      open += strlen (quotes[i][0]);
+      close = g_strrstr (open, quotes[i][1]);
+      if (close != NULL)
+        return g_strndup (open, (gsize) (close - open));
+    }
+  return NULL;
+}
+
+char *
+kt_config_file_blame (const char *path, const char *message, GPtrArray *words,
+                      GArray *lines, char **given)
+{
+  g_autofree char *flag = flag_of (message);
+  g_autofree char *quoted = quoted_of (message);
+  g_autofree char *word = NULL;
+  char letter = 0;
+  guint line = 0;
+
+  if (flag == NULL)
+    return NULL;
+  for (gsize i = 0; i < G_N_ELEMENTS (letters); i++)
+    if (g_str_equal (letters[i].key, flag))
+      letter = letters[i].letter;
+  /* The file's value the message quotes (GOption stops at the first bad
+   * value, the file's too when the command line gives another), else the
+   * file's last word for the flag, unless the command line gives it: it
+   * wins, so the value in error is its own. */
+  word = g_strdup_printf ("--%s=%s", flag, quoted != NULL ? quoted : "");
+  for (guint i = 0; quoted != NULL && i < words->len; i++)
+    if (g_str_equal (words->pdata[i], word))
+      line = g_array_index (lines, guint, i);
+  if (line > 0)
+    return g_strdup_printf ("%s:%u", path, line);
+  for (char **w = given; *w != NULL; w++)
+    if (gives (*w, flag, letter))
+      return NULL;
+  for (guint i = 0; i < words->len; i++)
+    if (gives (words->pdata[i], flag, 0))
+      line = g_array_index (lines, guint, i);
+  return line > 0 ? g_strdup_printf ("%s:%u", path, line) : NULL;
 }
 
 const char *

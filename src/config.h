@@ -9,11 +9,20 @@
 #include <glib.h>
 
 /* Appends to @words the options that @path gives for @command ("run",
- * "replay", "status"). An unknown section or key is an error naming the
- * file, its line and the key (KT_ERROR_USAGE); so is a file that cannot be
- * read or parsed. */
+ * "replay", "status"), and to @lines (guint, may be NULL) the line each
+ * word comes from. Values may name the environment: ${NAME} is NAME's
+ * value, $${ a literal ${. An unknown section or key, a key given twice,
+ * an unset ${NAME}, a file that cannot be read or parsed: KT_ERROR_USAGE
+ * naming the file and the line. */
 gboolean kt_config_file_words (const char *path, const char *command,
-                               GPtrArray *words, GError **error);
+                               GPtrArray *words, GArray *lines, GError **error);
+
+/* When @message (a failed parse's) is about an option whose value came
+ * from @words (and @lines, as kt_config_file_words() gave them) and not
+ * from @given (the command line's words, NULL-terminated, which win):
+ * "PATH:LINE", for the message's front. Else NULL. */
+char    *kt_config_file_blame (const char *path, const char *message, GPtrArray *words,
+                               GArray *lines, char **given);
 
 /* Moves "--config FILE" / "--config=FILE" out of @argv (NULL-terminated,
  * the strings stay owned by the caller) and returns FILE, or NULL. */

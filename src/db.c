@@ -2,9 +2,14 @@
 #include "db.h"
 
 #include <errmsg.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <mysqld_error.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "autocleanups.h"
+#include "log.h"
 #include "schema.h"
 
 /* Every session ktally opens: a value that does not fit is an error, never
@@ -20,6 +25,7 @@ kt_db_config_clear (KtDbConfig *db)
   g_clear_pointer (&db->host, g_free);
   g_clear_pointer (&db->user, g_free);
   g_clear_pointer (&db->password, g_free);
+  g_clear_pointer (&db->password_file, g_free);
   g_clear_pointer (&db->database, g_free);
   g_clear_pointer (&db->socket, g_free);
   g_clear_pointer (&db->defaults_file, g_free);
@@ -38,6 +44,7 @@ kt_db_config_copy (KtDbConfig *to, const KtDbConfig *from)
     .port = from->port,
     .user = g_strdup (from->user),
     .password = g_strdup (from->password),
+    .password_file = g_strdup (from->password_file),
     .database = g_strdup (from->database),
     .socket = g_strdup (from->socket),
     .defaults_file = g_strdup (from->defaults_file),
@@ -46,6 +53,135 @@ kt_db_config_copy (KtDbConfig *to, const KtDbConfig *from)
     .ssl_cert = g_strdup (from->ssl_cert),
     .ssl_key = g_strdup (from->ssl_key),
   };
+}
+
+char *
+kt_db_password_file_read (const char *path, GError **error)
+{
+  char buf[4096];
+  gsize len = 0, line;
+  struct stat st;
+  int read_errno = 0;
+  char *password = NULL;
+  int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+  if (fd < 0 || fstat (fd, &st) != 0)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--db-password-file: cannot read '%s': %s",
+                   path, g_strerror (errno));
+      if (fd >= 0)
+        close (fd);
+      return NULL;
+    }
+  if (st.st_mode & (S_IRGRP | S_IWGRP | S_IROTH | S_IWOTH))
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "--db-password-file: '%s' is readable or writable by group or others "
+                   "(mode %04o): make it 0600 or 0400, owned by the user ktally runs as",
+                   path, (unsigned int) (st.st_mode & 07777));
+      close (fd);
+      return NULL;
+    }
+  /* Up to the first newline, or the end; the rest of the file is not read. */
+  while (len < sizeof buf - 1 && memchr (buf, '\n', len) == NULL)
+    {
+      ssize_t n = read (fd, buf + len, sizeof buf - 1 - len);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        {
+          read_errno = n < 0 ? errno : 0;
+          break;
+        }
+      len += (gsize) n;
+    }
+  close (fd);
+  buf[len] = '\0';
+  line = strcspn (buf, "\r\n");
+  if (read_errno != 0)
+    g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--db-password-file: cannot read '%s': %s",
+                 path, g_strerror (read_errno));
+  else if (line == sizeof buf - 1)
+    g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--db-password-file: the first line of "
+                 "'%s' is longer than %zu bytes", path, sizeof buf - 2);
+  else if (line == 0)
+    g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--db-password-file: the first line of "
+                 "'%s' is empty: no password", path);
+  else
+    password = g_strndup (buf, line);
+  memset (buf, 0, sizeof buf);
+  return password;
+}
+
+/* Where the password of the mysql:// URI at @uri stands: [*@from,
+ * *@from + *@len) of @uri. A URI GUri parses, with a host free of '@',
+ * has it exactly (between the user's ':' and the '@', whatever its
+ * query holds); any other is not trusted to be well-formed: from the
+ * first ':' to the last '@'. @narrow: the span up to the first '@' only
+ * (what a reader would take for the password), for messages. */
+static gboolean
+password_span (const char *uri, gboolean narrow, gsize *from, gsize *len)
+{
+  const char *colon = strchr (uri + strlen ("mysql://"), ':');
+  const char *at;
+  g_autofree char *password = NULL, *host = NULL;
+
+  if (colon == NULL)
+    return FALSE;
+  if (g_uri_split_with_user (uri, G_URI_FLAGS_HAS_PASSWORD | G_URI_FLAGS_ENCODED, NULL, NULL,
+                             &password, NULL, &host, NULL, NULL, NULL, NULL, NULL)
+      && (host == NULL || strchr (host, '@') == NULL))
+    {
+      if (password == NULL)
+        return FALSE;
+      narrow = TRUE;
+    }
+  at = narrow ? strchr (colon, '@') : strrchr (colon, '@');
+  if (at == NULL)
+    return FALSE;
+  *from = (gsize) (colon + 1 - uri);
+  *len = (gsize) (at - colon - 1);
+  return TRUE;
+}
+
+void
+kt_db_uri_scrub (char *s)
+{
+  for (char *uri = strstr (s, "mysql://"); uri != NULL; uri = strstr (uri, "mysql://"))
+    {
+      gsize from, len;
+
+      if (!password_span (uri, FALSE, &from, &len))
+        {
+          uri += strlen ("mysql://");
+          continue;
+        }
+      memset (uri + from, 'x', len);
+      uri += from + len;
+    }
+}
+
+char **
+kt_db_uri_secrets (const char *word)
+{
+  g_autoptr(GPtrArray) out = g_ptr_array_new ();
+
+  for (const char *uri = strstr (word, "mysql://"); uri != NULL;
+       uri = strstr (uri + strlen ("mysql://"), "mysql://"))
+    for (int narrow = 0; narrow < 2; narrow++)
+      {
+        gsize from, len;
+
+        /* Longest first: blanking it leaves nothing of the shorter one. */
+        if (password_span (uri, narrow, &from, &len) && len > 0
+            && (narrow == 0 || out->len == 0
+                || strlen (out->pdata[out->len - 1]) != len
+                || strncmp (out->pdata[out->len - 1], uri + from, len) != 0))
+          g_ptr_array_add (out, g_strndup (uri + from, len));
+      }
+  g_ptr_array_add (out, NULL);
+  return (char **) g_ptr_array_free (g_steal_pointer (&out), FALSE);
 }
 
 char *
@@ -75,109 +211,136 @@ parse_enum (const char *flag, const char *value, const char *const *names,
   return FALSE;
 }
 
-gboolean
-kt_db_uri_parse (const char *uri, KtDbConfig *db, GError **error)
+/* The parts of --db a database needs, each checked with its own message:
+ * the scheme, one '@' before the host, a user, a database name. */
+static GUri *
+uri_checked (const char *uri, GError **error)
 {
   g_autoptr(GUri) parsed = NULL;
-  g_autoptr(GError) local = NULL;
-  const char *path, *query;
+  const char *path;
 
-  memset (db, 0, sizeof *db);
   /* GLib's message would quote the URI, password included: use our own. */
-  parsed = g_uri_parse (uri, G_URI_FLAGS_HAS_PASSWORD, &local);
+  parsed = g_uri_parse (uri, G_URI_FLAGS_HAS_PASSWORD, NULL);
   if (parsed == NULL || g_strcmp0 (g_uri_get_scheme (parsed), "mysql") != 0)
     {
       g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
                            "--db: expected mysql://USER[:PASSWORD]@HOST[:PORT]/DATABASE");
-      return FALSE;
+      return NULL;
+    }
+  /* GUri ends the user's part at the first '@': "kt:p@ss@h" would be the
+   * password "p" on the host "ss@h", which messages then show. */
+  if (g_uri_get_host (parsed) != NULL && strchr (g_uri_get_host (parsed), '@') != NULL)
+    {
+      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
+                           "--db: more than one '@' before the host: percent-encode an '@' "
+                           "in the user or password as %40");
+      return NULL;
     }
   if (g_uri_get_user (parsed) == NULL || *g_uri_get_user (parsed) == '\0')
     {
       g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
                            "--db: no user name (mysql://USER@HOST/DATABASE)");
-      return FALSE;
+      return NULL;
     }
   path = g_uri_get_path (parsed);
   if (path == NULL || path[0] != '/' || path[1] == '\0')
     {
       g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
                            "--db: no database name (mysql://USER@HOST/DATABASE)");
-      return FALSE;
+      return NULL;
     }
   if (!kt_is_identifier (path + 1))
     {
       g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
                    "--db: database name '%s' is not a plain identifier "
                    "([A-Za-z0-9_], at most 64 characters)", path + 1);
+      return NULL;
+    }
+  return g_steal_pointer (&parsed);
+}
+
+/* One ?key=value of --db into @db. */
+static gboolean
+uri_param (const char *k, const char *v, KtDbConfig *db, GError **error)
+{
+  static const char *const ssl_modes[] = {
+    "preferred", "disabled", "required", "verify-ca", "verify-identity", NULL
+  };
+  char **path = g_str_equal (k, "socket") ? &db->socket
+                : g_str_equal (k, "ssl-ca") ? &db->ssl_ca
+                : g_str_equal (k, "ssl-cert") ? &db->ssl_cert
+                : g_str_equal (k, "ssl-key") ? &db->ssl_key : NULL;
+  int mode;
+
+  if (path != NULL && v[0] == '/')
+    {
+      *path = g_strdup (v);
+      return TRUE;
+    }
+  if (path != NULL)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--db: %s must be an absolute path", k);
       return FALSE;
     }
+  if (g_str_equal (k, "ssl-mode"))
+    {
+      if (!parse_enum ("--db: ssl-mode", v, ssl_modes, &mode, error))
+        return FALSE;
+      db->ssl_mode = mode;
+      return TRUE;
+    }
+  g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--db: unknown parameter '%s' (known: socket, "
+               "ssl-mode, ssl-ca, ssl-cert, ssl-key)", k);
+  return FALSE;
+}
 
+/* The query part of --db (may be NULL) into @db. */
+static gboolean
+uri_params (const char *query, KtDbConfig *db, GError **error)
+{
+  g_autoptr(GHashTable) params = NULL;
+  GHashTableIter iter;
+  gpointer key, value;
+
+  if (query == NULL)
+    return TRUE;
+  params = g_uri_parse_params (query, -1, "&", G_URI_PARAMS_NONE, NULL);
+  if (params == NULL)
+    {
+      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
+                           "--db: the query part is not key=value&...");
+      return FALSE;
+    }
+  g_hash_table_iter_init (&iter, params);
+  while (g_hash_table_iter_next (&iter, &key, &value))
+    if (!uri_param (key, value, db, error))
+      return FALSE;
+  if (db->ssl_ca != NULL && db->ssl_mode == KT_SSL_PREFERRED)
+    db->ssl_mode = KT_SSL_VERIFY_CA;  /* a CA given is a CA to check */
+  return TRUE;
+}
+
+gboolean
+kt_db_uri_parse (const char *uri, KtDbConfig *db, GError **error)
+{
+  g_autoptr(GUri) parsed = NULL;
+
+  memset (db, 0, sizeof *db);
+  parsed = uri_checked (uri, error);
+  if (parsed == NULL)
+    return FALSE;
   db->user = g_strdup (g_uri_get_user (parsed));
   db->password = g_strdup (g_uri_get_password (parsed));
   if (db->password == NULL && g_getenv ("MYSQL_PWD") != NULL)
     db->password = g_strdup (g_getenv ("MYSQL_PWD"));
-  db->database = g_strdup (path + 1);
+  db->database = g_strdup (g_uri_get_path (parsed) + 1);
   if (g_uri_get_host (parsed) != NULL && *g_uri_get_host (parsed) != '\0')
     db->host = g_strdup (g_uri_get_host (parsed));
   db->port = g_uri_get_port (parsed) > 0 ? (guint) g_uri_get_port (parsed) : 0;
-
-  query = g_uri_get_query (parsed);
-  if (query != NULL)
+  if (!uri_params (g_uri_get_query (parsed), db, error))
     {
-      g_autoptr(GHashTable) params = g_uri_parse_params (query, -1, "&",
-                                                         G_URI_PARAMS_NONE, NULL);
-      GHashTableIter iter;
-      gpointer key, value;
-
-      if (params == NULL)
-        {
-          g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
-                               "--db: the query part is not key=value&...");
-          kt_db_config_clear (db);
-          return FALSE;
-        }
-      g_hash_table_iter_init (&iter, params);
-      while (g_hash_table_iter_next (&iter, &key, &value))
-        {
-          static const char *const ssl_modes[] = {
-            "preferred", "disabled", "required", "verify-ca", "verify-identity", NULL
-          };
-          const char *k = key, *v = value;
-          char **path = g_str_equal (k, "socket") ? &db->socket
-                        : g_str_equal (k, "ssl-ca") ? &db->ssl_ca
-                        : g_str_equal (k, "ssl-cert") ? &db->ssl_cert
-                        : g_str_equal (k, "ssl-key") ? &db->ssl_key : NULL;
-          int mode;
-
-          if (path != NULL && v[0] == '/')
-            *path = g_strdup (v);
-          else if (path != NULL)
-            {
-              g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
-                           "--db: %s must be an absolute path", k);
-              kt_db_config_clear (db);
-              return FALSE;
-            }
-          else if (g_str_equal (k, "ssl-mode"))
-            {
-              if (!parse_enum ("--db: ssl-mode", v, ssl_modes, &mode, error))
-                {
-                  kt_db_config_clear (db);
-                  return FALSE;
-                }
-              db->ssl_mode = mode;
-            }
-          else
-            {
-              g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
-                           "--db: unknown parameter '%s' (known: socket, ssl-mode, "
-                           "ssl-ca, ssl-cert, ssl-key)", k);
-              kt_db_config_clear (db);
-              return FALSE;
-            }
-        }
-      if (db->ssl_ca != NULL && db->ssl_mode == KT_SSL_PREFERRED)
-        db->ssl_mode = KT_SSL_VERIFY_CA;  /* a CA given is a CA to check */
+      kt_db_config_clear (db);
+      return FALSE;
     }
   if (db->host == NULL && db->socket == NULL)
     {
@@ -230,6 +393,133 @@ kt_db_is_transient (unsigned int code)
     }
 }
 
+const char *const kt_db_grants[] = {
+  "SELECT", "INSERT", "UPDATE", "DELETE", "CREATE", "ALTER", "DROP", "CREATE VIEW",
+  "CREATE TEMPORARY TABLES", NULL
+};
+
+/* A grant's database pattern (LIKE: % and _, \ escapes) against @name. */
+static gboolean
+like (const char *pattern, const char *name)
+{
+  for (;; pattern++, name++)
+    {
+      if (*pattern == '%')
+        {
+          for (const char *n = name;; n++)
+            {
+              if (like (pattern + 1, n))
+                return TRUE;
+              if (*n == '\0')
+                return FALSE;
+            }
+        }
+      if (*pattern == '\\' && pattern[1] != '\0')
+        pattern++;
+      else if (*pattern == '_' && *name != '\0')
+        continue;
+      if (*pattern != *name)
+        return FALSE;
+      if (*pattern == '\0')
+        return TRUE;
+    }
+}
+
+/* `name` without its quotes (`` inside is one `); NULL if @text is not a
+ * quoted name followed by @tail. */
+static char *
+unquote (const char *text, const char *tail)
+{
+  g_autoptr(GString) out = g_string_new (NULL);
+  const char *p = text;
+
+  if (*p++ != '`')
+    return NULL;
+  for (; *p != '\0'; p++)
+    {
+      if (*p == '`' && p[1] == '`')
+        g_string_append_c (out, *p++);
+      else if (*p == '`')
+        break;
+      else
+        g_string_append_c (out, *p);
+    }
+  if (*p != '`' || !g_str_equal (p + 1, tail))
+    return NULL;
+  return g_string_free (g_steal_pointer (&out), FALSE);
+}
+
+char **
+kt_db_grants_missing_in (const char *const *lines, const char *database)
+{
+  g_autoptr(GHashTable) held = g_hash_table_new (g_str_hash, g_str_equal);
+  g_autoptr(GPtrArray) missing = g_ptr_array_new ();
+
+  for (const char *const *l = lines; *l != NULL; l++)
+    {
+      const char *on = strstr (*l, " ON "), *to;
+      g_autofree char *privs = NULL, *object = NULL, *db = NULL;
+      g_auto(GStrv) each = NULL;
+      gboolean all;
+
+      if (!g_str_has_prefix (*l, "GRANT ") || on == NULL
+          || (to = strstr (on + 4, " TO ")) == NULL)
+        continue;  /* a role granted, or not a grant */
+      privs = g_strndup (*l + 6, (gsize) (on - *l - 6));
+      object = g_strndup (on + 4, (gsize) (to - on - 4));
+      /* Global, or on a database (a pattern); tables, columns, routines
+       * do not make a database-wide privilege. */
+      if (!g_str_equal (object, "*.*")
+          && ((db = unquote (object, ".*")) == NULL || !like (db, database)))
+        continue;
+      all = g_str_has_prefix (privs, "ALL");
+      each = g_strsplit (privs, ", ", -1);
+      for (char **p = each; *p != NULL; p++)
+        if (strchr (*p, '(') == NULL)
+          g_hash_table_add (held, g_strdup (*p));
+      if (all)
+        g_hash_table_add (held, g_strdup ("ALL"));
+    }
+  for (const char *const *g = kt_db_grants; *g != NULL; g++)
+    if (!g_hash_table_contains (held, "ALL") && !g_hash_table_contains (held, *g))
+      g_ptr_array_add (missing, g_strdup (*g));
+  /* The set's keys were copies: free them. */
+  {
+    GHashTableIter iter;
+    gpointer key;
+
+    g_hash_table_iter_init (&iter, held);
+    while (g_hash_table_iter_next (&iter, &key, NULL))
+      g_free (key);
+  }
+  g_ptr_array_add (missing, NULL);
+  return (char **) g_ptr_array_free (g_steal_pointer (&missing), FALSE);
+}
+
+/* Whether @code says the user lacks a privilege (not a wrong password). */
+static gboolean
+is_grant_error (unsigned int code)
+{
+  return code == ER_DBACCESS_DENIED_ERROR || code == ER_TABLEACCESS_DENIED_ERROR
+         || code == ER_COLUMNACCESS_DENIED_ERROR || code == ER_SPECIFIC_ACCESS_DENIED_ERROR;
+}
+
+/* The connection's error, and after a missing privilege ("CREATE command
+ * denied to user ..."), the grants ktally needs: the server names one
+ * privilege at a time, a user fixing them one by one would go round and
+ * round. New string. */
+static char *
+error_text (MYSQL *conn)
+{
+  g_autofree char *grants = NULL;
+
+  if (!is_grant_error (mysql_errno (conn)))
+    return g_strdup (mysql_error (conn));
+  grants = g_strjoinv (", ", (char **) kt_db_grants);
+  return g_strdup_printf ("%s (ktally needs GRANT %s ON its database; `ktally config "
+                          "--check --connect` lists what is missing)", mysql_error (conn), grants);
+}
+
 KtErrorCode
 kt_db_error_code (MYSQL *conn)
 {
@@ -240,12 +530,15 @@ kt_db_error_code (MYSQL *conn)
   return kt_db_is_transient (code) ? KT_ERROR_TRANSIENT : KT_ERROR_FATAL;
 }
 
-MYSQL *
-kt_db_open (const KtDbConfig *db, const char *description, unsigned int connect_timeout,
-            unsigned int io_timeout, GError **error)
+/* One attempt of kt_db_open(); *@code: the client's error number. */
+static MYSQL *
+open_once (const KtDbConfig *db, const char *description, unsigned int connect_timeout,
+           unsigned int io_timeout, unsigned int *code, GError **error)
 {
   g_autoptr(MYSQL) conn = mysql_init (NULL);
   my_bool off = 0;
+
+  *code = 0;
 
   if (conn == NULL)
     {
@@ -284,10 +577,12 @@ kt_db_open (const KtDbConfig *db, const char *description, unsigned int connect_
   if (mysql_real_connect (conn, db->host, db->user, db->password, db->database, db->port,
                           db->socket, 0) == NULL)
     {
-      unsigned int code = mysql_errno (conn);
+      g_autofree char *why = error_text (conn);
+
+      *code = mysql_errno (conn);
       g_set_error (error, KT_ERROR,
-                   kt_db_is_transient (code) ? KT_ERROR_TRANSIENT : KT_ERROR_FATAL,
-                   "cannot connect to MySQL at %s: %s", description, mysql_error (conn));
+                   kt_db_is_transient (*code) ? KT_ERROR_TRANSIENT : KT_ERROR_FATAL,
+                   "cannot connect to MySQL at %s: %s", description, why);
       return NULL;
     }
   /* Whatever the client library did with ssl-mode: not encrypted, not used. */
@@ -313,14 +608,70 @@ kt_db_open (const KtDbConfig *db, const char *description, unsigned int connect_
   return g_steal_pointer (&conn);
 }
 
+/* A rotation found by a refused connection: said once, with its fields. */
+static void
+reread_logged (const char *description, const char *file)
+{
+  g_autoptr(KtLogEvent) e = kt_log_event_new ("password-reread");
+
+  kt_log_event_string (e, "database", description);
+  kt_log_event_string (e, "file", file);
+  kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "MySQL at %s refused the password; %s holds "
+                     "a new one: connecting with it", description, file);
+}
+
+MYSQL *
+kt_db_open (KtDbConfig *db, const char *description, unsigned int connect_timeout,
+            unsigned int io_timeout, GError **error)
+{
+  g_autoptr(GError) local = NULL;
+  g_autoptr(GError) reread = NULL;
+  g_autofree char *fresh = NULL;
+  unsigned int code;
+  MYSQL *conn = open_once (db, description, connect_timeout, io_timeout, &code, &local);
+
+  if (conn != NULL)
+    return conn;
+  if (code != ER_ACCESS_DENIED_ERROR || db->password_file == NULL)
+    {
+      g_propagate_error (error, g_steal_pointer (&local));
+      return NULL;
+    }
+  /* Refused: perhaps the password was rotated under us. The file is read
+   * once more (an option file, --db-defaults-file, is read by the client
+   * library at every connection anyway); only a new password is tried. */
+  fresh = kt_db_password_file_read (db->password_file, &reread);
+  if (fresh == NULL || g_strcmp0 (fresh, db->password) == 0)
+    {
+      if (fresh == NULL)
+        g_set_error (error, KT_ERROR, local->code, "%s (and reading the password file "
+                     "again: %s)", local->message, reread->message);
+      else
+        g_set_error (error, KT_ERROR, local->code, "%s (read again, %s holds the same "
+                     "password)", local->message, db->password_file);
+      if (fresh != NULL)
+        memset (fresh, 0, strlen (fresh));
+      return NULL;
+    }
+  reread_logged (description, db->password_file);
+  if (db->password != NULL)
+    memset (db->password, 0, strlen (db->password));
+  g_free (db->password);
+  db->password = g_steal_pointer (&fresh);
+  return open_once (db, description, connect_timeout, io_timeout, &code, error);
+}
+
 gboolean
 kt_db_exec (MYSQL *conn, const char *description, const char *sql, const char *doing,
             GError **error)
 {
+  g_autofree char *why = NULL;
+
   if (mysql_real_query (conn, sql, strlen (sql)) == 0)
     return TRUE;
+  why = error_text (conn);
   g_set_error (error, KT_ERROR, kt_db_error_code (conn), "%s on %s: %s", doing,
-               description, mysql_error (conn));
+               description, why);
   return FALSE;
 }
 
@@ -334,8 +685,11 @@ kt_db_select (MYSQL *conn, const char *description, const char *sql, const char 
     return NULL;
   res = mysql_store_result (conn);
   if (res == NULL)
-    g_set_error (error, KT_ERROR, kt_db_error_code (conn), "%s on %s: %s", doing,
-                 description, mysql_error (conn));
+    {
+      g_autofree char *why = error_text (conn);
+      g_set_error (error, KT_ERROR, kt_db_error_code (conn), "%s on %s: %s", doing,
+                   description, why);
+    }
   return res;
 }
 
@@ -408,6 +762,19 @@ kt_db_config (KtDb *self)
   return &self->config;
 }
 
+void
+kt_db_set_credentials (KtDb *self, const KtDbConfig *from)
+{
+  if (self->config.password != NULL)
+    memset (self->config.password, 0, strlen (self->config.password));
+  g_free (self->config.password);
+  g_free (self->config.password_file);
+  g_free (self->config.defaults_file);
+  self->config.password = g_strdup (from->password);
+  self->config.password_file = g_strdup (from->password_file);
+  self->config.defaults_file = g_strdup (from->defaults_file);
+}
+
 MYSQL *
 kt_db_connection (KtDb *self)
 {
@@ -423,9 +790,9 @@ static void
 set_error (KtDb *self, GError **error, const char *doing)
 {
   KtErrorCode code = kt_db_error_code (self->conn);
+  g_autofree char *why = error_text (self->conn);
 
-  g_set_error (error, KT_ERROR, code, "%s on %s: %s", doing, self->name,
-               mysql_error (self->conn));
+  g_set_error (error, KT_ERROR, code, "%s on %s: %s", doing, self->name, why);
   if (code == KT_ERROR_TRANSIENT)
     g_clear_pointer (&self->conn, mysql_close);
 }
@@ -576,4 +943,23 @@ MYSQL *
 kt_db_open_long (KtDb *self, GError **error)
 {
   return kt_db_open (&self->config, self->name, 5, LONG_IO_S, error);
+}
+
+char **
+kt_db_grants_missing (KtDb *self, GError **error)
+{
+  g_autoptr(MYSQL_RES) res = NULL;
+  g_autoptr(GPtrArray) lines = g_ptr_array_new_with_free_func (g_free);
+  MYSQL_ROW row;
+
+  if (!kt_db_connect (self, error))
+    return NULL;
+  res = kt_db_rows (self, "SHOW GRANTS", "cannot read the grants", error);
+  if (res == NULL)
+    return NULL;
+  while ((row = mysql_fetch_row (res)) != NULL)
+    if (row[0] != NULL)
+      g_ptr_array_add (lines, g_strdup (row[0]));
+  g_ptr_array_add (lines, NULL);
+  return kt_db_grants_missing_in ((const char *const *) lines->pdata, self->config.database);
 }

@@ -18,6 +18,8 @@ typedef struct
   guint  port;      /* 0: the client library's default */
   char  *user;
   char  *password;  /* NULL: none (MYSQL_PWD is read by the CLI) */
+  char  *password_file;  /* where the password came from (read again after
+                          * Access denied: a rotation), or NULL */
   char  *database;
   char  *socket;    /* unix socket path, or NULL */
   char  *defaults_file;  /* a MySQL option file ([client] group), or NULL */
@@ -43,6 +45,26 @@ typedef enum
 gboolean  kt_db_uri_parse (const char *uri, KtDbConfig *db, GError **error);
 void      kt_db_config_clear (KtDbConfig *db);
 
+/* The first line of the password file @path, without its newline. Like
+ * ssh with a private key, a file that group or others may read or write
+ * is refused (the password has been seen, or can be swapped), and so is
+ * an empty first line (no password): KT_ERROR_USAGE naming
+ * --db-password-file. */
+char     *kt_db_password_file_read (const char *path, GError **error);
+
+/* Overwrites, in place and with the same length, the password of every
+ * mysql:// URI in @s: exactly where GLib's GUri finds it in a well-formed
+ * URI, and everything from the first ':' after the user to the last '@'
+ * in one that is not (a password may hold an unencoded '@', '/' or a
+ * space: too much blanked is harmless). */
+void      kt_db_uri_scrub (char *s);
+
+/* The substrings of @word that kt_db_uri_scrub() would blank (each span
+ * it might consider a password), for blanking them in a message that
+ * quotes @word; NULL-terminated, empty when @word has no mysql:// URI
+ * with a password. */
+char    **kt_db_uri_secrets (const char *word);
+
 /* A deep copy of @from into @to (cleared with kt_db_config_clear()). */
 void      kt_db_config_copy (KtDbConfig *to, const KtDbConfig *from);
 
@@ -59,8 +81,11 @@ gboolean kt_is_identifier (const char *name);
  * with the password). Its session is strict (a value that does not fit is
  * an error, never clamped) and in UTC (time_zone '+00:00'), whatever the
  * server's defaults. Access denied, unknown database: KT_ERROR_FATAL;
- * unreachable: KT_ERROR_TRANSIENT. The caller owns the connection. */
-MYSQL   *kt_db_open (const KtDbConfig *db, const char *description,
+ * unreachable: KT_ERROR_TRANSIENT. Access denied with a password file:
+ * the file is read again, and if it holds another password (a rotation),
+ * that is tried once and, if it works, kept in @db. The caller owns the
+ * connection. */
+MYSQL   *kt_db_open (KtDbConfig *db, const char *description,
                      unsigned int connect_timeout, unsigned int io_timeout,
                      GError **error);
 
@@ -84,6 +109,17 @@ void      kt_db_append_quoted (MYSQL *conn, GString *out, const char *s);
 /* Best effort: a connection that cannot even roll back is gone, and an
  * open transaction dies with it. */
 void      kt_db_rollback (MYSQL *conn);
+
+/* The privileges ktally needs on its database (README, "Running in
+ * production"), as SHOW GRANTS spells them; NULL-terminated. */
+extern const char *const kt_db_grants[];
+
+/* Which of kt_db_grants the SHOW GRANTS @lines do not give on @database:
+ * globally (*.*) or on the database, by name or by a pattern (`logs\_%`);
+ * ALL PRIVILEGES gives all. Grants on tables or columns only, and those of
+ * roles not enabled, do not count. NULL-terminated, empty when all are
+ * held. */
+char    **kt_db_grants_missing_in (const char *const *lines, const char *database);
 
 /* Whether a client or server error code means the connection failed (or a
  * lock conflict): worth another try. */
@@ -119,6 +155,10 @@ const KtDbConfig *kt_db_config (KtDb *self);
  * gap locks), refusing a database a newer ktally migrated. Access denied,
  * unknown database: KT_ERROR_FATAL; unreachable: KT_ERROR_TRANSIENT. */
 gboolean    kt_db_connect (KtDb *self, GError **error);
+
+/* From the next connection on, the password, its file and the option
+ * file of @from (a reload); where the database is stays as it was. */
+void        kt_db_set_credentials (KtDb *self, const KtDbConfig *from);
 
 /* The live connection, for schema.c and identity.c calls (connect first);
  * after one of them fails, pass its error through kt_db_failed(). */
@@ -156,6 +196,11 @@ gboolean    kt_db_snapshot (KtDb *self, GError **error);
 
 /* The type of @table: "BASE TABLE", "VIEW", or NULL when absent. */
 gboolean    kt_db_table_type (KtDb *self, const char *table, char **type, GError **error);
+
+/* kt_db_grants_missing_in() of the connected user's SHOW GRANTS, on its
+ * database (connects first). NULL with @error when the server cannot
+ * say. */
+char      **kt_db_grants_missing (KtDb *self, GError **error);
 
 /* A second connection to the same database with a read timeout of an hour,
  * for a long ALTER (a migration). The caller owns it. */

@@ -1,4 +1,5 @@
-/* http.c - the HTTP endpoint: /metrics, /healthz and the page at /.
+/* http.c - the HTTP endpoint: /metrics, /livez, /readyz, /healthz and the
+ * page at /.
  *
  * Built on libmicrohttpd rather than libsoup: every limit a hostile client
  * calls for is one of its options (total and per-IP connection limits, an
@@ -832,6 +833,7 @@ render_page (KtHttp *self, GString *out, int dimension)
   append_batches_table (out, snap.recent);
   g_string_append (out, "</section></div>\n");
   g_string_append_printf (out, "<footer>ktally %s &middot; <a href=\"/metrics\">/metrics</a> "
+                          "&middot; <a href=\"/livez\">/livez</a> &middot; <a href=\"/readyz\">/readyz</a> "
                           "&middot; <a href=\"/healthz\">/healthz</a> &middot; this page "
                           "reloads every %d s</footer>\n</body></html>\n",
                           PACKAGE_VERSION, PAGE_REFRESH_S);
@@ -958,6 +960,19 @@ on_request (void *cls, struct MHD_Connection *connection, const char *url,
       if (!kt_metrics_healthy (self->metrics, body))
         status = MHD_HTTP_SERVICE_UNAVAILABLE;
     }
+  else if (g_str_equal (url, "/livez"))
+    {
+      /* For a liveness probe: only a hung loop is unlive; an outage of
+       * Kafka or MySQL, which a restart would not cure, is not. */
+      if (!kt_metrics_live (self->metrics, body))
+        status = MHD_HTTP_SERVICE_UNAVAILABLE;
+    }
+  else if (g_str_equal (url, "/readyz"))
+    {
+      /* For a readiness probe and alerts: committing, within the bounds. */
+      if (!kt_metrics_ready (self->metrics, body))
+        status = MHD_HTTP_SERVICE_UNAVAILABLE;
+    }
   else if (g_str_equal (url, "/"))
     {
       type = "text/html; charset=utf-8";
@@ -966,7 +981,7 @@ on_request (void *cls, struct MHD_Connection *connection, const char *url,
   else
     {
       status = MHD_HTTP_NOT_FOUND;
-      g_string_append (body, "not found: try /, /metrics or /healthz\n");
+      g_string_append (body, "not found: try /, /metrics, /livez, /readyz or /healthz\n");
     }
   g_debug ("http: %s %s: %u", method, url, status);
   return respond (connection, status, type, body);

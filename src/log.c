@@ -69,6 +69,13 @@ kt_log_configure (const KtLogFormat *format, gboolean verbose, gboolean quiet)
   logger.quiet = quiet;
 }
 
+void
+kt_log_set_verbosity (gboolean verbose, gboolean quiet)
+{
+  g_atomic_int_set (&logger.verbose, verbose);
+  g_atomic_int_set (&logger.quiet, quiet);
+}
+
 gboolean
 kt_log_interactive (void)
 {
@@ -79,9 +86,9 @@ kt_log_interactive (void)
 static gboolean
 wanted (GLogLevelFlags level)
 {
-  if ((level & (G_LOG_LEVEL_DEBUG | G_LOG_LEVEL_INFO)) && !logger.verbose)
+  if ((level & (G_LOG_LEVEL_DEBUG | G_LOG_LEVEL_INFO)) && !g_atomic_int_get (&logger.verbose))
     return FALSE;
-  if ((level & (G_LOG_LEVEL_MESSAGE | G_LOG_LEVEL_INFO)) && logger.quiet)
+  if ((level & (G_LOG_LEVEL_MESSAGE | G_LOG_LEVEL_INFO)) && g_atomic_int_get (&logger.quiet))
     return FALSE;
   return TRUE;
 }

@@ -56,6 +56,9 @@ void kt_log_init      (void);
  * records, @quiet keeps warnings and errors only. */
 void kt_log_configure (const KtLogFormat *format, gboolean verbose, gboolean quiet);
 
+/* --verbose and --quiet again, while other threads log (a reload). */
+void kt_log_set_verbosity (gboolean verbose, gboolean quiet);
+
 /* GLib's writer (g_log_set_writer_func()): formats the record, or hands
  * it to journald. Thread-safe; one write per line. */
 GLogWriterOutput kt_log_writer (GLogLevelFlags level, const GLogField *fields,

@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "error.h"
 #include "log.h"
+#include "reload.h"
 
 static volatile int stop_requested = 0;
 /* The handler's bytes (the signal's number; 0 ends the watcher). */
@@ -26,11 +27,28 @@ on_signal (int signum)
   unsigned char b = (unsigned char) signum;
   ssize_t ignored;
 
-  stop_requested = 1;
+  /* SIGHUP never ends ktally: `run` and `replay` reload between batches
+   * (reload.h), the other commands ignore it. */
+  if (signum == SIGHUP)
+    kt_reload_request ();
+  else
+    stop_requested = 1;
   /* Non-blocking: a full pipe already holds enough to say it. */
   ignored = write (signal_pipe[1], &b, 1);
   (void) ignored;
   errno = saved;
+}
+
+/* What a SIGHUP does: a reload, or nothing. */
+static void
+hangup_logged (void)
+{
+  g_autoptr(KtLogEvent) e = kt_log_event_new ("signal");
+
+  kt_log_event_string (e, "signal", "SIGHUP");
+  kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "SIGHUP received: %s", kt_reload_active ()
+                     ? "reading the settings again before the next batch"
+                     : "ignored (only run and replay reload their settings)");
 }
 
 /* Says which signal came and what happens now, from a thread of its own:
@@ -51,6 +69,11 @@ signal_watch (gpointer data)
         continue;
       if (n != 1 || b == 0)
         return NULL;
+      if (b == SIGHUP)
+        {
+          hangup_logged ();
+          continue;
+        }
       e = kt_log_event_new ("signal");
       kt_log_event_string (e, "signal", b == SIGINT ? "SIGINT" : "SIGTERM");
       kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "%s received: %s",
@@ -61,7 +84,8 @@ signal_watch (gpointer data)
     }
 }
 
-/* SIGTERM and SIGINT set stop_requested, and a thread logs them. */
+/* SIGTERM and SIGINT set stop_requested, SIGHUP asks for a reload, and a
+ * thread logs them. */
 static GThread *
 signals_start (void)
 {
@@ -88,6 +112,21 @@ signals_stop (GThread *watcher)
   while (write (signal_pipe[1], &zero, 1) < 0 && errno == EAGAIN)
     g_usleep (1000);
   g_thread_join (watcher);
+}
+
+/* From the first instruction on: a SIGHUP at any time must not end
+ * ktally (before signals_start() its byte finds no pipe, and is not
+ * logged). SA_RESTART: nor may it fail a read or a write it interrupts. */
+static void
+hangup_caught (void)
+{
+  struct sigaction sa;
+
+  memset (&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sa.sa_flags = SA_RESTART;
+  sigemptyset (&sa.sa_mask);
+  sigaction (SIGHUP, &sa, NULL);
 }
 
 static void
@@ -131,6 +170,7 @@ main (int argc, char **argv)
   const char *command;
   gboolean ok;
 
+  hangup_caught ();
   kt_log_init ();
 
   if (argc < 2 || g_str_equal (argv[1], "--help") || g_str_equal (argv[1], "-h"))

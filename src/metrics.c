@@ -12,6 +12,9 @@
 #define MAX_CAUSES        16
 #define HEALTH_INTERVALS  3
 #define HEALTH_MIN_S      10.0
+/* /readyz's --health-max-commit-age by default: 3 intervals, and never
+ * less than a minute (a first batch over a backlog takes a while). */
+#define READY_MIN_S       60.0
 
 /* Upper bounds of ktally_batch_duration_seconds, in seconds: a batch of a
  * few records commits in milliseconds, a full one (--max-per-partition on
@@ -61,6 +64,10 @@ struct _KtMetrics
   char           last_error[200];
   KtRecentBatch     recent[KT_METRICS_RECENT];  /* ring */
   guint          recent_next, recent_len;
+  gint64         alive;         /* monotonic: the batch loop's last turn; 0: none yet */
+  gint64         max_lag;       /* /readyz; -1: no bound */
+  double         max_commit_age;  /* /readyz, seconds; 0: from the interval */
+  double         max_stall;     /* /livez, seconds */
 };
 
 static gint64
@@ -99,6 +106,8 @@ kt_metrics_new (const char *job, double interval)
   g_array_set_clear_func (self->partitions, partition_row_clear);
   self->causes = g_ptr_array_new_with_free_func (g_free);
   self->cause_counts = g_array_new (FALSE, TRUE, sizeof (guint64));
+  self->max_lag = -1;
+  self->max_stall = 120;
   for (guint i = 0; i < G_N_ELEMENTS (seeded_causes); i++)
     {
       guint64 zero = 0;
@@ -159,7 +168,41 @@ kt_metrics_job (KtMetrics *self)
 double
 kt_metrics_interval (KtMetrics *self)
 {
-  return self->interval;
+  double interval;
+
+  g_mutex_lock (&self->lock);
+  interval = self->interval;
+  g_mutex_unlock (&self->lock);
+  return interval;
+}
+
+void
+kt_metrics_set_interval (KtMetrics *self, double interval)
+{
+  g_mutex_lock (&self->lock);
+  self->interval = interval;
+  g_mutex_unlock (&self->lock);
+}
+
+void
+kt_metrics_set_health (KtMetrics *self, gint64 max_lag, double max_commit_age,
+                       double max_stall)
+{
+  g_mutex_lock (&self->lock);
+  self->max_lag = max_lag;
+  self->max_commit_age = max_commit_age;
+  self->max_stall = max_stall;
+  g_mutex_unlock (&self->lock);
+}
+
+void
+kt_metrics_alive (KtMetrics *self)
+{
+  gint64 mono = now_monotonic (self);
+
+  g_mutex_lock (&self->lock);
+  self->alive = mono;
+  g_mutex_unlock (&self->lock);
 }
 
 const char *
@@ -614,6 +657,68 @@ kt_metrics_healthy (KtMetrics *self, GString *reason)
   g_string_append_c (reason, '\n');
   g_mutex_unlock (&self->lock);
   return healthy;
+}
+
+gboolean
+kt_metrics_live (KtMetrics *self, GString *reason)
+{
+  gint64 now = now_monotonic (self);
+  double since;
+  gboolean live;
+
+  g_mutex_lock (&self->lock);
+  /* Before the loop's first turn: the process itself is young. */
+  since = (double) (now - (self->alive != 0 ? self->alive : self->created)) / G_USEC_PER_SEC;
+  live = since <= self->max_stall;
+  g_string_append_printf (reason, "%s: the batch loop %s %.1f s ago (--health-max-stall %g s)\n",
+                          live ? "alive" : "not alive",
+                          self->alive != 0 ? "moved" : "has not started, ktally started",
+                          since, self->max_stall);
+  g_mutex_unlock (&self->lock);
+  return live;
+}
+
+/* Why the job is not committing, appended to @why. Call locked. */
+static void
+unready_reasons (KtMetrics *self, gint64 now, gint64 lag, GString *why)
+{
+  double age = (double) (now - self->last_success) / G_USEC_PER_SEC;
+  double bound = self->max_commit_age > 0 ? self->max_commit_age
+                                          : MAX (HEALTH_INTERVALS * self->interval, READY_MIN_S);
+
+  if (self->last_success == 0)
+    g_string_append_printf (why, "not ready: no batch has succeeded yet%s%s\n",
+                            self->last_failure != 0 ? "; the last failed: " : "",
+                            self->last_failure != 0 ? self->last_error : "");
+  else if (self->last_failure > self->last_success)
+    g_string_append_printf (why, "not ready: the last batch failed %.1f s ago: %s\n",
+                            (double) (now - self->last_failure) / G_USEC_PER_SEC,
+                            self->last_error);
+  else if (age > bound)
+    g_string_append_printf (why, "not ready: no batch has succeeded for %.1f s "
+                            "(--health-max-commit-age %g s)\n", age, bound);
+  if (self->max_lag >= 0 && lag > self->max_lag)
+    g_string_append_printf (why, "not ready: lag %" G_GINT64_FORMAT " offsets is over "
+                            "--health-max-lag %" G_GINT64_FORMAT "\n", lag, self->max_lag);
+}
+
+gboolean
+kt_metrics_ready (KtMetrics *self, GString *reason)
+{
+  gint64 now = now_monotonic (self);
+  gsize was = reason->len;
+  gint64 lag = 0;
+
+  g_mutex_lock (&self->lock);
+  for (guint i = 0; i < self->partitions->len; i++)
+    lag += g_array_index (self->partitions, KtPartitionRow, i).lag;
+  unready_reasons (self, now, lag, reason);
+  if (reason->len == was)
+    g_string_append_printf (reason, "ready: committing, the last batch succeeded %.1f s ago, "
+                            "lag %" G_GINT64_FORMAT "\n",
+                            (double) (now - self->last_success) / G_USEC_PER_SEC, lag);
+  g_mutex_unlock (&self->lock);
+  return reason->len > was && g_str_has_prefix (reason->str + was, "ready:");
 }
 
 void

@@ -102,9 +102,21 @@ void        kt_metrics_set_build_info (KtMetrics *self, const char *version,
 typedef gboolean (*KtProcessFunc) (KtProcessSample *out);
 void        kt_metrics_set_process (KtMetrics *self, KtProcessFunc sample);
 
-/* The job and interval given to kt_metrics_new(): constant, no lock. */
+/* The job given to kt_metrics_new() (constant), and the interval, which
+ * a reload may change. */
 const char *kt_metrics_job      (KtMetrics *self);
 double      kt_metrics_interval (KtMetrics *self);
+void        kt_metrics_set_interval (KtMetrics *self, double interval);
+
+/* /readyz's and /livez's bounds: @max_lag offsets (-1: none), no good
+ * batch for @max_commit_age seconds (0: 3 intervals, at least 60 s), and
+ * /livez's @max_stall seconds. Defaults: -1, 0, 120. */
+void        kt_metrics_set_health (KtMetrics *self, gint64 max_lag, double max_commit_age,
+                                   double max_stall);
+
+/* The batch loop is alive (it turned, or it waits and checks the time,
+ * at least once a second): /livez's clock. */
+void        kt_metrics_alive    (KtMetrics *self);
 
 /* One batch ended. Records, bytes and lines count only when it COMMITTED
  * (a fenced or failed batch's are read again by a later one, and counting
@@ -141,6 +153,21 @@ void        kt_metrics_render   (KtMetrics *self, GString *out);
  * not make it unhealthy; failing for that long does. Appends one line to
  * @reason either way: what the last success and the last failure were. */
 gboolean    kt_metrics_healthy  (KtMetrics *self, GString *reason);
+
+/* /livez: the batch loop was alive (kt_metrics_alive()) within the last
+ * max_stall seconds (before its first turn: ktally started within them):
+ * the process is not hung. An outage of Kafka
+ * or MySQL does not make it unlive (the loop waits and retries, alive).
+ * Appends one line per reason to @reason either way. */
+gboolean    kt_metrics_live     (KtMetrics *self, GString *reason);
+
+/* /readyz: the job is committing: a batch (committed or idle, which
+ * means nothing was left to commit) succeeded, the last one did not fail
+ * (so MySQL or Kafka being down makes it unready at the first failed
+ * batch), the last success is younger than max_commit_age, and the lag
+ * over all partitions is at most max_lag. Appends one line per reason
+ * (one "ready: ..." line when ready). */
+gboolean    kt_metrics_ready    (KtMetrics *self, GString *reason);
 
 /* Fills @out (which the caller clears with kt_metrics_snapshot_clear()). */
 void        kt_metrics_snapshot (KtMetrics *self, KtMetricsSnapshot *out);

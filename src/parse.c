@@ -769,6 +769,55 @@ find_fields (KtParser *self, const char *flag, const char *const *names, gboolea
   return TRUE;
 }
 
+/* --time-format into @self: the default, iso8601, syslog or a checked
+ * strptime-style format. */
+static gboolean
+set_time_format (KtParser *self, const char *time_format, GError **error)
+{
+  if (time_format == NULL || g_str_equal (time_format, "%Y-%m-%d %H:%M:%S"))
+    self->time_format = g_strdup ("%Y-%m-%d %H:%M:%S");
+  else if (g_str_equal (time_format, "iso8601"))
+    self->time_kind = TIME_ISO8601;
+  else if (g_str_equal (time_format, "syslog"))
+    self->time_kind = TIME_SYSLOG;
+  else if (!check_format (time_format, error))
+    return FALSE;
+  else
+    self->time_format = g_strdup (time_format);
+  return TRUE;
+}
+
+/* @pattern compiled into @self (@anchored: the default line shape, which
+ * starts at the line's start), with its time and level groups found. */
+static gboolean
+compile_pattern (KtParser *self, const char *pattern, gboolean anchored, GError **error)
+{
+  int errcode, group;
+  PCRE2_SIZE erroffset;
+
+  self->code = pcre2_compile ((PCRE2_SPTR) pattern, PCRE2_ZERO_TERMINATED,
+                              anchored ? PCRE2_ANCHORED : 0, &errcode, &erroffset, NULL);
+  if (self->code == NULL)
+    {
+      PCRE2_UCHAR msg[256];
+      pcre2_get_error_message (errcode, msg, sizeof msg);
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--pattern: at offset %zu: %s",
+                   (size_t) erroffset, (const char *) msg);
+      return FALSE;
+    }
+  group = pcre2_substring_number_from_name (self->code, (PCRE2_SPTR) "time");
+  self->time_group = group > 0 ? (guint32) group : 0;
+  group = pcre2_substring_number_from_name (self->code, (PCRE2_SPTR) "level");
+  self->level_group = group > 0 ? (guint32) group : 0;
+  if (self->time_group == 0 || self->level_group == 0)
+    {
+      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
+                           "--pattern: needs the named groups (?<time>...) and (?<level>...)");
+      return FALSE;
+    }
+  return TRUE;
+}
+
 KtParser *
 kt_parser_new_format (const KtParseFormat *format, GError **error)
 {
@@ -776,8 +825,6 @@ kt_parser_new_format (const KtParseFormat *format, GError **error)
   g_autoptr(KtParser) self = NULL;
   g_autofree char *default_pattern = NULL;
   const char *pattern = format->pattern;
-  int errcode, group;
-  PCRE2_SIZE erroffset;
 
   if (format->pattern == NULL && format->time_format == NULL && format->levels == NULL
       && format->bucket <= 1 && format->dimensions == NULL && format->sums == NULL)
@@ -792,16 +839,8 @@ kt_parser_new_format (const KtParseFormat *format, GError **error)
   self->custom = TRUE;
   self->bucket = format->bucket > 0 ? format->bucket : 1;
   self->levels = g_strdupv ((char **) (format->levels != NULL ? format->levels : error_only));
-  if (format->time_format == NULL || g_str_equal (format->time_format, "%Y-%m-%d %H:%M:%S"))
-    self->time_format = g_strdup ("%Y-%m-%d %H:%M:%S");
-  else if (g_str_equal (format->time_format, "iso8601"))
-    self->time_kind = TIME_ISO8601;
-  else if (g_str_equal (format->time_format, "syslog"))
-    self->time_kind = TIME_SYSLOG;
-  else if (!check_format (format->time_format, error))
+  if (!set_time_format (self, format->time_format, error))
     return NULL;
-  else
-    self->time_format = g_strdup (format->time_format);
 
   /* Without --pattern: the default line shape, with this time and levels;
    * the time group is what the time format reads, whatever it is. */
@@ -816,29 +855,9 @@ kt_parser_new_format (const KtParseFormat *format, GError **error)
       default_pattern = g_strdup_printf ("(?<time>%s) (?<level>[A-Za-z]+)(?: |\\z)", time_re);
       pattern = default_pattern;
     }
-  if (!check_levels (pattern, self->levels, error))
+  if (!check_levels (pattern, self->levels, error)
+      || !compile_pattern (self, pattern, format->pattern == NULL, error))
     return NULL;
-  self->code = pcre2_compile ((PCRE2_SPTR) pattern, PCRE2_ZERO_TERMINATED,
-                              format->pattern == NULL ? PCRE2_ANCHORED : 0, &errcode,
-                              &erroffset, NULL);
-  if (self->code == NULL)
-    {
-      PCRE2_UCHAR msg[256];
-      pcre2_get_error_message (errcode, msg, sizeof msg);
-      g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--pattern: at offset %zu: %s",
-                   (size_t) erroffset, (const char *) msg);
-      return NULL;
-    }
-  group = pcre2_substring_number_from_name (self->code, (PCRE2_SPTR) "time");
-  self->time_group = group > 0 ? (guint32) group : 0;
-  group = pcre2_substring_number_from_name (self->code, (PCRE2_SPTR) "level");
-  self->level_group = group > 0 ? (guint32) group : 0;
-  if (self->time_group == 0 || self->level_group == 0)
-    {
-      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
-                           "--pattern: needs the named groups (?<time>...) and (?<level>...)");
-      return NULL;
-    }
   if (!find_fields (self, "--by", format->dimensions, format->pattern != NULL,
                     KT_MAX_DIMENSIONS, self->dim_group, &self->n_dims, error)
       || !find_fields (self, "--sum", format->sums, format->pattern != NULL, KT_MAX_SUMS,

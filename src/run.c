@@ -45,21 +45,65 @@ typedef struct
   gboolean         member;   /* `run --group`: a member of the consumer group */
   gboolean         fixed;    /* the hooks' check narrowed the partitions: no refresh */
   GPtrArray       *feeds;    /* KtFeed, one per topic */
+  KtMetrics       *metrics;  /* the run's: /livez's clock */
+  KtRunSettings    settings; /* what a reload may change (run.h) */
 } Runner;
+
+void
+kt_run_settings_init (KtRunSettings *out, const KtConfig *config)
+{
+  *out = (KtRunSettings) {
+    .interval = config->interval,
+    .max_per_partition = config->max_per_partition,
+    .max_batch_bytes = config->max_batch_bytes,
+  };
+  kt_db_config_copy (&out->db, &config->db);
+}
+
+void
+kt_run_settings_clear (KtRunSettings *settings)
+{
+  kt_db_config_clear (&settings->db);
+}
+
+/* A turn of the loop: it is alive (/livez), and the caller's newer
+ * settings, if any (a reload), apply from the next batch on. TRUE when
+ * there were some. */
+static gboolean
+turn (Runner *r)
+{
+  kt_metrics_alive (r->metrics);
+  if (r->hooks == NULL || r->hooks->turn == NULL
+      || !r->hooks->turn (r->hooks->data, &r->settings))
+    return FALSE;
+  for (guint i = 0; i < r->feeds->len; i++)
+    kt_source_set_max_batch_bytes (((KtFeed *) r->feeds->pdata[i])->source,
+                                   r->settings.max_batch_bytes);
+  kt_db_set_credentials (r->db, &r->settings.db);
+  kt_metrics_set_interval (r->metrics, r->settings.interval);
+  return TRUE;
+}
 
 /* Waits between batches, reading ahead meanwhile: records that arrive
  * are pulled into each reader's carry (bounded like the pre-fetch queue),
  * so the next batch finds them in memory instead of waiting on a fetcher
  * that a full queue stopped (freshness), and a group member serves the
- * group's events (a rebalance must not wait for the next batch). */
+ * group's events (a rebalance must not wait for the next batch). Each
+ * turn is one (/livez, a reload); with @interval the wait is the rest of
+ * the interval, whose end a reload of --interval moves. */
 static void
-rest (Runner *r, double seconds)
+rest (Runner *r, double seconds, gboolean interval)
 {
   gint64 until = g_get_monotonic_time () + (gint64) (seconds * G_USEC_PER_SEC);
 
   while (!*r->stop)
     {
-      gint64 left = until - g_get_monotonic_time ();
+      double was = r->settings.interval;
+      gint64 left;
+
+      if (turn (r) && interval)
+        until += (gint64) ((r->settings.interval - was) * G_USEC_PER_SEC);
+      left = until - g_get_monotonic_time ();
       if (left <= 0)
         break;
       for (guint i = 0; i < r->feeds->len; i++)
@@ -165,7 +209,7 @@ run_batch (Runner *r, gboolean *idle, GError **error)
       KtFeed *f = r->feeds->pdata[i];
       gboolean fresh = !r->fixed && started - f->metadata_at >= METADATA_EVERY_US;
 
-      if (!kt_feed_plan (f, fresh, r->config->max_per_partition, r->config->on_data_loss,
+      if (!kt_feed_plan (f, fresh, r->settings.max_per_partition, r->config->on_data_loss,
                          error))
         return FALSE;
       *idle &= f->ranges->len == 0;
@@ -219,6 +263,7 @@ startup_kafka (gpointer data, int timeout_ms, GError **error)
 {
   Runner *r = data;
 
+  kt_metrics_alive (r->metrics);  /* each try of start-up: alive while it waits */
   for (guint i = 0; i < r->feeds->len; i++)
     if (!kt_feed_start (r->feeds->pdata[i], timeout_ms, error))
       return FALSE;
@@ -231,6 +276,7 @@ startup_mysql (gpointer data, int timeout_ms, GError **error)
   Runner *r = data;
 
   (void) timeout_ms;
+  kt_metrics_alive (r->metrics);
   return kt_db_connect (r->db, error);
 }
 
@@ -244,6 +290,7 @@ startup_tables (gpointer data, int timeout_ms, GError **error)
   GError *local = NULL;
 
   (void) timeout_ms;
+  kt_metrics_alive (r->metrics);
   if (!kt_schema_ready (r->db, error))
     return FALSE;
   if (!kt_identity_check (kt_db_connection (r->db), kt_db_name (r->db), &r->identity, &local))
@@ -272,6 +319,7 @@ runner_clear (Runner *r)
   g_clear_pointer (&r->feeds, g_ptr_array_unref);
   g_clear_pointer (&r->db, kt_db_free);
   g_clear_pointer (&r->member_name, g_free);
+  kt_run_settings_clear (&r->settings);
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Runner, runner_clear)
 
@@ -292,6 +340,8 @@ runner_start (Runner *r, const KtConfig *config, const KtRunHooks *hooks,
   r->config = config;
   r->hooks = hooks;
   r->stop = stop;
+  r->metrics = metrics;
+  kt_run_settings_init (&r->settings, config);
   r->member = config->group != NULL;
   r->feeds = g_ptr_array_new_with_free_func ((GDestroyNotify) kt_feed_free);
   *stopped = FALSE;
@@ -367,7 +417,7 @@ after_failure (Runner *r, GError **failure, gint64 started, double *backoff, GEr
   kt_batch_log_failed (log, retry_cause (r, local), local->message, *backoff, started);
   for (guint i = 0; i < r->feeds->len; i++)
     ((KtFeed *) r->feeds->pdata[i])->metadata_at = 0;
-  rest (r, *backoff);
+  rest (r, *backoff, FALSE);
   return TRUE;
 }
 
@@ -424,7 +474,7 @@ run_loop (Runner *r, GError **error)
   topics = config->topics != NULL ? g_strjoinv (",", config->topics) : g_strdup (config->topic);
   kt_batch_log_start (&((KtFeed *) r->feeds->pdata[0])->log, topics, partitions,
                       kt_db_name (r->db), r->identity.output, r->kind->kind, r->kind->mode,
-                      config->offsets == KT_OFFSETS_KAFKA, config->interval);
+                      config->offsets == KT_OFFSETS_KAFKA, r->settings.interval);
 
   while (!*r->stop)
     {
@@ -432,6 +482,7 @@ run_loop (Runner *r, GError **error)
       gint64 started = g_get_monotonic_time ();
       gboolean idle = FALSE;
 
+      turn (r);
       for (guint i = 0; i < r->feeds->len; i++)
         ((KtFeed *) r->feeds->pdata[i])->log.batch_no++;
       if (!run_batch (r, &idle, &local))
@@ -451,15 +502,15 @@ run_loop (Runner *r, GError **error)
                        "watermark", config->job);
           break;
         }
-      if (config->interval == 0)
+      if (r->settings.interval == 0)
         {
           /* Back to back, but an idle source is not polled in a hot loop. */
           if (idle)
-            rest (r, 0.1);
+            rest (r, 0.1, FALSE);
           continue;
         }
-      rest (r, config->interval - (double) (g_get_monotonic_time () - started)
-                                     / G_USEC_PER_SEC);
+      rest (r, r->settings.interval - (double) (g_get_monotonic_time () - started)
+                                          / G_USEC_PER_SEC, TRUE);
     }
   return TRUE;
 }
@@ -495,9 +546,12 @@ kt_run (const KtConfig *config, const KtRunHooks *hooks, volatile int *stop,
       /* The port a machine needs (--http 127.0.0.1:0 takes a free one). */
       kt_log_event_string (e, "job", config->job);
       kt_log_event_int (e, "port", kt_http_port (http));
-      kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "job %s: serving /metrics, /healthz and / on "
-                         "port %u of %s", config->job, kt_http_port (http), config->http);
+      kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "job %s: serving /metrics, /livez, /readyz, "
+                         "/healthz and / on port %u of %s", config->job, kt_http_port (http),
+                         config->http);
     }
+  kt_metrics_set_health (metrics, config->health_max_lag, config->health_max_commit_age,
+                         config->health_max_stall);
   if (!runner_start (&r, config, hooks, stop, metrics, &stopped, error))
     return FALSE;
   if (stopped)

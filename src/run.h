@@ -18,10 +18,28 @@ typedef struct
 
 typedef struct _KtSource KtSource;
 
+/* What may change while a job runs (a reload, SIGHUP): the scheduler
+ * holds its own copy and applies a newer one between batches. */
+typedef struct
+{
+  double     interval;           /* seconds from one batch start to the next */
+  gint64     max_per_partition;
+  gint64     max_batch_bytes;
+  KtDbConfig db;                 /* its credentials (password, its file, an option
+                                  * file) are used from the next connection; where
+                                  * the database is stays the running one's */
+  guint      generation;         /* which settings these are: 0 at start, then each reload's */
+} KtRunSettings;
+
+/* @config's settings (generation 0) into @out, which the caller clears. */
+void kt_run_settings_init  (KtRunSettings *out, const KtConfig *config);
+void kt_run_settings_clear (KtRunSettings *settings);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (KtRunSettings, kt_run_settings_clear)
+
 /* What a caller adds to a run (a replay: its ranges checked before the
  * first batch, and its progress shown after each; `run` on a terminal:
- * its progress). With several topics, progress is called for each topic
- * after each batch, on the caller's thread. */
+ * its progress; both: a reload). With several topics, progress is called
+ * for each topic after each batch, on the caller's thread. */
 typedef struct
 {
   /* Before the first batch, once Kafka answers: may refuse the run, and
@@ -35,6 +53,12 @@ typedef struct
    * and what the topic's feed read and counted so far. */
   void     (*progress) (gpointer data, const char *topic, const GArray *states,
                         const KtRunTotals *totals);
+  /* At every turn of the loop: between batches, and about once a second
+   * while the scheduler waits (the interval, a backoff). The loop is
+   * alive (a watchdog); TRUE after replacing *@settings (its own copy; the
+   * generation says which it holds) with newer ones (a reload), used from
+   * then on (a shorter --interval ends the wait early). */
+  gboolean (*turn)     (gpointer data, KtRunSettings *settings);
   gpointer   data;
   gboolean   quiet;  /* the batch lines at debug level (progress says enough) */
 } KtRunHooks;

@@ -158,16 +158,61 @@ struct _KtSource
   /* Whether rk's main queue (error_cb's) is apart from its consumer queue:
    * with no group.id they are one, and polling it would eat records. */
   gboolean          poll_main;
+  /* The last broker connection that failed, in librdkafka's words ("
+   * 127.0.0.1:9092/bootstrap: Connect to ipv4#127.0.0.1:9092 failed:
+   * Connection refused"), as kcat shows it: its error codes alone say only
+   * "Broker transport failure". Written by librdkafka's threads (log_cb). */
+  GMutex            broker_lock;
+  char             *broker_failure;
+  gint64            broker_failure_at;  /* monotonic */
 };
+
+/* How long a broker failure explains an error that follows it. */
+#define BROKER_FAILURE_FRESH_US (60 * G_USEC_PER_SEC)
 
 /* librdkafka logs from its own threads; GLib's logging is thread-safe.
  * Everything goes to debug: ktally reports failures itself, once, with
- * what it means for the batch, instead of raw client chatter. */
+ * what it means for the batch, instead of raw client chatter. A broker
+ * connection's failure is kept for that report (kt_source_*'s errors). */
 static void
 log_cb (const rd_kafka_t *rk, int level, const char *fac, const char *buf)
 {
-  (void) rk;
+  KtSource *self = rd_kafka_opaque (rk);
+
   g_debug ("librdkafka[%d] %s: %s", level, fac, buf);
+  if (self != NULL && g_str_equal (fac, "FAIL"))
+    {
+      /* "... failed: Connection refused (after 0ms in state CONNECT)": the
+       * part in brackets is librdkafka's state machine, not the cause. */
+      const char *after = strstr (buf, " (after ");
+
+      /* Nor the thread's name in front. */
+      if (g_str_has_prefix (buf, "[thrd:") && strstr (buf, "]: ") != NULL)
+        buf = strstr (buf, "]: ") + 3;
+      g_mutex_lock (&self->broker_lock);
+      g_free (self->broker_failure);
+      self->broker_failure = g_strndup (buf, after != NULL ? (gsize) (after - buf) : strlen (buf));
+      self->broker_failure_at = g_get_monotonic_time ();
+      g_mutex_unlock (&self->broker_lock);
+    }
+}
+
+/* ": <the last broker failure>" when @err may be one (no broker answered)
+ * and one happened lately, else "". New string. */
+static char *
+broker_failure (KtSource *self, rd_kafka_resp_err_t err)
+{
+  char *out = NULL;
+
+  if (err != RD_KAFKA_RESP_ERR__TRANSPORT && err != RD_KAFKA_RESP_ERR__TIMED_OUT
+      && err != RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN && err != RD_KAFKA_RESP_ERR__RESOLVE)
+    return g_strdup ("");
+  g_mutex_lock (&self->broker_lock);
+  if (self->broker_failure != NULL
+      && g_get_monotonic_time () - self->broker_failure_at < BROKER_FAILURE_FRESH_US)
+    out = g_strdup_printf (": %s", self->broker_failure);
+  g_mutex_unlock (&self->broker_lock);
+  return out != NULL ? out : g_strdup ("");
 }
 
 /* Served by rd_kafka_poll() on the reading thread, never concurrently. */
@@ -329,6 +374,7 @@ kt_source_new (const KtSourceConfig *config, GError **error)
   g_autoptr(rd_kafka_conf_t) meta_conf = NULL;
   char errstr[512];
 
+  g_mutex_init (&self->broker_lock);
   self->topic = g_strdup (config->topic);
   self->streams = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL,
                                          stream_free);
@@ -342,7 +388,10 @@ kt_source_new (const KtSourceConfig *config, GError **error)
   self->start_offsets = config->start_offsets;
   self->stop = config->stop;
   self->start_offsets_data = config->start_offsets_data;
-  rd_kafka_conf_set_opaque (conf, self);  /* error_cb's; meta_conf has none */
+  /* error_cb's (served on rk only) and log_cb's: both handles' broker
+   * failures explain their errors. */
+  rd_kafka_conf_set_opaque (conf, self);
+  rd_kafka_conf_set_opaque (meta_conf, self);
   self->poll_main = config->group != NULL || config->client_id != NULL;  /* make_conf */
   if (self->group)
     rd_kafka_conf_set_rebalance_cb (conf, rebalance_cb);
@@ -412,6 +461,8 @@ kt_source_free (KtSource *self)
   g_clear_pointer (&self->meta, rd_kafka_destroy);
   g_free (self->topic);
   g_free (self->oversize);
+  g_free (self->broker_failure);
+  g_mutex_clear (&self->broker_lock);
   g_free (self);
 }
 
@@ -433,9 +484,11 @@ kt_source_partitions (KtSource *self, GArray *partitions, int timeout_ms,
   err = rd_kafka_metadata (self->meta, 0, self->meta_topic, &md, timeout_ms);
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
     {
+      g_autofree char *why = broker_failure (self, err);
+
       g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT,
-                   "cannot get metadata for topic '%s': %s", self->topic,
-                   rd_kafka_err2str (err));
+                   "cannot get metadata for topic '%s': %s%s", self->topic,
+                   rd_kafka_err2str (err), why);
       return FALSE;
     }
   if (md->topic_cnt != 1)
@@ -512,9 +565,11 @@ kt_source_watermarks (KtSource *self, KtPartitionState *states, guint n_states,
       }
       if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
         {
+          g_autofree char *why = broker_failure (self, err);
+
           g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT,
-                       "cannot get the offsets of %s: %s", self->topic,
-                       rd_kafka_err2str (err));
+                       "cannot get the offsets of %s: %s%s", self->topic,
+                       rd_kafka_err2str (err), why);
           return FALSE;
         }
       for (guint i = 0; i < n_states; i++)
@@ -1355,6 +1410,12 @@ kt_source_group_owners (KtSource *self, const char *group, GHashTable *owners,
       }
   rd_kafka_group_list_destroy (list);
   return TRUE;
+}
+
+void
+kt_source_set_max_batch_bytes (KtSource *self, gint64 max_batch_bytes)
+{
+  self->max_batch_bytes = max_batch_bytes > 0 ? max_batch_bytes : G_MAXINT64;
 }
 
 gint64

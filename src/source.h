@@ -108,6 +108,9 @@ const char *kt_source_protocol (KtSource *self);
 gboolean  kt_source_group_owners (KtSource *self, const char *group,
                                   GHashTable *owners, int timeout_ms, GError **error);
 
+/* The byte cap of the next kt_source_read()s (a reload of
+ * --max-batch-bytes). */
+void      kt_source_set_max_batch_bytes (KtSource *self, gint64 max_batch_bytes);
 /* librdkafka's version, "2.0.2". */
 const char *kt_source_library_version (void);
 

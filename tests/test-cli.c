@@ -459,6 +459,12 @@ static const SecretCase secret_cases[] = {
     { "run", KAFKA, "--dbx=mysql://u:" PW "@h/db", DB, NULL } },
   { "/cli/init-db/error-hides-password/bad-database",
     { "init-db", "--db", "mysql://u:" PW "@h/a;drop", NULL } },
+  /* An unencoded '@' in the password: GUri would make the rest of it the
+   * host, which later messages name (issue 16). */
+  { "/cli/run/error-hides-password/unencoded-at",
+    { "run", KAFKA, "--db", "mysql://u:" PW "@" PW "@h/db", NULL } },
+  { "/cli/run/error-hides-password/quoted-duration",
+    { "run", KAFKA, DB, "--interval", "mysql://u:" PW "@h/db", NULL } },
 };
 
 static void
@@ -708,7 +714,15 @@ test_password_file (void)
           g_assert_null (config);
           g_assert_error (error, KT_ERROR, KT_ERROR_USAGE);
           g_test_message ("message: %s", error->message);
-          g_assert_true (g_str_has_prefix (error->message, "--db-password-file: "));
+          /* From the file, its line comes first. */
+          if (how == 0)
+            g_assert_true (g_str_has_prefix (error->message, "--db-password-file: "));
+          else
+            {
+              g_autofree char *where = g_strdup_printf ("--config: %s:2: --db-password-file: ",
+                                                        conf);
+              g_assert_true (g_str_has_prefix (error->message, where));
+            }
           g_assert_nonnull (strstr (error->message, cases[i].needle));
           g_assert_null (strstr (error->message, PW));
         }
@@ -760,6 +774,12 @@ test_scrub (void)
       { "ktally", "--db=mysql://u@h/d", "mysql://root@/db?socket=/tmp/a:b", NULL } },
     { { "ktally", "run", "-b", "h:9092", "--topic", "mysql", NULL },
       { "ktally", "run", "-b", "h:9092", "--topic", "mysql", NULL } },
+    /* GUri finds the password exactly in a well-formed URI; one that is
+     * not is blanked from ':' to the last '@'. */
+    { { "ktally", "--db", "mysql://u:pw@h/d?socket=/tmp/a@b", "mysql://u:p@s s@h/d", NULL },
+      { "ktally", "--db", "mysql://u:xx@h/d?socket=/tmp/a@b", "mysql://u:xxxxx@h/d", NULL } },
+    { { "ktally", "--db=mysql://u:pa/ss@h/d", NULL },
+      { "ktally", "--db=mysql://u:xxxxx@h/d", NULL } },
   };
 
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
@@ -848,6 +868,334 @@ test_replay_job (void)
   g_assert_nonnull (strstr (error->message, "give --job"));
 }
 
+/* ---- durations: one parser for --interval, --startup-timeout, --audit-keep */
+
+static void
+test_duration (void)
+{
+  static const struct
+  {
+    const char *text;
+    double      seconds;  /* < 0: refused */
+  } cases[] = {
+    { "0", 0 }, { "5", 5 }, { "2.5", 2.5 }, { "500ms", 0.5 }, { "5s", 5 }, { "2m", 120 },
+    { "12h", 43200 }, { "7d", 604800 }, { "0.25s", 0.25 }, { "1.5m", 90 }, { "007", 7 },
+    /* "7ds" read as 7 days before (issue 16); the rest were never durations. */
+    { "7ds", -1 }, { "7sd", -1 }, { "5 s", -1 }, { " 5", -1 }, { "5 ", -1 }, { "-1", -1 },
+    { "+1", -1 }, { "1e3", -1 }, { ".5", -1 }, { "5.", -1 }, { "5x", -1 }, { "ms", -1 },
+    { "", -1 }, { "5M", -1 }, { "5msm", -1 }, { "inf", -1 }, { "nan", -1 }, { "0x10", -1 },
+    { "99999999999999999999d", -1 },
+  };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autoptr(GError) error = NULL;
+      double v = -42;
+      gboolean ok = kt_duration_parse ("--flag", cases[i].text, &v, &error);
+
+      g_test_message ("'%s'", cases[i].text);
+      if (cases[i].seconds >= 0)
+        {
+          g_assert_no_error (error);
+          g_assert_cmpfloat_with_epsilon (v, cases[i].seconds, 1e-9);
+          continue;
+        }
+      g_assert_false (ok);
+      g_assert_error (error, KT_ERROR, KT_ERROR_USAGE);
+      g_assert_true (g_str_has_prefix (error->message, "--flag: expected a duration"));
+    }
+}
+
+/* Each duration option takes the same words, on the command line and in
+ * a config file (where `interval = 5s` was GLib's "Cannot parse double
+ * value" before, issue 16). */
+static void
+test_duration_options (void)
+{
+  static const struct
+  {
+    const char *flag, *value, *key, *want;
+  } cases[] = {
+    { "--interval", "500ms", "interval", "interval=0.5" },
+    { "--interval", "5s", "interval", "interval=5" },
+    { "--startup-timeout", "2m", "startup_timeout", "startup_timeout=120" },
+  };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      const char *args[] = { "run", KAFKA, DB, cases[i].flag, cases[i].value, NULL };
+      g_autoptr(GError) error = NULL;
+      g_autoptr(KtConfig) config = parse_args (args, &error);
+      g_autoptr(GHashTable) dump = NULL;
+      g_autofree char *got = NULL;
+
+      g_assert_no_error (error);
+      dump = dump_config (config);
+      got = g_strdup_printf ("%s=%s", cases[i].key,
+                             (char *) g_hash_table_lookup (dump, cases[i].key));
+      g_assert_cmpstr (got, ==, cases[i].want);
+    }
+  {
+    const char *args[] = { "run", KAFKA, DB, "--audit-keep", "7d", NULL };
+    const char *bad[] = { "run", KAFKA, DB, "--audit-keep", "7ds", NULL };
+    const char *small[] = { "run", KAFKA, DB, "--audit-keep", "500ms", NULL };
+    g_autoptr(GError) error = NULL;
+    g_autoptr(KtConfig) config = parse_args (args, &error);
+
+    g_assert_no_error (error);
+    g_assert_cmpint (config->audit_keep, ==, 604800);
+    g_assert_null (parse_args (bad, &error));
+    g_assert_error (error, KT_ERROR, KT_ERROR_USAGE);
+    g_assert_nonnull (strstr (error->message, "--audit-keep: expected a duration"));
+    g_clear_error (&error);
+    g_assert_null (parse_args (small, &error));
+    g_assert_error (error, KT_ERROR, KT_ERROR_USAGE);
+    g_assert_nonnull (strstr (error->message, "--audit-keep: '500ms' is not between 1"));
+  }
+}
+
+/* ---- config files: ${VAR}, a key given twice, the line of a bad value -- */
+
+typedef struct
+{
+  const char *path;
+  const char *ini;       /* after "[kafka]\nbrokers = b:9092\ntopic = logs\n" */
+  const char *extra[4];  /* command-line words after --config FILE */
+  const char *needle;    /* NULL: parses; else the error contains this */
+  const char *want;      /* when it parses: this "key=value" of dump_config */
+} FileCase;
+
+static const FileCase file_cases[] = {
+  { "/cli/config-file/interval-units", "[mysql]\nuri = mysql://u@h/db\n[batch]\ninterval = 5s\n",
+    { NULL }, NULL, "interval=5" },
+  { "/cli/config-file/interval-ms", "[mysql]\nuri = mysql://u@h/db\n[batch]\ninterval = 250ms\n",
+    { NULL }, NULL, "interval=0.25" },
+  { "/cli/config-file/interval-bad-names-line",
+    "[mysql]\nuri = mysql://u@h/db\n[batch]\n\ninterval = 5x\n", { NULL },
+    "ktally.conf:8: --interval: expected a duration", NULL },
+  { "/cli/config-file/interval-out-of-range-names-line",
+    "[mysql]\nuri = mysql://u@h/db\n[batch]\ninterval = 2d\n", { NULL },
+    "ktally.conf:7: --interval: '2d' is not between 0 and 86400", NULL },
+  { "/cli/config-file/integer-names-line",
+    "[mysql]\nuri = mysql://u@h/db\n[batch]\nmax-per-partition = 10k\n", { NULL },
+    "ktally.conf:7: Cannot parse integer value", NULL },
+  /* The file's bad value, though the command line gives another: GOption
+   * stops at it, and the line says where it is. */
+  { "/cli/config-file/integer-names-line-overridden",
+    "[mysql]\nuri = mysql://u@h/db\n[batch]\nmax-per-partition = 10k\n", { "-n", "5", NULL },
+    "ktally.conf:7: Cannot parse integer value", NULL },
+  { "/cli/config-file/flag-wins-no-line",
+    "[mysql]\nuri = mysql://u@h/db\n[batch]\ninterval = 5\n", { "--interval", "5x", NULL },
+    "--interval: expected a duration", NULL },
+  { "/cli/config-file/db-names-section-line",
+    "\n[mysql]\nhost = h\nuser = u\ndatabase = d-b\n", { NULL },
+    "ktally.conf:5: --db: database name 'd-b'", NULL },
+  { "/cli/config-file/duplicate-key",
+    "[batch]\ninterval = 5\nmax-per-partition = 3\n[mysql]\nuri = mysql://u@h/db\n"
+    "[batch]\ninterval = 6\n", { NULL },
+    "ktally.conf:10: [batch] interval given twice (first on line 5)", NULL },
+  { "/cli/config-file/duplicate-key-same-section",
+    "[mysql]\nuri = mysql://u@h/db\nuri = mysql://u@h/db\n", { NULL },
+    "ktally.conf:6: [mysql] uri given twice (first on line 5)", NULL },
+  { "/cli/config-file/duplicate-kafka-property",
+    "security.protocol = plaintext\n[mysql]\nuri = mysql://u@h/db\n[kafka]\n"
+    "security.protocol=ssl\n", { NULL },
+    "ktally.conf:8: [kafka] security.protocol given twice (first on line 4)", NULL },
+  { "/cli/config-file/env", "[mysql]\nuri = mysql://${KT_TEST_USER}@h/${KT_TEST_DB}\n",
+    { NULL }, NULL, "db.database=logs_db" },
+  { "/cli/config-file/env-user", "[mysql]\nuri = mysql://${KT_TEST_USER}@h/${KT_TEST_DB}\n",
+    { NULL }, NULL, "db.user=kt" },
+  { "/cli/config-file/env-literal", "[mysql]\nuri = mysql://u@h/db\n[batch]\n"
+    "job = a$${KT_TEST_USER}\n", { NULL }, "ktally.conf:7: --job: 'a${KT_TEST_USER}'", NULL },
+  { "/cli/config-file/env-unset", "[mysql]\nuri = mysql://u@h/db\n[batch]\n"
+    "job = ${KT_TEST_UNSET}\n", { NULL },
+    "ktally.conf:7: [batch] job: ${KT_TEST_UNSET}: KT_TEST_UNSET is not set", NULL },
+  { "/cli/config-file/env-malformed", "[mysql]\nuri = mysql://u@h/db\n[batch]\n"
+    "job = ${KT TEST}\n", { NULL }, "ktally.conf:7: [batch] job: '${KT TEST}' is not ${NAME}",
+    NULL },
+  { "/cli/config-file/env-unclosed", "[mysql]\nuri = mysql://u@h/db\n[batch]\n"
+    "job = ${KT_TEST_USER\n", { NULL }, "ktally.conf:7: [batch] job: '${KT_TEST_USER' is not",
+    NULL },
+  { "/cli/config-file/env-dollar-alone", "[mysql]\nuri = mysql://u@h/db\n[parse]\n"
+    "pattern = ^(?<time>\\\\S+ \\\\S+) (?<level>[A-Z]+)$\n", { NULL }, NULL, "interval=5" },
+  { "/cli/config-file/log-verbose", "[mysql]\nuri = mysql://u@h/db\n[log]\nverbose = true\n",
+    { NULL }, NULL, "verbose=1" },
+  { "/cli/config-file/log-quiet-false", "[mysql]\nuri = mysql://u@h/db\n[log]\nquiet = false\n",
+    { NULL }, NULL, "quiet=0" },
+};
+
+static void
+test_file_case (gconstpointer data)
+{
+  const FileCase *c = data;
+  g_autofree char *dir = g_dir_make_tmp ("kt-test-cli-XXXXXX", NULL);
+  g_autofree char *conf = g_build_filename (dir, "ktally.conf", NULL);
+  g_autofree char *ini = g_strdup_printf ("[kafka]\nbrokers = b:9092\ntopic = logs\n%s", c->ini);
+  const char *args[12] = { "run", "--config", conf };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(KtConfig) config = NULL;
+  int n = 3;
+
+  for (int i = 0; c->extra[i] != NULL; i++)
+    args[n++] = c->extra[i];
+  g_setenv ("KT_TEST_USER", "kt", TRUE);
+  g_setenv ("KT_TEST_DB", "logs_db", TRUE);
+  g_unsetenv ("KT_TEST_UNSET");
+  g_assert_true (g_file_set_contents (conf, ini, -1, NULL));
+  config = parse_args (args, &error);
+  g_remove (conf);
+  g_rmdir (dir);
+  if (c->needle == NULL)
+    {
+      g_autoptr(GHashTable) dump = NULL;
+      g_auto(GStrv) kv = g_strsplit (c->want, "=", 2);
+
+      g_assert_no_error (error);
+      dump = dump_config (config);
+      g_assert_cmpstr (g_hash_table_lookup (dump, kv[0]), ==, kv[1]);
+      return;
+    }
+  g_assert_null (config);
+  g_assert_error (error, KT_ERROR, KT_ERROR_USAGE);
+  g_test_message ("message: %s", error->message);
+  g_assert_nonnull (strstr (error->message, c->needle));
+  g_assert_true (c->extra[0] != NULL || g_str_has_prefix (error->message, "--config: "));
+}
+
+/* What config --check prints reads back, a literal ${ included. */
+static void
+test_describe_reads_back (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("kt-test-cli-XXXXXX", NULL);
+  g_autofree char *conf = g_build_filename (dir, "ktally.conf", NULL);
+  const char *args[] = { "run", KAFKA, "--db", "mysql://u@h/db", "--job", "j", "--pattern",
+                         "^(?<time>\\S+ \\S+) (?<level>[A-Z]+)${x}$", "--interval", "300ms",
+                         "--http", "127.0.0.1:0", "--health-max-lag", "5",
+                         "--health-max-commit-age", "2m", "-v", NULL };
+  const char *again[] = { "run", "--config", conf, NULL };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(KtConfig) config = parse_args (args, &error);
+  g_autoptr(KtConfig) back = NULL;
+  g_autofree char *text = NULL, *text2 = NULL;
+
+  g_assert_no_error (error);
+  text = kt_config_describe (config);
+  g_assert_nonnull (strstr (text, "[http]\nhttp = 127.0.0.1:0\nhealth-max-lag = 5\n"
+                                  "health-max-commit-age = 120\n"));
+  g_assert_nonnull (strstr (text, "[log]\nverbose = true"));
+  /* Not GKeyFile's "0.29999999999999999". */
+  g_assert_nonnull (strstr (text, "\ninterval = 0.3\n"));
+  g_assert_true (g_file_set_contents (conf, text, -1, NULL));
+  back = parse_args (again, &error);
+  g_remove (conf);
+  g_rmdir (dir);
+  g_assert_no_error (error);
+  g_assert_cmpstr (back->pattern, ==, config->pattern);
+  g_assert_cmpfloat (back->interval, ==, 0.3);
+  g_assert_cmpint (back->health_max_lag, ==, 5);
+  g_assert_true (back->verbose);
+  text2 = kt_config_describe (back);
+  g_assert_cmpstr (text, ==, text2);
+}
+
+/* The --db messages show their placeholder whole: the scrubber blanked
+ * "mysql://USER[:PASSWORD]@HOST" to "USER[:xxxxxxxxx@HOST" in every one
+ * (issue 16); a password the user gave is still blanked where it is
+ * quoted. */
+static void
+test_placeholder_not_scrubbed (void)
+{
+  const char *bad[] = { "run", KAFKA, "--db", "postgres://u:" PW "@h/db", NULL };
+  const char *quoted[] = { "run", KAFKA, DB, "--interval", "mysql://u:" PW "@h/db", NULL };
+  const char *short_pw[] = { "run", KAFKA, "--db", "mysql://u:p@h/d-b", "--job", "pp", NULL };
+  g_autoptr(GError) error = NULL;
+
+  g_assert_null (parse_args (bad, &error));
+  g_assert_nonnull (strstr (error->message, "expected mysql://USER[:PASSWORD]@HOST[:PORT]/DATABASE"));
+  g_assert_null (strstr (error->message, PW));
+  g_clear_error (&error);
+  g_assert_null (parse_args (quoted, &error));
+  g_assert_nonnull (strstr (error->message, "got 'mysql://u:xxxxxxxx@h/db'"));
+  g_clear_error (&error);
+  /* A one-letter password is blanked where it stands in its URI only. */
+  g_assert_null (parse_args (short_pw, &error));
+  g_assert_nonnull (strstr (error->message, "database name 'd-b' is not a plain identifier"));
+}
+
+static void
+test_uri_secrets (void)
+{
+  static const struct
+  {
+    const char *word;
+    const char *secrets;  /* joined by | */
+  } cases[] = {
+    { "--db=mysql://u:secret@h/d", "secret" },
+    { "mysql://u:se%40cret@h:3307/d?socket=/tmp/a@b", "se%40cret" },
+    { "mysql://u:p@ss@h/d", "p@ss|p" },
+    { "mysql://u:pa/ss@h/d", "pa/ss" },
+    { "mysql://u@h:3306/d", "" },
+    { "mysql://USER[:PASSWORD]@HOST[:PORT]/DATABASE", "PASSWORD]" },
+    { "no uri at all", "" },
+    { "mysql://a:b@h/d mysql://c:dd@h/d", "b|dd" },
+  };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_auto(GStrv) got = kt_db_uri_secrets (cases[i].word);
+      g_autofree char *joined = g_strjoinv ("|", got);
+
+      g_test_message ("'%s'", cases[i].word);
+      g_assert_cmpstr (joined, ==, cases[i].secrets);
+    }
+}
+
+/* ---- the grants `config --check --connect` reads from SHOW GRANTS ----- */
+
+static void
+test_grants (void)
+{
+  static const struct
+  {
+    const char *lines[5];
+    const char *database;
+    const char *missing;  /* joined by ", " */
+  } cases[] = {
+    { { "GRANT ALL PRIVILEGES ON *.* TO `kt`@`%` WITH GRANT OPTION", NULL }, "logs", "" },
+    { { "GRANT USAGE ON *.* TO `kt`@`%`", "GRANT ALL PRIVILEGES ON `logs`.* TO `kt`@`%`",
+        NULL }, "logs", "" },
+    { { "GRANT USAGE ON *.* TO `kt`@`%` IDENTIFIED BY PASSWORD '*D82'",
+        "GRANT SELECT, INSERT ON `g1`.* TO `lim`@`%`", NULL }, "g1",
+      "UPDATE, DELETE, CREATE, ALTER, DROP, CREATE VIEW, CREATE TEMPORARY TABLES" },
+    { { "GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, ALTER, DROP, CREATE VIEW, "
+        "CREATE TEMPORARY TABLES ON `logs`.* TO `kt`@`localhost`", NULL }, "logs", "" },
+    /* Another database's grants, a pattern, a table, columns, a role. */
+    { { "GRANT ALL PRIVILEGES ON `other`.* TO `kt`@`%`", NULL }, "logs",
+      "SELECT, INSERT, UPDATE, DELETE, CREATE, ALTER, DROP, CREATE VIEW, "
+      "CREATE TEMPORARY TABLES" },
+    { { "GRANT ALL PRIVILEGES ON `log\\_%`.* TO `kt`@`%`", NULL }, "log_2024", "" },
+    { { "GRANT ALL PRIVILEGES ON `log\\_%`.* TO `kt`@`%`", NULL }, "logx2024",
+      "SELECT, INSERT, UPDATE, DELETE, CREATE, ALTER, DROP, CREATE VIEW, "
+      "CREATE TEMPORARY TABLES" },
+    { { "GRANT ALL PRIVILEGES ON `lo_s`.* TO `kt`@`%`", NULL }, "logs", "" },
+    { { "GRANT ALL PRIVILEGES ON `logs`.`error_log` TO `kt`@`%`",
+        "GRANT SELECT (`a`, `b`), INSERT ON `logs`.* TO `kt`@`%`", "GRANT `r` TO `kt`@`%`",
+        NULL }, "logs",
+      "SELECT, UPDATE, DELETE, CREATE, ALTER, DROP, CREATE VIEW, CREATE TEMPORARY TABLES" },
+    { { "GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, ALTER, DROP, CREATE VIEW, "
+        "CREATE TEMPORARY TABLES ON `we``ird`.* TO `kt`@`%`", NULL }, "we`ird", "" },
+  };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_auto(GStrv) missing = kt_db_grants_missing_in (cases[i].lines, cases[i].database);
+      g_autofree char *joined = g_strjoinv (", ", missing);
+
+      g_test_message ("case %" G_GSIZE_FORMAT, i);
+      g_assert_cmpstr (joined, ==, cases[i].missing);
+    }
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -871,6 +1219,14 @@ main (int argc, char *argv[])
   g_test_add_func ("/cli/scrub-argv", test_scrub);
   g_test_add_func ("/cli/replay/job", test_replay_job);
   g_test_add_func ("/cli/db-password-file", test_password_file);
+  g_test_add_func ("/cli/duration", test_duration);
+  g_test_add_func ("/cli/duration/options", test_duration_options);
+  for (gsize i = 0; i < G_N_ELEMENTS (file_cases); i++)
+    g_test_add_data_func (file_cases[i].path, &file_cases[i], test_file_case);
+  g_test_add_func ("/cli/config-file/describe-reads-back", test_describe_reads_back);
+  g_test_add_func ("/cli/error/placeholder-not-scrubbed", test_placeholder_not_scrubbed);
+  g_test_add_func ("/cli/uri/secrets", test_uri_secrets);
+  g_test_add_func ("/cli/grants", test_grants);
   g_test_add_func ("/cli/run/fields", test_fields);
 
   return g_test_run ();

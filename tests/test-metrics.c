@@ -452,6 +452,127 @@ test_health (gconstpointer data)
     }
 }
 
+/* ---- /livez and /readyz (#16): liveness is the loop turning, readiness
+ * is committing within the bounds; a fake clock walks through each state. */
+
+typedef enum { ALIVE, COMMIT, IDLE, FAIL, FENCE, LAG, NOTHING } ProbeAction;
+
+typedef struct
+{
+  double      advance;   /* seconds before the action; < 0 ends the case */
+  ProbeAction action;
+  const char *topic;     /* NULL: the loop did not turn; LAG: whose partition 0 */
+  gint64      lag;       /* LAG: partition 0's lag */
+  gboolean    live, ready;
+  const char *reason;    /* the readiness (or, if live is FALSE, liveness) text has it */
+} ProbeStep;
+
+typedef struct
+{
+  const char *path;
+  double      interval;
+  gint64      max_lag;
+  double      max_commit_age, max_stall;
+  ProbeStep   steps[10];
+} ProbeCase;
+
+#define PROBE_END { -1, NOTHING, NULL, 0, FALSE, FALSE, NULL }
+
+static const ProbeCase probe_cases[] = {
+  { "/metrics/probes/starting", 5, -1, 0, 120, {
+      { 0, NOTHING, NULL, 0, TRUE, FALSE, "not ready: no batch has succeeded yet" },
+      { 1, ALIVE, "t", 0, TRUE, FALSE, "no batch has succeeded yet" },
+      { 1, COMMIT, "t", 0, TRUE, TRUE, "ready: committing, the last batch succeeded 0.0 s ago" },
+      PROBE_END } },
+  /* MySQL or Kafka down: the batch fails, the loop waits and retries:
+   * alive, not ready, at once; ready again at the next success. */
+  { "/metrics/probes/outage", 1, -1, 0, 120, {
+      { 0, COMMIT, "t", 0, TRUE, TRUE, "ready" },
+      { 1, FAIL, "t", 0, TRUE, FALSE, "the last batch failed 0.0 s ago: boom" },
+      { 30, ALIVE, "t", 0, TRUE, FALSE, "failed 30.0 s ago" },
+      { 1, IDLE, "t", 0, TRUE, TRUE, "ready" },
+      PROBE_END } },
+  /* A fenced batch is neither: the last result before it stands. */
+  { "/metrics/probes/fenced", 1, -1, 0, 120, {
+      { 0, COMMIT, "t", 0, TRUE, TRUE, "ready" },
+      { 1, FENCE, "t", 0, TRUE, TRUE, "ready" },
+      PROBE_END } },
+  { "/metrics/probes/commit-age-default", 5, -1, 0, 120, {
+      { 0, COMMIT, "t", 0, TRUE, TRUE, "ready" },
+      { 60, ALIVE, "t", 0, TRUE, TRUE, "ready" },  /* 3 intervals, at least 60 s */
+      { 0.5, ALIVE, "t", 0, TRUE, FALSE, "has succeeded for 60.5 s (--health-max-commit-age 60 s)" },
+      PROBE_END } },
+  { "/metrics/probes/commit-age-intervals", 30, -1, 0, 120, {
+      { 0, COMMIT, "t", 0, TRUE, TRUE, "ready" },
+      { 89, ALIVE, "t", 0, TRUE, TRUE, "ready" },
+      { 2, ALIVE, "t", 0, TRUE, FALSE, "(--health-max-commit-age 90 s)" },
+      PROBE_END } },
+  { "/metrics/probes/commit-age-given", 1, -1, 5, 120, {
+      { 0, IDLE, "t", 0, TRUE, TRUE, "ready" },
+      { 5.5, ALIVE, "t", 0, TRUE, FALSE, "(--health-max-commit-age 5 s)" },
+      PROBE_END } },
+  { "/metrics/probes/lag", 1, 100, 0, 120, {
+      { 0, COMMIT, "t", 0, TRUE, TRUE, "lag 0" },
+      { 0, LAG, "t", 100, TRUE, TRUE, "lag 100" },
+      { 0, LAG, "t", 101, TRUE, FALSE, "not ready: lag 101 offsets is over --health-max-lag 100" },
+      { 0, LAG, "t", 0, TRUE, TRUE, "lag 0" },
+      PROBE_END } },
+  /* The loop stuck (in a call that never returns): not alive, and
+   * /readyz says so through the commit age. */
+  { "/metrics/probes/stall", 1, -1, 0, 10, {
+      { 0, COMMIT, "t", 0, TRUE, TRUE, "ready" },
+      { 10, NOTHING, NULL, 0, TRUE, TRUE, "ready" },
+      { 0.5, NOTHING, NULL, 0, FALSE, TRUE,
+        "not alive: the batch loop moved 10.5 s ago (--health-max-stall 10 s)" },
+      { 0, ALIVE, "t", 0, TRUE, TRUE, "ready" },
+      PROBE_END } },
+  /* Two topics, one batch loop: the lag is theirs together. */
+  { "/metrics/probes/topics", 1, 10, 0, 120, {
+      { 0, COMMIT, "a", 0, TRUE, TRUE, "ready" },
+      { 0, LAG, "a", 6, TRUE, TRUE, "lag 6" },
+      { 0, LAG, "b", 6, TRUE, FALSE, "lag 12 offsets is over --health-max-lag 10" },
+      { 0, LAG, "a", 0, TRUE, TRUE, "lag 6" },
+      PROBE_END } },
+};
+
+static void
+test_probes (gconstpointer data)
+{
+  const ProbeCase *c = data;
+  g_autoptr(KtMetrics) m = new_faked ("j", c->interval);
+
+  kt_metrics_set_health (m, c->max_lag, c->max_commit_age, c->max_stall);
+  for (guint i = 0; c->steps[i].advance >= 0; i++)
+    {
+      const ProbeStep *s = &c->steps[i];
+      g_autoptr(GString) live = g_string_new (NULL);
+      g_autoptr(GString) ready = g_string_new (NULL);
+      KtBatchReport report = { .error = "boom", .duration = 0.1 };
+
+      fake_mono_us += (gint64) (s->advance * G_USEC_PER_SEC);
+      if (s->topic != NULL)
+        kt_metrics_alive (m);
+      switch (s->action)
+        {
+        case COMMIT: report.result = KT_BATCH_COMMITTED; break;
+        case IDLE: report.result = KT_BATCH_IDLE; break;
+        case FAIL: report.result = KT_BATCH_FAILED; break;
+        case FENCE: report.result = KT_BATCH_FENCED; break;
+        default: report.result = KT_BATCH_N_RESULTS;
+        }
+      if (report.result != KT_BATCH_N_RESULTS)
+        kt_metrics_batch (m, &report);
+      if (s->action == LAG)
+        kt_metrics_partition (m, s->topic, 0, 0, s->lag);
+      g_test_message ("step %u", i);
+      g_assert_cmpint (kt_metrics_live (m, live), ==, s->live);
+      g_assert_cmpint (kt_metrics_ready (m, ready), ==, s->ready);
+      if (strstr (s->live ? ready->str : live->str, s->reason) == NULL)
+        g_error ("step %u: '%s' lacks '%s'", i, s->live ? ready->str : live->str, s->reason);
+      g_assert_true (g_str_has_suffix (live->str, "\n") && g_str_has_suffix (ready->str, "\n"));
+    }
+}
+
 static gint writers_left;
 
 #define N_WRITERS 4
@@ -623,6 +744,8 @@ main (int argc, char **argv)
   g_test_add_func ("/metrics/recent/ring", test_recent_ring);
   for (guint i = 0; i < G_N_ELEMENTS (health_cases); i++)
     g_test_add_data_func (health_cases[i].path, &health_cases[i], test_health);
+  for (gsize i = 0; i < G_N_ELEMENTS (probe_cases); i++)
+    g_test_add_data_func (probe_cases[i].path, &probe_cases[i], test_probes);
   g_test_add_func ("/metrics/threads", test_threads);
   g_test_add_func ("/metrics/build-and-process", test_build_and_process);
   g_test_add_func ("/metrics/process/real", test_process_real);

@@ -46,6 +46,7 @@ class Gen:
         # Axes added later draw from their own stream, so that a seed
         # keeps drawing the history it always drew (saved seeds, mutants).
         self.r_log = random.Random("%s:log-format" % seed)
+        self.r_reload = random.Random("%s:reload" % seed)
         self.seed = seed
         self.open = set(KNOWN_OPEN) if open_ is None else set(open_)
         self.focus = focus
@@ -227,6 +228,8 @@ class Gen:
             # `scripts/soak --focus manage-jobs`: resets and forgets (#16) often.
             weights[kinds.index("reset")], weights[kinds.index("forget")] = 25, 8
         while len(ops) < steps:
+            if self.sighup(ops, live):
+                continue
             kind = r.choices(kinds, weights=weights)[0]
             if kind == "produce":
                 t = r.choice(list(topics))
@@ -361,6 +364,18 @@ class Gen:
                 if op["op"] == "produce":
                     op["sync"] = True
 
+    def sighup(self, ops, live):
+        """Sometimes a reload of a live instance: nothing may change in the
+        results. One started with a --config file finds new limits in it."""
+        rr = self.r_reload
+        cand = [i for j in sorted(live) for i in live[j]]
+        if not cand or rr.random() >= 0.07:
+            return False
+        ops.append({"op": "sighup", "inst": rr.choice(cand),
+                    "interval": rr.choice([0, 0.1, 0.3, 0.5]),
+                    "max_per_partition": rr.choice([None, 3, 25, 200, 5000])})
+        return True
+
     # ------------------------------------------------------------------
     def produce(self, t, topic, produced):
         r = self.r
@@ -392,6 +407,11 @@ class Gen:
         a = {"interval": r.choice([0, 0.1, 0.3, 0.5]),
              "max_per_partition": r.choice([None, None, 3, 25, 200, 5000]),
              "log_format": self.r_log.choice([None, "text", "json", "logfmt"])}
+        # The interval and the cap in a --config file (which a SIGHUP reads
+        # again); /readyz's bound, which must change nothing but /readyz.
+        a["config"] = self.r_reload.random() < 0.3
+        if self.r_reload.random() < 0.2:
+            a["health_max_lag"] = self.r_reload.choice([0, 10, 100000])
         if job["kind"] == LEDGER:
             a["workers"] = r.choice([1, 2, 4])
             if self.focus == "ledger-two-writers":

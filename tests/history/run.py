@@ -14,6 +14,8 @@ import re
 import signal
 import subprocess
 import time
+import urllib.error
+import urllib.request
 from decimal import Decimal
 
 import MySQLdb
@@ -159,6 +161,8 @@ class Instance:
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self.log,
                                      stderr=self.log, env=env)
         self.started = time.monotonic()
+        self.conf = None     # its --config file, which op_sighup rewrites
+        self.http = False    # serves /livez (--http)
 
     def tail(self, n=12):
         try:
@@ -189,6 +193,19 @@ class Instance:
 
     def close(self):
         self.log.close()
+
+
+def catches_sighup(pid):
+    """Whether process pid is ktally with its SIGHUP handler installed."""
+    try:
+        with open("/proc/%d/comm" % pid) as f:
+            if f.read().strip() != "ktally":
+                return False
+        with open("/proc/%d/status" % pid) as f:
+            caught = next(l for l in f if l.startswith("SigCgt:")).split()[1]
+        return int(caught, 16) & (1 << (signal.SIGHUP - 1)) != 0
+    except (OSError, StopIteration):
+        return False
 
 
 def shell_quote(argv):
@@ -410,6 +427,15 @@ class Runner:
             a += ["--sum", fmt["sum"]]
         return a
 
+    def write_conf(self, path, interval, max_per_partition):
+        """The [batch] part of an instance's --config file, replaced whole."""
+        text = "[batch]\ninterval = %dms\n" % round(interval * 1000)
+        if max_per_partition:
+            text += "max-per-partition = %d\n" % max_per_partition
+        with open(path + ".new", "w") as f:
+            f.write(text)
+        os.replace(path + ".new", path)
+
     @staticmethod
     def job_format(fmt):
         """The oracle's Format of a database's count tables."""
@@ -419,7 +445,7 @@ class Runner:
     def job_table(self, jid):
         return self.jobs[jid].get("table") or "error_log"
 
-    def job_args(self, jid, inst_args=None, drain=False):
+    def job_args(self, jid, inst_args=None, drain=False, conf=None):
         j = self.jobs[jid]
         db = self.dbs[j["db"]]
         fmt = db["format"]
@@ -449,9 +475,16 @@ class Runner:
         if drain:
             return a + ["--interval", "0", "--exit-when-idle"]
         ia = inst_args or {}
-        a += ["--interval", str(ia.get("interval", 0.3))]
-        if ia.get("max_per_partition"):
-            a += ["--max-per-partition", str(ia["max_per_partition"])]
+        if conf is not None:
+            # Its interval and cap are the file's, which a SIGHUP reads again.
+            self.write_conf(conf, ia.get("interval", 0.3), ia.get("max_per_partition"))
+            a += ["--config", conf]
+        else:
+            a += ["--interval", str(ia.get("interval", 0.3))]
+            if ia.get("max_per_partition"):
+                a += ["--max-per-partition", str(ia["max_per_partition"])]
+        if ia.get("health_max_lag") is not None:
+            a += ["--http", "127.0.0.1:0", "--health-max-lag", str(ia["health_max_lag"])]
         if ia.get("workers"):
             a += ["--workers", str(ia["workers"])]
         if ia.get("log_format"):
@@ -588,10 +621,13 @@ class Runner:
     def op_start(self, op):
         jid = op["job"]
         j = self.jobs[jid]
-        args = self.job_args(jid, op["args"])
+        base = os.path.join(self.work, "inst-%s" % op["inst"].replace("#", "-"))
+        conf = base + ".conf" if op["args"].get("config") else None
+        args = self.job_args(jid, op["args"], conf=conf)
         inst = Instance(op["inst"], jid, self.ktally_argv(args, self.long_host(jid)),
-                        os.path.join(self.work, "inst-%s.log" % op["inst"].replace("#", "-")),
-                        self.env, op["args"].get("log_format"))
+                        base + ".log", self.env, op["args"].get("log_format"))
+        inst.conf = conf
+        inst.http = op["args"].get("health_max_lag") is not None
         self.live[op["inst"]] = inst
         self.all_instances.append(inst)
         self.stats["starts"] += 1
@@ -635,6 +671,51 @@ class Runner:
 
     def op_wait(self, op):
         self.nap(op["ms"] / 1000.0)
+
+    def op_sighup(self, op):
+        """A reload, with new limits in the instance's --config file if it has
+        one. The oracle: the instance never ends by itself (poll_instances),
+        and the results are exact at the end."""
+        inst = self.live.get(op["inst"])
+        if inst is None:
+            return
+        if inst.conf is not None:
+            self.write_conf(inst.conf, op["interval"], op["max_per_partition"])
+        # Before ktally installs its handler (or while `unshare` runs), a
+        # SIGHUP would end the process as it would any program's.
+        end = time.monotonic() + 10 * self.slow
+        while not catches_sighup(inst.proc.pid):
+            self.poll_instances()
+            if op["inst"] not in self.live:
+                return
+            if time.monotonic() > end:
+                raise Failure("sighup:%s" % inst.job, "instance %s does not catch SIGHUP 10 s after "
+                              "its start:\n%s" % (op["inst"], inst.tail()))
+            time.sleep(0.02)
+        inst.proc.send_signal(signal.SIGHUP)
+        self.stats["sighups"] += 1
+
+    def check_livez(self):
+        """Every live instance with --http says its batch loop is alive (a
+        fault ktally waits out never makes /livez 503)."""
+        for name, inst in self.live.items():
+            if not inst.http:
+                continue
+            with open(inst.log_path, "rb") as f:
+                m = re.search(rb"on port (\d+) of", f.read())
+            if m is None:
+                continue    # still starting: not serving yet
+            url = "http://127.0.0.1:%d/livez" % int(m.group(1))
+            try:
+                with urllib.request.urlopen(url, timeout=10 * self.slow) as r:
+                    code, body = r.status, r.read()
+            except urllib.error.HTTPError as e:
+                code, body = e.code, e.read()
+            except OSError as e:
+                raise Failure("livez:%s" % inst.job, "instance %s: %s: %s" % (name, url, e))
+            if code != 200:
+                raise Failure("livez:%s" % inst.job, "instance %s: %s answered %d: %s\n%s" % (
+                    name, url, code, body.decode(errors="replace"), inst.tail()))
 
     def op_kill9(self, op):
         self.stop_instance(op["inst"], signal.SIGKILL)
@@ -1294,6 +1375,7 @@ class Runner:
     # ---------------------------------------------------------------- finish
     def finish(self):
         self.poll_instances()
+        self.check_livez()
         for name in list(self.live):
             self.stop_instance(name, signal.SIGTERM)
         for api in ("Fetch", "ListOffsets"):

@@ -88,10 +88,10 @@ class Soak:
         self.out = os.path.join(REPO, "build", "history")
         os.makedirs(self.out, exist_ok=True)
         self.slow = args.slow or (3.0 if self.sanitized() else 1.0)
-        self.totals = {"histories": 0, "ops": 0, "kills": 0, "sigterms": 0, "faults": 0,
-                       "refused": 0, "starts": 0, "records": 0, "rewinds": 0,
-                       "resets": 0, "forgets": 0, "errors_checked": 0, "keyed_tables": 0,
-                       "folded_tables": 0,
+        self.totals = {"histories": 0, "ops": 0, "kills": 0, "sigterms": 0, "sighups": 0,
+                       "faults": 0, "refused": 0, "starts": 0, "records": 0, "rewinds": 0,
+                       "resets": 0, "forgets": 0,
+                       "errors_checked": 0, "keyed_tables": 0, "folded_tables": 0,
                        "folded_checked": 0, "folded_exact_buckets": 0}
         self.failures = []
 
@@ -224,10 +224,10 @@ class Soak:
     def report(self):
         t = self.totals
         say("soak: %d histories, %d operations, %d instances started, %d kill -9, %d SIGTERM, "
-            "%d service faults, %d rewinds, %d resets, %d forgets, %d refusals checked, %d records "
-            "produced, %d ERROR lines checked, %d failures" % (
-                t["histories"], t["ops"], t["starts"], t["kills"], t["sigterms"], t["faults"],
-                t["rewinds"], t["resets"], t["forgets"], t["refused"], t["records"],
+            "%d SIGHUP, %d service faults, %d rewinds, %d resets, %d forgets, %d refusals checked, "
+            "%d records produced, %d ERROR lines checked, %d failures" % (
+                t["histories"], t["ops"], t["starts"], t["kills"], t["sigterms"], t["sighups"],
+                t["faults"], t["rewinds"], t["resets"], t["forgets"], t["refused"], t["records"],
                 t["errors_checked"], len(self.failures)))
         if t["keyed_tables"]:
             say("soak: --by/--sum: %d tables checked per (bucket, key), %d of them with "

@@ -1,0 +1,288 @@
+/* reload.c - SIGHUP's reload (reload.h). */
+#include "reload.h"
+
+#include <string.h>
+#include "kprops.h"
+#include "log.h"
+
+/* Set by the SIGHUP handler, taken by the first poll after it. */
+static gint requested;
+/* How many reloaders there are: a SIGHUP is then a reload. */
+static gint reloaders;
+
+struct _KtReload
+{
+  const KtConfig *running;  /* the process's settings (borrowed) */
+  GMutex          lock;
+  KtConfig       *current;  /* the newest applied, or NULL: running's */
+  KtRunSettings   settings; /* handed to the scheduler; generation counts reloads */
+};
+
+void
+kt_reload_request (void)
+{
+  g_atomic_int_set (&requested, 1);
+}
+
+gboolean
+kt_reload_active (void)
+{
+  return g_atomic_int_get (&reloaders) > 0;
+}
+
+KtReload *
+kt_reload_new (const KtConfig *config)
+{
+  KtReload *self = g_new0 (KtReload, 1);
+
+  self->running = config;
+  g_mutex_init (&self->lock);
+  g_atomic_int_inc (&reloaders);
+  kt_run_settings_init (&self->settings, config);
+  return self;
+}
+
+void
+kt_reload_free (KtReload *self)
+{
+  if (self == NULL)
+    return;
+  g_atomic_int_dec_and_test (&reloaders);
+  g_clear_pointer (&self->current, kt_config_free);
+  kt_run_settings_clear (&self->settings);
+  g_mutex_clear (&self->lock);
+  g_free (self);
+}
+
+static const char *
+level_name (const KtConfig *c)
+{
+  return c->verbose ? "debug (--verbose)" : c->quiet ? "warning (--quiet)" : "info";
+}
+
+/* Whether a reload applies "[@section] @key" of kt_config_describe():
+ * the others need a restart. */
+static gboolean
+applies (const char *section, const char *key)
+{
+  static const char *const changeable[] = {
+    "batch interval", "batch max-per-partition", "batch max-batch-bytes",
+    "mysql defaults-file", "log verbose", "log quiet", NULL,
+  };
+  g_autofree char *id = g_strdup_printf ("%s %s", section, key);
+
+  return g_strv_contains (changeable, id);
+}
+
+/* The value of -X @key in @props, or NULL. */
+static const char *
+property (char **props, const char *key)
+{
+  gsize n = strlen (key);
+
+  for (char **p = props; p != NULL && *p != NULL; p++)
+    if (strncmp (*p, key, n) == 0 && (*p)[n] == '=')
+      return *p + n + 1;
+  return NULL;
+}
+
+/* The secret [kafka] properties: kt_config_describe() hides them, so they
+ * are compared here, and their values never shown. */
+static void
+diff_secrets (char **before, char **after, GPtrArray *restart)
+{
+  g_autoptr(GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+
+  for (int pass = 0; pass < 2; pass++)
+    for (char **p = pass == 0 ? before : after; p != NULL && *p != NULL; p++)
+      {
+        char *key = g_strndup (*p, strcspn (*p, "="));
+
+        if (!g_hash_table_add (seen, key) || !kt_kprops_is_secret (key)
+            || g_strcmp0 (property (before, key), property (after, key)) == 0)
+          continue;
+        g_ptr_array_add (restart, g_strdup_printf ("[kafka] %s changed: needs a restart", key));
+      }
+}
+
+/* Every key either file has whose value differs, but those a reload
+ * applies: one restart line each, with both values (the texts show no
+ * secret). */
+static void
+diff_described (GKeyFile *before, GKeyFile *after, GPtrArray *restart)
+{
+  g_autoptr(GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+
+  for (int pass = 0; pass < 2; pass++)
+    {
+      g_auto(GStrv) groups = g_key_file_get_groups (pass == 0 ? before : after, NULL);
+
+      for (char **g = groups; *g != NULL; g++)
+        {
+          g_auto(GStrv) keys = g_key_file_get_keys (pass == 0 ? before : after, *g, NULL, NULL);
+
+          for (char **k = keys; keys != NULL && *k != NULL; k++)
+            {
+              g_autofree char *was = g_key_file_get_string (before, *g, *k, NULL);
+              g_autofree char *now = g_key_file_get_string (after, *g, *k, NULL);
+              char *id = g_strdup_printf ("[%s] %s", *g, *k);
+
+              if (!g_hash_table_add (seen, id) || applies (*g, *k) || g_strcmp0 (was, now) == 0)
+                continue;
+              g_ptr_array_add (restart, g_strdup_printf (
+                "%s: '%s' -> '%s' needs a restart; still '%s'", id,
+                was != NULL ? was : "(not set)", now != NULL ? now : "(not set)",
+                was != NULL ? was : "(not set)"));
+            }
+        }
+    }
+}
+
+void
+kt_reload_diff (const KtConfig *running, const KtConfig *current, const KtConfig *fresh,
+                GPtrArray *apply, GPtrArray *restart)
+{
+  g_autoptr(GKeyFile) before = g_key_file_new ();
+  g_autoptr(GKeyFile) after = g_key_file_new ();
+  g_autofree char *before_text = kt_config_describe (running);
+  g_autofree char *after_text = kt_config_describe (fresh);
+
+  if (current->interval != fresh->interval)
+    g_ptr_array_add (apply, g_strdup_printf ("--interval %g s -> %g s", current->interval,
+                                             fresh->interval));
+  if (current->max_per_partition != fresh->max_per_partition)
+    g_ptr_array_add (apply, g_strdup_printf ("--max-per-partition %" G_GINT64_FORMAT " -> %"
+                                             G_GINT64_FORMAT, current->max_per_partition,
+                                             fresh->max_per_partition));
+  if (current->max_batch_bytes != fresh->max_batch_bytes)
+    g_ptr_array_add (apply, g_strdup_printf ("--max-batch-bytes %" G_GINT64_FORMAT " -> %"
+                                             G_GINT64_FORMAT, current->max_batch_bytes,
+                                             fresh->max_batch_bytes));
+  if (g_strcmp0 (current->db.password, fresh->db.password) != 0)
+    g_ptr_array_add (apply, g_strdup ("the MySQL password changed: the next connection "
+                                      "uses it"));
+  if (g_strcmp0 (current->db.password_file, fresh->db.password_file) != 0)
+    g_ptr_array_add (apply, g_strdup_printf (
+      "--db-password-file %s -> %s: read at the next connection",
+      current->db.password_file != NULL ? current->db.password_file : "(none)",
+      fresh->db.password_file != NULL ? fresh->db.password_file : "(none)"));
+  if (g_strcmp0 (current->db.defaults_file, fresh->db.defaults_file) != 0)
+    g_ptr_array_add (apply, g_strdup_printf (
+      "--db-defaults-file %s -> %s: the next connection reads it",
+      current->db.defaults_file != NULL ? current->db.defaults_file : "(none)",
+      fresh->db.defaults_file != NULL ? fresh->db.defaults_file : "(none)"));
+  if (current->verbose != fresh->verbose || current->quiet != fresh->quiet)
+    g_ptr_array_add (apply, g_strdup_printf ("log level %s -> %s", level_name (current),
+                                             level_name (fresh)));
+
+  /* Both texts are ktally's own INI: they load. */
+  g_key_file_load_from_data (before, before_text, (gsize) -1, G_KEY_FILE_NONE, NULL);
+  g_key_file_load_from_data (after, after_text, (gsize) -1, G_KEY_FILE_NONE, NULL);
+  diff_described (before, after, restart);
+  diff_secrets (running->kafka_properties, fresh->kafka_properties, restart);
+}
+
+/* A reload's line "job JOB: reload: @text"; for machines, @value as
+ * field @key. */
+static void
+logged (const char *job, GLogLevelFlags level, const char *key, const char *value,
+        const char *text)
+{
+  g_autoptr(KtLogEvent) e = kt_log_event_new ("reload");
+
+  kt_log_event_string (e, "job", job);
+  kt_log_event_string (e, key, value);
+  kt_log_event_emit (e, level, "job %s: reload: %s", job, text);
+}
+
+/* @lines joined by "; ". */
+static char *
+joined (GPtrArray *lines)
+{
+  char *text;
+
+  g_ptr_array_add (lines, NULL);
+  text = g_strjoinv ("; ", (char **) lines->pdata);
+  g_ptr_array_set_size (lines, lines->len - 1);
+  return text;
+}
+
+/* Parses the command's words again, logs what changed, and makes what
+ * may change the newest settings. Called with the lock held. */
+static void
+reload (KtReload *self)
+{
+  const KtConfig *running = self->running;
+  const KtConfig *current = self->current != NULL ? self->current : running;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) apply = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GPtrArray) restart = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(KtConfig) fresh = NULL;
+  g_auto(GStrv) words = g_strdupv (running->words);
+  g_autofree char *applied = NULL, *kept = NULL;
+  guint generation;
+
+  if (words == NULL)
+    {
+      logged (running->job, G_LOG_LEVEL_WARNING, "error", "no command line",
+              "these settings were not read from a command line: nothing to read again");
+      return;
+    }
+  /* GOption takes apart the array it parses: give it a copy of the
+   * pointers, and free the strings through @words. */
+  {
+    g_autofree char **argv = g_memdup2 (words, sizeof (char *) * (g_strv_length (words) + 1));
+    fresh = kt_config_parse (running->command, (int) g_strv_length (words), argv, &error);
+  }
+  if (fresh == NULL)
+    {
+      g_autofree char *text = g_strdup_printf ("%s; keeping the running settings",
+                                               error->message);
+
+      logged (running->job, G_LOG_LEVEL_WARNING, "error", error->message, text);
+      return;
+    }
+  kt_reload_diff (running, current, fresh, apply, restart);
+  /* One line for what applies, one for what does not. */
+  applied = joined (apply);
+  kept = joined (restart);
+  if (apply->len > 0 || restart->len == 0)
+    logged (running->job, G_LOG_LEVEL_MESSAGE, "applied", applied,
+            apply->len > 0 ? applied : "nothing changed");
+  if (restart->len > 0)
+    logged (running->job, G_LOG_LEVEL_WARNING, "needs_restart", kept, kept);
+  if (apply->len == 0)
+    return;
+
+  kt_log_set_verbosity (fresh->verbose, fresh->quiet);
+  generation = self->settings.generation + 1;
+  kt_run_settings_clear (&self->settings);
+  kt_run_settings_init (&self->settings, fresh);
+  self->settings.generation = generation;
+  g_clear_pointer (&self->current, kt_config_free);
+  self->current = g_steal_pointer (&fresh);
+}
+
+gboolean
+kt_reload_poll (KtReload *self, KtRunSettings *settings, gboolean *reloaded)
+{
+  gboolean newer = FALSE, did = FALSE;
+
+  g_mutex_lock (&self->lock);
+  if (g_atomic_int_compare_and_exchange (&requested, 1, 0))
+    {
+      reload (self);
+      did = TRUE;
+    }
+  if (settings->generation != self->settings.generation)
+    {
+      kt_run_settings_clear (settings);
+      *settings = self->settings;
+      kt_db_config_copy (&settings->db, &self->settings.db);
+      newer = TRUE;
+    }
+  g_mutex_unlock (&self->lock);
+  if (reloaded != NULL)
+    *reloaded = did;
+  return newer;
+}

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Type=notify without systemd: a listener on $NOTIFY_SOCKET (a path, then
+# an abstract @name) hears what ktally tells systemd. READY=1 only once
+# Kafka, MySQL and the tables answered (and the counts are then exact),
+# STATUS= with the lag, WATCHDOG=1 from the batch loop at a quarter of
+# $WATCHDOG_USEC (not when $WATCHDOG_PID names another process),
+# RELOADING=1 then READY=1 around a SIGHUP, STOPPING=1 on SIGTERM.
+source "$(dirname "$0")/lib.sh"
+
+db_uri=$(kt_new_db notify); db=$(kt_db_name "$db_uri")
+topic=$(kt_new_topic notify 4)
+kt_gen "$topic" --lines 20000 --seed 17 --truth "$WORK/truth" > "$WORK/gen"
+
+# listen ADDRESS OUT: one line per datagram, its newlines as '|'.
+listen() {
+  /usr/bin/python3 - "$1" "$2" <<'PY' &
+import socket, sys
+addr, out = sys.argv[1], sys.argv[2]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind("\0" + addr[1:] if addr.startswith("@") else addr)
+with open(out, "a", buffering=1) as f:
+    while True:
+        f.write(s.recv(4096).decode().replace("\n", "|") + "\n")
+PY
+  KT_CHILDREN+=($!)
+}
+
+sock=$WORK/notify.sock
+listen "$sock" "$WORK/heard"
+kt_wait_for 5 test -S "$sock" || fail "the listener did not start"
+
+# Under systemd with a watchdog of 0.4 s: pings every 0.1 s or so.
+NOTIFY_SOCKET=$sock WATCHDOG_USEC=400000 "$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" \
+  --db "$db_uri" --interval 0.3 --log-format json 2> "$WORK/run.log" &
+pid=$!; KT_CHILDREN+=($pid)
+kt_wait_for 30 grep -qx "READY=1" "$WORK/heard" || { cat "$WORK/run.log" >&2; fail "no READY=1"; }
+# READY=1 comes after the tables exist: nothing is ready before they are.
+[[ $(kt_sql "$db" "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = '$db' AND table_name = 'kafka_offset'") == 1 ]] \
+  || fail "READY=1 before ktally's tables were there"
+kt_wait_for 30 grep -q "^STATUS=job $topic: lag 0," "$WORK/heard" \
+  || { tail -5 "$WORK/heard" >&2; fail "no STATUS= with lag 0 after the backlog"; }
+kt_check_counts "$db" "$WORK/truth"
+
+pings=$(grep -c "^WATCHDOG=1$" "$WORK/heard")
+sleep 1.2
+pings2=$(grep -c "^WATCHDOG=1$" "$WORK/heard")
+(( pings2 - pings >= 5 )) || fail "$((pings2 - pings)) WATCHDOG=1 in 1.2 s with WATCHDOG_USEC=400000 (want >= 5)"
+(( pings2 - pings <= 20 )) || fail "$((pings2 - pings)) WATCHDOG=1 in 1.2 s: far more than a quarter of the period asks"
+
+kill -HUP "$pid"
+kt_wait_for 10 grep -q "^RELOADING=1|MONOTONIC_USEC=[0-9]*$" "$WORK/heard" || fail "no RELOADING=1 after SIGHUP"
+[[ $(grep -A1 "^RELOADING=1" "$WORK/heard" | tail -1) == "READY=1" ]] \
+  || kt_wait_for 5 bash -c "grep -A1 '^RELOADING=1' '$WORK/heard' | tail -1 | grep -qx READY=1" \
+  || fail "no READY=1 right after RELOADING=1"
+kt_stop "$pid"
+grep -qx "STOPPING=1" "$WORK/heard" || fail "no STOPPING=1 on SIGTERM"
+[[ $(grep -c "^READY=1$" "$WORK/heard") == 2 ]] || fail "READY=1 should come once at start and once after the reload"
+
+# An abstract socket; a watchdog that belongs to another process is not ours.
+listen "@kt-notify-$RUN_ID" "$WORK/heard2"
+kt_wait_for 5 grep -q "kt-notify-$RUN_ID" /proc/net/unix || fail "the abstract listener did not start"
+kt_gen "$topic" --lines 2000 --seed 18 --truth "$WORK/t2" > "$WORK/gen2"
+NOTIFY_SOCKET=@kt-notify-$RUN_ID WATCHDOG_USEC=100000 WATCHDOG_PID=1 "$KTALLY" run \
+  --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" --interval 0 --exit-when-idle \
+  2> "$WORK/run2.log" || { cat "$WORK/run2.log" >&2; fail "the second run failed"; }
+kt_wait_for 5 grep -qx "STOPPING=1" "$WORK/heard2" || fail "no STOPPING=1 at the end of --exit-when-idle"
+grep -qx "READY=1" "$WORK/heard2" || fail "no READY=1 on the abstract socket"
+if grep -q "^WATCHDOG=1" "$WORK/heard2"; then fail "WATCHDOG=1 although WATCHDOG_PID names another process"; fi
+kt_check_counts "$db" <(kt_sum_truths "$WORK/truth" "$WORK/t2")
+
+note "$TEST_NAME: READY, STATUS, $pings2 watchdog pings, RELOADING/READY, STOPPING; abstract socket; counts exact"
