@@ -890,64 +890,56 @@ page_dimension (KtHttp *self, struct MHD_Connection *connection)
   return -1;
 }
 
+/* The first call for a request: its headers are in. Answers at once (and
+ * so closes) a request that has or announces a body; MHD_YES to go on. */
 static enum MHD_Result
-on_request (void *cls, struct MHD_Connection *connection, const char *url,
-            const char *method, const char *version, const char *upload_data,
-            size_t *upload_data_size, void **req_cls)
+on_headers (KtHttp *self, Client *client, struct MHD_Connection *connection,
+            const char *url, const char *method)
 {
-  KtHttp *self = cls;
-  Client *client = client_of (connection);
+  GString *body;
+  unsigned int status;
+  const char *length = MHD_lookup_connection_value (connection, MHD_HEADER_KIND,
+                                                    MHD_HTTP_HEADER_CONTENT_LENGTH);
+
+  /* The answer's deadline starts now. */
+  if (client != NULL)
+    {
+      g_mutex_lock (&self->clients_lock);
+      client->busy = TRUE;
+      client->since = g_get_monotonic_time ();
+      g_mutex_unlock (&self->clients_lock);
+    }
+  /* A body is never read, so that it cannot be trickled for ever:
+   * another method is refused at once (405), and so is a GET or HEAD
+   * that announces one (413). An answer on this first call makes
+   * libmicrohttpd close the connection, as it cannot know that the
+   * request is complete. GET and HEAD without a body are answered on
+   * the next call, so that scrapers keep their connection alive. */
+  if (!g_str_equal (method, MHD_HTTP_METHOD_GET) && !g_str_equal (method, MHD_HTTP_METHOD_HEAD))
+    {
+      body = g_string_new ("method not allowed: only GET and HEAD\n");
+      status = MHD_HTTP_METHOD_NOT_ALLOWED;
+    }
+  else if ((length != NULL && !g_str_equal (length, "0"))
+           || MHD_lookup_connection_value (connection, MHD_HEADER_KIND,
+                                           MHD_HTTP_HEADER_TRANSFER_ENCODING) != NULL)
+    {
+      body = g_string_new ("a GET or HEAD request has no body\n");
+      status = MHD_HTTP_CONTENT_TOO_LARGE;
+    }
+  else
+    return MHD_YES;
+  g_debug ("http: %s %s: %u", method, url, status);
+  return respond (connection, status, "text/plain; charset=utf-8", body);
+}
+
+/* GET or HEAD of @url: the endpoint's answer. */
+static enum MHD_Result
+answer (KtHttp *self, struct MHD_Connection *connection, const char *url, const char *method)
+{
   GString *body;
   unsigned int status = MHD_HTTP_OK;
   const char *type = "text/plain; charset=utf-8";
-
-  (void) version;
-  (void) upload_data;
-
-  if (*req_cls == NULL)
-    {
-      const char *length = MHD_lookup_connection_value (connection, MHD_HEADER_KIND,
-                                                        MHD_HTTP_HEADER_CONTENT_LENGTH);
-
-      /* The first call says the headers are in: the answer's deadline
-       * starts now. */
-      *req_cls = self;
-      if (client != NULL)
-        {
-          g_mutex_lock (&self->clients_lock);
-          client->busy = TRUE;
-          client->since = g_get_monotonic_time ();
-          g_mutex_unlock (&self->clients_lock);
-        }
-      /* A body is never read, so that it cannot be trickled for ever:
-       * another method is refused at once (405), and so is a GET or HEAD
-       * that announces one (413). An answer on this first call makes
-       * libmicrohttpd close the connection, as it cannot know that the
-       * request is complete. GET and HEAD without a body are answered on
-       * the next call, so that scrapers keep their connection alive. */
-      if (!g_str_equal (method, MHD_HTTP_METHOD_GET) && !g_str_equal (method, MHD_HTTP_METHOD_HEAD))
-        {
-          body = g_string_new ("method not allowed: only GET and HEAD\n");
-          status = MHD_HTTP_METHOD_NOT_ALLOWED;
-        }
-      else if ((length != NULL && !g_str_equal (length, "0"))
-               || MHD_lookup_connection_value (connection, MHD_HEADER_KIND,
-                                               MHD_HTTP_HEADER_TRANSFER_ENCODING) != NULL)
-        {
-          body = g_string_new ("a GET or HEAD request has no body\n");
-          status = MHD_HTTP_CONTENT_TOO_LARGE;
-        }
-      else
-        return MHD_YES;
-      g_debug ("http: %s %s: %u", method, url, status);
-      return respond (connection, status, type, body);
-    }
-  if (*upload_data_size != 0)
-    {
-      /* Not announced, yet there: nothing is read, the connection goes. */
-      g_debug ("http: %s %s with an unannounced body: closed", method, url);
-      return MHD_NO;
-    }
 
   body = g_string_new (NULL);
   if (g_str_equal (url, "/metrics"))
@@ -985,6 +977,29 @@ on_request (void *cls, struct MHD_Connection *connection, const char *url,
     }
   g_debug ("http: %s %s: %u", method, url, status);
   return respond (connection, status, type, body);
+}
+
+static enum MHD_Result
+on_request (void *cls, struct MHD_Connection *connection, const char *url,
+            const char *method, const char *version, const char *upload_data,
+            size_t *upload_data_size, void **req_cls)
+{
+  KtHttp *self = cls;
+
+  (void) version;
+  (void) upload_data;
+  if (*req_cls == NULL)
+    {
+      *req_cls = self;
+      return on_headers (self, client_of (connection), connection, url, method);
+    }
+  if (*upload_data_size != 0)
+    {
+      /* Not announced, yet there: nothing is read, the connection goes. */
+      g_debug ("http: %s %s with an unannounced body: closed", method, url);
+      return MHD_NO;
+    }
+  return answer (self, connection, url, method);
 }
 
 static void
