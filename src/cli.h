@@ -129,11 +129,6 @@ gboolean  kt_partition_list_parse (const char *flag, const char *text, GArray *o
 gboolean  kt_duration_parse (const char *flag, const char *text, double *seconds,
                              GError **error);
 
-/* The effective settings of a `run` as an INI document (what
- * `ktally config --check` prints). Secrets are masked: the password shows
- * as whether there is one, never as itself. */
-char     *kt_config_describe (const KtConfig *config);
-
 /* Overwrites, in place, the password of any mysql:// URI among @argv, so
  * that it does not show in ps(1). Call before parsing (on a copy). */
 void      kt_scrub_argv (int argc, char **argv);

@@ -6,6 +6,7 @@
  * ktally needs) and says so in comments after the settings. It creates
  * nothing: no table, no offset, no consumer group. */
 #include "commands.h"
+#include "describe.h"
 
 #include <stdio.h>
 #include "error.h"

@@ -2,6 +2,7 @@
 #include "reload.h"
 
 #include <string.h>
+#include "describe.h"
 #include "kprops.h"
 #include "log.h"
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <glib/gstdio.h>
 #include "cli.h"
+#include "describe.h"
 #include "error.h"
 
 #define PW "s3cr3tPW"
