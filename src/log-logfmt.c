@@ -28,32 +28,7 @@ append_pair (GString *out, gboolean first, const char *key, const char *value)
       g_string_append (out, valid);
       return;
     }
-  g_string_append_c (out, '"');
-  for (const char *p = valid; *p != '\0'; p++)
-    switch (*p)
-      {
-      case '"':
-        g_string_append (out, "\\\"");
-        break;
-      case '\\':
-        g_string_append (out, "\\\\");
-        break;
-      case '\n':
-        g_string_append (out, "\\n");
-        break;
-      case '\r':
-        g_string_append (out, "\\r");
-        break;
-      case '\t':
-        g_string_append (out, "\\t");
-        break;
-      default:
-        if ((guchar) *p < 0x20 || *p == 0x7f)
-          g_string_append_printf (out, "\\u%04x", (guchar) *p);
-        else
-          g_string_append_c (out, *p);
-      }
-  g_string_append_c (out, '"');
+  kt_log_append_quoted (out, valid);
 }
 
 static void

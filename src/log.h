@@ -43,6 +43,11 @@ extern const KtLogFormat kt_log_format_text, kt_log_format_json, kt_log_format_l
 /* For the formats: @time (microseconds since the epoch) as RFC 3339 in
  * UTC with milliseconds, "2024-05-01T12:09:08.123Z". */
 void kt_log_append_time (GString *out, gint64 time);
+/* For the formats: @text in double quotes, valid UTF-8 whatever its bytes
+ * (invalid ones become U+FFFD), with '"', '\\', \n, \r and \t escaped
+ * and every other control (and DEL) as \u00XX: a JSON string, and the
+ * quoted value of logfmt. */
+void kt_log_append_quoted (GString *out, const char *text);
 
 /* The format named @name ("text", "json", "logfmt"), or NULL with
  * KT_ERROR_USAGE naming them all. */
