@@ -349,6 +349,26 @@ declared_tables (const char *text)
   return tables;
 }
 
+/* @table's columns in this database (SELECT c.@what...), none when it is
+ * absent or a view. Constants on both sides, no join on columns: MariaDB
+ * then opens only this table's definition; joined on columns, it read
+ * every table of every database (170 ms a query beside 1,000 databases). */
+static MYSQL_RES *
+select_columns (MYSQL *conn, const char *description, const char *what, const char *table,
+                GError **error)
+{
+  g_autoptr(GString) sql = g_string_new (NULL);
+
+  g_string_printf (sql, "SELECT %s FROM information_schema.columns c "
+                        "JOIN information_schema.tables t ON t.table_schema = DATABASE() "
+                        "AND t.table_name = ", what);
+  kt_db_append_quoted (conn, sql, table);
+  g_string_append (sql, " WHERE t.table_type = 'BASE TABLE' AND c.table_schema = DATABASE() "
+                        "AND c.table_name = ");
+  kt_db_append_quoted (conn, sql, table);
+  return kt_db_select (conn, description, sql->str, "cannot read the tables' columns", error);
+}
+
 /* Compares @table in the database with @columns (declared): a column
  * missing, of another type, or in or out of the primary key is
  * KT_ERROR_USAGE naming it. A table that is absent, or a view, passes. */
@@ -356,22 +376,13 @@ static gboolean
 check_columns (MYSQL *conn, const char *description, const char *table,
                GPtrArray *columns, GError **error)
 {
-  g_autoptr(GString) sql = g_string_new (
-    "SELECT c.column_name, c.data_type, c.column_key FROM information_schema.columns c "
-    "JOIN information_schema.tables t ON t.table_schema = DATABASE() AND t.table_name = ");
   g_autoptr(GHashTable) found = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
                                                        (GDestroyNotify) g_strfreev);
   g_autoptr(MYSQL_RES) res = NULL;
   MYSQL_ROW row;
 
-  /* Constants on both sides, no join on columns: MariaDB then opens only
-   * this table's definition; joined on columns, it read every table of
-   * every database (170 ms a query beside 1,000 databases). */
-  kt_db_append_quoted (conn, sql, table);
-  g_string_append (sql, " WHERE t.table_type = 'BASE TABLE' AND c.table_schema = DATABASE() "
-                        "AND c.table_name = ");
-  kt_db_append_quoted (conn, sql, table);
-  res = kt_db_select (conn, description, sql->str, "cannot read the tables' columns", error);
+  res = select_columns (conn, description, "c.column_name, c.data_type, c.column_key", table,
+                        error);
   if (res == NULL)
     return FALSE;
   while ((row = mysql_fetch_row (res)) != NULL)
@@ -535,21 +546,14 @@ kt_schema_check_counts_table (MYSQL *conn, const char *description, const char *
                               const KtCountsShape *shape, gboolean per_topic,
                               GError **error)
 {
-  g_autoptr(GString) sql = g_string_new (
-    "SELECT c.column_name, c.data_type, c.column_key, c.character_maximum_length, "
-    "c.numeric_precision, c.numeric_scale FROM information_schema.columns c "
-    "JOIN information_schema.tables t ON t.table_schema = DATABASE() AND t.table_name = ");
   g_autoptr(GArray) want = count_columns (shape, per_topic);
   g_autoptr(MYSQL_RES) res = NULL;
   gboolean ok = TRUE;
   MYSQL_ROW row;
 
-  /* Constants on both sides (see check_columns). */
-  kt_db_append_quoted (conn, sql, table);
-  g_string_append (sql, " WHERE t.table_type = 'BASE TABLE' AND c.table_schema = DATABASE() "
-                        "AND c.table_name = ");
-  kt_db_append_quoted (conn, sql, table);
-  res = kt_db_select (conn, description, sql->str, "cannot read the tables' columns", error);
+  res = select_columns (conn, description, "c.column_name, c.data_type, c.column_key, "
+                        "c.character_maximum_length, c.numeric_precision, c.numeric_scale",
+                        table, error);
   if (res == NULL)
     {
       count_columns_clear (want);
