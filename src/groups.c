@@ -177,8 +177,13 @@ kt_groups_add (KtGroups *self, gint64 bucket, const guint8 *key, gsize key_len,
 {
   Acc *acc = self->last;
 
+  /* --sum without --by: every line has the empty key, which the parser
+   * may hand over as (NULL, 0), and the last key's array has no data
+   * then either: memcmp and memcpy want pointers even for no bytes. */
+  if (key == NULL)
+    key = (const guint8 *) "";
   if (acc == NULL || self->last_bucket != bucket || self->last_key->len != key_len
-      || memcmp (self->last_key->data, key, key_len) != 0)
+      || (key_len > 0 && memcmp (self->last_key->data, key, key_len) != 0))
     {
       const Key *interned = admit (self->limit, bucket, key, key_len);
 

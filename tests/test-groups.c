@@ -88,6 +88,34 @@ test_counts_and_sums (void)
   assert_row (row (rows, 0), 10, "b", 1, "0.0001");
 }
 
+/* --sum without --by: no key at all, given as (NULL, 0), one row per
+ * bucket (found by the history checker under UBSan: memcmp of NULL). */
+static void
+test_no_key (void)
+{
+  g_autoptr(KtKeyLimit) limit = kt_key_limit_new (1);
+  g_autoptr(KtGroups) groups = kt_groups_new (-1, 1, limit);
+  g_autoptr(GArray) rows = NULL;
+  KtAmount one = 10000, two = 20000;
+
+  kt_groups_add (groups, 10, NULL, 0, &one);
+  kt_groups_add (groups, 10, NULL, 0, &two);
+  kt_groups_add (groups, 11, NULL, 0, &two);
+  kt_groups_add (groups, 10, NULL, 0, &one);
+  rows = kt_groups_sorted (groups);
+  g_assert_cmpuint (rows->len, ==, 2);
+  g_assert_cmpuint (kt_groups_folded (groups), ==, 0);
+  for (guint i = 0; i < 2; i++)
+    {
+      g_assert_false (row (rows, i)->other);
+      g_assert_cmpuint (row (rows, i)->key_len, ==, 0);
+    }
+  g_assert_cmpint (row (rows, 0)->bucket, ==, 10);
+  g_assert_cmpuint (row (rows, 0)->count, ==, 3);
+  g_assert_cmpint (row (rows, 1)->bucket, ==, 11);
+  g_assert_cmpuint (row (rows, 1)->count, ==, 1);
+}
+
 /* Past max_keys distinct keys in a bucket, lines go to its (other) row,
  * last in the bucket; keys admitted before stay admitted; each bucket has
  * its own bound. */
@@ -245,6 +273,7 @@ main (int argc, char *argv[])
   g_test_init (&argc, &argv, NULL);
 
   g_test_add_func ("/groups/counts-and-sums", test_counts_and_sums);
+  g_test_add_func ("/groups/no-key", test_no_key);
   g_test_add_func ("/groups/bound", test_bound);
   g_test_add_func ("/groups/bound-one", test_bound_one);
   g_test_add_func ("/groups/bound-shared-by-partitions", test_bound_shared);
