@@ -52,6 +52,9 @@ CREATE TABLE IF NOT EXISTS ktally_job (
   offsets    VARCHAR(8)   CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   output     VARCHAR(64)  CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   topics     TEXT         CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  -- a replay's --from/--until, "P:FROM-UNTIL,..." by partition; '' for
+  -- other jobs (and for replays recorded before schema version 5)
+  replay_range TEXT       CHARACTER SET ascii COLLATE ascii_bin NOT NULL DEFAULT '',
   created_at DATETIME(3)  NOT NULL DEFAULT CURRENT_TIMESTAMP(3),  -- UTC
   PRIMARY KEY (job),
   KEY by_output (output)

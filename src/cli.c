@@ -31,6 +31,7 @@ kt_config_free (KtConfig *config)
   g_free (config->table);
   g_clear_pointer (&config->replay_from, g_array_unref);
   g_clear_pointer (&config->replay_until, g_array_unref);
+  g_clear_pointer (&config->replay_range, g_free);
   g_clear_pointer (&config->only_partitions, g_array_unref);
   g_free (config->pattern);
   g_free (config->time_format);

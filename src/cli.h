@@ -69,6 +69,7 @@ typedef struct
   char        *table;           /* the counts table: error_log, or replay's */
   GArray      *replay_from;     /* KtPartitionOffset, replay only, by partition */
   GArray      *replay_until;    /* same partitions, same order */
+  char        *replay_range;    /* both as "P:FROM-UNTIL,..." (a replay's identity) */
   gboolean     table_explicit;  /* --table was given */
   gboolean     json;            /* status --json */
   gboolean     check_connect;   /* config --check --connect: reach Kafka and MySQL too */

@@ -171,6 +171,21 @@ kt_replay (const KtConfig *config, volatile int *stop, GError **error)
   return TRUE;
 }
 
+/* "P:FROM-UNTIL,..." of @from and @until (sorted by partition, offsets
+ * as numbers): one text for every spelling of one range. */
+static char *
+range_text (const GArray *from, const GArray *until)
+{
+  GString *text = g_string_new (NULL);
+
+  for (guint i = 0; i < from->len; i++)
+    g_string_append_printf (text, "%s%d:%" G_GINT64_FORMAT "-%" G_GINT64_FORMAT, i ? "," : "",
+                            g_array_index (from, KtPartitionOffset, i).partition,
+                            g_array_index (from, KtPartitionOffset, i).offset,
+                            g_array_index (until, KtPartitionOffset, i).offset);
+  return g_string_free (text, FALSE);
+}
+
 /* --from and --until: the same partitions, from <= until in each. */
 static gboolean
 parse_range (KtConfig *config, const KtRawOptions *raw, GError **error)
@@ -210,6 +225,8 @@ parse_range (KtConfig *config, const KtRawOptions *raw, GError **error)
           return FALSE;
         }
     }
+  /* What the replay is: part of its job's identity (identity.h). */
+  config->replay_range = range_text (config->replay_from, config->replay_until);
   return TRUE;
 }
 

@@ -14,6 +14,7 @@ typedef struct
   const char *column;
   const char *flag;   /* how the user sets it, for messages */
   char       *value;
+  gboolean    unrecorded_if_empty;  /* '' stored: an older ktally did not record it */
 } Setting;
 
 static void
@@ -44,30 +45,34 @@ sorted_list (const char *const *list)
   return g_strjoinv (",", copy);
 }
 
-#define JOB_SETTINGS 5
+#define JOB_SETTINGS 6
 #define TABLE_SETTINGS 7
 
 static void
 job_settings (const KtIdentity *id, Setting out[JOB_SETTINGS])
 {
-  out[0] = (Setting) { "kind", "--kind", g_strdup (id->kind) };
-  out[1] = (Setting) { "mode", "--mode", g_strdup (id->mode) };
-  out[2] = (Setting) { "offsets", "--offsets", g_strdup (id->offsets) };
-  out[3] = (Setting) { "output", "--table", g_strdup (id->output) };
-  out[4] = (Setting) { "topics", "--topic", sorted_list (id->topics) };
+  out[0] = (Setting) { "kind", "--kind", g_strdup (id->kind), FALSE };
+  out[1] = (Setting) { "mode", "--mode", g_strdup (id->mode), FALSE };
+  out[2] = (Setting) { "offsets", "--offsets", g_strdup (id->offsets), FALSE };
+  out[3] = (Setting) { "output", "--table", g_strdup (id->output), FALSE };
+  out[4] = (Setting) { "topics", "--topic", sorted_list (id->topics), FALSE };
+  /* A replay is its range too: under a --job given again with another
+   * range it would resume from the first range's offsets. */
+  out[5] = (Setting) { "replay_range", "--from/--until",
+                       g_strdup (id->replay_range != NULL ? id->replay_range : ""), TRUE };
 }
 
 static void
 table_settings (const KtIdentity *id, Setting out[TABLE_SETTINGS])
 {
-  out[0] = (Setting) { "holds", "--kind", g_strdup (id->holds) };
-  out[1] = (Setting) { "bucket", "--bucket", g_strdup (id->bucket != NULL ? id->bucket : "") };
-  out[2] = (Setting) { "levels", "--levels", sorted_list (id->levels) };
-  out[3] = (Setting) { "pattern", "--pattern", g_strdup (id->pattern != NULL ? id->pattern : "") };
+  out[0] = (Setting) { "holds", "--kind", g_strdup (id->holds), FALSE };
+  out[1] = (Setting) { "bucket", "--bucket", g_strdup (id->bucket != NULL ? id->bucket : ""), FALSE };
+  out[2] = (Setting) { "levels", "--levels", sorted_list (id->levels), FALSE };
+  out[3] = (Setting) { "pattern", "--pattern", g_strdup (id->pattern != NULL ? id->pattern : ""), FALSE };
   out[4] = (Setting) { "time_format", "--time-format",
-                       g_strdup (id->time_format != NULL ? id->time_format : "") };
-  out[5] = (Setting) { "dimensions", "--by", sorted_list (id->dimensions) };
-  out[6] = (Setting) { "sums", "--sum", sorted_list (id->sums) };
+                       g_strdup (id->time_format != NULL ? id->time_format : ""), FALSE };
+  out[5] = (Setting) { "dimensions", "--by", sorted_list (id->dimensions), FALSE };
+  out[6] = (Setting) { "sums", "--sum", sorted_list (id->sums), FALSE };
 }
 
 /* "(the default)" for an empty stored value, else the value quoted. */
@@ -102,7 +107,8 @@ compare_row (MYSQL *conn, const char *description, const char *table, const char
   *found = row != NULL;
   *differs = G_MAXUINT;
   for (guint i = 0; row != NULL && i < n; i++)
-    if (g_strcmp0 (row[i] != NULL ? row[i] : "", settings[i].value) != 0)
+    if (g_strcmp0 (row[i] != NULL ? row[i] : "", settings[i].value) != 0
+        && !(settings[i].unrecorded_if_empty && (row[i] == NULL || *row[i] == '\0')))
       {
         *differs = i;
         *stored = g_strdup (row[i] != NULL ? row[i] : "");
@@ -287,6 +293,7 @@ kt_identity_describe (KtIdentity *id, const KtConfig *config, const KtJobKind *k
     .output = kind->table != NULL ? kind->table : config->table,
     .topics = (const char *const *) config->topics,
     .replay = config->replay_from != NULL,
+    .replay_range = config->replay_range,
     .share_table = config->share_table,
     .holds = kind->holds,
     .bucket = !kind->parses ? ""

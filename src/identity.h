@@ -27,6 +27,7 @@ typedef struct
   const char *output;       /* the table it writes */
   const char *const *topics;
   gboolean    replay;       /* `ktally replay`: re-counting into a table is its purpose */
+  const char *replay_range; /* a replay's ranges, "P:FROM-UNTIL,..." by partition; else NULL */
   gboolean    share_table;  /* --share-table: another job may count its topics there too */
   /* What the output table holds (ktally_table). */
   const char *holds;        /* "counts", "balances" */

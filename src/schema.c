@@ -55,6 +55,7 @@ static const Migration migrations[] = {
   { { 2, "names-bigint-utc", kt_migration_002_sql }, widen_counts },
   { { 3, "job-identity", kt_migration_003_sql }, NULL },
   { { 4, "idempotent-minutes", kt_migration_004_sql }, NULL },
+  { { 5, "replay-range", kt_migration_005_sql }, NULL },
 };
 
 G_STATIC_ASSERT (G_N_ELEMENTS (migrations) == KT_SCHEMA_VERSION - 1);

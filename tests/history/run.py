@@ -246,6 +246,7 @@ class Runner:
         self.live = {}           # instance name -> Instance
         self.all_instances = []
         self.replays = collections.defaultdict(set)   # (db, table) -> {key}
+        self.named_ranges = {}  # (db, --job of a replay) -> the ranges it was first run with
         self.rewound = set()     # (db, job name, topic name, p)
         # `ktally reset` moved forward past these offsets: never counted
         # (job, topic, p) -> [[from, until), ...], until a move back below.
@@ -812,6 +813,18 @@ class Runner:
             self.stats["kills"] += 1
         rc, out, err = self.run_cmd("replay", args, self.HANG_CMD)
         live = (op.get("job") or "").startswith("live:")
+        if live:
+            # A named replay is its range: the same --job with another range
+            # must be refused (it would resume from the first range's offsets).
+            named = (op["db"], args[args.index("--job") + 1])
+            first = self.named_ranges.get(named)
+            if rc == 0 and first is None:
+                self.named_ranges[named] = first = sorted(rs)
+            if first is not None and first != sorted(rs) \
+                    and not (rc == 2 and "was created with" in err):
+                raise Failure("replay:named-range", "replay --job %s with another range than "
+                              "its first (%s) exited %d, not refused: %s\n%s"
+                              % (named[1], first, rc, shell_quote(args), err[-1500:]))
         if rc == 0 or (live and rc == 2 and len(err.strip().splitlines()) == 1):
             if rc == 0:
                 key = (self.names[op["topic"]], tuple(sorted(rs)))

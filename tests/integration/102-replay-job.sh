@@ -49,5 +49,21 @@ replay --from 0:0,1:0 --until "0:$p0,1:$p1" --table "${long}_a"
 replay --from 0:0,1:0 --until "0:$p0,1:$p1" --table "${long}_b"
 kt_check_counts "$db" "$WORK/t12" "${long}_a"
 kt_check_counts "$db" "$WORK/t12" "${long}_b"
+
+# 4. A named replay is its range too: the same --job with another range is
+# refused before anything is read (before, it resumed from the first
+# range's offsets: part of the new range never counted, or exit 4 where
+# the first range ended past the second's end); the same range in another
+# spelling resumes it and finds it done.
+replay --job named --from 0:0 --until "0:$p0" --table named_t
+before=$(kt_sql "$db" "CHECKSUM TABLE named_t, kafka_offset")
+rc=0; "$KTALLY" replay --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" --job named \
+  --from 0:1,1:0 --until "0:$p0,1:$p1" --table named_t 2> "$WORK/err" || rc=$?
+[[ $rc == 2 && $(wc -l < "$WORK/err") == 1 ]] \
+  && grep -q "job replay.named was created with --from/--until '0:0-$p0', and this run gives '0:1-$p0,1:0-$p1'" "$WORK/err" \
+  || { cat "$WORK/err" >&2; fail "replay --job named with another range: exit $rc"; }
+[[ $(kt_sql "$db" "CHECKSUM TABLE named_t, kafka_offset") == "$before" ]] || fail "the refused replay changed something"
+replay --job named --from 0:000 --until "0:0$p0" --table named_t
+[[ $(kt_sql "$db" "CHECKSUM TABLE named_t, kafka_offset") == "$before" ]] || fail "the same named range again changed something"
 kt_audit "$db_uri"
-note "$TEST_NAME: replay --job LIVE kept apart; one range in three spellings counted once; long table names apart"
+note "$TEST_NAME: replay --job LIVE kept apart; one range in three spellings counted once; long table names apart; a named replay's range fixed"

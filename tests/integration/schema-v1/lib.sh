@@ -43,7 +43,7 @@ kt_check_same_shape() {  # kt_check_same_shape DB_A DB_B WHAT [TABLE...]: both s
 }
 
 # The version this ktally creates and migrates to (src/schema.h).
-KT_SCHEMA_LATEST=4
+KT_SCHEMA_LATEST=5
 
 kt_schema_version() {  # kt_schema_version DB: the recorded version, or "none"
   kt_sql "$1" "SELECT COALESCE(MAX(version), 'none') FROM ktally_schema" 2> /dev/null || echo none
