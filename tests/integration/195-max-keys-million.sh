@@ -50,6 +50,14 @@ logged=$(kt_log_sum batch folded "$WORK/run1000000.log")
 [[ $logged == "$folded" ]] || fail "the batch records report $logged folded lines, the table has $folded"
 (($(kt_log_sum folded lines "$WORK/run1000000.log") > 0)) || fail "no warning about the folded lines"
 [[ -n ${rss[100]} && -n ${rss[1000000]} ]] || fail "no RSS figures"
-((rss[1000000] <= rss[100] + 24 * 1024)) \
-  || fail "peak RSS with a million keys is ${rss[1000000]} kB, with 100 keys ${rss[100]} kB: not flat"
+# Under AddressSanitizer memory is not ktally's: freed blocks wait in its
+# quarantine (256 MB by default) and every block carries redzones, so a
+# million short-lived keys cost ~30 MB more there (seen in CI). The bound
+# is ktally's own: checked on the normal build, reported on that one.
+if ldd "$KTALLY" | grep -q libasan; then
+  note "$TEST_NAME: AddressSanitizer build: peak RSS ${rss[1000000]} kB against ${rss[100]} kB reported, not checked"
+else
+  ((rss[1000000] <= rss[100] + 24 * 1024)) \
+    || fail "peak RSS with a million keys is ${rss[1000000]} kB, with 100 keys ${rss[100]} kB: not flat"
+fi
 note "$TEST_NAME: $LINES lines of 1000000 distinct keys in $batches batches: totals exact, $folded folded into (other); peak RSS ${rss[1000000]} kB (100 keys: ${rss[100]} kB)"
