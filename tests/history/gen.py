@@ -431,6 +431,17 @@ class Gen:
             a["partitions"] = "%d-%d" % (lo, hi) if hi > lo else "%d" % lo
         return {"op": "start", "job": job["id"], "inst": inst, "args": a}
 
+    def replay_range(self, t, topics, produced):
+        r = self.r
+        n = topics[t]["partitions"]
+        parts = sorted(r.sample(range(n), r.randint(1, n)))
+        ranges = []
+        for p in parts:
+            a = r.randint(0, max(0, produced[t][p]))
+            b = r.randint(a, max(a, produced[t][p]))
+            ranges.append([p, a, b])
+        return ranges
+
     def replay(self, h, topics, dbs, jobs, produced, replays, started):
         r = self.r
         logs = [t for t in topics if topics[t]["kind"] == LOG]
@@ -441,14 +452,16 @@ class Gen:
             op["spelling"] = r.choice(["shuffled", "zeros"]) if spelled else "canonical"
             op["kill_after_ms"] = None
             return op
+        named = [o for o in replays if (o.get("job") or "").startswith("live:")]
+        if self.focus == "replay-job-live" and named and r.random() < 0.5:
+            # A named replay run again with another range: refused (its
+            # range is part of its job), never resumed from the first's.
+            op = dict(r.choice(named))
+            op["ranges"] = self.replay_range(op["topic"], topics, produced)
+            op["kill_after_ms"] = None
+            return op
         t = r.choice(logs)
-        n = topics[t]["partitions"]
-        parts = sorted(r.sample(range(n), r.randint(1, n)))
-        ranges = []
-        for p in parts:
-            a = r.randint(0, max(0, produced[t][p]))
-            b = r.randint(a, max(a, produced[t][p]))
-            ranges.append([p, a, b])
+        ranges = self.replay_range(t, topics, produced)
         d = r.choice(list(dbs))
         tables = ["rp_a", "rp_b"]
         if spelled and self.chance(0.3, "replay-key-spelling"):
