@@ -857,7 +857,13 @@ kt_config_parse (const char *command, int argc, char **argv, GError **error)
    * password in it: no message leaves here with one. */
   if (config == NULL)
     {
+      /* Every word given: --config=FILE too, which `given` no longer holds
+       * (a file name that looks like a URI, found by fuzz-options). */
+      g_autofree char **all = g_new0 (char *, argc + 1);
+
+      memcpy (all, argv, sizeof (char *) * (gsize) argc);
       g_ptr_array_add (words, NULL);
+      scrub_message (local->message, all);
       scrub_message (local->message, given);
       scrub_message (local->message, (char **) words->pdata);
       g_propagate_error (error, g_steal_pointer (&local));

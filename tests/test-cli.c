@@ -781,6 +781,11 @@ test_scrub (void)
       { "ktally", "--db", "mysql://u:xx@h/d?socket=/tmp/a@b", "mysql://u:xxxxx@h/d", NULL } },
     { { "ktally", "--db=mysql://u:pa/ss@h/d", NULL },
       { "ktally", "--db=mysql://u:xxxxx@h/d", NULL } },
+    /* Well-formed for GUri with no password at all ("user:" is a host and
+     * an empty port), yet an '@' follows: untrusted, blanked (found by
+     * fuzz-options in a word that is not even a --db). */
+    { { "ktally", "run", "mymysql://user:/x:pa/bpas@ss1", NULL },
+      { "ktally", "run", "mymysql://user:xxxxxxxxxx@ss1", NULL } },
   };
 
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
