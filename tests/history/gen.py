@@ -348,7 +348,7 @@ class Gen:
                 j = prefer if prefer in cand else r.choice(cand)
                 op = {"op": "forget", "job": j, "dry": self.chance(0.2)}
                 if not op["dry"]:
-                    live[j] = []   # the runner stops them first, as README says
+                    live[j] = []   # the runner stops them first, as ktally-forget(1) says
                 ops.append(op)
         if self.focus == "idempotent-byte-cap-livelock":
             # The drain restarts every job: new records after an open chunk

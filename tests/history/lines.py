@@ -1,13 +1,13 @@
 """The judge of log lines: an independent reference of ktally's line rules.
 
-Written from README.md ("Input format", "Any log format") and meant to be
+Written from ktally-run(1), LOG LINES (src/man/ktally-run.1.in), and meant to be
 obviously right rather than fast: a record's value is split on b"\\n", one
 trailing b"\\r" is dropped per line, empty lines are not lines, and a line
 is ERROR (counted in its bucket), OTHER or MALFORMED.
 
 Formats drawn by the checker: the default one, and the default line shape
 with --time-format iso8601; each with --bucket 1m|5m|1h and --levels. With
---by and --sum (README "Log analytics"): --by level on either, and on the
+--by and --sum (ktally-run(1), ANALYTICS): --by level on either, and on the
 default time format the pattern FIELDS_PATTERN below, whose `word` is the
 first word after the level and `n` the last word of the line (a number to
 --sum, or the line is malformed when counted).
@@ -228,7 +228,7 @@ def out_of_range_iso(line):
 
 
 def selftest():
-    """A few cases from README.md, checked by hand: the judge judged."""
+    """A few cases from the manual, checked by hand: the judge judged."""
     f = Format()
     assert f.line(b"2017-07-30 14:09:08 ERROR some message") == (ERROR, civil_minute(2017, 7, 30, 14, 9))
     assert minute_text(civil_minute(2017, 7, 30, 14, 9)) == "2017-07-30 14:09:00"

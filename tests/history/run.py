@@ -797,7 +797,7 @@ class Runner:
         if self.dbs[op["db"]]["mode"] == "idempotent" and not self.has_table(op["db"], "error_log"):
             # A replay into an empty database creates the transactional
             # tables; the operator of an idempotent database creates its own
-            # first, as README says (init-db --mode idempotent).
+            # first, as ktally-init-db(1) says (init-db --mode idempotent).
             self.op_initdb({"db": op["db"]})
         self.quiet_broker()
         rs = self.replay_ranges(op)
@@ -1136,7 +1136,7 @@ class Runner:
         args = ["forget", "--db", self.uri(d), "--job", name]
         self.settle(jid)
         if not op.get("dry"):
-            # README: stop every instance of the job first.
+            # ktally-forget(1): stop every instance of the job first.
             for inst in [i for i, x in self.live.items() if x.job == jid]:
                 self.stop_instance(inst, signal.SIGTERM)
             args.append("--execute")
@@ -1169,7 +1169,7 @@ class Runner:
         """init-db, or a replay that runs it (or creates the plain tables),
         makes error_log of no dimension, and jobs or replays with --by into
         error_log are then refused (its shape): a database of --by gets its
-        error_log from them first (README "Log analytics")."""
+        error_log from them first (ktally-run(1), ANALYTICS)."""
         fmt = self.dbs[d]["format"]
         return bool(fmt.get("by") or fmt.get("sum")) and not self.has_table(d, "error_log")
 
