@@ -269,8 +269,10 @@ load_group_offsets (const KtConfig *config, GHashTable *covered, GHashTable *sto
   while (g_hash_table_iter_next (&iter, &key, NULL))
     {
       g_auto(GStrv) parts = g_strsplit (key, "\t", 2);
-      KtSourceConfig source_config = { .brokers = config->brokers, .topic = parts[1],
-                                       .client_id = parts[0] };
+      KtSourceConfig source_config = {
+        .brokers = config->brokers, .topic = parts[1], .client_id = parts[0],
+        .properties = (const char *const *) config->kafka_properties,
+      };
       g_autoptr(KtSource) source = kt_source_new (&source_config, error);
       g_autoptr(GArray) partitions = g_array_new (FALSE, FALSE, sizeof (gint32));
       g_autoptr(GArray) states = g_array_new (FALSE, TRUE, sizeof (KtPartitionState));
@@ -498,27 +500,25 @@ static const char SUMMARY[] =
   "and their ERROR totals agree with the tables they were written to.\n"
   "Exit status 0 when everything holds, 5 on any break.";
 
+static const KtOptionNote notes[] = {
+  { "job", "Audit this job only (default: every job in the database)" },
+  { "brokers", "Kafka bootstrap servers: also check where the chains of jobs that keep "
+               "their offsets in Kafka (--offsets kafka) end" },
+  { NULL, NULL }
+};
+
 static KtConfig *
 parse (int argc, char **argv, GError **error)
 {
-  g_auto(KtRawOptions) raw = KT_RAW_OPTIONS_INIT;
-  GOptionEntry entries[] = {
-    KT_DB_ENTRY (raw),
-    { "job", 'j', 0, G_OPTION_ARG_STRING, &raw.job,
-      "Audit this job only (default: every job in the database)", "NAME" },
-    { "brokers", 'b', 0, G_OPTION_ARG_STRING, &raw.brokers,
-      "Kafka bootstrap servers: also check where the chains of jobs that keep "
-      "their offsets in Kafka (--offsets kafka) end", "LIST" },
-    KT_COMMON_ENTRIES (raw),
-    G_OPTION_ENTRY_NULL
-  };
-  g_autoptr(KtConfig) config = g_new0 (KtConfig, 1);
+  g_autoptr(KtOptionValues) values = NULL;
+  g_autoptr(KtConfig) config = kt_command_options (&kt_command_audit, argc, argv, &values,
+                                                   error);
 
-  if (!kt_options_parse ("audit", SUMMARY, entries, argc, argv, &raw, config, error)
-      || !kt_options_job (config, &raw, error)
-      || !kt_options_db (config, &raw, error))
+  if (config == NULL
+      || !kt_options_job (config, FALSE, "", error)
+      || !kt_options_db (config, error)
+      || !kt_options_brokers (config, FALSE, error))
     return NULL;
-  config->brokers = g_steal_pointer (&raw.brokers);  /* optional: --offsets kafka chains */
   return g_steal_pointer (&config);
 }
 
@@ -530,6 +530,11 @@ handle (const KtConfig *config, volatile int *stop, GError **error)
 }
 
 const KtCommand kt_command_audit = {
-  "audit", "check that the committed batches form one unbroken chain", NULL, parse,
-  handle,
+  .name = "audit",
+  .summary = "check that the committed batches form one unbroken chain",
+  .help = SUMMARY,
+  .bit = KT_CMD_AUDIT,
+  .notes = notes,
+  .parse = parse,
+  .handle = handle,
 };

@@ -14,33 +14,34 @@
 #include "schema.h"
 #include "source.h"
 
+/* What `ktally config --help` says before the options. */
+static const char SUMMARY[] =
+  "Checks the options of a `run` (a --config file's and the command line's)\n"
+  "without running it, and prints the effective settings as a config file\n"
+  "that reads back (secrets only as comments). With --connect it also\n"
+  "reaches Kafka and MySQL and reports what it found; it creates nothing.\n\n"
+  "Exit status: 0 the settings are good, 2 they are not (one line naming the\n"
+  "option), 3 --connect could not reach Kafka or MySQL, or lacks grants.";
+
 static KtConfig *
 parse (int argc, char **argv, GError **error)
 {
-  g_autofree char **args = g_new0 (char *, argc + 1);
-  gboolean check = FALSE, connect = FALSE;
-  KtConfig *config;
-  int n = 0;
+  g_autoptr(KtOptionValues) values = NULL;
+  g_autoptr(KtConfig) config = kt_command_options (&kt_command_config, argc, argv, &values,
+                                                   error);
 
-  /* --check and --connect anywhere (a --config file's options come before). */
-  for (int i = 0; i < argc; i++)
-    if (i > 0 && !check && g_strcmp0 (argv[i], "--check") == 0)
-      check = TRUE;
-    else if (i > 0 && !connect && g_strcmp0 (argv[i], "--connect") == 0)
-      connect = TRUE;
-    else
-      args[n++] = argv[i];
-  if (!check)
+  if (config == NULL)
+    return NULL;
+  if (!config->check)
     {
       g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
                            "config: expected 'ktally config --check [--connect] [--config "
                            "FILE] [run options]'");
       return NULL;
     }
-  config = kt_run_parse (n, args, error);
-  if (config != NULL)
-    config->check_connect = connect;
-  return config;
+  if (!kt_run_check (config, values, error))
+    return NULL;
+  return g_steal_pointer (&config);
 }
 
 static gboolean
@@ -130,6 +131,11 @@ handle (const KtConfig *config, volatile int *stop, GError **error)
 }
 
 const KtCommand kt_command_config = {
-  "config", "--check [--connect] [--config FILE] [run options]: the effective settings",
-  "run", parse, handle,
+  .name = "config",
+  .summary = "--check [--connect] [--config FILE] [run options]: the effective settings",
+  .help = SUMMARY,
+  .bit = KT_CMD_CONFIG,
+  .also = KT_CMD_RUN,
+  .parse = parse,
+  .handle = handle,
 };

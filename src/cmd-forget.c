@@ -180,50 +180,28 @@ kt_forget (const KtConfig *config, GError **error)
   return TRUE;
 }
 
+static const KtOptionNote notes[] = {
+  { "job", "The job to forget (`ktally jobs` lists them)" },
+  { "brokers", "Kafka bootstrap servers: needed for a job with --offsets kafka, to check "
+               "that its consumer group was deleted" },
+  { "dry-run", "Say what would be removed and change nothing (the default)" },
+  { "execute", "Remove it, in one transaction" },
+  { NULL, NULL }
+};
+
 static KtConfig *
 parse (int argc, char **argv, GError **error)
 {
-  g_auto(KtRawOptions) raw = KT_RAW_OPTIONS_INIT;
-  GOptionEntry entries[] = {
-    KT_DB_ENTRY (raw),
-    { "job", 'j', 0, G_OPTION_ARG_STRING, &raw.job,
-      "The job to forget (`ktally jobs` lists them)", "NAME" },
-    { "brokers", 'b', 0, G_OPTION_ARG_STRING, &raw.brokers,
-      "Kafka bootstrap servers: needed for a job with --offsets kafka, to check that "
-      "its consumer group was deleted", "LIST" },
-    { "dry-run", 'n', 0, G_OPTION_ARG_NONE, &raw.dry_run,
-      "Say what would be removed and change nothing (the default)", NULL },
-    { "execute", 0, 0, G_OPTION_ARG_NONE, &raw.execute,
-      "Remove it, in one transaction", NULL },
-    { "kafka-property", 'X', 0, G_OPTION_ARG_STRING_ARRAY, &raw.properties,
-      "librdkafka property (repeatable), e.g. -X security.protocol=SSL", "KEY=VALUE" },
-    { "startup-timeout", 0, 0, G_OPTION_ARG_STRING, &raw.startup_timeout,
-      "How long to wait for MySQL (default 20s)", "DURATION" },
-    KT_COMMON_ENTRIES (raw),
-    G_OPTION_ENTRY_NULL
-  };
-  g_autoptr(KtConfig) config = g_new0 (KtConfig, 1);
+  g_autoptr(KtOptionValues) values = NULL;
+  g_autoptr(KtConfig) config = kt_command_options (&kt_command_forget, argc, argv, &values,
+                                                   error);
 
-  if (!kt_options_parse ("forget", SUMMARY, entries, argc, argv, &raw, config, error))
+  if (config == NULL
+      || !kt_options_job (config, TRUE, " (`ktally jobs` lists them)", error)
+      || !kt_options_execute (config, error)
+      || !kt_options_db (config, error)
+      || !kt_options_brokers (config, FALSE, error))
     return NULL;
-  if (raw.job == NULL)
-    {
-      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
-                           "--job is required (`ktally jobs` lists them)");
-      return NULL;
-    }
-  if (raw.dry_run && raw.execute)
-    {
-      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
-                           "--dry-run and --execute exclude each other");
-      return NULL;
-    }
-  if (!kt_options_job (config, &raw, error)
-      || !kt_options_db (config, &raw, error)
-      || !kt_options_brokers (config, &raw, FALSE, error)
-      || !kt_options_timeout (config, &raw, error))
-    return NULL;
-  config->execute = raw.execute;
   return g_steal_pointer (&config);
 }
 
@@ -235,6 +213,11 @@ handle (const KtConfig *config, volatile int *stop, GError **error)
 }
 
 const KtCommand kt_command_forget = {
-  "forget", "remove a job's offsets, audit rows and identity (--dry-run, --execute)",
-  NULL, parse, handle,
+  .name = "forget",
+  .summary = "remove a job's offsets, audit rows and identity (--dry-run, --execute)",
+  .help = SUMMARY,
+  .bit = KT_CMD_FORGET,
+  .notes = notes,
+  .parse = parse,
+  .handle = handle,
 };

@@ -91,22 +91,19 @@ kt_init_db (const KtConfig *config, GError **error)
   return TRUE;
 }
 
+static const KtOptionNote notes[] = {
+  { "mode", "Which tables: transactional or idempotent" },
+  { NULL, NULL }
+};
+
 static KtConfig *
 parse (int argc, char **argv, GError **error)
 {
-  g_auto(KtRawOptions) raw = KT_RAW_OPTIONS_INIT;
-  GOptionEntry entries[] = {
-    KT_DB_ENTRY (raw),
-    { "mode", 'm', 0, G_OPTION_ARG_STRING, &raw.mode,
-      "Which tables: transactional (default) or idempotent", "MODE" },
-    KT_COMMON_ENTRIES (raw),
-    G_OPTION_ENTRY_NULL
-  };
-  g_autoptr(KtConfig) config = g_new0 (KtConfig, 1);
+  g_autoptr(KtOptionValues) values = NULL;
+  g_autoptr(KtConfig) config = kt_command_options (&kt_command_init_db, argc, argv, &values,
+                                                   error);
 
-  if (!kt_options_parse ("init-db", SUMMARY, entries, argc, argv, &raw, config, error)
-      || !kt_options_db (config, &raw, error)
-      || !kt_options_mode (config, &raw, error))
+  if (config == NULL || !kt_options_db (config, error))
     return NULL;
   return g_steal_pointer (&config);
 }
@@ -119,6 +116,11 @@ handle (const KtConfig *config, volatile int *stop, GError **error)
 }
 
 const KtCommand kt_command_init_db = {
-  "init-db", "create ktally's tables in a database", NULL, parse,
-  handle,
+  .name = "init-db",
+  .summary = "create ktally's tables in a database",
+  .help = SUMMARY,
+  .bit = KT_CMD_INIT_DB,
+  .notes = notes,
+  .parse = parse,
+  .handle = handle,
 };

@@ -256,29 +256,22 @@ kt_jobs (const KtConfig *config, GError **error)
   return TRUE;
 }
 
+static const KtOptionNote notes[] = {
+  { "brokers", "Kafka bootstrap servers: also show each job's lag" },
+  { "json", "Print one JSON document (an array of jobs) instead of a table" },
+  { NULL, NULL }
+};
+
 static KtConfig *
 parse (int argc, char **argv, GError **error)
 {
-  g_auto(KtRawOptions) raw = KT_RAW_OPTIONS_INIT;
-  GOptionEntry entries[] = {
-    KT_DB_ENTRY (raw),
-    { "brokers", 'b', 0, G_OPTION_ARG_STRING, &raw.brokers,
-      "Kafka bootstrap servers: also show each job's lag", "LIST" },
-    { "kafka-property", 'X', 0, G_OPTION_ARG_STRING_ARRAY, &raw.properties,
-      "librdkafka property (repeatable), e.g. -X security.protocol=SSL", "KEY=VALUE" },
-    { "json", 0, 0, G_OPTION_ARG_NONE, &raw.json,
-      "Print one JSON document (an array of jobs) instead of a table", NULL },
-    { "startup-timeout", 0, 0, G_OPTION_ARG_STRING, &raw.startup_timeout,
-      "How long to wait for Kafka and MySQL (default 20s)", "DURATION" },
-    KT_COMMON_ENTRIES (raw),
-    G_OPTION_ENTRY_NULL
-  };
-  g_autoptr(KtConfig) config = g_new0 (KtConfig, 1);
+  g_autoptr(KtOptionValues) values = NULL;
+  g_autoptr(KtConfig) config = kt_command_options (&kt_command_jobs, argc, argv, &values,
+                                                   error);
 
-  if (!kt_options_parse ("jobs", SUMMARY, entries, argc, argv, &raw, config, error)
-      || !kt_options_db (config, &raw, error)
-      || !kt_options_brokers (config, &raw, FALSE, error)
-      || !kt_options_timeout (config, &raw, error))
+  if (config == NULL
+      || !kt_options_db (config, error)
+      || !kt_options_brokers (config, FALSE, error))
     return NULL;
   return g_steal_pointer (&config);
 }
@@ -291,6 +284,11 @@ handle (const KtConfig *config, volatile int *stop, GError **error)
 }
 
 const KtCommand kt_command_jobs = {
-  "jobs", "list every job of a database: kind, mode, table, topics, last commit, lag",
-  NULL, parse, handle,
+  .name = "jobs",
+  .summary = "list every job of a database: kind, mode, table, topics, last commit, lag",
+  .help = SUMMARY,
+  .bit = KT_CMD_JOBS,
+  .notes = notes,
+  .parse = parse,
+  .handle = handle,
 };

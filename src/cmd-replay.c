@@ -188,19 +188,14 @@ range_text (const GArray *from, const GArray *until)
 
 /* --from and --until: the same partitions, from <= until in each. */
 static gboolean
-parse_range (KtConfig *config, const KtRawOptions *raw, GError **error)
+parse_range (KtConfig *config, GError **error)
 {
-  if (raw->from == NULL || raw->until == NULL)
+  if (config->replay_from == NULL || config->replay_until == NULL)
     {
-      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
-                           raw->from == NULL ? "--from is required" : "--until is required");
+      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE, config->replay_from == NULL
+                           ? "--from is required" : "--until is required");
       return FALSE;
     }
-  config->replay_from = g_array_new (FALSE, FALSE, sizeof (KtPartitionOffset));
-  config->replay_until = g_array_new (FALSE, FALSE, sizeof (KtPartitionOffset));
-  if (!kt_partition_offsets_parse ("--from", raw->from, config->replay_from, error)
-      || !kt_partition_offsets_parse ("--until", raw->until, config->replay_until, error))
-    return FALSE;
   for (guint i = 0; i < MAX (config->replay_from->len, config->replay_until->len); i++)
     {
       const KtPartitionOffset *f = i < config->replay_from->len
@@ -233,12 +228,12 @@ parse_range (KtConfig *config, const KtRawOptions *raw, GError **error)
 /* The replay's job, always under "replay.": --job's name, or one derived
  * from what it replays. */
 static void
-name_job (KtConfig *config, const KtRawOptions *raw)
+name_job (KtConfig *config, const KtOptionValues *values)
 {
   /* A replay's offsets live under a job of its own, whatever --job says:
    * "replay." names are never a live job's (cmd-run.c refuses them), so
    * a replay can never move a live job's offsets. */
-  if (raw->job_given)
+  if (kt_option_given (values, "job"))
     {
       g_autofree char *given = g_steal_pointer (&config->job);
       config->job = g_strdup_printf ("%s%s", KT_REPLAY_JOB_PREFIX, given);
@@ -269,12 +264,11 @@ name_job (KtConfig *config, const KtRawOptions *raw)
 }
 
 static gboolean
-replay_options (KtConfig *config, KtRawOptions *raw, GError **error)
+replay_options (KtConfig *config, const KtOptionValues *values, GError **error)
 {
-  if (!parse_range (config, raw, error)
-      || !kt_options_table (config, raw, "error_log_replay", error))
+  if (!parse_range (config, error) || !kt_options_table (config, values, error))
     return FALSE;
-  name_job (config, raw);
+  name_job (config, values);
   if (strlen (config->job) > 64)
     {
       g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
@@ -290,32 +284,15 @@ replay_options (KtConfig *config, KtRawOptions *raw, GError **error)
 static KtConfig *
 parse (int argc, char **argv, GError **error)
 {
-  g_auto(KtRawOptions) raw = KT_RAW_OPTIONS_INIT;
-  GOptionEntry entries[] = {
-    KT_KAFKA_ENTRIES (raw),
-    KT_DB_ENTRY (raw),
-    { "from", 0, 0, G_OPTION_ARG_STRING, &raw.from,
-      "First offset of each partition to replay (inclusive)", "P:OFF[,P:OFF...]" },
-    { "until", 0, 0, G_OPTION_ARG_STRING, &raw.until,
-      "End offset of each partition (exclusive)", "P:OFF[,P:OFF...]" },
-    { "table", 0, 0, G_OPTION_ARG_STRING, &raw.table,
-      "Table the counts are added to (default error_log_replay; created like "
-      "error_log if absent)", "NAME" },
-    KT_PARSE_ENTRIES (raw),
-    { "max-per-partition", 'n', 0, G_OPTION_ARG_INT64, &raw.max_per_partition,
-      "At most this many offsets per partition per batch (default 100000)", "N" },
-    { "startup-timeout", 0, 0, G_OPTION_ARG_STRING, &raw.startup_timeout,
-      "How long to wait for Kafka and MySQL at start-up (default 20s)", "DURATION" },
-    KT_COMMON_ENTRIES (raw),
-    G_OPTION_ENTRY_NULL
-  };
-  g_autoptr(KtConfig) config = g_new0 (KtConfig, 1);
+  g_autoptr(KtOptionValues) values = NULL;
+  g_autoptr(KtConfig) config = kt_command_options (&kt_command_replay, argc, argv, &values,
+                                                   error);
 
-  if (!kt_options_parse ("replay", SUMMARY, entries, argc, argv, &raw, config, error)
-      || !kt_options_kafka (config, &raw, FALSE, error)
-      || !kt_options_db (config, &raw, error)
-      || !kt_options_run (config, &raw, error)
-      || !replay_options (config, &raw, error))
+  if (config == NULL
+      || !kt_options_kafka (config, values, FALSE, error)
+      || !kt_options_db (config, error)
+      || !kt_options_run (config, error)
+      || !replay_options (config, values, error))
     return NULL;
   return g_steal_pointer (&config);
 }
@@ -327,6 +304,10 @@ handle (const KtConfig *config, volatile int *stop, GError **error)
 }
 
 const KtCommand kt_command_replay = {
-  "replay", "count a fixed offset range into a table of its own, once", NULL, parse,
-  handle,
+  .name = "replay",
+  .summary = "count a fixed offset range into a table of its own, once",
+  .help = SUMMARY,
+  .bit = KT_CMD_REPLAY,
+  .parse = parse,
+  .handle = handle,
 };

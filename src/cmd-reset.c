@@ -617,44 +617,36 @@ kt_reset (const KtConfig *config, GError **error)
 
 /* The flags of a reset that go together, and --to spelled right. */
 static gboolean
-check_flags (const KtRawOptions *raw, GError **error)
+check_flags (KtConfig *config, GError **error)
 {
   KtResetTarget target = { 0 };
 
-  if (raw->job == NULL)
-    {
-      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
-                           "--job is required (`ktally jobs` lists them)");
-      return FALSE;
-    }
-  if (raw->to == NULL)
+  if (!kt_options_job (config, TRUE, " (`ktally jobs` lists them)", error))
+    return FALSE;
+  if (config->reset_to == NULL)
     {
       g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE, "--to is required: earliest, "
                            "latest, PARTITION:OFFSET[,...] or batch:ID");
       return FALSE;
     }
-  if (!kt_reset_target_parse (raw->to, &target, error))
+  if (!kt_reset_target_parse (config->reset_to, &target, error))
     return FALSE;
   kt_reset_target_clear (&target);
-  if (raw->dry_run && raw->execute)
-    {
-      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
-                           "--dry-run and --execute exclude each other");
-      return FALSE;
-    }
-  if (raw->rebuild && g_strcmp0 (raw->to, "earliest") != 0)
+  if (!kt_options_execute (config, error))
+    return FALSE;
+  if (config->rebuild && g_strcmp0 (config->reset_to, "earliest") != 0)
     {
       g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE, "--rebuild counts everything "
                            "again from the log start: it takes --to earliest only");
       return FALSE;
     }
-  if (raw->rebuild && raw->topic != NULL)
+  if (config->rebuild && config->topics != NULL)
     {
       g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE, "--rebuild empties the job's "
                            "whole output, so it rewinds every topic: leave out --topic");
       return FALSE;
     }
-  if (raw->accept_data_loss && !raw->rebuild)
+  if (config->accept_data_loss && !config->rebuild)
     {
       g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
                            "--accept-data-loss goes with --rebuild only");
@@ -663,54 +655,27 @@ check_flags (const KtRawOptions *raw, GError **error)
   return TRUE;
 }
 
+static const KtOptionNote notes[] = {
+  { "brokers", "Kafka bootstrap servers (the watermarks; the consumer group of a job with "
+               "--offsets kafka)" },
+  { "job", "The job to reset (`ktally jobs` lists them)" },
+  { "topic", "Only this topic of the job (default: every topic it reads)" },
+  { "json", "Print the plan as one JSON document" },
+  { NULL, NULL }
+};
+
 static KtConfig *
 parse (int argc, char **argv, GError **error)
 {
-  g_auto(KtRawOptions) raw = KT_RAW_OPTIONS_INIT;
-  GOptionEntry entries[] = {
-    KT_DB_ENTRY (raw),
-    { "brokers", 'b', 0, G_OPTION_ARG_STRING, &raw.brokers,
-      "Kafka bootstrap servers (the watermarks; the consumer group of a job with "
-      "--offsets kafka)", "LIST" },
-    { "job", 'j', 0, G_OPTION_ARG_STRING, &raw.job,
-      "The job to reset (`ktally jobs` lists them)", "NAME" },
-    { "topic", 't', 0, G_OPTION_ARG_STRING, &raw.topic,
-      "Only this topic of the job (default: every topic it reads)", "NAME" },
-    { "to", 0, 0, G_OPTION_ARG_STRING, &raw.to,
-      "Where to: earliest, latest, PARTITION:OFFSET[,...] or batch:ID", "WHERE" },
-    { "dry-run", 'n', 0, G_OPTION_ARG_NONE, &raw.dry_run,
-      "Print the plan and change nothing (the default)", NULL },
-    { "execute", 0, 0, G_OPTION_ARG_NONE, &raw.execute,
-      "Apply the plan, in one transaction", NULL },
-    { "rebuild", 0, 0, G_OPTION_ARG_NONE, &raw.rebuild,
-      "With --to earliest: empty the job's output and count everything again (the "
-      "only way back for a transactional job)", NULL },
-    { "accept-data-loss", 0, 0, G_OPTION_ARG_NONE, &raw.accept_data_loss,
-      "With --rebuild: rebuild although retention removed offsets the job counted", NULL },
-    { "json", 0, 0, G_OPTION_ARG_NONE, &raw.json,
-      "Print the plan as one JSON document", NULL },
-    { "kafka-property", 'X', 0, G_OPTION_ARG_STRING_ARRAY, &raw.properties,
-      "librdkafka property (repeatable), e.g. -X security.protocol=SSL", "KEY=VALUE" },
-    { "startup-timeout", 0, 0, G_OPTION_ARG_STRING, &raw.startup_timeout,
-      "How long to wait for Kafka and MySQL (default 20s)", "DURATION" },
-    KT_COMMON_ENTRIES (raw),
-    G_OPTION_ENTRY_NULL
-  };
-  g_autoptr(KtConfig) config = g_new0 (KtConfig, 1);
+  g_autoptr(KtOptionValues) values = NULL;
+  g_autoptr(KtConfig) config = kt_command_options (&kt_command_reset, argc, argv, &values,
+                                                   error);
 
-  if (!kt_options_parse ("reset", SUMMARY, entries, argc, argv, &raw, config, error))
+  if (config == NULL
+      || !check_flags (config, error)
+      || !kt_options_db (config, error)
+      || !kt_options_brokers (config, TRUE, error))
     return NULL;
-  if (!check_flags (&raw, error))
-    return NULL;
-  if (!kt_options_job (config, &raw, error)
-      || !kt_options_db (config, &raw, error)
-      || !kt_options_brokers (config, &raw, TRUE, error)
-      || !kt_options_timeout (config, &raw, error))
-    return NULL;
-  config->reset_to = g_steal_pointer (&raw.to);
-  config->execute = raw.execute;
-  config->rebuild = raw.rebuild;
-  config->accept_data_loss = raw.accept_data_loss;
   return g_steal_pointer (&config);
 }
 
@@ -722,6 +687,11 @@ handle (const KtConfig *config, volatile int *stop, GError **error)
 }
 
 const KtCommand kt_command_reset = {
-  "reset", "move a job's stored offsets (--dry-run, --execute), never counting twice",
-  NULL, parse, handle,
+  .name = "reset",
+  .summary = "move a job's stored offsets (--dry-run, --execute), never counting twice",
+  .help = SUMMARY,
+  .bit = KT_CMD_RESET,
+  .notes = notes,
+  .parse = parse,
+  .handle = handle,
 };

@@ -44,96 +44,41 @@ check_table_name (const KtConfig *config, GError **error)
 /* "replay." names belong to `ktally replay` (cmd-replay.c): a live job
  * under one could move a replay's offsets, or a replay a live job's. */
 static gboolean
-check_job_name (const KtConfig *config, const KtRawOptions *raw, GError **error)
+check_job_name (const KtConfig *config, const KtOptionValues *values, GError **error)
 {
   if (!g_str_has_prefix (config->job, KT_REPLAY_JOB_PREFIX))
     return TRUE;
   g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
                "--job: '%s': names starting with '%s' belong to `ktally replay`%s",
                config->job, KT_REPLAY_JOB_PREFIX,
-               raw->job_given ? "" : " (the job is named after the topic: give --job)");
+               kt_option_given (values, "job")
+               ? "" : " (the job is named after the topic: give --job)");
   return FALSE;
+}
+
+gboolean
+kt_run_check (KtConfig *config, const KtOptionValues *values, GError **error)
+{
+  return kt_options_kafka (config, values, TRUE, error)
+         && kt_options_db (config, error)
+         && kt_options_run (config, error)
+         && kt_options_table (config, values, error)
+         && check_table_name (config, error)
+         && check_job_name (config, values, error);
 }
 
 KtConfig *
 kt_run_parse (int argc, char **argv, GError **error)
 {
-  g_auto(KtRawOptions) raw = KT_RAW_OPTIONS_INIT;
-  GOptionEntry entries[] = {
-    KT_KAFKA_ENTRIES (raw),
-    KT_DB_ENTRY (raw),
-    { "mode", 'm', 0, G_OPTION_ARG_STRING, &raw.mode,
-      "transactional (default): counts and offsets in one transaction; "
-      "idempotent: per-chunk counts overwritten whole, offsets stored after", "MODE" },
-    { "offsets", 0, 0, G_OPTION_ARG_STRING, &raw.offsets,
-      "Where idempotent mode keeps offsets: mysql (default, kafka_offset) or "
-      "kafka (the consumer group ktally-JOB)", "WHERE" },
-    { "interval", 'i', 0, G_OPTION_ARG_STRING, &raw.interval,
-      "From one batch start to the next, e.g. 500ms, 5 (seconds), 2m (default 5s; "
-      "0: back to back)", "DURATION" },
-    { "max-per-partition", 'n', 0, G_OPTION_ARG_INT64, &raw.max_per_partition,
-      "At most this many offsets per partition per batch (default 100000)", "N" },
-    { "max-batch-bytes", 0, 0, G_OPTION_ARG_INT64, &raw.max_batch_bytes,
-      "Stop reading a batch after this many bytes of values (default 64 MiB)", "BYTES" },
-    { "exit-when-idle", 0, 0, G_OPTION_ARG_NONE, &raw.exit_when_idle,
-      "Exit 0 after the first batch that finds nothing new (backfills, tests)", NULL },
-    { "start", 0, 0, G_OPTION_ARG_STRING, &raw.start,
-      "Where a partition with no stored offset starts: earliest (default) or latest", "WHERE" },
-    { "on-data-loss", 0, 0, G_OPTION_ARG_STRING, &raw.on_data_loss,
-      "When retention removed offsets not yet read: fail (default, exit 4) or skip "
-      "(continue from the log start, with a warning naming the lost range)", "WHAT" },
-    { "startup-timeout", 0, 0, G_OPTION_ARG_STRING, &raw.startup_timeout,
-      "How long to wait for Kafka and MySQL at start-up (default 20s)", "DURATION" },
-    { "kind", 'k', 0, G_OPTION_ARG_STRING, &raw.kind,
-      "count (default): per-minute ERROR counts; ledger: per-account balances "
-      "from JSON transactions {txn, account, amount, ts}", "KIND" },
-    { "workers", 'w', 0, G_OPTION_ARG_INT, &raw.workers,
-      "--kind ledger: threads that apply a batch, one account per thread "
-      "(default: the number of cores)", "N" },
-    { "group", 'g', 0, G_OPTION_ARG_STRING, &raw.group,
-      "Share the topic's partitions with the other instances of this Kafka "
-      "consumer group (offsets still come from MySQL only)", "NAME" },
-    { "partitions", 'p', 0, G_OPTION_ARG_STRING, &raw.partitions,
-      "Read only these partitions, e.g. 0-3,7 (a static share)", "LIST" },
-    { "table", 0, 0, G_OPTION_ARG_STRING, &raw.table,
-      "Table the counts go to (default error_log; created if absent, in the "
-      "shape --by and --sum give; idempotent mode: a view NAME over the "
-      "per-topic table NAME_topic)", "NAME" },
-    { "share-table", 0, 0, G_OPTION_ARG_NONE, &raw.share_table,
-      "Count into a table even though another job already counts one of these "
-      "topics into it (refused otherwise: two jobs over one topic count "
-      "everything twice); for jobs over different partitions", NULL },
-    KT_PARSE_ENTRIES (raw),
-    { "audit-keep", 0, 0, G_OPTION_ARG_STRING, &raw.audit_keep,
-      "Keep this long of ktally_batches row by row (e.g. 7d); older rows are "
-      "folded into one per partition (default: keep all)", "DURATION" },
-    { "http", 0, 0, G_OPTION_ARG_STRING, &raw.http,
-      "Serve /metrics (Prometheus), /livez, /readyz, /healthz and a status page on "
-      "this address, e.g. 127.0.0.1:9464 (default: off)", "ADDR:PORT" },
-    { "health-max-lag", 0, 0, G_OPTION_ARG_INT64, &raw.health_max_lag,
-      "/readyz: not ready while more offsets than this are not committed "
-      "(default: no bound)", "N" },
-    { "health-max-commit-age", 0, 0, G_OPTION_ARG_STRING, &raw.health_max_commit_age,
-      "/readyz: not ready when no batch has succeeded for this long (default: "
-      "3 intervals, at least 60s)", "DURATION" },
-    { "health-max-stall", 0, 0, G_OPTION_ARG_STRING, &raw.health_max_stall,
-      "/livez: not alive when the batch loop has not moved for this long "
-      "(default 120s)", "DURATION" },
-    KT_COMMON_ENTRIES (raw),
-    G_OPTION_ENTRY_NULL
-  };
-  g_autoptr(KtConfig) config = g_new0 (KtConfig, 1);
+  g_autoptr(KtOptionValues) values = NULL;
+  g_autoptr(KtConfig) config = kt_command_options (&kt_command_run, argc, argv, &values,
+                                                   error);
 
-  if (!kt_options_parse ("run", SUMMARY, entries, argc, argv, &raw, config, error)
-      || !kt_options_kafka (config, &raw, TRUE, error)
-      || !kt_options_db (config, &raw, error)
-      || !kt_options_run (config, &raw, error)
-      || !kt_options_table (config, &raw, "error_log", error)
-      || !check_table_name (config, error)
-      || !check_job_name (config, &raw, error))
+  if (config == NULL || !kt_run_check (config, values, error))
     return NULL;
   return g_steal_pointer (&config);
 }
+
 
 /* The job as a service: under systemd it tells readiness, its lag and
  * that its loop is alive (notify.h); SIGHUP reloads it (reload.h); a
@@ -290,6 +235,10 @@ handle (const KtConfig *config, volatile int *stop, GError **error)
 }
 
 const KtCommand kt_command_run = {
-  "run", "read the topic in micro-batches, forever (or until idle)", NULL, kt_run_parse,
-  handle,
+  .name = "run",
+  .summary = "read the topic in micro-batches, forever (or until idle)",
+  .help = SUMMARY,
+  .bit = KT_CMD_RUN,
+  .parse = kt_run_parse,
+  .handle = handle,
 };

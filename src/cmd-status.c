@@ -304,27 +304,15 @@ kt_status (const KtConfig *config, GError **error)
 static KtConfig *
 parse (int argc, char **argv, GError **error)
 {
-  g_auto(KtRawOptions) raw = KT_RAW_OPTIONS_INIT;
-  GOptionEntry entries[] = {
-    KT_KAFKA_ENTRIES (raw),
-    KT_DB_ENTRY (raw),
-    { "json", 0, 0, G_OPTION_ARG_NONE, &raw.json,
-      "Print one JSON document instead of a table", NULL },
-    { "group", 'g', 0, G_OPTION_ARG_STRING, &raw.group,
-      "Also show which member of this consumer group owns each partition", "NAME" },
-    { "startup-timeout", 0, 0, G_OPTION_ARG_STRING, &raw.startup_timeout,
-      "How long to wait for Kafka and MySQL (default 20s)", "DURATION" },
-    KT_COMMON_ENTRIES (raw),
-    G_OPTION_ENTRY_NULL
-  };
-  g_autoptr(KtConfig) config = g_new0 (KtConfig, 1);
+  g_autoptr(KtOptionValues) values = NULL;
+  g_autoptr(KtConfig) config = kt_command_options (&kt_command_status, argc, argv, &values,
+                                                   error);
 
-  if (!kt_options_parse ("status", SUMMARY, entries, argc, argv, &raw, config, error)
-      || !kt_options_kafka (config, &raw, TRUE, error)
-      || !kt_options_db (config, &raw, error)
-      || !kt_options_run (config, &raw, error)
-      || !kt_options_table (config, &raw, "error_log", error))
+  if (config == NULL
+      || !kt_options_kafka (config, values, TRUE, error)
+      || !kt_options_db (config, error))
     return NULL;
+  config->table = g_strdup ("error_log");
   return g_steal_pointer (&config);
 }
 
@@ -336,6 +324,10 @@ handle (const KtConfig *config, volatile int *stop, GError **error)
 }
 
 const KtCommand kt_command_status = {
-  "status", "show where every partition stands: offsets, lag, data loss", NULL, parse,
-  handle,
+  .name = "status",
+  .summary = "show where every partition stands: offsets, lag, data loss",
+  .help = SUMMARY,
+  .bit = KT_CMD_STATUS,
+  .parse = parse,
+  .handle = handle,
 };

@@ -28,3 +28,9 @@ kt_commands (void)
 {
   return table;
 }
+
+KtCommandBits
+kt_command_bits (const KtCommand *command)
+{
+  return command->bit | command->also;
+}

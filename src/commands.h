@@ -1,33 +1,45 @@
 /* commands.h - ktally's commands: one file each (cmd-*.c, audit.c),
- * dispatched by name from main.c's table. Each owns its option table,
- * its validation and its handler. */
+ * dispatched by name from main.c's table. Each owns its summary, its own
+ * checks of the options the table gives it, and its handler. */
 #pragma once
 #include <glib.h>
 #include "cli.h"
 
-typedef struct
+typedef struct _KtCommand KtCommand;
+
+struct _KtCommand
 {
-  const char *name;     /* "run" */
-  const char *summary;  /* one line for `ktally --help` */
-  const char *keys_of;  /* whose keys it takes from a --config file; NULL: its own */
+  const char   *name;     /* "run" */
+  const char   *summary;  /* one line for `ktally --help` */
+  const char   *help;     /* what `ktally NAME --help` says before the options */
+  KtCommandBits bit;      /* its rows in the option table (cli.h) */
+  KtCommandBits also;     /* the rows of other commands it takes too (config: run's) */
+  const KtOptionNote *notes;  /* its own words for shared options, or NULL */
   /* @argv[0] is the command's name; --help prints and exits 0 (GLib's way). */
   KtConfig *(*parse)  (int argc, char **argv, GError **error);
   /* Runs it; *@stop is set by SIGTERM/SIGINT. */
   gboolean  (*handle) (const KtConfig *config, volatile int *stop, GError **error);
-} KtCommand;
+};
 
 extern const KtCommand kt_command_run, kt_command_replay, kt_command_status,
                        kt_command_audit, kt_command_init_db, kt_command_config,
                        kt_command_jobs, kt_command_reset, kt_command_forget;
 
-/* `run`'s options into a config (`config --check` checks the same). */
+/* `run`'s options into a config. */
 KtConfig *kt_run_parse (int argc, char **argv, GError **error);
+
+/* What `run` checks of its options once the table loaded them (`config
+ * --check` checks the same). */
+gboolean  kt_run_check (KtConfig *config, const KtOptionValues *values, GError **error);
 
 /* The command named @name, or NULL. */
 const KtCommand *kt_command_find (const char *name);
 
 /* Every command, in the order `ktally --help` lists them; NULL-terminated. */
 const KtCommand *const *kt_commands (void);
+
+/* The rows @command takes: its own and those of @command->also. */
+KtCommandBits kt_command_bits (const KtCommand *command);
 
 /* The handlers, for whoever calls them directly. */
 gboolean kt_status  (const KtConfig *config, GError **error);

@@ -9,82 +9,6 @@
 #include "error.h"
 #include "kprops.h"
 
-/* Keys each section may hold, and which commands take them. */
-typedef struct
-{
-  const char *section;
-  const char *key;
-  const char *commands;  /* space-separated */
-} Key;
-
-#define RUN_REPLAY_STATUS "run replay status"
-/* The commands that manage jobs take the cluster and the job, not the
- * topic: a reset or forget acts on every topic of the job unless told. */
-#define MANAGE "jobs reset forget"
-
-static const Key keys[] = {
-  { "kafka", "brokers", RUN_REPLAY_STATUS " " MANAGE },
-  { "kafka", "topic", RUN_REPLAY_STATUS },
-  { "kafka", "group", "run status" },
-  { "kafka", "partitions", "run" },
-  { "mysql", "uri", RUN_REPLAY_STATUS },
-  { "mysql", "host", RUN_REPLAY_STATUS },
-  { "mysql", "port", RUN_REPLAY_STATUS },
-  { "mysql", "socket", RUN_REPLAY_STATUS },
-  { "mysql", "user", RUN_REPLAY_STATUS },
-  { "mysql", "database", RUN_REPLAY_STATUS },
-  { "mysql", "ssl-mode", RUN_REPLAY_STATUS },
-  { "mysql", "ssl-ca", RUN_REPLAY_STATUS },
-  { "mysql", "ssl-cert", RUN_REPLAY_STATUS },
-  { "mysql", "ssl-key", RUN_REPLAY_STATUS },
-  { "mysql", "password-file", RUN_REPLAY_STATUS },
-  { "mysql", "defaults-file", RUN_REPLAY_STATUS },
-  { "batch", "job", RUN_REPLAY_STATUS " reset forget" },
-  { "batch", "mode", "run" },
-  { "batch", "kind", "run" },
-  { "batch", "workers", "run" },
-  { "batch", "interval", "run" },
-  { "batch", "max-per-partition", "run replay" },
-  { "batch", "max-batch-bytes", "run" },
-  { "batch", "start", "run" },
-  { "batch", "on-data-loss", "run" },
-  { "batch", "offsets", "run" },
-  { "batch", "audit-keep", "run" },
-  { "http", "http", "run" },
-  { "http", "health-max-lag", "run" },
-  { "http", "health-max-commit-age", "run" },
-  { "http", "health-max-stall", "run" },
-  { "batch", "startup-timeout", RUN_REPLAY_STATUS " " MANAGE },
-  { "batch", "exit-when-idle", "run" },
-  { "batch", "share-table", "run" },
-  { "batch", "table", "run" },
-  { "parse", "pattern", "run replay" },
-  { "parse", "time-format", "run replay" },
-  { "parse", "levels", "run replay" },
-  { "parse", "bucket", "run replay" },
-  { "log", "verbose", RUN_REPLAY_STATUS " " MANAGE },
-  { "log", "quiet", RUN_REPLAY_STATUS " " MANAGE },
-  { "parse", "by", "run replay" },
-  { "parse", "sum", "run replay" },
-  { "parse", "max-keys", "run replay" },
-  { "log", "log-format", "run replay status init-db audit " MANAGE },
-};
-
-static const char *const sections[] = { "kafka", "mysql", "batch", "parse", "http", "log",
-                                        NULL };
-
-/* The short names of the options a file's key may give (GOption's
- * tables, cmd-*.c): the command line gives them this way too. */
-static const struct { const char *key; char letter; } letters[] = {
-  { "brokers", 'b' }, { "topic", 't' }, { "group", 'g' }, { "partitions", 'p' },
-  { "job", 'j' }, { "mode", 'm' }, { "kind", 'k' }, { "workers", 'w' },
-  { "interval", 'i' }, { "max-per-partition", 'n' }, { "verbose", 'v' }, { "quiet", 'q' },
-};
-
-/* The keys that are switches: true gives the flag, false leaves it off. */
-static const char *const switches[] = { "exit-when-idle", "share-table", "verbose", "quiet",
-                                        NULL };
-
 /* The 1-based line of @key in [@section] of @text, or 0. */
 static guint
 line_of (const char *text, const char *section, const char *key)
@@ -113,22 +37,6 @@ line_of (const char *text, const char *section, const char *key)
         return i + 1;
     }
   return 0;
-}
-
-static const Key *
-find_key (const char *section, const char *key)
-{
-  for (gsize i = 0; i < G_N_ELEMENTS (keys); i++)
-    if (g_str_equal (keys[i].section, section) && g_str_equal (keys[i].key, key))
-      return &keys[i];
-  return NULL;
-}
-
-static gboolean
-takes (const Key *k, const char *command)
-{
-  g_auto(GStrv) commands = g_strsplit (k->commands, " ", -1);
-  return g_strv_contains ((const char *const *) commands, command);
 }
 
 /* [mysql] host/port/... into a URI, unless [mysql] uri is there. The user
@@ -305,7 +213,8 @@ typedef struct
   const char *path;
   const char *text;
   GKeyFile   *file;
-  const char *command;
+  const KtOption *const *tables;
+  KtCommandBits command;
   GPtrArray  *words;
   GArray     *lines;
 } Reading;
@@ -334,23 +243,26 @@ kafka_property_words (Reading *r, const char *key, const char *value, guint line
 static gboolean
 key_words (Reading *r, const char *group, const char *key, GError **error)
 {
-  const Key *known = find_key (group, key);
+  const KtOption *known = kt_option_lookup_key (r->tables, G_MAXUINT32, group, key);
   g_autofree char *value = g_key_file_get_string (r->file, group, key, NULL);
   guint line = line_of (r->text, group, key);
   g_autoptr(GError) local = NULL;
   gboolean on;
 
+  /* A librdkafka property, for the commands that reach Kafka (the
+   * others, init-db, take the file as it is). */
   if (known == NULL && g_str_equal (group, "kafka"))
-    return kafka_property_words (r, key, value != NULL ? value : "", line, error);
+    return kt_option_lookup (r->tables, r->command, "kafka-property") == NULL
+           || kafka_property_words (r, key, value != NULL ? value : "", line, error);
   if (known == NULL)
     {
       g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
                    "--config: %s:%u: unknown key '%s' in [%s]", r->path, line, key, group);
       return FALSE;
     }
-  if (!takes (known, r->command) || g_str_equal (group, "mysql"))
+  if ((known->commands & r->command) == 0 || g_str_equal (group, "mysql"))
     return TRUE;  /* another command's, or part of the URI (mysql_words) */
-  if (!g_strv_contains (switches, key))
+  if (known->type != KT_OPT_SWITCH)
     {
       add_at (r->words, r->lines, line,
               g_strdup_printf ("--%s=%s", key, value != NULL ? value : ""));
@@ -392,14 +304,15 @@ mysql_words (Reading *r)
 }
 
 gboolean
-kt_config_file_words (const char *path, const char *command, GPtrArray *words,
-                      GArray *lines, GError **error)
+kt_config_file_words (const char *path, const KtOption *const *tables,
+                      KtCommandBits command, GPtrArray *words, GArray *lines, GError **error)
 {
   g_autoptr(GKeyFile) file = g_key_file_new ();
   g_autoptr(GError) local = NULL;
   g_autofree char *text = NULL;
   g_auto(GStrv) groups = NULL;
-  Reading r = { path, NULL, file, command, words, lines };
+  g_auto(GStrv) sections = kt_option_sections (tables);
+  Reading r = { path, NULL, file, tables, command, words, lines };
 
   if (!g_file_get_contents (path, &text, NULL, &local)
       || !g_key_file_load_from_data (file, text, (gsize) -1, G_KEY_FILE_NONE, &local))
@@ -416,11 +329,13 @@ kt_config_file_words (const char *path, const char *command, GPtrArray *words,
     {
       g_auto(GStrv) names = NULL;
 
-      if (!g_strv_contains (sections, *g))
+      if (!g_strv_contains ((const char *const *) sections, *g))
         {
+          g_autofree char *known = g_strjoinv (", ", sections);
+
           g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
-                       "--config: %s:%u: unknown section [%s] (known: kafka, mysql, "
-                       "batch, parse, http, log)", path, line_of (text, *g, NULL), *g);
+                       "--config: %s:%u: unknown section [%s] (known: %s)", path,
+                       line_of (text, *g, NULL), *g, known);
           return FALSE;
         }
       names = g_key_file_get_keys (file, *g, NULL, NULL);
@@ -481,19 +396,21 @@ quoted_of (const char *message)
 
 char *
 kt_config_file_blame (const char *path, const char *message, GPtrArray *words,
-                      GArray *lines, char **given)
+                      GArray *lines, char **given, const KtOption *const *tables,
+                      KtCommandBits command)
 {
   g_autofree char *flag = flag_of (message);
   g_autofree char *quoted = quoted_of (message);
   g_autofree char *word = NULL;
+  const KtOption *row;
   char letter = 0;
   guint line = 0;
 
   if (flag == NULL)
     return NULL;
-  for (gsize i = 0; i < G_N_ELEMENTS (letters); i++)
-    if (g_str_equal (letters[i].key, flag))
-      letter = letters[i].letter;
+  row = kt_option_lookup (tables, command, flag);
+  if (row != NULL)
+    letter = row->letter;
   /* The file's value the message quotes (GOption stops at the first bad
    * value, the file's too when the command line gives another), else the
    * file's last word for the flag, unless the command line gives it: it

@@ -7,22 +7,26 @@
  * property, checked like -X (kprops.h, naming the line) and passed as -X. */
 #pragma once
 #include <glib.h>
+#include "options.h"
 
-/* Appends to @words the options that @path gives for @command ("run",
- * "replay", "status"), and to @lines (guint, may be NULL) the line each
+/* Appends to @words the options that @path gives for @command (its
+ * bits: the rows of @tables it takes, cli.h), and to @lines (guint, may be NULL) the line each
  * word comes from. Values may name the environment: ${NAME} is NAME's
  * value, $${ a literal ${. An unknown section or key, a key given twice,
  * an unset ${NAME}, a file that cannot be read or parsed: KT_ERROR_USAGE
  * naming the file and the line. */
-gboolean kt_config_file_words (const char *path, const char *command,
-                               GPtrArray *words, GArray *lines, GError **error);
+gboolean kt_config_file_words (const char *path, const KtOption *const *tables,
+                               KtCommandBits command, GPtrArray *words, GArray *lines,
+                               GError **error);
 
 /* When @message (a failed parse's) is about an option whose value came
  * from @words (and @lines, as kt_config_file_words() gave them) and not
  * from @given (the command line's words, NULL-terminated, which win):
- * "PATH:LINE", for the message's front. Else NULL. */
+ * "PATH:LINE", for the message's front. Else NULL. @tables and @command
+ * give the options' short names. */
 char    *kt_config_file_blame (const char *path, const char *message, GPtrArray *words,
-                               GArray *lines, char **given);
+                               GArray *lines, char **given, const KtOption *const *tables,
+                               KtCommandBits command);
 
 /* Moves "--config FILE" / "--config=FILE" out of @argv (NULL-terminated,
  * the strings stay owned by the caller) and returns FILE, or NULL. */

@@ -1,6 +1,7 @@
 /* counts.c - what the count kinds share (counts.h). */
 #include "counts.h"
 
+#include <stddef.h>
 #include <string.h>
 #include "autocleanups.h"
 #include "error.h"
@@ -10,6 +11,56 @@
  * max_allowed_packet, even with eight key columns of 255 bytes. */
 #define UPSERT_ROWS  1000
 #define UPSERT_BYTES (1024 * 1024)
+
+#define AT(field) offsetof (KtConfig, field)
+#define JOB_CMDS (KT_CMD_RUN | KT_CMD_REPLAY)
+
+static const char *const buckets[] = { "1m", "5m", "1h", NULL };
+static const int bucket_minutes[] = { 1, 5, 60 };
+
+/* The default format spelled out (or by its aliases) is the default. */
+static char *
+normal_time_format (const char *text)
+{
+  g_autofree char *normal = kt_time_format_normal (text);
+
+  return g_str_equal (normal, "%Y-%m-%d %H:%M:%S") ? g_strdup ("") : g_steal_pointer (&normal);
+}
+
+const KtOption kt_counts_options[] = {
+  { "pattern", 0, "parse", KT_OPT_TEXT, AT (pattern), .commands = JOB_CMDS,
+    .fallback_doc = "YYYY-MM-DD HH:MM:SS LEVEL ...", .identity = "table.pattern",
+    .metavar = "REGEX",
+    .help = "Another log format: a pcre2 pattern with the named groups (?<time>...) "
+            "and (?<level>...)" },
+  { "time-format", 0, "parse", KT_OPT_TEXT, AT (time_format), .commands = JOB_CMDS,
+    .fallback_doc = "%Y-%m-%d %H:%M:%S", .identity = "table.time_format",
+    .normal = normal_time_format, .metavar = "FORMAT",
+    .help = "How the time group reads: strptime-style with a year and a date (%Y %m %d "
+            "%H %M %S %b %e %T %F), iso8601 (offsets converted to UTC) or syslog (no "
+            "year: the latest that puts the line at most a day ahead)" },
+  { "levels", 0, "parse", KT_OPT_LIST, AT (levels), .fallback = "ERROR",
+    .commands = JOB_CMDS, .flags = KT_OPT_SET, .identity = "table.levels",
+    .metavar = "A,B,...", .help = "The levels counted, exactly as written" },
+  { "bucket", 0, "parse", KT_OPT_WORD, AT (bucket), .words = buckets,
+    .values = bucket_minutes, .fallback = "1m", .commands = JOB_CMDS,
+    .identity = "table.bucket", .metavar = "SIZE", .help = "Count per minute, 5 minutes or hour" },
+  { "by", 0, "parse", KT_OPT_LIST, AT (dimensions), .commands = JOB_CMDS, .flags = KT_OPT_SET,
+    .identity = "table.dimensions", .metavar = "FIELD,...",
+    .help = "Count per bucket and these fields: 'level' or named groups of --pattern; "
+            "each a key column of the table (VARBINARY, values cut at 255 bytes)" },
+  { "sum", 0, "parse", KT_OPT_LIST, AT (sums), .commands = JOB_CMDS, .flags = KT_OPT_SET,
+    .identity = "table.sums", .metavar = "FIELD,...",
+    .help = "Also add up these numeric named groups of --pattern, exactly, in a sum_FIELD "
+            "column each ([-]digits[.digits], at most 4 decimals; anything else makes the "
+            "line malformed)" },
+  { "max-keys", 0, "parse", KT_OPT_INT, AT (max_keys), .fallback = "10000", .min = 1,
+    .max = 10000000, .commands = JOB_CMDS, .needs = "by", .metavar = "N",
+    .help = "With --by: at most N keys per bucket per batch get rows of their own; the "
+            "rest are counted in one (other) row per bucket" },
+
+  KT_OPTION_END
+};
 
 KtParser *
 kt_counts_parser (const KtConfig *config, GError **error)

@@ -17,6 +17,9 @@
 #include "reduce.h"
 #include "schema.h"
 
+/* The options of the count kinds: how lines read and what they count. */
+extern const KtOption kt_counts_options[];
+
 /* The parser of the job's --pattern, --time-format, --levels, --bucket,
  * --by and --sum. */
 KtParser *kt_counts_parser (const KtConfig *config, GError **error);

@@ -5,18 +5,10 @@
 #include "describe.h"
 
 #include <string.h>
+#include "commands.h"
 #include "kind.h"
 #include "kprops.h"
 #include "log.h"
-
-/* Seconds as a user writes them: 0.3, not GKeyFile's 0.29999999999999999. */
-static void
-describe_seconds (GKeyFile *file, const char *section, const char *key, double value)
-{
-  char text[G_ASCII_DTOSTR_BUF_SIZE];
-
-  g_key_file_set_value (file, section, key, g_ascii_formatd (text, sizeof text, "%.15g", value));
-}
 
 /* Sets @key in @section to @value (NULL: leaves it out). GKeyFile escapes
  * what needs it (a pattern's backslashes), so the text reads back. */
@@ -56,24 +48,13 @@ spaced_pairs (const char *text)
   return g_string_free (out, FALSE);
 }
 
-/* [kafka]: a secret is never shown, only a comment that it is set. */
+/* The -X properties, in [kafka]: a secret is never shown, only a comment
+ * that it is set. */
 static void
-describe_kafka (GKeyFile *file, const KtConfig *c)
+describe_properties (GKeyFile *file, const KtConfig *c)
 {
   g_autoptr(GString) hidden = g_string_new (NULL);
-  g_autofree char *topics = g_strjoinv (",", c->topics);
 
-  describe_set (file, "kafka", "brokers", c->brokers);
-  describe_set (file, "kafka", "topic", topics);
-  describe_set (file, "kafka", "group", c->group);
-  if (c->only_partitions != NULL)
-    {
-      g_autoptr(GString) list = g_string_new (NULL);
-      for (guint i = 0; i < c->only_partitions->len; i++)
-        g_string_append_printf (list, "%s%d", i ? "," : "",
-                                g_array_index (c->only_partitions, gint32, i));
-      describe_set (file, "kafka", "partitions", list->str);
-    }
   for (char **p = c->kafka_properties; p != NULL && *p != NULL; p++)
     {
       g_autofree char *key = g_strndup (*p, strcspn (*p, "="));
@@ -86,7 +67,7 @@ describe_kafka (GKeyFile *file, const KtConfig *c)
     g_key_file_set_comment (file, "kafka", NULL, hidden->str, NULL);
 }
 
-/* [mysql]: the password only as a comment that it is set. */
+/* [mysql]: the URI's parts, the password only as a comment that it is set. */
 static void
 describe_mysql (GKeyFile *file, const KtConfig *c)
 {
@@ -100,106 +81,39 @@ describe_mysql (GKeyFile *file, const KtConfig *c)
   describe_set (file, "mysql", "port", port);
   describe_set (file, "mysql", "socket", c->db.socket);
   describe_set (file, "mysql", "database", c->db.database);
+  describe_set (file, "mysql", "password-file", c->db.password_file);
   describe_set (file, "mysql", "defaults-file", c->db.defaults_file);
   describe_set (file, "mysql", "ssl-mode", ssl[c->db.ssl_mode]);
   describe_set (file, "mysql", "ssl-ca", c->db.ssl_ca);
+  describe_set (file, "mysql", "ssl-cert", c->db.ssl_cert);
+  describe_set (file, "mysql", "ssl-key", c->db.ssl_key);
   g_key_file_set_comment (file, "mysql", NULL,
                           c->db.password != NULL ? " password: (set, hidden)"
                                                  : " password: (none)", NULL);
-}
-
-/* [batch]: --workers only for a kind that has workers. */
-static void
-describe_batch (GKeyFile *file, const KtConfig *c, const KtJobKind *kind)
-{
-  static const char *const starts[] = { "earliest", "latest" };
-  static const char *const losses[] = { "fail", "skip" };
-  static const char *const stores[] = { "mysql", "kafka" };
-
-  describe_set (file, "batch", "job", c->job);
-  if (c->table_explicit)
-    describe_set (file, "batch", "table", c->table);
-  describe_set (file, "batch", "kind", c->kind);
-  describe_set (file, "batch", "mode", kt_mode_names[c->mode]);
-  describe_set (file, "batch", "offsets", stores[c->offsets]);
-  describe_seconds (file, "batch", "interval", c->interval);
-  g_key_file_set_int64 (file, "batch", "max-per-partition", c->max_per_partition);
-  g_key_file_set_int64 (file, "batch", "max-batch-bytes", c->max_batch_bytes);
-  describe_set (file, "batch", "start", starts[c->start]);
-  describe_set (file, "batch", "on-data-loss", losses[c->on_data_loss]);
-  describe_seconds (file, "batch", "startup-timeout", c->startup_timeout);
-  g_key_file_set_boolean (file, "batch", "exit-when-idle", c->exit_when_idle);
-  if (c->share_table)
-    g_key_file_set_boolean (file, "batch", "share-table", TRUE);
-  if (kind != NULL && kind->workers)
-    g_key_file_set_integer (file, "batch", "workers", (gint) c->workers);
-  if (c->audit_keep > 0)
-    {
-      g_autofree char *keep = g_strdup_printf ("%" G_GINT64_FORMAT "s", c->audit_keep);
-      describe_set (file, "batch", "audit-keep", keep);
-    }
-}
-
-/* [parse]: only for a kind that parses lines. */
-static void
-describe_parse (GKeyFile *file, const KtConfig *c)
-{
-  g_autofree char *levels = c->levels != NULL ? g_strjoinv (",", c->levels)
-                                              : g_strdup ("ERROR");
-  g_autofree char *bucket = g_strdup_printf ("%s", c->bucket == 60 ? "1h"
-                                                   : c->bucket == 5 ? "5m" : "1m");
-
-  describe_set (file, "parse", "pattern", c->pattern);
-  describe_set (file, "parse", "time-format", c->time_format);
-  describe_set (file, "parse", "levels", levels);
-  describe_set (file, "parse", "bucket", bucket);
-  if (c->dimensions != NULL)
-    {
-      g_autofree char *by = g_strjoinv (",", c->dimensions);
-      describe_set (file, "parse", "by", by);
-      g_key_file_set_int64 (file, "parse", "max-keys", c->max_keys);
-    }
-  if (c->sums != NULL)
-    {
-      g_autofree char *sum = g_strjoinv (",", c->sums);
-      describe_set (file, "parse", "sum", sum);
-    }
-}
-
-/* [http] and [log]: only what differs from the defaults. */
-static void
-describe_http_log (GKeyFile *file, const KtConfig *c)
-{
-  describe_set (file, "http", "http", c->http);
-  if (c->health_max_lag >= 0)
-    g_key_file_set_int64 (file, "http", "health-max-lag", c->health_max_lag);
-  if (c->health_max_commit_age > 0)
-    describe_seconds (file, "http", "health-max-commit-age", c->health_max_commit_age);
-  if (c->health_max_stall != KT_HEALTH_MAX_STALL)
-    describe_seconds (file, "http", "health-max-stall", c->health_max_stall);
-  if (c->verbose)
-    g_key_file_set_boolean (file, "log", "verbose", TRUE);
-  if (c->quiet)
-    g_key_file_set_boolean (file, "log", "quiet", TRUE);
-  if (c->log_format != NULL && c->log_format != &kt_log_format_text)
-    describe_set (file, "log", "log-format", c->log_format->name);
 }
 
 char *
 kt_config_describe (const KtConfig *c)
 {
   g_autoptr(GKeyFile) file = g_key_file_new ();
-  /* What the job's kind takes: its parser's options, its --workers. */
+  const KtCommand *command = kt_command_find (c->command);
+  KtCommandBits bits = command != NULL ? kt_command_bits (command) : KT_CMD_RUN;
+  /* The options of the job's kind, and no other kind's. */
   const KtJobKind *kind = c->kind != NULL
     ? kt_kind_lookup (c->kind, kt_mode_names[c->mode], NULL) : NULL;
+  g_auto(GStrv) sections = kt_option_sections (kt_option_tables ());
   g_autofree char *text = NULL;
 
-  describe_kafka (file, c);
-  describe_mysql (file, c);
-  describe_batch (file, c, kind);
-  if (kind != NULL && kind->parses)
-    describe_parse (file, c);
-  describe_http_log (file, c);
+  for (char **s = sections; *s != NULL; s++)
+    {
+      if (g_str_equal (*s, "mysql"))
+        describe_mysql (file, c);
+      kt_option_table_describe (kt_option_table, bits, *s, c, file);
+      if (kind != NULL && kind->options != NULL)
+        kt_option_table_describe (kind->options, bits, *s, c, file);
+      if (g_str_equal (*s, "kafka"))
+        describe_properties (file, c);
+    }
   text = g_key_file_to_data (file, NULL, NULL);
   return spaced_pairs (text);
 }

@@ -388,6 +388,7 @@ idem_summarise (gpointer data, KtBatchSummary *out, GString *line)
 }
 
 const KtJobKind kt_kind_count_idempotent = {
+  .options = kt_counts_options,
   .kind = "count",
   .mode = "idempotent",
   .holds = "counts",

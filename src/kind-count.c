@@ -118,6 +118,7 @@ count_summarise (gpointer data, KtBatchSummary *out, GString *line)
 }
 
 const KtJobKind kt_kind_count = {
+  .options = kt_counts_options,
   .kind = "count",
   .mode = "transactional",
   .holds = "counts",

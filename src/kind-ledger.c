@@ -9,6 +9,7 @@
  * rejected txns and audit rows written. */
 #include "kind.h"
 
+#include <stddef.h>
 #include <string.h>
 #include "decimal.h"
 #include "autocleanups.h"
@@ -285,7 +286,7 @@ ledger_write (gpointer data, const GArray *ranges, gint32 *fenced, GError **erro
   if (*fenced >= 0)
     return TRUE;
   if (!load_ledger_state (self, batch, error)
-      || !kt_ledger_batch_apply (batch, job->config->workers, error)
+      || !kt_ledger_batch_apply (batch, (guint) job->config->workers, error)
       || !write_ledger (self, job->topic, batch, error)
       || !kt_offsets_record (job->db, job->job, job->topic, job->output, job->member, ranges,
                              (const KtRangeStats *) (void *) self->stats->data, error))
@@ -347,7 +348,7 @@ ledger_summarise (gpointer data, KtBatchSummary *out, GString *line)
                           "accounts changed (%u workers)", self->counts.messages,
                           self->counts.applied, self->counts.duplicates,
                           self->counts.rejected, self->counts.bad, self->changed,
-                          self->job->config->workers);
+                          (guint) self->job->config->workers);
   if (self->counts.bad > 0)
     {
       g_autofree char *reasons = kt_ledger_counts_bad_reasons (&self->counts);
@@ -366,7 +367,15 @@ ledger_summarise (gpointer data, KtBatchSummary *out, GString *line)
     }
 }
 
+static const KtOption ledger_options[] = {
+  { "workers", 'w', "batch", KT_OPT_INT, offsetof (KtConfig, workers), .min = 1, .max = 64,
+    .fallback_doc = "the number of cores", .commands = KT_CMD_RUN, .metavar = "N",
+    .help = "--kind ledger: threads that apply a batch, one account per thread" },
+  KT_OPTION_END
+};
+
 const KtJobKind kt_kind_ledger = {
+  .options = ledger_options,
   .kind = "ledger",
   .mode = "transactional",
   .table = "account_balance",

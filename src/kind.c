@@ -48,3 +48,27 @@ kt_kind_of_table (const char *table)
       return kinds[i];
   return NULL;
 }
+
+const KtOption *const *
+kt_kind_option_tables (void)
+{
+  static const KtOption **tables;
+
+  if (g_once_init_enter (&tables))
+    {
+      const KtOption **all = g_new0 (const KtOption *, G_N_ELEMENTS (kinds) + 1);
+      guint n = 0;
+
+      for (gsize i = 0; i < G_N_ELEMENTS (kinds); i++)
+        {
+          gboolean seen = kinds[i]->options == NULL;
+
+          for (guint j = 0; j < n && !seen; j++)
+            seen = all[j] == kinds[i]->options;
+          if (!seen)
+            all[n++] = kinds[i]->options;
+        }
+      g_once_init_leave (&tables, all);
+    }
+  return tables;
+}

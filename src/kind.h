@@ -12,6 +12,7 @@
 #include <glib.h>
 #include "db.h"
 #include "job.h"
+#include "options.h"
 #include "plan.h"
 
 #define KT_SAMPLE_BYTES 120
@@ -50,6 +51,7 @@ struct _KtJobKind
   const char *mode;   /* --mode */
   const char *table;  /* the table it writes, or NULL: --table's */
   const char *holds;  /* what that table's rows are: "counts", "balances" */
+  const KtOption *options;  /* its own options (options.h), or NULL */
   gboolean    parses; /* reads log lines: --pattern, --levels... matter */
   gboolean    workers; /* applies a batch on --workers threads */
 
@@ -124,5 +126,8 @@ const KtJobKind *kt_kind_of_table (const char *table);
  * @output (error_log -> error_log_topic), newly allocated; NULL when the
  * kind keeps none (its rows are the whole @output's). */
 char *kt_kind_rows_table (const KtJobKind *kind, const char *output);
+
+/* Every kind's table of options, each once; NULL-terminated. */
+const KtOption *const *kt_kind_option_tables (void);
 
 extern const KtJobKind kt_kind_count, kt_kind_count_idempotent, kt_kind_ledger;

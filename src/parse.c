@@ -872,3 +872,20 @@ kt_parser_new_format (const KtParseFormat *format, GError **error)
     }
   return g_steal_pointer (&self);
 }
+
+char *
+kt_time_format_normal (const char *format)
+{
+  GString *out = g_string_new (NULL);
+
+  for (const char *p = format; *p != '\0'; p++)
+    if (p[0] == '%' && p[1] == 'F')
+      g_string_append (out, "%Y-%m-%d"), p++;
+    else if (p[0] == '%' && p[1] == 'T')
+      g_string_append (out, "%H:%M:%S"), p++;
+    else if (p[0] == '%' && p[1] != '\0')
+      g_string_append_len (out, p++, 2);
+    else
+      g_string_append_c (out, *p);
+  return g_string_free (out, FALSE);
+}

@@ -101,6 +101,11 @@ KtParser  *kt_parser_new   (GError **error);
 KtParser  *kt_parser_new_format (const KtParseFormat *format, GError **error);
 void       kt_parser_free  (KtParser *self);  /* NULL is fine */
 
+/* @format with %F and %T spelled out (%Y-%m-%d, %H:%M:%S): two formats
+ * that read the same lines the same way have one normal form. The
+ * presets ("iso8601", "syslog") are their own. New string. */
+char      *kt_time_format_normal (const char *format);
+
 /* Classifies one line of @len bytes (no '\n'; a trailing '\r' is part of
  * it here). Bytes after the level are opaque: NUL, invalid UTF-8, any
  * length. Not thread-safe: one parser per thread (it owns match data). */

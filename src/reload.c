@@ -62,17 +62,37 @@ level_name (const KtConfig *c)
 }
 
 /* Whether a reload applies "[@section] @key" of kt_config_describe():
- * the others need a restart. */
+ * its row says so (KT_OPT_RELOAD); the others need a restart. */
 static gboolean
 applies (const char *section, const char *key)
 {
-  static const char *const changeable[] = {
-    "batch interval", "batch max-per-partition", "batch max-batch-bytes",
-    "mysql defaults-file", "log verbose", "log quiet", NULL,
-  };
-  g_autofree char *id = g_strdup_printf ("%s %s", section, key);
+  const KtOption *row = kt_option_lookup_key (kt_option_tables (), G_MAXUINT32, section, key);
 
-  return g_strv_contains (changeable, id);
+  return row != NULL && (row->flags & KT_OPT_RELOAD) != 0;
+}
+
+/* "--interval 5 s -> 0.25 s" for every row a reload applies whose value
+ * changed: numbers and words here; switches are the log level, files the
+ * credentials (worded apart, below). */
+static void
+diff_applied (const KtConfig *current, const KtConfig *fresh, GPtrArray *apply)
+{
+  for (const KtOption *const *t = kt_option_tables (); *t != NULL; t++)
+    for (const KtOption *row = *t; row->name != NULL; row++)
+      {
+        g_autofree char *was = NULL, *now = NULL;
+        const char *unit = row->type == KT_OPT_SECONDS ? " s" : "";
+
+        if (!(row->flags & KT_OPT_RELOAD) || (row->flags & KT_OPT_FILE_ONLY)
+            || row->type == KT_OPT_SWITCH || row->type == KT_OPT_PATH)
+          continue;
+        was = kt_option_text (row, current);
+        now = kt_option_text (row, fresh);
+        if (g_strcmp0 (was, now) != 0)
+          g_ptr_array_add (apply, g_strdup_printf ("--%s %s%s -> %s%s", row->name,
+                                                   was != NULL ? was : "(not set)", unit,
+                                                   now != NULL ? now : "(not set)", unit));
+      }
 }
 
 /* The value of -X @key in @props, or NULL. */
@@ -148,17 +168,7 @@ kt_reload_diff (const KtConfig *running, const KtConfig *current, const KtConfig
   g_autofree char *before_text = kt_config_describe (running);
   g_autofree char *after_text = kt_config_describe (fresh);
 
-  if (current->interval != fresh->interval)
-    g_ptr_array_add (apply, g_strdup_printf ("--interval %g s -> %g s", current->interval,
-                                             fresh->interval));
-  if (current->max_per_partition != fresh->max_per_partition)
-    g_ptr_array_add (apply, g_strdup_printf ("--max-per-partition %" G_GINT64_FORMAT " -> %"
-                                             G_GINT64_FORMAT, current->max_per_partition,
-                                             fresh->max_per_partition));
-  if (current->max_batch_bytes != fresh->max_batch_bytes)
-    g_ptr_array_add (apply, g_strdup_printf ("--max-batch-bytes %" G_GINT64_FORMAT " -> %"
-                                             G_GINT64_FORMAT, current->max_batch_bytes,
-                                             fresh->max_batch_bytes));
+  diff_applied (current, fresh, apply);
   if (g_strcmp0 (current->db.password, fresh->db.password) != 0)
     g_ptr_array_add (apply, g_strdup ("the MySQL password changed: the next connection "
                                       "uses it"));
