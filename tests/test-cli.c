@@ -366,6 +366,18 @@ static const BadCase bad_cases[] = {
                                        NULL }, "--max-keys: 0 is not between 1 and" },
   { "/cli/run/error/max-keys-huge", { "run", KAFKA, DB, "--by", "level", "--max-keys",
                                        "10000001", NULL }, "--max-keys: 10000001" },
+  /* -1 is a number like any other: once "not given" for these three, it
+   * was accepted as their default where 0 and -2 were refused. */
+  { "/cli/run/error/max-keys-minus-one", { "run", KAFKA, DB, "--by", "level", "--max-keys",
+                                            "-1", NULL }, "--max-keys: -1 is not between 1" },
+  { "/cli/run/error/max-keys-minus-one-without-by", { "run", KAFKA, DB, "--max-keys", "-1",
+                                                       NULL }, "--max-keys needs --by" },
+  { "/cli/run/error/workers-minus-one", { "run", KAFKA, DB, "--kind", "ledger", "--workers",
+                                           "-1", NULL }, "--workers: -1 is not between 1 and 64" },
+  { "/cli/run/error/health-max-lag-minus-one", { "run", KAFKA, DB, "--health-max-lag", "-1",
+                                                  NULL }, "--health-max-lag: -1 is not between 0" },
+  { "/cli/run/error/workers-count", { "run", KAFKA, DB, "--workers", "2", NULL },
+    "--workers: not an option of --kind count" },
   { "/cli/run/error/by-ledger", { "run", KAFKA, DB, "--kind", "ledger", "--by", "level", NULL },
     "--by: not an option of --kind ledger" },
   { "/cli/run/error/table-not-identifier", { "run", KAFKA, DB, "--table", "a-b", NULL },
@@ -1068,6 +1080,33 @@ test_file_case (gconstpointer data)
   g_assert_true (c->extra[0] != NULL || g_str_has_prefix (error->message, "--config: "));
 }
 
+/* A librdkafka property in [kafka] goes to the commands that reach Kafka,
+ * audit's --brokers included, and is no error for init-db, which does not
+ * (both exited 2 "Unknown option -X"). */
+static void
+test_file_kafka_property (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("kt-test-cli-XXXXXX", NULL);
+  g_autofree char *conf = g_build_filename (dir, "ktally.conf", NULL);
+  const char *audit[] = { "audit", "--config", conf, NULL };
+  const char *init_db[] = { "init-db", "--config", conf, NULL };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(KtConfig) a = NULL;
+  g_autoptr(KtConfig) i = NULL;
+
+  g_assert_true (g_file_set_contents (conf, "[kafka]\nbrokers = b:9092\n"
+                                      "security.protocol = SSL\n[mysql]\n"
+                                      "uri = mysql://u@h/db\n", -1, NULL));
+  a = parse_args (audit, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (a->kafka_properties[0], ==, "security.protocol=SSL");
+  i = parse_args (init_db, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (i->db.database, ==, "db");
+  g_remove (conf);
+  g_rmdir (dir);
+}
+
 /* What config --check prints reads back, a literal ${ included. */
 static void
 test_describe_reads_back (void)
@@ -1212,6 +1251,7 @@ main (int argc, char *argv[])
   for (gsize i = 0; i < G_N_ELEMENTS (run_cases); i++)
     g_test_add_data_func (run_cases[i].path, &run_cases[i], test_run_case);
   g_test_add_func ("/cli/init-db/db-only", test_init_db);
+  g_test_add_func ("/cli/config-file/kafka-property-audit-init-db", test_file_kafka_property);
   for (gsize i = 0; i < G_N_ELEMENTS (bad_cases); i++)
     g_test_add_data_func (bad_cases[i].path, &bad_cases[i], test_bad_case);
   for (gsize i = 0; i < G_N_ELEMENTS (secret_cases); i++)
