@@ -6,7 +6,7 @@ compare them (meson test `docs`, suite unit):
   and every option with a config-file key in ktally.conf(5)'s KEYS;
 - the commands `ktally --help` lists are README.md's table and ktally(1)'s
   COMMANDS, each with a page of its own that is installed;
-- the exit codes of src/error.h are ktally(1)'s EXIT STATUS, and each of
+- the exit codes of src/base/error.h are ktally(1)'s EXIT STATUS, and each of
   them is named in ktally-run(1) or the command pages that can return it.
 
 Usage: docs-check.py KTALLY SOURCE_ROOT MAN_DIR (meson passes them)."""
@@ -75,11 +75,11 @@ for command in commands:
     if "'ktally-%s'" % command not in build:
         fail("src/man/meson.build does not make ktally-%s(1)" % command)
 
-codes = {int(v): n for n, v in re.findall(r"KT_EXIT_(\w+) = (\d+)", read("%s/src/error.h" % src))}
+codes = {int(v): n for n, v in re.findall(r"KT_EXIT_(\w+) = (\d+)", read("%s/src/base/error.h" % src))}
 status = overview[overview.index(".SH EXIT STATUS"):overview.index(".SH ENVIRONMENT")]
 documented = sorted(int(c) for c in re.findall(r"^\.B (\d+)$", status, re.M))
 if documented != sorted(codes):
-    fail("ktally(1) EXIT STATUS documents %r, src/error.h has %r" % (documented, sorted(codes)))
+    fail("ktally(1) EXIT STATUS documents %r, src/base/error.h has %r" % (documented, sorted(codes)))
 
 for f in failures:
     print("FAIL: " + f)

@@ -2,7 +2,7 @@
  * name that ktally_batches.member holds (issue #11 item 11: the longest
  * job and host names must fit, anything longer is cut, never an error),
  * how an embedded .sql file splits into statements, and that every
- * migration is written in the restart-safe forms src/schema.c relies on.
+ * migration is written in the restart-safe forms src/store/schema.c relies on.
  * The migrations themselves run against MariaDB in tests/integration/14x. */
 #include <string.h>
 #include "schema.h"
@@ -137,7 +137,7 @@ sets_rows (const char *st)
 }
 
 /* Every migration, in order, ends at KT_SCHEMA_VERSION, and says only
- * what is safe after a kill -9 (src/schema.c): before the version
+ * what is safe after a kill -9 (src/store/schema.c): before the version
  * transaction, statements that set a state (ALTER TABLE IF EXISTS ...
  * MODIFY, CREATE ... IF NOT EXISTS, CREATE OR REPLACE VIEW, DROP ... IF
  * EXISTS, SET SESSION, INSERT that sets rows); in it, UPDATEs. */

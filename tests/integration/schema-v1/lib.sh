@@ -42,7 +42,7 @@ kt_check_same_shape() {  # kt_check_same_shape DB_A DB_B WHAT [TABLE...]: both s
     || { head -20 "$WORK/shape_diff" >&2; fail "$3: $1 and $2 differ in shape"; }
 }
 
-# The version this ktally creates and migrates to (src/schema.h).
+# The version this ktally creates and migrates to (src/store/schema.h).
 KT_SCHEMA_LATEST=5
 
 kt_schema_version() {  # kt_schema_version DB: the recorded version, or "none"

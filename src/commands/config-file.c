@@ -3,7 +3,7 @@
  * GKeyFile reads the file; what it cannot tell (where a key is) is found in
  * the text, so that a typo is reported with its line. The result is plain
  * option words, so the CLI validates a file's values exactly like flags. */
-#include "config.h"
+#include "config-file.h"
 
 #include <string.h>
 #include "error.h"

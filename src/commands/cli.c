@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "config.h"
+#include "config-file.h"
 #include "commands.h"
 #include "kind.h"
 #include "error.h"
