@@ -7,6 +7,11 @@
 #include <string.h>
 #include <glib/gstdio.h>
 #include "cli.h"
+#include "commands.h"
+#include "counts.h"
+
+/* The count kinds' options of a parsed config. */
+#define COUNTS(config) ((const KtCountOptions *) (config)->job.options)
 #include "describe.h"
 #include "error.h"
 
@@ -55,24 +60,24 @@ dump_config (const KtConfig *c)
 
 #define PUT(key, ...) g_hash_table_insert (h, (gpointer) key, g_strdup_printf (__VA_ARGS__))
   PUT ("command", "%s", c->command != NULL ? c->command : "(null)");
-  PUT ("brokers", "%s", c->brokers != NULL ? c->brokers : "(null)");
-  PUT ("topic", "%s", c->topic != NULL ? c->topic : "(null)");
-  PUT ("job", "%s", c->job != NULL ? c->job : "(null)");
-  PUT ("mode", "%s", mode_name (c->mode));
-  PUT ("interval", "%g", c->interval);
-  PUT ("max_per_partition", "%" G_GINT64_FORMAT, c->max_per_partition);
-  PUT ("max_batch_bytes", "%" G_GINT64_FORMAT, c->max_batch_bytes);
-  PUT ("exit_when_idle", "%d", c->exit_when_idle);
-  PUT ("start", "%s", c->start == KT_START_EARLIEST ? "earliest"
-                      : c->start == KT_START_LATEST ? "latest" : "?");
-  PUT ("on_data_loss", "%s", c->on_data_loss == KT_DATA_LOSS_FAIL ? "fail"
-                             : c->on_data_loss == KT_DATA_LOSS_SKIP ? "skip" : "?");
-  PUT ("startup_timeout", "%g", c->startup_timeout);
+  PUT ("brokers", "%s", c->kafka.brokers != NULL ? c->kafka.brokers : "(null)");
+  PUT ("topic", "%s", c->job.topic != NULL ? c->job.topic : "(null)");
+  PUT ("job", "%s", c->job.name != NULL ? c->job.name : "(null)");
+  PUT ("mode", "%s", mode_name (c->job.mode));
+  PUT ("interval", "%g", c->run.interval);
+  PUT ("max_per_partition", "%" G_GINT64_FORMAT, c->run.max_per_partition);
+  PUT ("max_batch_bytes", "%" G_GINT64_FORMAT, c->run.max_batch_bytes);
+  PUT ("exit_when_idle", "%d", c->run.exit_when_idle);
+  PUT ("start", "%s", c->job.start == KT_START_EARLIEST ? "earliest"
+                      : c->job.start == KT_START_LATEST ? "latest" : "?");
+  PUT ("on_data_loss", "%s", c->run.on_data_loss == KT_DATA_LOSS_FAIL ? "fail"
+                             : c->run.on_data_loss == KT_DATA_LOSS_SKIP ? "skip" : "?");
+  PUT ("startup_timeout", "%g", c->run.startup_timeout);
   g_hash_table_insert (h, (gpointer) "kafka_properties",
-                       c->kafka_properties != NULL
-                         ? g_strjoinv ("|", c->kafka_properties) : g_strdup (""));
-  PUT ("verbose", "%d", c->verbose);
-  PUT ("quiet", "%d", c->quiet);
+                       c->kafka.properties != NULL
+                         ? g_strjoinv ("|", c->kafka.properties) : g_strdup (""));
+  PUT ("verbose", "%d", c->log.verbose);
+  PUT ("quiet", "%d", c->log.quiet);
   PUT ("db.user", "%s", c->db.user != NULL ? c->db.user : "(null)");
   PUT ("db.password", "%s", c->db.password != NULL ? c->db.password : "(null)");
   PUT ("db.host", "%s", c->db.host != NULL ? c->db.host : "(null)");
@@ -238,8 +243,8 @@ test_init_db (void)
   g_assert_cmpuint (config->db.port, ==, 3307);
   g_assert_cmpstr (config->db.database, ==, "db");
   g_assert_null (config->db.socket);
-  g_assert_null (config->brokers);
-  g_assert_null (config->topic);
+  g_assert_null (config->kafka.brokers);
+  g_assert_null (config->job.topic);
 }
 
 typedef struct
@@ -405,23 +410,23 @@ test_fields (void)
   g_autoptr(KtConfig) d = NULL, e = NULL;
 
   g_assert_no_error (error);
-  g_assert_cmpuint (g_strv_length (c->dimensions), ==, 2);
-  g_assert_cmpstr (c->dimensions[0], ==, "service");
-  g_assert_cmpstr (c->dimensions[1], ==, "level");
-  g_assert_cmpstr (c->sums[1], ==, "latency_ms");
-  g_assert_cmpuint (c->max_keys, ==, 3);
-  g_assert_cmpstr (c->table, ==, "by_svc");
+  g_assert_cmpuint (g_strv_length (COUNTS (c)->dimensions), ==, 2);
+  g_assert_cmpstr (COUNTS (c)->dimensions[0], ==, "service");
+  g_assert_cmpstr (COUNTS (c)->dimensions[1], ==, "level");
+  g_assert_cmpstr (COUNTS (c)->sums[1], ==, "latency_ms");
+  g_assert_cmpuint (COUNTS (c)->max_keys, ==, 3);
+  g_assert_cmpstr (c->job.table, ==, "by_svc");
   d = parse_args (plain, &error);
   g_assert_no_error (error);
-  g_assert_null (d->dimensions);
-  g_assert_null (d->sums);
-  g_assert_cmpuint (d->max_keys, ==, 10000);
-  g_assert_cmpstr (d->table, ==, "error_log");
+  g_assert_null (COUNTS (d)->dimensions);
+  g_assert_null (COUNTS (d)->sums);
+  g_assert_cmpuint (COUNTS (d)->max_keys, ==, 10000);
+  g_assert_cmpstr (d->job.table, ==, "error_log");
   /* 58 characters leave room for _topic; a field named like an SQL
    * keyword is a column like any other (always quoted). */
   e = parse_args (idem, &error);
   g_assert_no_error (error);
-  g_assert_cmpstr (e->dimensions[0], ==, "Select");
+  g_assert_cmpstr (COUNTS (e)->dimensions[0], ==, "Select");
 }
 
 static void
@@ -836,7 +841,7 @@ replay_job_of (const char *topic, const char *from, const char *until, const cha
     }
   config = parse_args (args, &error);
   g_assert_no_error (error);
-  return g_strdup (config->job);
+  return g_strdup (config->job.name);
 }
 
 static char *
@@ -961,7 +966,7 @@ test_duration_options (void)
     g_autoptr(KtConfig) config = parse_args (args, &error);
 
     g_assert_no_error (error);
-    g_assert_cmpint (config->audit_keep, ==, 604800);
+    g_assert_cmpint (config->run.audit_keep, ==, 604800);
     g_assert_null (parse_args (bad, &error));
     g_assert_error (error, KT_ERROR, KT_ERROR_USAGE);
     g_assert_nonnull (strstr (error->message, "--audit-keep: expected a duration"));
@@ -1099,7 +1104,7 @@ test_file_kafka_property (void)
                                       "uri = mysql://u@h/db\n", -1, NULL));
   a = parse_args (audit, &error);
   g_assert_no_error (error);
-  g_assert_cmpstr (a->kafka_properties[0], ==, "security.protocol=SSL");
+  g_assert_cmpstr (a->kafka.properties[0], ==, "security.protocol=SSL");
   i = parse_args (init_db, &error);
   g_assert_no_error (error);
   g_assert_cmpstr (i->db.database, ==, "db");
@@ -1135,10 +1140,10 @@ test_describe_reads_back (void)
   g_remove (conf);
   g_rmdir (dir);
   g_assert_no_error (error);
-  g_assert_cmpstr (back->pattern, ==, config->pattern);
-  g_assert_cmpfloat (back->interval, ==, 0.3);
-  g_assert_cmpint (back->health_max_lag, ==, 5);
-  g_assert_true (back->verbose);
+  g_assert_cmpstr (COUNTS (back)->pattern, ==, COUNTS (config)->pattern);
+  g_assert_cmpfloat (back->run.interval, ==, 0.3);
+  g_assert_cmpint (back->health.max_lag, ==, 5);
+  g_assert_true (back->log.verbose);
   text2 = kt_config_describe (back);
   g_assert_cmpstr (text, ==, text2);
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <glib/gstdio.h>
 #include "cli.h"
+#include "commands.h"
 #include "reload.h"
 
 #define PW "s3cr3tPW"
@@ -117,8 +118,8 @@ test_poll (void)
   g_assert_true (g_file_set_contents (conf, "[batch]\ninterval = 2\n", -1, NULL));
   running = parse (run);
   reload = kt_reload_new (running);
-  kt_run_settings_init (&a, running);
-  kt_run_settings_init (&b, running);
+  kt_run_settings_init (&a, &running->run, &running->db);
+  kt_run_settings_init (&b, &running->run, &running->db);
   g_assert_cmpfloat (a.interval, ==, 2);
 
   g_assert_false (kt_reload_poll (reload, &a, &did));

@@ -38,6 +38,14 @@ typedef struct
   void (*format) (const KtLogRecord *record, GString *out);
 } KtLogFormat;
 
+/* How a command logs: --verbose, --quiet, --log-format. */
+typedef struct
+{
+  gboolean           verbose;
+  gboolean           quiet;
+  const KtLogFormat *format;  /* static; NULL: text */
+} KtLogOptions;
+
 extern const KtLogFormat kt_log_format_text, kt_log_format_json, kt_log_format_logfmt;
 
 /* For the formats: @time (microseconds since the epoch) as RFC 3339 in

@@ -17,8 +17,23 @@
 #pragma once
 #include <glib.h>
 
-/* The commands an option belongs to: one bit each (commands.h). */
+/* The commands an option belongs to: one bit each (commands/commands.h
+ * names them), so that a kind's rows can say which take them. */
 typedef guint32 KtCommandBits;
+
+enum
+{
+  KT_CMD_RUN     = 1 << 0,
+  KT_CMD_REPLAY  = 1 << 1,
+  KT_CMD_STATUS  = 1 << 2,
+  KT_CMD_AUDIT   = 1 << 3,
+  KT_CMD_JOBS    = 1 << 4,
+  KT_CMD_RESET   = 1 << 5,
+  KT_CMD_FORGET  = 1 << 6,
+  KT_CMD_CONFIG  = 1 << 7,
+  KT_CMD_INIT_DB = 1 << 8,
+  KT_CMD_ALL     = (1 << 9) - 1,
+};
 
 typedef enum
 {

@@ -9,140 +9,45 @@
  * that name the flag; the modules get the struct, never argv. */
 #pragma once
 #include <glib.h>
-#include "plan.h"
 #include "db.h"
-#include "parse.h"
+#include "identity.h"
+#include "http.h"
+#include "job-spec.h"
 #include "log.h"
 #include "options.h"
+#include "run.h"
+#include "source.h"
 
-/* Every replay's offsets are kept under a job named so; no live job may be. */
-#define KT_REPLAY_JOB_PREFIX "replay."
 
-/* The commands, one bit each, for the rows' `commands`. */
-enum
-{
-  KT_CMD_RUN     = 1 << 0,
-  KT_CMD_REPLAY  = 1 << 1,
-  KT_CMD_STATUS  = 1 << 2,
-  KT_CMD_AUDIT   = 1 << 3,
-  KT_CMD_JOBS    = 1 << 4,
-  KT_CMD_RESET   = 1 << 5,
-  KT_CMD_FORGET  = 1 << 6,
-  KT_CMD_CONFIG  = 1 << 7,
-  KT_CMD_INIT_DB = 1 << 8,
-  KT_CMD_ALL     = (1 << 9) - 1,
-};
-
-typedef enum
-{
-  KT_MODE_TRANSACTIONAL,
-  KT_MODE_IDEMPOTENT,
-} KtMode;
-
-/* --mode's words, by KtMode. */
-extern const char *const kt_mode_names[];
-
-typedef enum
-{
-  KT_START_EARLIEST,
-  KT_START_LATEST,
-} KtStart;
-
-typedef enum
-{
-  KT_OFFSETS_MYSQL,  /* kafka_offset (default) */
-  KT_OFFSETS_KAFKA,  /* the consumer group's committed offsets (idempotent only) */
-} KtOffsetStore;
-
-/* One partition:offset pair of --from / --until. */
+/* A command's settings: each part in the struct of the layer that uses it,
+ * so that none below the commands sees the whole. */
 typedef struct
 {
-  gint32 partition;
-  gint64 offset;
-} KtPartitionOffset;
-
-typedef struct
-{
-  const char  *command;         /* the command's name (static): "run", "replay"... */
-  char        *brokers;
-  char        *topic;           /* the (first) topic */
-  char       **topics;          /* --topic a,b: every topic (run and status) */
-  char        *job;             /* default: the topic */
-  KtDbConfig   db;
-  KtMode       mode;
-  char        *kind;            /* --kind: a name in kind.c's table */
-  gint64       workers;         /* --kind ledger: threads applying a batch */
-  double       interval;        /* seconds between batch starts; 0 = back to back */
-  gint64       max_per_partition;
-  gint64       max_batch_bytes;
-  gboolean     exit_when_idle;
-  KtStart      start;
-  KtOnDataLoss on_data_loss;
-  double       startup_timeout; /* seconds */
-  char       **kafka_properties;  /* -X key=value, in order */
-  KtOffsetStore offsets;
-  char        *table;           /* the counts table: error_log, or replay's */
-  GArray      *replay_from;     /* KtPartitionOffset, replay only, by partition */
-  GArray      *replay_until;    /* same partitions, same order */
-  char        *replay_range;    /* both as "P:FROM-UNTIL,..." (a replay's identity) */
-  gboolean     table_explicit;  /* --table was given */
-  gboolean     json;            /* --json */
-  gboolean     check;           /* config --check */
-  gboolean     check_connect;   /* config --check --connect: reach Kafka and MySQL too */
-  double       audit_keep;      /* seconds of ktally_batches kept whole; 0: all */
-  char        *http;            /* --http ADDR:PORT, checked by kt_http_start(); NULL: off */
-  char        *pattern;         /* --pattern, or NULL: the default line format */
-  char        *time_format;     /* --time-format, or NULL */
-  char       **levels;          /* --levels (ERROR) */
-  int          bucket;          /* --bucket in minutes: 1, 5 or 60 */
-  char       **dimensions;      /* --by: key columns after the bucket, or NULL */
-  char       **sums;            /* --sum: a sum_FIELD column each, or NULL */
-  gint64       max_keys;        /* --max-keys: keys per bucket per batch with a row
-                                 * of their own */
-  char        *group;           /* --group: share the partitions through Kafka */
-  gboolean     share_table;     /* --share-table: another job may count a topic into it too */
-  GArray      *only_partitions; /* --partitions: gint32, ascending; NULL: all */
-  gint64       health_max_lag;        /* /readyz: offsets behind at most; -1: no bound */
-  double       health_max_commit_age; /* /readyz: seconds since a batch succeeded; 0: auto */
-  double       health_max_stall;      /* /livez: seconds the batch loop may not move */
-  gboolean     verbose;
-  gboolean     quiet;
+  const char     *command;   /* the command's name (static): "run", "replay"... */
   /* The command's words as parsed (the --config file named in them, not
    * its contents): a reload (SIGHUP) parses them again. */
-  char       **words;
-  const KtLogFormat *log_format; /* --log-format (static): text, json, logfmt */
-  char        *config_file;     /* --config, as given */
-  /* reset and forget (cmd-reset.c, cmd-forget.c) */
-  char        *reset_to;        /* reset --to, as given (reset.h parses it) */
-  gboolean     dry_run;         /* --dry-run (the default) */
-  gboolean     execute;         /* --execute: apply; FALSE: a dry run */
-  gboolean     rebuild;         /* reset --rebuild */
-  gboolean     accept_data_loss;  /* reset --accept-data-loss */
+  char          **words;
+  char           *config_file;  /* --config, as given */
+  KtJobSpec       job;       /* what the job is (base/job-spec.h) */
+  KtDbConfig      db;        /* where MySQL is (store/db.h) */
+  KtKafkaOptions  kafka;     /* where Kafka is (kafka/source.h) */
+  KtRunOptions    run;       /* how the scheduler runs it (core/run.h) */
+  KtHealthOptions health;    /* --http and its health bounds (observe/http.h) */
+  KtLogOptions    log;       /* --verbose, --quiet, --log-format (base/log.h) */
+  gboolean        json;      /* status, jobs, reset: --json */
+  gboolean        dry_run;   /* reset, forget: --dry-run (the default) */
+  gboolean        execute;   /* reset, forget: --execute */
+  /* The command's own options (its table, commands.h), or NULL. */
+  gpointer        own;
+  const KtOption *kind_options;  /* the table that filled job.options */
+  const KtOption *own_options;   /* the table that filled own */
 } KtConfig;
 
 /* Every option ktally has: one row each (cli.c). */
 extern const KtOption kt_option_table[];
 
-/* Every table of options: kt_option_table, then each kind's own
- * (kind.h); NULL-terminated. */
-const KtOption *const *kt_option_tables (void);
 
-/* Parses `ktally COMMAND ARGS...` (@argv[0] is the command name), a
- * --config file's words first. --help prints and exits 0 (GLib's
- * behaviour). Fails with KT_ERROR_USAGE and one line naming the flag; the
- * message never contains a password. */
-KtConfig *kt_config_parse (const char *command, int argc, char **argv,
-                           GError **error);
 void      kt_config_free  (KtConfig *config);  /* NULL is fine */
-
-/* Parses "P:OFF[,P:OFF...]" for @flag into @out (KtPartitionOffset,
- * sorted by partition). A partition given twice is an error. */
-gboolean  kt_partition_offsets_parse (const char *flag, const char *text,
-                                      GArray *out, GError **error);
-
-/* Parses "0-3,7" for @flag into @out (gint32, ascending, no repeats). */
-gboolean  kt_partition_list_parse (const char *flag, const char *text, GArray *out,
-                                   GError **error);
 
 /* Overwrites, in place, the password of any mysql:// URI among @argv, so
  * that it does not show in ps(1). Call before parsing (on a copy). */
@@ -154,15 +59,6 @@ gboolean  kt_is_job_name (const char *name);
 
 
 /* ---- What the commands share ---------------------------------------------- */
-
-struct _KtCommand;
-
-/* Parses @argv (@argv[0] is the command's name) for @command: GOption
- * with every row it takes, --help with its summary; loads them into a new
- * KtConfig, and the options every command has (--log-format...). The
- * given options stay in *@values for the command's own checks. */
-KtConfig *kt_command_options (const struct _KtCommand *command, int argc, char **argv,
-                              KtOptionValues **values, GError **error);
 
 /* Each checks options of @config, or fails with KT_ERROR_USAGE and one
  * line naming the flag. kt_options_kafka(): --brokers and --topic
@@ -185,5 +81,22 @@ gboolean kt_options_job     (KtConfig *config, gboolean required, const char *hi
 gboolean kt_options_brokers (KtConfig *config, gboolean required, GError **error);
 /* --dry-run and --execute exclude each other. */
 gboolean kt_options_execute (KtConfig *config, GError **error);
+
+/* What the database records of the job of @config, run by @kind: its
+ * settings from the rows that say they are part of it (identity.h). The
+ * caller clears @id. */
+struct _KtJobKind;
+void     kt_config_identity (const KtConfig *config, const struct _KtJobKind *kind,
+                             KtIdentity *id);
+
+/* What the page charts of the job's output: its table, bucket and --by
+ * fields (*@dimensions holds them: the caller frees it after @chart). */
+void     kt_config_chart    (const KtConfig *config, const struct _KtJobKind *kind,
+                             KtHttpChart *chart, GStrv *dimensions);
+
+/* Runs the job of @config (run.h's kt_run(), with its identity and
+ * chart made here). */
+gboolean kt_config_run      (const KtConfig *config, const KtRunHooks *hooks,
+                             volatile int *stop, KtRunTotals *totals, GError **error);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (KtConfig, kt_config_free)

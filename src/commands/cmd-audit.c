@@ -270,8 +270,8 @@ load_group_offsets (const KtConfig *config, GHashTable *covered, GHashTable *sto
     {
       g_auto(GStrv) parts = g_strsplit (key, "\t", 2);
       KtSourceConfig source_config = {
-        .brokers = config->brokers, .topic = parts[1], .client_id = parts[0],
-        .properties = (const char *const *) config->kafka_properties,
+        .brokers = config->kafka.brokers, .topic = parts[1], .client_id = parts[0],
+        .properties = (const char *const *) config->kafka.properties,
       };
       g_autoptr(KtSource) source = kt_source_new (&source_config, error);
       g_autoptr(GArray) partitions = g_array_new (FALSE, FALSE, sizeof (gint32));
@@ -321,7 +321,7 @@ orphan_coverage (const KtConfig *config, const GArray *rows, GHashTable *covered
       g_autofree char *text = NULL;
 
       if (g_hash_table_contains (chained, key) || kt_coverage_n_intervals (value) == 0
-          || (config->job != NULL && !g_str_equal (parts[0], config->job)))
+          || (config->job.name != NULL && !g_str_equal (parts[0], config->job.name)))
         continue;
       text = kt_coverage_format (value);
       g_ptr_array_add (problems, g_strdup_printf (
@@ -453,13 +453,13 @@ kt_audit (const KtConfig *config, GError **error)
    * its chain look broken (read after its offsets, or its totals after its
    * batches). */
   if (!kt_schema_readable (db, error)
-      || (config->job != NULL && !kt_jobs_check (db, config->job, NULL, error))
+      || (config->job.name != NULL && !kt_jobs_check (db, config->job.name, NULL, error))
       || !kt_db_snapshot (db, error)
       || !kt_offsets_read_batches (db, NULL, rows, error)
       || !kt_offsets_load_all (db, stored, error)
       || !load_all_coverage (db, covered, error))
     return FALSE;
-  if (config->brokers != NULL && !load_group_offsets (config, covered, stored, error))
+  if (config->kafka.brokers != NULL && !load_group_offsets (config, covered, stored, error))
     return FALSE;
   if (!add_forgotten (db, targets, forgotten_notes, error))
     return FALSE;
@@ -477,14 +477,14 @@ kt_audit (const KtConfig *config, GError **error)
           g_hash_table_insert (targets, g_strdup (b->target), sum);
         }
       *sum += b->errors;
-      if (config->job == NULL || g_str_equal (b->job, config->job))
+      if (config->job.name == NULL || g_str_equal (b->job, config->job.name))
         g_array_append_vals (mine, b, 1);  /* borrowed: rows owns the strings */
     }
   chains = kt_audit_chains (mine, lookup_stored, lookup_covered, &lookup, problems);
-  kt_audit_shared (rows, config->job, problems, notes);
+  kt_audit_shared (rows, config->job.name, problems, notes);
   orphan_coverage (config, mine, covered, problems);
   printf ("audit: %u partition chains, %u batches%s%s\n", chains, mine->len,
-          config->job != NULL ? " of job " : "", config->job != NULL ? config->job : "");
+          config->job.name != NULL ? " of job " : "", config->job.name != NULL ? config->job.name : "");
 
   check_totals (db, targets, problems);
   g_array_set_size (mine, 0);

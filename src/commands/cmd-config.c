@@ -8,6 +8,8 @@
 #include "commands.h"
 #include "describe.h"
 
+#include <stddef.h>
+
 #include <stdio.h>
 #include "error.h"
 #include "retry.h"
@@ -23,6 +25,29 @@ static const char SUMMARY[] =
   "Exit status: 0 the settings are good, 2 they are not (one line naming the\n"
   "option), 3 --connect could not reach Kafka or MySQL, or lacks grants.";
 
+/* config's own options. */
+typedef struct
+{
+  gboolean check;    /* --check */
+  gboolean connect;  /* --connect */
+} ConfigOptions;
+
+static const KtOption config_options[] = {
+  { "check", 0, NULL, KT_OPT_SWITCH, offsetof (ConfigOptions, check), .commands = KT_CMD_CONFIG,
+    .help = "Check run's options (and a --config file) and print the effective settings "
+            "as a config file" },
+  { "connect", 0, NULL, KT_OPT_SWITCH, offsetof (ConfigOptions, connect), .commands = KT_CMD_CONFIG,
+    .help = "With --check: also reach Kafka (each topic's partitions) and MySQL (the "
+            "database, its schema version, the grants ktally needs); creates nothing" },
+  KT_OPTION_END
+};
+
+static const ConfigOptions *
+own (const KtConfig *config)
+{
+  return config->own;
+}
+
 static KtConfig *
 parse (int argc, char **argv, GError **error)
 {
@@ -32,7 +57,7 @@ parse (int argc, char **argv, GError **error)
 
   if (config == NULL)
     return NULL;
-  if (!config->check)
+  if (!own (config)->check)
     {
       g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
                            "config: expected 'ktally config --check [--connect] [--config "
@@ -55,22 +80,22 @@ topic_partitions (gpointer data, int timeout_ms, GError **error)
 static gboolean
 check_kafka (const KtConfig *config, const volatile int *stop, GError **error)
 {
-  for (char **topic = config->topics; *topic != NULL; topic++)
+  for (char **topic = config->job.topics; *topic != NULL; topic++)
     {
       KtSourceConfig source_config = {
-        .brokers = config->brokers,
+        .brokers = config->kafka.brokers,
         .topic = *topic,
-        .client_id = config->job,
-        .properties = (const char *const *) config->kafka_properties,
+        .client_id = config->job.name,
+        .properties = (const char *const *) config->kafka.properties,
       };
       g_autoptr(KtSource) source = kt_source_new (&source_config, error);
       g_autoptr(GArray) partitions = g_array_new (FALSE, FALSE, sizeof (gint32));
       gpointer pair[] = { source, partitions };
 
       if (source == NULL
-          || !kt_retry (stop, config->startup_timeout, "Kafka", topic_partitions, pair, error))
+          || !kt_retry (stop, config->run.startup_timeout, "Kafka", topic_partitions, pair, error))
         return FALSE;
-      printf ("# --connect: Kafka %s: topic %s: %u partitions\n", config->brokers, *topic,
+      printf ("# --connect: Kafka %s: topic %s: %u partitions\n", config->kafka.brokers, *topic,
               partitions->len);
     }
   return TRUE;
@@ -91,7 +116,7 @@ check_mysql (const KtConfig *config, const volatile int *stop, GError **error)
   g_auto(GStrv) missing = NULL;
   g_autofree char *all = g_strjoinv (", ", (char **) kt_db_grants);
 
-  if (!kt_retry (stop, config->startup_timeout, "MySQL", connect_db, db, error))
+  if (!kt_retry (stop, config->run.startup_timeout, "MySQL", connect_db, db, error))
     return FALSE;
   printf ("# --connect: MySQL %s: connected (server %s)\n", kt_db_name (db),
           mysql_get_server_info (kt_db_connection (db)));
@@ -118,7 +143,7 @@ handle (const KtConfig *config, volatile int *stop, GError **error)
   g_autofree char *text = kt_config_describe (config);
 
   fputs (text, stdout);
-  if (!config->check_connect)
+  if (!own (config)->connect)
     return TRUE;
   fflush (stdout);
   if (!check_kafka (config, stop, error) || !check_mysql (config, stop, error))
@@ -136,6 +161,8 @@ const KtCommand kt_command_config = {
   .help = SUMMARY,
   .bit = KT_CMD_CONFIG,
   .also = KT_CMD_RUN,
+  .options = config_options,
+  .options_size = sizeof (ConfigOptions),
   .parse = parse,
   .handle = handle,
 };

@@ -59,8 +59,8 @@ group_empty (const KtConfig *config, const KtJobInfo *job, GError **error)
   for (char **t = job->topics; *t != NULL; t++)
     {
       KtSourceConfig source_config = {
-        .brokers = config->brokers, .topic = *t, .client_id = job->name,
-        .properties = (const char *const *) config->kafka_properties,
+        .brokers = config->kafka.brokers, .topic = *t, .client_id = job->name,
+        .properties = (const char *const *) config->kafka.properties,
       };
       g_autoptr(KtSource) source = kt_source_new (&source_config, error);
       g_autoptr(GArray) partitions = g_array_new (FALSE, FALSE, sizeof (gint32));
@@ -150,14 +150,14 @@ kt_forget (const KtConfig *config, GError **error)
   const KtJobInfo *job;
   gboolean kafka;
 
-  if (!kt_retry (&never, config->startup_timeout, "MySQL", readable, db, error)
+  if (!kt_retry (&never, config->run.startup_timeout, "MySQL", readable, db, error)
       || !kt_jobs_load (db, jobs, error))
     return FALSE;
-  job = kt_jobs_require (db, jobs, config->job, error);
+  job = kt_jobs_require (db, jobs, config->job.name, error);
   if (job == NULL)
     return FALSE;
   kafka = job->record != NULL && g_strcmp0 (job->record->offsets, "kafka") == 0;
-  if (kafka && config->brokers == NULL)
+  if (kafka && config->kafka.brokers == NULL)
     {
       g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "job %s keeps its offsets in Kafka's "
                    "consumer group ktally-%s: give --brokers, so that forget can check the group "

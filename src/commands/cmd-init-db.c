@@ -77,7 +77,7 @@ gboolean
 kt_init_db (const KtConfig *config, GError **error)
 {
   g_autoptr(KtDb) db = kt_db_new (&config->db);
-  gboolean idempotent = config->mode == KT_MODE_IDEMPOTENT;
+  gboolean idempotent = config->job.mode == KT_MODE_IDEMPOTENT;
   g_auto(GStrv) dimensions = NULL, sums = NULL;
   KtCountsShape shape;
 

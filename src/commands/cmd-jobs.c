@@ -48,10 +48,10 @@ topic_lag (const KtConfig *config, KtDb *db, const KtJobInfo *job, const char *t
 {
   static const volatile int never = 0;
   KtSourceConfig source_config = {
-    .brokers = config->brokers,
+    .brokers = config->kafka.brokers,
     .topic = topic,
     .client_id = job->name,  /* ktally-JOB: where --offsets kafka keeps them */
-    .properties = (const char *const *) config->kafka_properties,
+    .properties = (const char *const *) config->kafka.properties,
   };
   g_autoptr(KtSource) source = kt_source_new (&source_config, error);
   g_autoptr(GArray) partitions = g_array_new (FALSE, FALSE, sizeof (gint32));
@@ -60,7 +60,7 @@ topic_lag (const KtConfig *config, KtDb *db, const KtJobInfo *job, const char *t
   KtPartitionState *s;
 
   if (source == NULL
-      || !kt_retry (&never, config->startup_timeout, "Kafka", source_partitions, args, error))
+      || !kt_retry (&never, config->run.startup_timeout, "Kafka", source_partitions, args, error))
     return FALSE;
   g_array_set_size (states, partitions->len);
   s = (KtPartitionState *) (void *) states->data;
@@ -223,11 +223,11 @@ kt_jobs (const KtConfig *config, GError **error)
   g_autoptr(GPtrArray) jobs = g_ptr_array_new_with_free_func ((GDestroyNotify) kt_job_info_free);
   g_autofree Lag *lags = NULL;
 
-  if (!kt_retry (&never, config->startup_timeout, "MySQL", readable, db, error)
+  if (!kt_retry (&never, config->run.startup_timeout, "MySQL", readable, db, error)
       || !kt_jobs_load (db, jobs, error))
     return FALSE;
   lags = g_new0 (Lag, MAX (jobs->len, 1));
-  for (guint i = 0; config->brokers != NULL && i < jobs->len; i++)
+  for (guint i = 0; config->kafka.brokers != NULL && i < jobs->len; i++)
     {
       const KtJobInfo *j = jobs->pdata[i];
       g_autoptr(GError) local = NULL;
@@ -248,9 +248,9 @@ kt_jobs (const KtConfig *config, GError **error)
           }
     }
   if (config->json)
-    print_json (jobs, lags, config->brokers != NULL);
+    print_json (jobs, lags, config->kafka.brokers != NULL);
   else
-    print_table (jobs, lags, config->brokers != NULL, kt_db_name (db));
+    print_table (jobs, lags, config->kafka.brokers != NULL, kt_db_name (db));
   for (guint i = 0; i < jobs->len; i++)
     g_free (lags[i].why);
   return TRUE;

@@ -34,9 +34,9 @@ check (gpointer data, KtSource *source, GArray *partitions, int timeout_ms, GErr
   const KtConfig *config = ((Replay *) data)->config;
   g_autoptr(GArray) states = g_array_new (FALSE, TRUE, sizeof (KtPartitionState));
 
-  for (guint i = 0; i < config->replay_from->len; i++)
+  for (guint i = 0; i < config->job.replay_from->len; i++)
     {
-      const KtPartitionOffset *f = &g_array_index (config->replay_from, KtPartitionOffset, i);
+      const KtPartitionOffset *f = &g_array_index (config->job.replay_from, KtPartitionOffset, i);
       gboolean known = FALSE;
       KtPartitionState s = { f->partition, -1, 0, 0 };
 
@@ -46,7 +46,7 @@ check (gpointer data, KtSource *source, GArray *partitions, int timeout_ms, GErr
         {
           g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
                        "--from: topic %s has no partition %d (it has %u)",
-                       config->topic, f->partition, partitions->len);
+                       config->job.topic, f->partition, partitions->len);
           return FALSE;
         }
       g_array_append_val (states, s);
@@ -59,8 +59,8 @@ check (gpointer data, KtSource *source, GArray *partitions, int timeout_ms, GErr
   for (guint i = 0; i < states->len; i++)
     {
       const KtPartitionState *s = &g_array_index (states, KtPartitionState, i);
-      gint64 from = g_array_index (config->replay_from, KtPartitionOffset, i).offset;
-      gint64 until = g_array_index (config->replay_until, KtPartitionOffset, i).offset;
+      gint64 from = g_array_index (config->job.replay_from, KtPartitionOffset, i).offset;
+      gint64 until = g_array_index (config->job.replay_until, KtPartitionOffset, i).offset;
 
       if (until > s->high)
         {
@@ -91,11 +91,11 @@ ready (gpointer data)
   const KtConfig *config = ((Replay *) data)->config;
 
   ((Replay *) data)->ready_at = g_get_monotonic_time ();
-  if (g_str_equal (config->table, "error_log"))
+  if (g_str_equal (config->job.table, "error_log"))
     {
       g_autoptr(KtLogEvent) e = kt_log_event_new ("replay-into-live");
 
-      kt_log_event_string (e, "table", config->table);
+      kt_log_event_string (e, "table", config->job.table);
       kt_log_event_emit (e, G_LOG_LEVEL_WARNING, "replaying into the live error_log: these "
                          "counts are ADDED to it");
     }
@@ -113,9 +113,9 @@ progress (gpointer data, const char *topic, const GArray *states, const KtRunTot
   (void) topic;
   if (!kt_log_interactive ())
     return;
-  for (guint i = 0; i < config->replay_from->len; i++)
-    total += g_array_index (config->replay_until, KtPartitionOffset, i).offset
-             - g_array_index (config->replay_from, KtPartitionOffset, i).offset;
+  for (guint i = 0; i < config->job.replay_from->len; i++)
+    total += g_array_index (config->job.replay_until, KtPartitionOffset, i).offset
+             - g_array_index (config->job.replay_from, KtPartitionOffset, i).offset;
   for (guint j = 0; j < states->len; j++)
     {
       const KtPartitionState *s = &g_array_index (states, KtPartitionState, j);
@@ -148,7 +148,7 @@ kt_replay (const KtConfig *config, volatile int *stop, GError **error)
   double seconds;
   gboolean ok;
 
-  ok = kt_run (config, &hooks, stop, &totals, error);
+  ok = kt_config_run (config, &hooks, stop, &totals, error);
   kt_log_status_done ();  /* the progress line stays, the next line below it */
   if (!ok)
     return FALSE;
@@ -156,8 +156,8 @@ kt_replay (const KtConfig *config, volatile int *stop, GError **error)
     return TRUE;
   seconds = (double) (g_get_monotonic_time () - replay.started) / G_USEC_PER_SEC;
   e = kt_log_event_new ("done");
-  kt_log_event_string (e, "job", config->job);
-  kt_log_event_string (e, "table", config->table);
+  kt_log_event_string (e, "job", config->job.name);
+  kt_log_event_string (e, "table", config->job.table);
   kt_log_event_int (e, "records", (gint64) totals.records);
   kt_log_event_int (e, "lines", (gint64) totals.lines);
   kt_log_event_int (e, "errors", (gint64) totals.errors);
@@ -165,9 +165,9 @@ kt_replay (const KtConfig *config, volatile int *stop, GError **error)
   kt_log_event_double (e, "duration", seconds, 3);
   kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "replay %s: done: %" G_GUINT64_FORMAT " record%s, %"
                      G_GUINT64_FORMAT " line%s, %" G_GUINT64_FORMAT " ERROR, %" G_GUINT64_FORMAT
-                     " malformed added to %s in %.1f s", config->job, totals.records,
+                     " malformed added to %s in %.1f s", config->job.name, totals.records,
                      totals.records == 1 ? "" : "s", totals.lines, totals.lines == 1 ? "" : "s",
-                     totals.errors, totals.malformed, config->table, seconds);
+                     totals.errors, totals.malformed, config->job.table, seconds);
   return TRUE;
 }
 
@@ -190,18 +190,18 @@ range_text (const GArray *from, const GArray *until)
 static gboolean
 parse_range (KtConfig *config, GError **error)
 {
-  if (config->replay_from == NULL || config->replay_until == NULL)
+  if (config->job.replay_from == NULL || config->job.replay_until == NULL)
     {
-      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE, config->replay_from == NULL
+      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE, config->job.replay_from == NULL
                            ? "--from is required" : "--until is required");
       return FALSE;
     }
-  for (guint i = 0; i < MAX (config->replay_from->len, config->replay_until->len); i++)
+  for (guint i = 0; i < MAX (config->job.replay_from->len, config->job.replay_until->len); i++)
     {
-      const KtPartitionOffset *f = i < config->replay_from->len
-        ? &g_array_index (config->replay_from, KtPartitionOffset, i) : NULL;
-      const KtPartitionOffset *u = i < config->replay_until->len
-        ? &g_array_index (config->replay_until, KtPartitionOffset, i) : NULL;
+      const KtPartitionOffset *f = i < config->job.replay_from->len
+        ? &g_array_index (config->job.replay_from, KtPartitionOffset, i) : NULL;
+      const KtPartitionOffset *u = i < config->job.replay_until->len
+        ? &g_array_index (config->job.replay_until, KtPartitionOffset, i) : NULL;
 
       if (f == NULL || u == NULL || f->partition != u->partition)
         {
@@ -221,7 +221,7 @@ parse_range (KtConfig *config, GError **error)
         }
     }
   /* What the replay is: part of its job's identity (identity.h). */
-  config->replay_range = range_text (config->replay_from, config->replay_until);
+  config->job.replay_range = range_text (config->job.replay_from, config->job.replay_until);
   return TRUE;
 }
 
@@ -235,8 +235,8 @@ name_job (KtConfig *config, const KtOptionValues *values)
    * a replay can never move a live job's offsets. */
   if (kt_option_given (values, "job"))
     {
-      g_autofree char *given = g_steal_pointer (&config->job);
-      config->job = g_strdup_printf ("%s%s", KT_REPLAY_JOB_PREFIX, given);
+      g_autofree char *given = g_steal_pointer (&config->job.name);
+      config->job.name = g_strdup_printf ("%s%s", KT_REPLAY_JOB_PREFIX, given);
     }
   else
     {
@@ -246,19 +246,19 @@ name_job (KtConfig *config, const KtOptionValues *values)
        * finished. The topic is in it byte for byte: the same range of
        * another topic (or of one named in another case) is another replay,
        * not one already done. */
-      g_autoptr(GString) key = g_string_new (config->table);
+      g_autoptr(GString) key = g_string_new (config->job.table);
       g_autofree char *digest = NULL;
 
-      g_string_append_printf (key, "|%zu:%s", strlen (config->topic), config->topic);
-      for (guint i = 0; i < config->replay_from->len; i++)
+      g_string_append_printf (key, "|%zu:%s", strlen (config->job.topic), config->job.topic);
+      for (guint i = 0; i < config->job.replay_from->len; i++)
         g_string_append_printf (key, "|%d:%" G_GINT64_FORMAT "-%" G_GINT64_FORMAT,
-                                g_array_index (config->replay_from, KtPartitionOffset, i).partition,
-                                g_array_index (config->replay_from, KtPartitionOffset, i).offset,
-                                g_array_index (config->replay_until, KtPartitionOffset, i).offset);
+                                g_array_index (config->job.replay_from, KtPartitionOffset, i).partition,
+                                g_array_index (config->job.replay_from, KtPartitionOffset, i).offset,
+                                g_array_index (config->job.replay_until, KtPartitionOffset, i).offset);
       digest = g_compute_checksum_for_string (G_CHECKSUM_SHA256, key->str, -1);
       /* The table's name is only for people: the digest covers all of it. */
-      g_free (config->job);
-      config->job = g_strdup_printf ("%s%.32s.%.24s", KT_REPLAY_JOB_PREFIX, config->table,
+      g_free (config->job.name);
+      config->job.name = g_strdup_printf ("%s%.32s.%.24s", KT_REPLAY_JOB_PREFIX, config->job.table,
                                      digest);
     }
 }
@@ -269,15 +269,15 @@ replay_options (KtConfig *config, const KtOptionValues *values, GError **error)
   if (!parse_range (config, error) || !kt_options_table (config, values, error))
     return FALSE;
   name_job (config, values);
-  if (strlen (config->job) > 64)
+  if (strlen (config->job.name) > 64)
     {
       g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
                    "--job: a replay's job is '%s' followed by its name, at most 64 "
                    "characters in all", KT_REPLAY_JOB_PREFIX);
       return FALSE;
     }
-  config->interval = 0;
-  config->exit_when_idle = TRUE;
+  config->run.interval = 0;
+  config->run.exit_when_idle = TRUE;
   return TRUE;
 }
 

@@ -11,6 +11,8 @@
  * has them committed there, which nothing can fence: the plan says so. */
 #include "commands.h"
 
+#include <stddef.h>
+
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -39,6 +41,32 @@ static const char SUMMARY[] =
   "instances. A move that would count offsets twice is refused (exit 2):\n"
   "moving a transactional job back needs --rebuild (--to earliest), which\n"
   "empties its table and counts everything again.";
+
+/* reset's own options. */
+typedef struct
+{
+  char     *to;                /* --to, as given (reset.h parses it) */
+  gboolean  rebuild;           /* --rebuild */
+  gboolean  accept_data_loss;  /* --accept-data-loss */
+} ResetOptions;
+
+static const KtOption reset_options[] = {
+  { "to", 0, NULL, KT_OPT_TEXT, offsetof (ResetOptions, to), .commands = KT_CMD_RESET, .metavar = "WHERE",
+    .help = "Where to: earliest, latest, PARTITION:OFFSET[,...] or batch:ID" },
+  { "rebuild", 0, NULL, KT_OPT_SWITCH, offsetof (ResetOptions, rebuild), .commands = KT_CMD_RESET,
+    .help = "With --to earliest: empty the job's output and count everything again (the "
+            "only way back for a transactional job)" },
+  { "accept-data-loss", 0, NULL, KT_OPT_SWITCH, offsetof (ResetOptions, accept_data_loss),
+    .commands = KT_CMD_RESET,
+    .help = "With --rebuild: rebuild although retention removed offsets the job counted" },
+  KT_OPTION_END
+};
+
+static const ResetOptions *
+own (const KtConfig *config)
+{
+  return config->own;
+}
 
 /* What the reset works on. */
 typedef struct
@@ -88,7 +116,7 @@ reset_job (Reset *r, const GPtrArray *jobs, GError **error)
   const KtConfig *config = r->config;
   const KtJobRecord *record;
 
-  r->job = kt_jobs_require (r->db, jobs, config->job, error);
+  r->job = kt_jobs_require (r->db, jobs, config->job.name, error);
   if (r->job == NULL)
     return FALSE;
   record = r->job->record;
@@ -97,29 +125,29 @@ reset_job (Reset *r, const GPtrArray *jobs, GError **error)
       g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
                    "job %s: what it is (its kind and mode) is not recorded yet in %s; a "
                    "commit of this ktally records it (or `ktally init-db` on an older "
-                   "schema): until then, nothing to reset", config->job, kt_db_name (r->db));
+                   "schema): until then, nothing to reset", config->job.name, kt_db_name (r->db));
       return FALSE;
     }
   r->kind = kt_kind_lookup (record->kind, record->mode, error);
   if (r->kind == NULL)
     {
-      g_prefix_error (error, "job %s: ", config->job);
+      g_prefix_error (error, "job %s: ", config->job.name);
       return FALSE;
     }
   r->kafka = g_strcmp0 (record->offsets, "kafka") == 0;
-  if (config->rebuild && !r->kind->rebuilds)
+  if (own (config)->rebuild && !r->kind->rebuilds)
     {
       g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--rebuild: job %s (--kind %s) cannot be "
-                   "rebuilt: %s", config->job, record->kind,
+                   "rebuilt: %s", config->job.name, record->kind,
                    r->kind->why_no_rewind != NULL ? r->kind->why_no_rewind : "not supported");
       return FALSE;
     }
-  if (!kt_reset_target_parse (config->reset_to, &r->target, error))
+  if (!kt_reset_target_parse (own (config)->to, &r->target, error))
     return FALSE;
   r->policy = (KtResetPolicy) {
-    .job = config->job, .output = record->output, .reread = r->kind->reread,
-    .why_no_rewind = r->kind->why_no_rewind, .rebuild = config->rebuild,
-    .accept_data_loss = config->accept_data_loss,
+    .job = config->job.name, .output = record->output, .reread = r->kind->reread,
+    .why_no_rewind = r->kind->why_no_rewind, .rebuild = own (config)->rebuild,
+    .accept_data_loss = own (config)->accept_data_loss,
   };
   return TRUE;
 }
@@ -133,28 +161,28 @@ reset_topics (Reset *r, GError **error)
   if (r->target.to == KT_RESET_BATCH)
     {
       r->starts = g_array_new (FALSE, FALSE, sizeof (KtPartitionOffset));
-      if (!kt_offsets_batch_starts (r->db, config->job, r->target.batch, &r->batch_topic,
+      if (!kt_offsets_batch_starts (r->db, config->job.name, r->target.batch, &r->batch_topic,
                                     r->starts, error))
         return FALSE;
-      if (config->topic != NULL && !g_str_equal (config->topic, r->batch_topic))
+      if (config->job.topic != NULL && !g_str_equal (config->job.topic, r->batch_topic))
         {
           g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--to batch:%" G_GINT64_FORMAT
                        " is a batch of topic %s, not of --topic %s", r->target.batch,
-                       r->batch_topic, config->topic);
+                       r->batch_topic, config->job.topic);
           return FALSE;
         }
       r->topics = g_strsplit (r->batch_topic, ",", 1);
     }
-  else if (config->topic != NULL)
+  else if (config->job.topic != NULL)
     {
-      if (!g_strv_contains ((const char *const *) r->job->topics, config->topic))
+      if (!g_strv_contains ((const char *const *) r->job->topics, config->job.topic))
         {
           g_autofree char *reads = g_strjoinv (", ", r->job->topics);
           g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--topic: job %s does not read %s "
-                       "(it reads %s)", config->job, config->topic, reads);
+                       "(it reads %s)", config->job.name, config->job.topic, reads);
           return FALSE;
         }
-      r->topics = g_strsplit (config->topic, ",", 1);
+      r->topics = g_strsplit (config->job.topic, ",", 1);
     }
   else
     {
@@ -162,7 +190,7 @@ reset_topics (Reset *r, GError **error)
         {
           g_autofree char *reads = g_strjoinv (", ", r->job->topics);
           g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--to: job %s reads several topics "
-                       "(%s): give --topic for PARTITION:OFFSET", config->job, reads);
+                       "(%s): give --topic for PARTITION:OFFSET", config->job.name, reads);
           return FALSE;
         }
       r->topics = g_strdupv (r->job->topics);
@@ -181,10 +209,10 @@ reset_sources (Reset *r, GError **error)
   for (char **t = r->topics; *t != NULL; t++)
     {
       KtSourceConfig source_config = {
-        .brokers = config->brokers,
+        .brokers = config->kafka.brokers,
         .topic = *t,
-        .client_id = config->job,  /* ktally-JOB: where --offsets kafka keeps them */
-        .properties = (const char *const *) config->kafka_properties,
+        .client_id = config->job.name,  /* ktally-JOB: where --offsets kafka keeps them */
+        .properties = (const char *const *) config->kafka.properties,
       };
       KtSource *source = kt_source_new (&source_config, error);
       g_autoptr(GArray) partitions = g_array_new (FALSE, FALSE, sizeof (gint32));
@@ -193,7 +221,7 @@ reset_sources (Reset *r, GError **error)
       if (source == NULL)
         return FALSE;
       g_ptr_array_add (r->sources, source);
-      if (!kt_retry (&never, config->startup_timeout, "Kafka", source_partitions, args, error))
+      if (!kt_retry (&never, config->run.startup_timeout, "Kafka", source_partitions, args, error))
         {
           g_prefix_error (error, "topic %s: ", *t);
           return FALSE;
@@ -251,7 +279,7 @@ reset_plan (Reset *r, gboolean lock, GArray *moves, GError **error)
           g_autoptr(GArray) rows = g_array_new (FALSE, FALSE, sizeof (KtStoredOffset));
 
           g_array_set_clear_func (rows, (GDestroyNotify) kt_stored_offset_clear);
-          if (!kt_offsets_read_job (r->db, r->config->job, topic, lock, rows, error))
+          if (!kt_offsets_read_job (r->db, r->config->job.name, topic, lock, rows, error))
             return FALSE;
           for (guint p = 0; p < rows->len; p++)
             {
@@ -264,10 +292,10 @@ reset_plan (Reset *r, gboolean lock, GArray *moves, GError **error)
           && !kt_source_watermarks (source, s, states->len, KAFKA_TIMEOUT_MS, error))
         return FALSE;
       if (r->kind->counted != NULL
-          && !r->kind->counted (r->db, r->config->job, topic, counted, error))
+          && !r->kind->counted (r->db, r->config->job.name, topic, counted, error))
         return FALSE;
       if (r->policy.rebuild
-          && !kt_offsets_first_counted (r->db, r->config->job, topic, first, error))
+          && !kt_offsets_first_counted (r->db, r->config->job.name, topic, first, error))
         return FALSE;
       if (!kt_reset_plan (&r->policy, &r->target, topic, s, states->len,
                           r->kind->counted != NULL ? counted : NULL, first, r->starts, moves,
@@ -305,7 +333,7 @@ execute_kafka (Reset *r, const GArray *moves, const char *member, GError **error
 
   if (!r->policy.rebuild
       && (!kt_db_begin (r->db, error)
-          || !kt_reset_record_skips (r->db, r->config->job, r->policy.output, member, moves,
+          || !kt_reset_record_skips (r->db, r->config->job.name, r->policy.output, member, moves,
                                      error)
           || !kt_db_finish (r->db, &result, error)))
     {
@@ -320,7 +348,7 @@ execute_kafka (Reset *r, const GArray *moves, const char *member, GError **error
     }
   if (r->policy.rebuild
       && (!kt_db_begin (r->db, error)
-          || !kt_reset_rebuild (r->db, r->kind, r->config->job, r->policy.output, error)
+          || !kt_reset_rebuild (r->db, r->kind, r->config->job.name, r->policy.output, error)
           || !kt_db_finish (r->db, &result, error)))
     {
       kt_db_abort (r->db);
@@ -348,8 +376,8 @@ execute_mysql (Reset *r, GArray *moves, const char *member, GError **error)
               return TRUE;
             }
           if ((!r->policy.rebuild
-               || kt_reset_rebuild (r->db, r->kind, r->config->job, r->policy.output, &local))
-              && kt_reset_apply (r->db, r->config->job, r->policy.output, member, moves, &local)
+               || kt_reset_rebuild (r->db, r->kind, r->config->job.name, r->policy.output, &local))
+              && kt_reset_apply (r->db, r->config->job.name, r->policy.output, member, moves, &local)
               && kt_db_finish (r->db, &result, &local))
             return TRUE;
           if (result == KT_COMMIT_UNKNOWN)
@@ -541,8 +569,8 @@ print_text (const Reset *r, const GArray *moves, gboolean executed)
     }
   if (moves->len == 0)
     printf ("job %s stores no offsets%s%s yet: nothing to reset\n", r->job->name,
-            r->config->topic != NULL ? " of topic " : "",
-            r->config->topic != NULL ? r->config->topic : "");
+            r->config->job.topic != NULL ? " of topic " : "",
+            r->config->job.topic != NULL ? r->config->job.topic : "");
   else if (moved == 0)
     printf ("nothing to change: every partition is there already\n");
   else if (!executed)
@@ -581,9 +609,9 @@ kt_reset (const KtConfig *config, GError **error)
   /* A dry run only reads. --execute brings an older schema forward first,
    * as every command that writes does, but not for a name that is no job:
    * a typo changes nothing. */
-  if (!kt_retry (&never, config->startup_timeout, "MySQL", readable, db, error)
+  if (!kt_retry (&never, config->run.startup_timeout, "MySQL", readable, db, error)
       || !kt_jobs_load (db, jobs, error)
-      || kt_jobs_require (db, jobs, config->job, error) == NULL)
+      || kt_jobs_require (db, jobs, config->job.name, error) == NULL)
     return FALSE;
   if (config->execute)
     {
@@ -623,30 +651,30 @@ check_flags (KtConfig *config, GError **error)
 
   if (!kt_options_job (config, TRUE, " (`ktally jobs` lists them)", error))
     return FALSE;
-  if (config->reset_to == NULL)
+  if (own (config)->to == NULL)
     {
       g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE, "--to is required: earliest, "
                            "latest, PARTITION:OFFSET[,...] or batch:ID");
       return FALSE;
     }
-  if (!kt_reset_target_parse (config->reset_to, &target, error))
+  if (!kt_reset_target_parse (own (config)->to, &target, error))
     return FALSE;
   kt_reset_target_clear (&target);
   if (!kt_options_execute (config, error))
     return FALSE;
-  if (config->rebuild && g_strcmp0 (config->reset_to, "earliest") != 0)
+  if (own (config)->rebuild && g_strcmp0 (own (config)->to, "earliest") != 0)
     {
       g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE, "--rebuild counts everything "
                            "again from the log start: it takes --to earliest only");
       return FALSE;
     }
-  if (config->rebuild && config->topics != NULL)
+  if (own (config)->rebuild && config->job.topics != NULL)
     {
       g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE, "--rebuild empties the job's "
                            "whole output, so it rewinds every topic: leave out --topic");
       return FALSE;
     }
-  if (config->accept_data_loss && !config->rebuild)
+  if (own (config)->accept_data_loss && !own (config)->rebuild)
     {
       g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
                            "--accept-data-loss goes with --rebuild only");
@@ -692,6 +720,8 @@ const KtCommand kt_command_reset = {
   .help = SUMMARY,
   .bit = KT_CMD_RESET,
   .notes = notes,
+  .options = reset_options,
+  .options_size = sizeof (ResetOptions),
   .parse = parse,
   .handle = handle,
 };

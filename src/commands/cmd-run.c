@@ -31,12 +31,12 @@ static const char SUMMARY[] =
 static gboolean
 check_table_name (const KtConfig *config, GError **error)
 {
-  if (config->mode != KT_MODE_IDEMPOTENT
-      || strlen (config->table) + strlen (KT_TOPIC_SUFFIX) <= 64)
+  if (config->job.mode != KT_MODE_IDEMPOTENT
+      || strlen (config->job.table) + strlen (KT_TOPIC_SUFFIX) <= 64)
     return TRUE;
   g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
                "--table: '%s' is too long for idempotent mode, which also writes %s%s: at "
-               "most %d characters", config->table, config->table, KT_TOPIC_SUFFIX,
+               "most %d characters", config->job.table, config->job.table, KT_TOPIC_SUFFIX,
                (int) (64 - strlen (KT_TOPIC_SUFFIX)));
   return FALSE;
 }
@@ -46,11 +46,11 @@ check_table_name (const KtConfig *config, GError **error)
 static gboolean
 check_job_name (const KtConfig *config, const KtOptionValues *values, GError **error)
 {
-  if (!g_str_has_prefix (config->job, KT_REPLAY_JOB_PREFIX))
+  if (!g_str_has_prefix (config->job.name, KT_REPLAY_JOB_PREFIX))
     return TRUE;
   g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
                "--job: '%s': names starting with '%s' belong to `ktally replay`%s",
-               config->job, KT_REPLAY_JOB_PREFIX,
+               config->job.name, KT_REPLAY_JOB_PREFIX,
                kt_option_given (values, "job")
                ? "" : " (the job is named after the topic: give --job)");
   return FALSE;
@@ -106,7 +106,7 @@ static void
 service_ready (gpointer data)
 {
   Service *s = data;
-  g_autofree char *status = g_strdup_printf ("job %s: running", s->config->job);
+  g_autofree char *status = g_strdup_printf ("job %s: running", s->config->job.name);
 
   if (s->ready_at == 0)
     s->ready_at = g_get_monotonic_time ();
@@ -156,12 +156,12 @@ service_progress (gpointer data, const char *topic, const GArray *states,
   gint64 lag;
 
   service_add_up (s, topic, states, totals, &records, &lag);
-  g_string_printf (line, "job %s: ", s->config->job);
+  g_string_printf (line, "job %s: ", s->config->job.name);
   if (kt_notify_enabled (s->notify))
     {
       g_autofree char *status = g_strdup_printf ("job %s: lag %" G_GINT64_FORMAT ", %"
                                                  G_GUINT64_FORMAT " records read",
-                                                 s->config->job, lag, records);
+                                                 s->config->job.name, lag, records);
       kt_notify_status (s->notify, status);
     }
   if (!s->watched)
@@ -197,7 +197,7 @@ report_done (const KtConfig *config, const KtRunTotals *totals, gint64 started)
   g_autoptr(KtLogEvent) e = kt_log_event_new ("done");
   double seconds = (double) (g_get_monotonic_time () - started) / G_USEC_PER_SEC;
 
-  kt_log_event_string (e, "job", config->job);
+  kt_log_event_string (e, "job", config->job.name);
   kt_log_event_int (e, "records", (gint64) totals->records);
   kt_log_event_int (e, "lines", (gint64) totals->lines);
   kt_log_event_int (e, "errors", (gint64) totals->errors);
@@ -205,7 +205,7 @@ report_done (const KtConfig *config, const KtRunTotals *totals, gint64 started)
   kt_log_event_double (e, "duration", seconds, 3);
   kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "job %s: done: %" G_GUINT64_FORMAT " record%s, %"
                      G_GUINT64_FORMAT " line%s, %" G_GUINT64_FORMAT " ERROR, %" G_GUINT64_FORMAT
-                     " malformed in %.1f s", config->job, totals->records,
+                     " malformed in %.1f s", config->job.name, totals->records,
                      totals->records == 1 ? "" : "s", totals->lines,
                      totals->lines == 1 ? "" : "s", totals->errors, totals->malformed, seconds);
 }
@@ -215,7 +215,7 @@ handle (const KtConfig *config, volatile int *stop, GError **error)
 {
   g_autoptr(KtReload) reload = kt_reload_new (config);
   g_autoptr(KtNotify) notify = kt_notify_new ();
-  Service service = { config, stop, NULL, 0, config->exit_when_idle && kt_log_interactive (),
+  Service service = { config, stop, NULL, 0, config->run.exit_when_idle && kt_log_interactive (),
                       reload, notify };
   /* Watched, the status line stands for the batch lines. */
   KtRunHooks hooks = { .ready = service_ready, .progress = service_progress,
@@ -225,10 +225,10 @@ handle (const KtConfig *config, volatile int *stop, GError **error)
   gboolean ok;
 
   service.topics = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
-  ok = kt_run (config, &hooks, stop, &totals, error);
+  ok = kt_config_run (config, &hooks, stop, &totals, error);
   kt_notify_stopping (notify);
   kt_log_status_done ();
-  if (ok && config->exit_when_idle && !*stop)
+  if (ok && config->run.exit_when_idle && !*stop)
     report_done (config, &totals, started);
   g_hash_table_unref (service.topics);
   return ok;

@@ -54,9 +54,9 @@ status_json (const KtConfig *config, const GArray *states, GHashTable *owners, g
 
   json_builder_begin_object (b);
   json_builder_set_member_name (b, "job");
-  json_builder_add_string_value (b, config->job);
+  json_builder_add_string_value (b, config->job.name);
   json_builder_set_member_name (b, "topic");
-  json_builder_add_string_value (b, config->topic);
+  json_builder_add_string_value (b, config->job.topic);
   json_builder_set_member_name (b, "offsets");
   json_builder_add_string_value (b, kafka ? "kafka" : "mysql");
   json_builder_set_member_name (b, "partitions");
@@ -87,7 +87,7 @@ status_json (const KtConfig *config, const GArray *states, GHashTable *owners, g
       json_builder_add_boolean_value (b, row.lost);
       json_builder_set_member_name (b, "lost_offsets");
       json_builder_add_int_value (b, row.lost_n);
-      if (config->group != NULL)
+      if (config->job.group != NULL)
         {
           json_builder_set_member_name (b, "owner");
           if (row.owner != NULL)
@@ -121,16 +121,16 @@ status_table (const KtConfig *config, const GArray *states, GHashTable *owners,
               const char *owner_kind, gboolean kafka, GString *out)
 {
   gint64 t_stored = 0, t_high = 0, t_lag = 0, t_lost = 0;
-  const char *sep = config->group != NULL ? "  " : "";
+  const char *sep = config->job.group != NULL ? "  " : "";
 
   g_string_append_printf (out, "job %s, topic %s%s%s%s%s\n%9s %12s %12s %14s %12s  %-22s%s%s\n",
-                          config->job, config->topic,
-                          config->group != NULL ? ", group " : "",
-                          config->group != NULL ? config->group : "",
+                          config->job.name, config->job.topic,
+                          config->job.group != NULL ? ", group " : "",
+                          config->job.group != NULL ? config->job.group : "",
                           kafka ? ", offsets in Kafka's consumer group ktally-" : "",
-                          kafka ? config->job : "", "partition",
+                          kafka ? config->job.name : "", "partition",
                           "stored", "log start", "high watermark", "lag", "data lost", sep,
-                          config->group != NULL ? owner_kind : "");
+                          config->job.group != NULL ? owner_kind : "");
   for (guint i = 0; i < states->len; i++)
     {
       StatusRow row = status_row (&g_array_index (states, KtPartitionState, i), owners);
@@ -150,7 +150,7 @@ status_table (const KtConfig *config, const GArray *states, GHashTable *owners,
       g_string_append_printf (out, "%9d %12s %12" G_GINT64_FORMAT " %14" G_GINT64_FORMAT
                               " %12" G_GINT64_FORMAT "  %-22s%s%s\n", s->partition, stored,
                               s->low, s->high, row.lag, what, sep,
-                              config->group != NULL ? (row.owner != NULL ? row.owner : "-") : "");
+                              config->job.group != NULL ? (row.owner != NULL ? row.owner : "-") : "");
     }
   g_string_append_printf (out, "%9s %12" G_GINT64_FORMAT " %12s %14" G_GINT64_FORMAT
                           " %12" G_GINT64_FORMAT "  %s\n", "total", t_stored, "",
@@ -180,10 +180,10 @@ status_topic (const KtConfig *config, KtDb *db, gboolean present, JsonArray *jso
 {
   static const volatile int never = 0;
   KtSourceConfig source_config = {
-    .brokers = config->brokers,
-    .topic = config->topic,
-    .client_id = config->job,  /* ktally-JOB: where --offsets kafka keeps them */
-    .properties = (const char *const *) config->kafka_properties,
+    .brokers = config->kafka.brokers,
+    .topic = config->job.topic,
+    .client_id = config->job.name,  /* ktally-JOB: where --offsets kafka keeps them */
+    .properties = (const char *const *) config->kafka.properties,
   };
   g_autoptr(KtSource) source = kt_source_new (&source_config, error);
   g_autoptr(GArray) partitions = g_array_new (FALSE, FALSE, sizeof (gint32));
@@ -196,14 +196,14 @@ status_topic (const KtConfig *config, KtDb *db, gboolean present, JsonArray *jso
   KtPartitionState *s;
 
   if (source == NULL
-      || !kt_retry (&never, config->startup_timeout, "Kafka", status_partitions, &t, error))
+      || !kt_retry (&never, config->run.startup_timeout, "Kafka", status_partitions, &t, error))
     return FALSE;
   g_array_set_size (states, partitions->len);
   s = (KtPartitionState *) (void *) states->data;
   for (guint i = 0; i < states->len; i++)
     s[i] = (KtPartitionState) { g_array_index (partitions, gint32, i), -1, 0, 0 };
   /* Nothing is created: a job that never ran has no offsets to show. */
-  if (present && !kt_offsets_load (db, config->job, config->topic, s, states->len, error))
+  if (present && !kt_offsets_load (db, config->job.name, config->job.topic, s, states->len, error))
     return FALSE;
   /* No offsets in MySQL: perhaps an idempotent job that keeps them in
    * Kafka (--offsets kafka), in its consumer group ktally-JOB. */
@@ -221,17 +221,17 @@ status_topic (const KtConfig *config, KtDb *db, gboolean present, JsonArray *jso
   if (!kt_source_watermarks (source, s, states->len, KAFKA_TIMEOUT_MS, error))
     return FALSE;
 
-  if (config->group != NULL)
+  if (config->job.group != NULL)
     {
       g_autoptr(GError) local = NULL;
 
       /* The group's own description; brokers without DescribeGroups (the
        * test broker) leave the audit trail's last committer per partition. */
-      if (!kt_source_group_owners (source, config->group, owners, KAFKA_TIMEOUT_MS, &local))
+      if (!kt_source_group_owners (source, config->job.group, owners, KAFKA_TIMEOUT_MS, &local))
         {
           g_info ("%s; showing each partition's last committer instead", local->message);
           owner_kind = "last committer";
-          if (present && !kt_offsets_last_committers (db, config->job, config->topic,
+          if (present && !kt_offsets_last_committers (db, config->job.name, config->job.topic,
                                                       owners, error))
             return FALSE;
         }
@@ -261,20 +261,20 @@ kt_status (const KtConfig *config, GError **error)
 
   /* A mistyped --job (or a topic of none) is not a new job with
    * everything to do: it is refused, naming the jobs there are. */
-  if (!kt_retry (&never, config->startup_timeout, "MySQL", status_database, db, error)
-      || !kt_jobs_check (db, config->job, (const char *const *) config->topics, error)
+  if (!kt_retry (&never, config->run.startup_timeout, "MySQL", status_database, db, error)
+      || !kt_jobs_check (db, config->job.name, (const char *const *) config->job.topics, error)
       || !kt_offsets_present (db, &present, error))
     return FALSE;
-  for (char **topic = config->topics; *topic != NULL; topic++)
+  for (char **topic = config->job.topics; *topic != NULL; topic++)
     {
       KtConfig one = *config;  /* a shallow copy: its own topic */
 
-      one.topic = *topic;
-      if (topic != config->topics && docs == NULL)
+      one.job.topic = *topic;
+      if (topic != config->job.topics && docs == NULL)
         g_string_append_c (text, '\n');
       if (!status_topic (&one, db, present, docs, text, error))
         {
-          if (config->topics[1] != NULL)
+          if (config->job.topics[1] != NULL)
             g_prefix_error (error, "topic %s: ", *topic);
           return FALSE;
         }
@@ -312,7 +312,7 @@ parse (int argc, char **argv, GError **error)
       || !kt_options_kafka (config, values, TRUE, error)
       || !kt_options_db (config, error))
     return NULL;
-  config->table = g_strdup ("error_log");
+  config->job.table = g_strdup ("error_log");
   return g_steal_pointer (&config);
 }
 

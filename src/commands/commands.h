@@ -15,6 +15,10 @@ struct _KtCommand
   KtCommandBits bit;      /* its rows in the option table (cli.h) */
   KtCommandBits also;     /* the rows of other commands it takes too (config: run's) */
   const KtOptionNote *notes;  /* its own words for shared options, or NULL */
+  /* Its own options: their table (which fills a struct of @options_size,
+   * KtConfig's `own`), or NULL. */
+  const KtOption *options;
+  gsize         options_size;
   /* @argv[0] is the command's name; --help prints and exits 0 (GLib's way). */
   KtConfig *(*parse)  (int argc, char **argv, GError **error);
   /* Runs it; *@stop is set by SIGTERM/SIGINT. */
@@ -37,6 +41,23 @@ const KtCommand *kt_command_find (const char *name);
 
 /* Every command, in the order `ktally --help` lists them; NULL-terminated. */
 const KtCommand *const *kt_commands (void);
+
+/* Every table of options: cli.h's kt_option_table, each kind's own
+ * (kind.h) and each command's own; NULL-terminated. */
+const KtOption *const *kt_option_tables (void);
+
+/* Parses `ktally COMMAND ARGS...` (@argv[0] is the command name), a
+ * --config file's words first. --help prints and exits 0 (GLib's
+ * behaviour). Fails with KT_ERROR_USAGE and one line naming the flag; the
+ * message never contains a password. */
+KtConfig *kt_config_parse (const char *command, int argc, char **argv, GError **error);
+
+/* Parses @argv (@argv[0] is the command's name) for @command: GOption
+ * with every row it takes, --help with its summary; loads them into a new
+ * KtConfig (the job kind's into job.options, the command's own into own).
+ * The given options stay in *@values for the command's own checks. */
+KtConfig *kt_command_options (const KtCommand *command, int argc, char **argv,
+                              KtOptionValues **values, GError **error);
 
 /* The rows @command takes: its own and those of @command->also. */
 KtCommandBits kt_command_bits (const KtCommand *command);

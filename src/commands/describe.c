@@ -55,7 +55,7 @@ describe_properties (GKeyFile *file, const KtConfig *c)
 {
   g_autoptr(GString) hidden = g_string_new (NULL);
 
-  for (char **p = c->kafka_properties; p != NULL && *p != NULL; p++)
+  for (char **p = c->kafka.properties; p != NULL && *p != NULL; p++)
     {
       g_autofree char *key = g_strndup (*p, strcspn (*p, "="));
       if (kt_kprops_is_secret (key))
@@ -99,8 +99,8 @@ kt_config_describe (const KtConfig *c)
   const KtCommand *command = kt_command_find (c->command);
   KtCommandBits bits = command != NULL ? kt_command_bits (command) : KT_CMD_RUN;
   /* The options of the job's kind, and no other kind's. */
-  const KtJobKind *kind = c->kind != NULL
-    ? kt_kind_lookup (c->kind, kt_mode_names[c->mode], NULL) : NULL;
+  const KtJobKind *kind = c->job.kind != NULL
+    ? kt_kind_lookup (c->job.kind, kt_mode_names[c->job.mode], NULL) : NULL;
   g_auto(GStrv) sections = kt_option_sections (kt_option_tables ());
   g_autofree char *text = NULL;
 
@@ -109,8 +109,8 @@ kt_config_describe (const KtConfig *c)
       if (g_str_equal (*s, "mysql"))
         describe_mysql (file, c);
       kt_option_table_describe (kt_option_table, bits, *s, c, file);
-      if (kind != NULL && kind->options != NULL)
-        kt_option_table_describe (kind->options, bits, *s, c, file);
+      if (kind != NULL && kind->options != NULL && c->job.options != NULL)
+        kt_option_table_describe (kind->options, bits, *s, c->job.options, file);
       if (g_str_equal (*s, "kafka"))
         describe_properties (file, c);
     }

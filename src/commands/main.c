@@ -15,6 +15,7 @@
 #include "error.h"
 #include "log.h"
 #include "reload.h"
+#include "schema.h"
 
 static volatile int stop_requested = 0;
 /* The handler's bytes (the signal's number; 0 ends the watcher). */
@@ -203,11 +204,13 @@ main (int argc, char **argv)
   config = kt_config_parse (command, argc - 1, parse_args, &error);
   if (config == NULL)
     return fail (command, error);
-  kt_log_configure (config->log_format, config->verbose, config->quiet);
+  kt_log_configure (config->log.format, config->log.verbose, config->log.quiet);
 
   /* Before any thread (--topic a,b runs one per topic, the ledger its
    * workers): the client library's global set-up is not thread-safe. */
   mysql_library_init (0, NULL, NULL);
+  /* Every connection refuses a database a newer ktally migrated. */
+  kt_schema_install ();
 
   signal_watcher = signals_start ();
 

@@ -2,6 +2,7 @@
 #include "reload.h"
 
 #include <string.h>
+#include "commands.h"
 #include "describe.h"
 #include "kprops.h"
 #include "log.h"
@@ -39,7 +40,7 @@ kt_reload_new (const KtConfig *config)
   self->running = config;
   g_mutex_init (&self->lock);
   g_atomic_int_inc (&reloaders);
-  kt_run_settings_init (&self->settings, config);
+  kt_run_settings_init (&self->settings, &config->run, &config->db);
   return self;
 }
 
@@ -58,7 +59,7 @@ kt_reload_free (KtReload *self)
 static const char *
 level_name (const KtConfig *c)
 {
-  return c->verbose ? "debug (--verbose)" : c->quiet ? "warning (--quiet)" : "info";
+  return c->log.verbose ? "debug (--verbose)" : c->log.quiet ? "warning (--quiet)" : "info";
 }
 
 /* Whether a reload applies "[@section] @key" of kt_config_describe():
@@ -75,10 +76,9 @@ applies (const char *section, const char *key)
  * changed: numbers and words here; switches are the log level, files the
  * credentials (worded apart, below). */
 static void
-diff_applied (const KtConfig *current, const KtConfig *fresh, GPtrArray *apply)
+diff_table (const KtOption *table, gconstpointer current, gconstpointer fresh, GPtrArray *apply)
 {
-  for (const KtOption *const *t = kt_option_tables (); *t != NULL; t++)
-    for (const KtOption *row = *t; row->name != NULL; row++)
+  for (const KtOption *row = table; current != NULL && row->name != NULL; row++)
       {
         g_autofree char *was = NULL, *now = NULL;
         const char *unit = row->type == KT_OPT_SECONDS ? " s" : "";
@@ -93,6 +93,16 @@ diff_applied (const KtConfig *current, const KtConfig *fresh, GPtrArray *apply)
                                                    was != NULL ? was : "(not set)", unit,
                                                    now != NULL ? now : "(not set)", unit));
       }
+}
+
+/* The job's options, and its kind's (the same kind: a change of kind is
+ * refused, being part of the job). */
+static void
+diff_applied (const KtConfig *current, const KtConfig *fresh, GPtrArray *apply)
+{
+  diff_table (kt_option_table, current, fresh, apply);
+  if (current->kind_options == fresh->kind_options && current->kind_options != NULL)
+    diff_table (current->kind_options, current->job.options, fresh->job.options, apply);
 }
 
 /* The value of -X @key in @props, or NULL. */
@@ -182,7 +192,7 @@ kt_reload_diff (const KtConfig *running, const KtConfig *current, const KtConfig
       "--db-defaults-file %s -> %s: the next connection reads it",
       current->db.defaults_file != NULL ? current->db.defaults_file : "(none)",
       fresh->db.defaults_file != NULL ? fresh->db.defaults_file : "(none)"));
-  if (current->verbose != fresh->verbose || current->quiet != fresh->quiet)
+  if (current->log.verbose != fresh->log.verbose || current->log.quiet != fresh->log.quiet)
     g_ptr_array_add (apply, g_strdup_printf ("log level %s -> %s", level_name (current),
                                              level_name (fresh)));
 
@@ -190,7 +200,7 @@ kt_reload_diff (const KtConfig *running, const KtConfig *current, const KtConfig
   g_key_file_load_from_data (before, before_text, (gsize) -1, G_KEY_FILE_NONE, NULL);
   g_key_file_load_from_data (after, after_text, (gsize) -1, G_KEY_FILE_NONE, NULL);
   diff_described (before, after, restart);
-  diff_secrets (running->kafka_properties, fresh->kafka_properties, restart);
+  diff_secrets (running->kafka.properties, fresh->kafka.properties, restart);
 }
 
 /* A reload's line "job JOB: reload: @text"; for machines, @value as
@@ -235,7 +245,7 @@ reload (KtReload *self)
 
   if (words == NULL)
     {
-      logged (running->job, G_LOG_LEVEL_WARNING, "error", "no command line",
+      logged (running->job.name, G_LOG_LEVEL_WARNING, "error", "no command line",
               "these settings were not read from a command line: nothing to read again");
       return;
     }
@@ -250,7 +260,7 @@ reload (KtReload *self)
       g_autofree char *text = g_strdup_printf ("%s; keeping the running settings",
                                                error->message);
 
-      logged (running->job, G_LOG_LEVEL_WARNING, "error", error->message, text);
+      logged (running->job.name, G_LOG_LEVEL_WARNING, "error", error->message, text);
       return;
     }
   kt_reload_diff (running, current, fresh, apply, restart);
@@ -258,17 +268,17 @@ reload (KtReload *self)
   applied = joined (apply);
   kept = joined (restart);
   if (apply->len > 0 || restart->len == 0)
-    logged (running->job, G_LOG_LEVEL_MESSAGE, "applied", applied,
+    logged (running->job.name, G_LOG_LEVEL_MESSAGE, "applied", applied,
             apply->len > 0 ? applied : "nothing changed");
   if (restart->len > 0)
-    logged (running->job, G_LOG_LEVEL_WARNING, "needs_restart", kept, kept);
+    logged (running->job.name, G_LOG_LEVEL_WARNING, "needs_restart", kept, kept);
   if (apply->len == 0)
     return;
 
-  kt_log_set_verbosity (fresh->verbose, fresh->quiet);
+  kt_log_set_verbosity (fresh->log.verbose, fresh->log.quiet);
   generation = self->settings.generation + 1;
   kt_run_settings_clear (&self->settings);
-  kt_run_settings_init (&self->settings, fresh);
+  kt_run_settings_init (&self->settings, &fresh->run, &fresh->db);
   self->settings.generation = generation;
   g_clear_pointer (&self->current, kt_config_free);
   self->current = g_steal_pointer (&fresh);

@@ -7,7 +7,15 @@
 #include "kind.h"
 #include "metrics.h"
 #include "plan.h"
-#include "run.h"
+
+/* What a run read and counted, over all its batches. */
+typedef struct
+{
+  guint64 records;
+  guint64 lines;
+  guint64 errors;
+  guint64 malformed;
+} KtRunTotals;
 
 typedef struct
 {

@@ -11,36 +11,37 @@ group_start_offsets (KtPartitionState *s, guint n, gpointer user_data, GError **
 }
 
 KtFeed *
-kt_feed_new (const KtConfig *config, const char *topic, const KtJobKind *kind, KtDb *db,
-             const KtIdentity *identity, const char *member, KtMetrics *metrics,
-             gboolean quiet, const volatile int *stop, GError **error)
+kt_feed_new (const KtRunJob *job, const char *topic, const KtJobKind *kind, KtDb *db,
+             const char *member, KtMetrics *metrics, gboolean quiet,
+             const volatile int *stop, GError **error)
 {
+  const KtJobSpec *spec = job->spec;
   KtFeed *f = g_new0 (KtFeed, 1);
   KtSourceConfig source_config = {
-    .brokers = config->brokers,
+    .brokers = job->kafka->brokers,
     .topic = topic,
-    .client_id = config->job,
-    .properties = (const char *const *) config->kafka_properties,
-    .max_batch_bytes = config->max_batch_bytes,
-    .group = config->group,
+    .client_id = spec->name,
+    .properties = (const char *const *) job->kafka->properties,
+    .max_batch_bytes = job->run->max_batch_bytes,
+    .group = spec->group,
     .start_offsets = group_start_offsets,
     .start_offsets_data = f,
     .stop = stop,
   };
 
   f->kind = kind;
-  f->member = config->group != NULL;
+  f->member = spec->group != NULL;
   f->partitions = g_array_new (FALSE, FALSE, sizeof (gint32));
   f->unknown_commit = g_array_new (FALSE, FALSE, sizeof (KtRange));
   f->states = g_array_new (FALSE, TRUE, sizeof (KtPartitionState));
   f->ranges = g_array_new (FALSE, TRUE, sizeof (KtRange));
   f->losses = g_array_new (FALSE, TRUE, sizeof (KtDataLoss));
-  f->log = (KtBatchLog) { .job = config->job, .topic = topic, .metrics = metrics,
+  f->log = (KtBatchLog) { .job = spec->name, .topic = topic, .metrics = metrics,
                           .quiet = quiet };
   f->source = kt_source_new (&source_config, error);
   f->job = (KtJob) {
-    .config = config, .job = config->job, .topic = topic, .output = identity->output,
-    .member = member, .db = db, .source = f->source, .identity = identity,
+    .spec = spec, .job = spec->name, .topic = topic, .output = job->identity->output,
+    .member = member, .db = db, .source = f->source, .identity = job->identity,
   };
   if (f->source == NULL || (f->state = kind->open (&f->job, error)) == NULL)
     {
@@ -120,7 +121,8 @@ kt_feed_plan (KtFeed *f, gboolean fresh, gint64 max_per_partition, KtOnDataLoss 
       g_prefix_error (error, "topic %s, ", f->job.topic);
       return FALSE;
     }
-  return f->ranges->len == 0 || f->kind->plan (f->state, f->ranges, f->states, error);
+  return f->ranges->len == 0
+         || f->kind->plan (f->state, f->ranges, f->states, max_per_partition, error);
 }
 
 static void

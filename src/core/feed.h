@@ -11,6 +11,7 @@
 #include "batchlog.h"
 #include "job.h"
 #include "kind.h"
+#include "run-job.h"
 #include "source.h"
 
 typedef struct
@@ -34,13 +35,12 @@ typedef struct
   guint64          records;
 } KtFeed;
 
-/* @topic's feed for the job of @config, run by @kind, written through
- * @db; @identity and @member (the committer's name) outlive it. Creates
- * the reader and the kind's state; contacts nobody. */
-KtFeed  *kt_feed_new   (const KtConfig *config, const char *topic, const KtJobKind *kind,
-                        KtDb *db, const KtIdentity *identity, const char *member,
-                        KtMetrics *metrics, gboolean quiet, const volatile int *stop,
-                        GError **error);
+/* @topic's feed of @job, run by @kind, written through @db; @job and
+ * @member (the committer's name) outlive it. Creates the reader and the
+ * kind's state; contacts nobody. */
+KtFeed  *kt_feed_new   (const KtRunJob *job, const char *topic, const KtJobKind *kind,
+                        KtDb *db, const char *member, KtMetrics *metrics, gboolean quiet,
+                        const volatile int *stop, GError **error);
 void     kt_feed_free  (KtFeed *self);
 
 /* At start-up: the topic exists (an unknown topic is KT_ERROR_FATAL, in

@@ -23,7 +23,7 @@ bound (const GArray *bounds, gint32 partition)
 static gboolean
 load_stored (KtJob *job, KtPartitionState *s, guint n, GError **error)
 {
-  if (job->config->offsets == KT_OFFSETS_KAFKA)
+  if (job->spec->offsets == KT_OFFSETS_KAFKA)
     return kt_source_committed (job->source, s, n, KAFKA_TIMEOUT_MS, error);
   return kt_offsets_load (job->db, job->job, job->topic, s, n, error);
 }
@@ -66,14 +66,14 @@ report_new (KtJob *job, const GArray *fresh)
                      "starting at %s %s offset%s, %" G_GINT64_FORMAT " offset%s to read",
                      job->job, fresh->len, fresh->len == 1 ? "" : "s", job->topic, list->str,
                      fresh->len == 1 ? "its" : "their",
-                     job->config->start == KT_START_LATEST ? "latest" : "earliest",
+                     job->spec->start == KT_START_LATEST ? "latest" : "earliest",
                      fresh->len == 1 ? "" : "s", backlog, backlog == 1 ? "" : "s");
 }
 
 gboolean
 kt_positions_load (KtJob *job, const GArray *partitions, GArray *states, GError **error)
 {
-  const KtConfig *config = job->config;
+  const KtJobSpec *spec = job->spec;
   g_autoptr(GArray) starts = g_array_new (FALSE, FALSE, sizeof (KtRange));
   g_autoptr(GArray) fresh = g_array_new (FALSE, FALSE, sizeof (KtRange));
   KtPartitionState *s;
@@ -91,15 +91,15 @@ kt_positions_load (KtJob *job, const GArray *partitions, GArray *states, GError 
   for (guint i = 0; i < states->len; i++)
     if (s[i].stored < 0)
       {
-        gint64 at = config->start == KT_START_LATEST ? s[i].high : s[i].low;
+        gint64 at = spec->start == KT_START_LATEST ? s[i].high : s[i].low;
 
-        if (config->replay_from != NULL)
-          at = bound (config->replay_from, s[i].partition);
+        if (spec->replay_from != NULL)
+          at = bound (spec->replay_from, s[i].partition);
         else
           {
             g_debug ("job %s: %s/%d is new: starting at its %s offset %" G_GINT64_FORMAT,
                      job->job, job->topic, s[i].partition,
-                     config->start == KT_START_LATEST ? "latest" : "earliest", at);
+                     spec->start == KT_START_LATEST ? "latest" : "earliest", at);
             g_array_append_val (fresh, ((KtRange) { .partition = s[i].partition, .from = at,
                                                       .read_from = at, .until = s[i].high }));
           }
@@ -107,7 +107,7 @@ kt_positions_load (KtJob *job, const GArray *partitions, GArray *states, GError 
          * wherever the offsets live (`ktally jobs` lists it from then). */
         if (!kt_job_claim (job, error))
           return FALSE;
-        if (config->offsets == KT_OFFSETS_KAFKA)
+        if (spec->offsets == KT_OFFSETS_KAFKA)
           {
             /* Decided once: committed to the group before the first read.
              * Re-decided every batch, "latest" would move ahead of the
@@ -129,16 +129,16 @@ kt_positions_load (KtJob *job, const GArray *partitions, GArray *states, GError 
           || !kt_source_watermarks (job->source, s, states->len, KAFKA_TIMEOUT_MS, error)))
     return FALSE;
 
-  if (config->replay_until != NULL)
+  if (spec->replay_until != NULL)
     for (guint i = 0; i < states->len; i++)
-      s[i].high = MIN (s[i].high, bound (config->replay_until, s[i].partition));
+      s[i].high = MIN (s[i].high, bound (spec->replay_until, s[i].partition));
   return TRUE;
 }
 
 gboolean
 kt_positions_assigned (KtJob *job, KtPartitionState *s, guint n, GError **error)
 {
-  const KtConfig *config = job->config;
+  const KtJobSpec *spec = job->spec;
   gboolean missing = FALSE;
 
   if (!kt_offsets_load (job->db, job->job, job->topic, s, n, error))
@@ -153,7 +153,7 @@ kt_positions_assigned (KtJob *job, KtPartitionState *s, guint n, GError **error)
   for (guint i = 0; i < n; i++)
     if (s[i].stored < 0
         && !kt_offsets_init (job->db, job->job, job->topic, s[i].partition,
-                             config->start == KT_START_LATEST ? s[i].high : s[i].low, error))
+                             spec->start == KT_START_LATEST ? s[i].high : s[i].low, error))
       return FALSE;
   return kt_offsets_load (job->db, job->job, job->topic, s, n, error);
 }
@@ -161,7 +161,7 @@ kt_positions_assigned (KtJob *job, KtPartitionState *s, guint n, GError **error)
 gboolean
 kt_positions_partitions (KtJob *job, GArray *partitions, int timeout_ms, GError **error)
 {
-  const GArray *only = job->config->only_partitions;
+  const GArray *only = job->spec->partitions;
   g_autoptr(GArray) all = g_array_new (FALSE, FALSE, sizeof (gint32));
 
   if (!kt_source_partitions (job->source, all, timeout_ms, error))

@@ -3,7 +3,7 @@
 
 #include <string.h>
 #include "autocleanups.h"
-#include "cli.h"
+#include "job-spec.h"
 #include "error.h"
 #include "identity.h"
 #include "offsets.h"

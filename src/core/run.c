@@ -35,12 +35,11 @@
 
 typedef struct
 {
-  const KtConfig  *config;
+  const KtRunJob  *job;
   const KtRunHooks *hooks;   /* NULL: none */
   const volatile int *stop;
   KtDb            *db;       /* one connection: one transaction for every topic */
   const KtJobKind *kind;
-  KtIdentity       identity; /* what the job is: its strings are the config's, or static */
   char            *member_name; /* "job-pid@host", as ktally_batches holds it */
   gboolean         member;   /* `run --group`: a member of the consumer group */
   gboolean         fixed;    /* the hooks' check narrowed the partitions: no refresh */
@@ -50,14 +49,14 @@ typedef struct
 } Runner;
 
 void
-kt_run_settings_init (KtRunSettings *out, const KtConfig *config)
+kt_run_settings_init (KtRunSettings *out, const KtRunOptions *options, const KtDbConfig *db)
 {
   *out = (KtRunSettings) {
-    .interval = config->interval,
-    .max_per_partition = config->max_per_partition,
-    .max_batch_bytes = config->max_batch_bytes,
+    .interval = options->interval,
+    .max_per_partition = options->max_per_partition,
+    .max_batch_bytes = options->max_batch_bytes,
   };
-  kt_db_config_copy (&out->db, &config->db);
+  kt_db_config_copy (&out->db, db);
 }
 
 void
@@ -209,7 +208,7 @@ run_batch (Runner *r, gboolean *idle, GError **error)
       KtFeed *f = r->feeds->pdata[i];
       gboolean fresh = !r->fixed && started - f->metadata_at >= METADATA_EVERY_US;
 
-      if (!kt_feed_plan (f, fresh, r->settings.max_per_partition, r->config->on_data_loss,
+      if (!kt_feed_plan (f, fresh, r->settings.max_per_partition, r->job->run->on_data_loss,
                          error))
         return FALSE;
       *idle &= f->ranges->len == 0;
@@ -253,7 +252,7 @@ run_batch (Runner *r, gboolean *idle, GError **error)
 static gboolean
 retry_startup (Runner *r, KtRetryStep step, const char *what, GError **error)
 {
-  return kt_retry (r->stop, r->config->startup_timeout, what, step, r, error);
+  return kt_retry (r->stop, r->job->run->startup_timeout, what, step, r, error);
 }
 
 /* Every topic is known (an unknown one is an error before anything else,
@@ -293,7 +292,7 @@ startup_tables (gpointer data, int timeout_ms, GError **error)
   kt_metrics_alive (r->metrics);
   if (!kt_schema_ready (r->db, error))
     return FALSE;
-  if (!kt_identity_check (kt_db_connection (r->db), kt_db_name (r->db), &r->identity, &local))
+  if (!kt_identity_check (kt_db_connection (r->db), kt_db_name (r->db), r->job->identity, &local))
     return kt_db_failed (r->db, local, error);
   for (guint i = 0; i < r->feeds->len; i++)
     if (!r->kind->prepare (((KtFeed *) r->feeds->pdata[i])->state, error))
@@ -328,34 +327,30 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Runner, runner_clear)
  * --startup-timeout. Kafka first: an unknown topic must not leave tables
  * behind. Sets *@stopped when a signal came meanwhile. */
 static gboolean
-runner_start (Runner *r, const KtConfig *config, const KtRunHooks *hooks,
+runner_start (Runner *r, const KtRunJob *job, const KtRunHooks *hooks,
               const volatile int *stop, KtMetrics *metrics, gboolean *stopped, GError **error)
 {
-  g_autofree char *member = g_strdup_printf ("%s-%d@%s", config->job, (int) getpid (),
+  const KtJobSpec *spec = job->spec;
+  g_autofree char *member = g_strdup_printf ("%s-%d@%s", spec->name, (int) getpid (),
                                              g_get_host_name ());
-  const char *one[] = { config->topic, NULL };
-  const char *const *topics = config->topics != NULL ? (const char *const *) config->topics
-                                                     : one;
 
-  r->config = config;
+  r->job = job;
   r->hooks = hooks;
   r->stop = stop;
   r->metrics = metrics;
-  kt_run_settings_init (&r->settings, config);
-  r->member = config->group != NULL;
+  kt_run_settings_init (&r->settings, job->run, job->db);
+  r->member = spec->group != NULL;
   r->feeds = g_ptr_array_new_with_free_func ((GDestroyNotify) kt_feed_free);
   *stopped = FALSE;
-  r->kind = kt_kind_lookup (config->kind, kt_mode_names[config->mode], error);
+  r->kind = kt_kind_lookup (spec->kind, kt_mode_names[spec->mode], error);
   if (r->kind == NULL)
     return FALSE;
-  r->db = kt_db_new (&config->db);
+  r->db = kt_db_new (job->db);
   r->member_name = kt_schema_member (member);
-  kt_identity_describe (&r->identity, config, r->kind);
-  for (guint i = 0; topics[i] != NULL; i++)
+  for (guint i = 0; spec->topics[i] != NULL; i++)
     {
-      KtFeed *f = kt_feed_new (config, topics[i], r->kind, r->db, &r->identity,
-                               r->member_name, metrics, hooks != NULL && hooks->quiet, stop,
-                               error);
+      KtFeed *f = kt_feed_new (job, spec->topics[i], r->kind, r->db, r->member_name, metrics,
+                               hooks != NULL && hooks->quiet, stop, error);
       if (f == NULL)
         return FALSE;
       g_ptr_array_add (r->feeds, f);
@@ -425,7 +420,7 @@ after_failure (Runner *r, GError **failure, gint64 started, double *backoff, GEr
 static void
 compact (Runner *r, gint64 *compacted_at)
 {
-  if (r->config->audit_keep <= 0
+  if (r->job->run->audit_keep <= 0
       || g_get_monotonic_time () - *compacted_at < METADATA_EVERY_US)
     return;
   for (guint i = 0; i < r->feeds->len; i++)
@@ -433,8 +428,9 @@ compact (Runner *r, gint64 *compacted_at)
       g_autoptr(GError) error = NULL;
       const char *topic = ((KtFeed *) r->feeds->pdata[i])->job.topic;
 
-      if (!kt_offsets_compact (r->db, r->config->job, topic, r->config->audit_keep, &error))
-        g_warning ("job %s: %s; trying again in a minute", r->config->job, error->message);
+      if (!kt_offsets_compact (r->db, r->job->spec->name, topic,
+                               (gint64) r->job->run->audit_keep, &error))
+        g_warning ("job %s: %s; trying again in a minute", r->job->spec->name, error->message);
     }
   *compacted_at = g_get_monotonic_time ();
 }
@@ -447,7 +443,7 @@ done_when_idle (Runner *r)
 
   for (guint i = 0; i < r->feeds->len; i++)
     owned += ((KtFeed *) r->feeds->pdata[i])->partitions->len;
-  return r->config->exit_when_idle && (!r->member || owned > 0);
+  return r->job->run->exit_when_idle && (!r->member || owned > 0);
 }
 
 /* From the tables on: prepares them, then runs batches until told to stop,
@@ -455,7 +451,7 @@ done_when_idle (Runner *r)
 static gboolean
 run_loop (Runner *r, GError **error)
 {
-  const KtConfig *config = r->config;
+  const KtJobSpec *spec = r->job->spec;
   g_autofree char *topics = NULL;
   double backoff = 0;
   gint64 compacted_at = 0;
@@ -471,10 +467,10 @@ run_loop (Runner *r, GError **error)
     r->hooks->ready (r->hooks->data);
   for (guint i = 0; i < r->feeds->len; i++)
     partitions += ((KtFeed *) r->feeds->pdata[i])->partitions->len;
-  topics = config->topics != NULL ? g_strjoinv (",", config->topics) : g_strdup (config->topic);
+  topics = g_strjoinv (",", spec->topics);
   kt_batch_log_start (&((KtFeed *) r->feeds->pdata[0])->log, topics, partitions,
-                      kt_db_name (r->db), r->identity.output, r->kind->kind, r->kind->mode,
-                      config->offsets == KT_OFFSETS_KAFKA, r->settings.interval);
+                      kt_db_name (r->db), r->job->identity->output, r->kind->kind,
+                      r->kind->mode, spec->offsets == KT_OFFSETS_KAFKA, r->settings.interval);
 
   while (!*r->stop)
     {
@@ -499,7 +495,7 @@ run_loop (Runner *r, GError **error)
         {
           if (r->hooks == NULL || !r->hooks->quiet)
             g_message ("job %s: idle: every partition is committed up to its high "
-                       "watermark", config->job);
+                       "watermark", spec->name);
           break;
         }
       if (r->settings.interval == 0)
@@ -516,13 +512,13 @@ run_loop (Runner *r, GError **error)
 }
 
 gboolean
-kt_run (const KtConfig *config, const KtRunHooks *hooks, volatile int *stop,
+kt_run (const KtRunJob *job, const KtRunHooks *hooks, volatile int *stop,
         KtRunTotals *totals, GError **error)
 {
   g_auto(Runner) r = { 0 };
   /* Declared in this order so that the server stops before the registry
    * it reads is freed. */
-  g_autoptr(KtMetrics) metrics = kt_metrics_new (config->job, config->interval);
+  g_autoptr(KtMetrics) metrics = kt_metrics_new (job->spec->name, job->run->interval);
   g_autoptr(KtHttp) http = NULL;
   KtRunTotals ignored;
   gboolean stopped, ok;
@@ -534,25 +530,23 @@ kt_run (const KtConfig *config, const KtRunHooks *hooks, volatile int *stop,
   *totals = (KtRunTotals) { 0 };
   /* First, so that a bad --http fails before anything is touched, and
    * /healthz answers (503) while Kafka and MySQL are still awaited. */
-  if (config->http != NULL)
+  if (job->health->http != NULL)
     {
-      KtHttpChart chart = { config->table, (const char *const *) config->dimensions,
-                            config->bucket };
       g_autoptr(KtLogEvent) e = kt_log_event_new ("http");
 
-      http = kt_http_start (config->http, metrics, &config->db, &chart, error);
+      http = kt_http_start (job->health->http, metrics, job->db, job->chart, error);
       if (http == NULL)
         return FALSE;
       /* The port a machine needs (--http 127.0.0.1:0 takes a free one). */
-      kt_log_event_string (e, "job", config->job);
+      kt_log_event_string (e, "job", job->spec->name);
       kt_log_event_int (e, "port", kt_http_port (http));
       kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "job %s: serving /metrics, /livez, /readyz, "
-                         "/healthz and / on port %u of %s", config->job, kt_http_port (http),
-                         config->http);
+                         "/healthz and / on port %u of %s", job->spec->name,
+                         kt_http_port (http), job->health->http);
     }
-  kt_metrics_set_health (metrics, config->health_max_lag, config->health_max_commit_age,
-                         config->health_max_stall);
-  if (!runner_start (&r, config, hooks, stop, metrics, &stopped, error))
+  kt_metrics_set_health (metrics, job->health->max_lag, job->health->max_commit_age,
+                         job->health->max_stall);
+  if (!runner_start (&r, job, hooks, stop, metrics, &stopped, error))
     return FALSE;
   if (stopped)
     return TRUE;

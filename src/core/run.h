@@ -5,18 +5,10 @@
  * commits its output with the offsets, fenced. */
 #pragma once
 #include <glib.h>
-#include "cli.h"
+#include "batchlog.h"
+#include "run-job.h"
 
-/* What a run read and counted, over all its batches. */
-typedef struct
-{
-  guint64 records;
-  guint64 lines;
-  guint64 errors;
-  guint64 malformed;
-} KtRunTotals;
 
-typedef struct _KtSource KtSource;
 
 /* What may change while a job runs (a reload, SIGHUP): the scheduler
  * holds its own copy and applies a newer one between batches. */
@@ -31,8 +23,10 @@ typedef struct
   guint      generation;         /* which settings these are: 0 at start, then each reload's */
 } KtRunSettings;
 
-/* @config's settings (generation 0) into @out, which the caller clears. */
-void kt_run_settings_init  (KtRunSettings *out, const KtConfig *config);
+/* The settings of @options and @db (generation 0) into @out, which the
+ * caller clears. */
+void kt_run_settings_init  (KtRunSettings *out, const KtRunOptions *options,
+                            const KtDbConfig *db);
 void kt_run_settings_clear (KtRunSettings *settings);
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (KtRunSettings, kt_run_settings_clear)
 
@@ -63,15 +57,15 @@ typedef struct
   gboolean   quiet;  /* the batch lines at debug level (progress says enough) */
 } KtRunHooks;
 
-/* Runs the job of @config until *@stop is set (returns TRUE: the batch in
+/* Runs @job until *@stop is set (returns TRUE: the batch in
  * flight was either committed whole or abandoned whole), until idle with
  * --exit-when-idle (TRUE), or until a failure that retrying cannot cure
  * (FALSE; the error's code gives the exit status). A replay
- * (config->replay_from/until) reads fixed ranges and ends when they are
+ * (spec->replay_from/until) reads fixed ranges and ends when they are
  * done. Transient failures are logged and retried with exponential
  * backoff, capped at 30 s. @hooks may be NULL. A job of several topics is one job: when one
  * topic's runner fails for good, it sets *@stop, the others finish their
  * batch in flight, and the failure is returned. @totals (may be NULL): what
  * the run read and counted. */
-gboolean kt_run (const KtConfig *config, const KtRunHooks *hooks, volatile int *stop,
+gboolean kt_run (const KtRunJob *job, const KtRunHooks *hooks, volatile int *stop,
                  KtRunTotals *totals, GError **error);

@@ -13,6 +13,13 @@
 
 typedef struct _KtSource KtSource;
 
+/* Where Kafka is: --brokers and -X (the options that reach it). */
+typedef struct
+{
+  char  *brokers;     /* host:port[,...], or NULL where a command may go without */
+  char **properties;  /* -X key=value, in order, checked (kprops.h), or NULL */
+} KtKafkaOptions;
+
 typedef struct
 {
   const char         *brokers;

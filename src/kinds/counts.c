@@ -12,7 +12,7 @@
 #define UPSERT_ROWS  1000
 #define UPSERT_BYTES (1024 * 1024)
 
-#define AT(field) offsetof (KtConfig, field)
+#define AT(field) offsetof (KtCountOptions, field)
 #define JOB_CMDS (KT_CMD_RUN | KT_CMD_REPLAY)
 
 static const char *const buckets[] = { "1m", "5m", "1h", NULL };
@@ -27,7 +27,7 @@ normal_time_format (const char *text)
   return g_str_equal (normal, "%Y-%m-%d %H:%M:%S") ? g_strdup ("") : g_steal_pointer (&normal);
 }
 
-const KtOption kt_counts_options[] = {
+const KtOption kt_count_option_rows[] = {
   { "pattern", 0, "parse", KT_OPT_TEXT, AT (pattern), .commands = JOB_CMDS,
     .fallback_doc = "YYYY-MM-DD HH:MM:SS LEVEL ...", .identity = "table.pattern",
     .metavar = "REGEX",
@@ -62,8 +62,107 @@ const KtOption kt_counts_options[] = {
   KT_OPTION_END
 };
 
+/* Whether @s is 1 to @max_len of [A-Za-z0-9_]. */
+static gboolean
+all_chars_in (const char *s, const char *extra, gsize max_len)
+{
+  gsize n = 0;
+
+  if (s == NULL || *s == '\0')
+    return FALSE;
+  for (const char *p = s; *p != '\0'; p++, n++)
+    if (!g_ascii_isalnum (*p) && *p != '_' && (extra == NULL || strchr (extra, *p) == NULL))
+      return FALSE;
+  return n <= max_len;
+}
+
+/* Whether @name is a pcre2 group name that is also a plain column name:
+ * [A-Za-z_][A-Za-z0-9_]*, at most 32 characters (pcre2's limit). */
+static gboolean
+is_field_name (const char *name)
+{
+  return all_chars_in (name, NULL, 32) && !g_ascii_isdigit (*name);
+}
+
+/* --by or --sum (@flag): names of fields, each once (column names compare
+ * without case), at most @max. */
+static gboolean
+check_fields (const char *flag, char **fields, guint max, GError **error)
+{
+  /* Columns of ktally's own in a count table (sql/counts.sql) or its
+   * per-topic table (sql/idempotent.sql; `partition` was one of it before
+   * schema version 4): a field of that name would be a second column. */
+  static const char *const taken[] = { "log_time", "log_count", "job", "topic", "partition",
+                                       "time", NULL };
+  guint n = fields != NULL ? g_strv_length (fields) : 0;
+
+  if (n > max)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "%s: at most %u fields, got %u", flag,
+                   max, n);
+      return FALSE;
+    }
+  for (guint i = 0; i < n; i++)
+    {
+      const char *f = fields[i];
+
+      if (!is_field_name (f))
+        {
+          g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                       "%s: '%s' is not a field name ([A-Za-z_][A-Za-z0-9_]*, at most 32 "
+                       "characters, the name of a group of --pattern)", flag, f);
+          return FALSE;
+        }
+      for (const char *const *t = taken; *t != NULL; t++)
+        if (g_ascii_strcasecmp (f, *t) == 0)
+          {
+            g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                         g_str_equal (*t, "time")
+                         ? "%s: '%s': the time is the bucket, the first key already"
+                         : "%s: '%s' is a column ktally writes itself; rename the group",
+                         flag, f);
+            return FALSE;
+          }
+      if (g_ascii_strncasecmp (f, "sum_", 4) == 0)
+        {
+          g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                       "%s: '%s': names starting with sum_ are the columns of --sum; "
+                       "rename the group", flag, f);
+          return FALSE;
+        }
+      for (guint j = 0; j < i; j++)
+        if (g_ascii_strcasecmp (f, fields[j]) == 0)
+          {
+            g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                         "%s: '%s' given twice (column names do not tell case apart)", flag,
+                         f);
+            return FALSE;
+          }
+    }
+  return TRUE;
+}
+
+gboolean
+kt_counts_check (gconstpointer options, GError **error)
+{
+  const KtCountOptions *config = options;
+
+  if (!check_fields ("--by", config->dimensions, KT_MAX_DIMENSIONS, error)
+      || !check_fields ("--sum", config->sums, KT_MAX_SUMS, error))
+    return FALSE;
+  for (char **s = config->sums; s != NULL && *s != NULL; s++)
+    if (g_str_equal (*s, "level"))
+      {
+        g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
+                             "--sum: 'level' is not a number; --sum adds up numeric "
+                             "groups of --pattern");
+        return FALSE;
+      }
+  return TRUE;
+}
+
 KtParser *
-kt_counts_parser (const KtConfig *config, GError **error)
+kt_counts_parser (const KtCountOptions *config, GError **error)
 {
   KtParseFormat format = { config->pattern, config->time_format,
                            (const char *const *) config->levels, config->bucket,
@@ -74,7 +173,7 @@ kt_counts_parser (const KtConfig *config, GError **error)
 }
 
 void
-kt_counts_shape (const KtConfig *config, KtCountsShape *out)
+kt_counts_shape (const KtCountOptions *config, KtCountsShape *out)
 {
   *out = (KtCountsShape) { (const char *const *) config->dimensions,
                            (const char *const *) config->sums };
@@ -181,7 +280,7 @@ kt_counts_prepare (KtDb *db, gboolean idempotent, const char *output,
 }
 
 KtCounts *
-kt_counts_new (const KtConfig *config, gint32 partition, KtKeyLimit *limit)
+kt_counts_new (const KtCountOptions *config, gint32 partition, KtKeyLimit *limit)
 {
   KtCounts *self = g_new0 (KtCounts, 1);
 

@@ -8,7 +8,7 @@
  * rows; a kind holds either through KtCounts and never asks which. */
 #pragma once
 #include <glib.h>
-#include "cli.h"
+#include "job-spec.h"
 #include "db.h"
 #include "groups.h"
 #include "kind.h"
@@ -17,15 +17,38 @@
 #include "reduce.h"
 #include "schema.h"
 
-/* The options of the count kinds: how lines read and what they count. */
-extern const KtOption kt_counts_options[];
+/* The count kinds' own options: how lines read and what they count. */
+typedef struct
+{
+  char   *pattern;      /* --pattern, or NULL: the default line */
+  char   *time_format;  /* --time-format, or NULL: the default */
+  char  **levels;       /* --levels */
+  int     bucket;       /* --bucket in minutes: 1, 5 or 60 */
+  char  **dimensions;   /* --by: key columns after the bucket, or NULL */
+  char  **sums;         /* --sum: a sum_FIELD column each, or NULL */
+  gint64  max_keys;     /* --max-keys: keys per bucket per batch with a row of their own */
+} KtCountOptions;
+
+/* Their rows, filling a KtCountOptions (kind.h). */
+extern const KtOption kt_count_option_rows[];
+
+/* The count kinds' options of @job (its spec's). */
+static inline const KtCountOptions *
+kt_counts_options (const KtJob *job)
+{
+  return job->spec->options;
+}
+
+/* Checks what the count kinds' options say together (fields of --by and
+ * --sum: names of columns, each once): KT_ERROR_USAGE naming the option. */
+gboolean  kt_counts_check (gconstpointer options, GError **error);
 
 /* The parser of the job's --pattern, --time-format, --levels, --bucket,
  * --by and --sum. */
-KtParser *kt_counts_parser (const KtConfig *config, GError **error);
+KtParser *kt_counts_parser (const KtCountOptions *options, GError **error);
 
-/* The shape of @config's count table (its strings are @config's). */
-void      kt_counts_shape  (const KtConfig *config, KtCountsShape *out);
+/* The shape of the count table of @options (its strings are @options'). */
+void      kt_counts_shape  (const KtCountOptions *options, KtCountsShape *out);
 
 /* The count table @output in @shape: a table (transactional), or a view
  * over @output + KT_TOPIC_SUFFIX (@idempotent, with the covered sets).
@@ -47,7 +70,8 @@ typedef struct
 
 /* Rows for a job of @config: @limit is the batch's --max-keys bound,
  * borrowed (shared by every KtCounts of the batch; NULL without --by). */
-KtCounts *kt_counts_new   (const KtConfig *config, gint32 partition, KtKeyLimit *limit);
+KtCounts *kt_counts_new   (const KtCountOptions *options, gint32 partition,
+                             KtKeyLimit *limit);
 void      kt_counts_free  (KtCounts *self);  /* NULL is fine */
 void      kt_counts_clear (KtCounts *self);
 /* Rows so far. */

@@ -8,14 +8,14 @@
  * a kind never has to know about that. */
 #pragma once
 #include <glib.h>
-#include "cli.h"
+#include "job-spec.h"
 #include "db.h"
 #include "identity.h"
 #include "source.h"
 
 typedef struct
 {
-  const KtConfig   *config;    /* the job's settings: each kind reads its own */
+  const KtJobSpec  *spec;      /* what the job is; spec->options: the kind's own */
   const char       *job;       /* the job's name */
   const char       *topic;     /* the topic of this feed */
   const char       *output;    /* the table the job writes (the identity's) */

@@ -76,10 +76,10 @@ idem_open (KtJob *job, GError **error)
   Idempotent *self = g_new0 (Idempotent, 1);
 
   self->job = job;
-  self->parser = kt_counts_parser (job->config, error);
-  kt_counts_shape (job->config, &self->shape);
+  self->parser = kt_counts_parser (kt_counts_options (job), error);
+  kt_counts_shape (kt_counts_options (job), &self->shape);
   self->topics = g_strconcat (job->output, KT_TOPIC_SUFFIX, NULL);
-  self->limit = kt_key_limit_new (job->config->max_keys);
+  self->limit = kt_key_limit_new (kt_counts_options (job)->max_keys);
   self->parts = g_ptr_array_new_with_free_func (part_free);
   self->stats = g_array_new (FALSE, TRUE, sizeof (KtRangeStats));
   if (self->parser == NULL)
@@ -144,7 +144,8 @@ read_coverage (Idempotent *self, const GArray *ranges, gboolean lock, GHashTable
 /* Each range skips what its partition's output already counted, and gets
  * its Part. */
 static gboolean
-idem_plan (gpointer data, GArray *ranges, const GArray *states, GError **error)
+idem_plan (gpointer data, GArray *ranges, const GArray *states,
+            gint64 max_per_partition, GError **error)
 {
   Idempotent *self = data;
   g_autoptr(GHashTable) sets = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL,
@@ -172,8 +173,8 @@ idem_plan (gpointer data, GArray *ranges, const GArray *states, GError **error)
         if (g_array_index (states, KtPartitionState, j).partition == rg->partition)
           kt_plan_skip_covered (rg, part->expected,
                                 g_array_index (states, KtPartitionState, j).high,
-                                self->job->config->max_per_partition);
-      part->counts = kt_counts_new (self->job->config, rg->partition, self->limit);
+                                max_per_partition);
+      part->counts = kt_counts_new (kt_counts_options (self->job), rg->partition, self->limit);
       part->skips = g_array_new (FALSE, FALSE, sizeof (KtInterval));
       kt_coverage_within (part->expected, rg->read_from, rg->until, part->skips);
       g_ptr_array_add (self->parts, part);
@@ -332,7 +333,7 @@ idem_after (gpointer data, const GArray *ranges, gint32 *fenced, GError **error)
   KtJob *job = ((Idempotent *) data)->job;
 
   *fenced = -1;
-  if (job->config->offsets == KT_OFFSETS_KAFKA)
+  if (job->spec->offsets == KT_OFFSETS_KAFKA)
     return kt_source_commit (job->source, ranges, error);
   return kt_offsets_store (job->db, job->job, job->topic, ranges, fenced, error);
 }
@@ -384,11 +385,13 @@ idem_summarise (gpointer data, KtBatchSummary *out, GString *line)
       out->keyed = counts->groups != NULL;
       out->folded += counts->groups != NULL ? kt_groups_folded (counts->groups) : 0;
     }
-  kt_counts_line (out, rows, self->job->config->bucket, line);
+  kt_counts_line (out, rows, kt_counts_options (self->job)->bucket, line);
 }
 
 const KtJobKind kt_kind_count_idempotent = {
-  .options = kt_counts_options,
+  .options = kt_count_option_rows,
+  .options_size = sizeof (KtCountOptions),
+  .check_options = kt_counts_check,
   .kind = "count",
   .mode = "idempotent",
   .holds = "counts",

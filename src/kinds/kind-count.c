@@ -42,10 +42,10 @@ count_open (KtJob *job, GError **error)
   Count *self = g_new0 (Count, 1);
 
   self->job = job;
-  self->parser = kt_counts_parser (job->config, error);
-  kt_counts_shape (job->config, &self->shape);
-  self->limit = kt_key_limit_new (job->config->max_keys);
-  self->counts = kt_counts_new (job->config, -1, self->limit);
+  self->parser = kt_counts_parser (kt_counts_options (job), error);
+  kt_counts_shape (kt_counts_options (job), &self->shape);
+  self->limit = kt_key_limit_new (kt_counts_options (job)->max_keys);
+  self->counts = kt_counts_new (kt_counts_options (job), -1, self->limit);
   self->stats = g_array_new (FALSE, TRUE, sizeof (KtRangeStats));
   if (self->parser == NULL)
     {
@@ -63,8 +63,10 @@ count_prepare (gpointer data, GError **error)
 }
 
 static gboolean
-count_plan (gpointer data, GArray *ranges, const GArray *states, GError **error)
+count_plan (gpointer data, GArray *ranges, const GArray *states,
+            gint64 max_per_partition, GError **error)
 {
+  (void) max_per_partition;
   Count *self = data;
 
   (void) states;
@@ -114,11 +116,13 @@ count_summarise (gpointer data, KtBatchSummary *out, GString *line)
   *out = self->summary;
   out->keyed = self->counts->groups != NULL;
   out->folded = self->counts->groups != NULL ? kt_groups_folded (self->counts->groups) : 0;
-  kt_counts_line (out, kt_counts_size (self->counts), self->job->config->bucket, line);
+  kt_counts_line (out, kt_counts_size (self->counts), kt_counts_options (self->job)->bucket, line);
 }
 
 const KtJobKind kt_kind_count = {
-  .options = kt_counts_options,
+  .options = kt_count_option_rows,
+  .options_size = sizeof (KtCountOptions),
+  .check_options = kt_counts_check,
   .kind = "count",
   .mode = "transactional",
   .holds = "counts",

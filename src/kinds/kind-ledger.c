@@ -40,6 +40,21 @@ typedef struct
   KtBatchSummary  summary;
 } Ledger;
 
+/* The ledger's own options. */
+typedef struct
+{
+  gint64 workers;  /* --workers; -1 when not given: one per core */
+} LedgerOptions;
+
+/* The threads that apply a batch of @job. */
+static guint
+workers (const KtJob *job)
+{
+  const LedgerOptions *o = job->spec->options;
+
+  return o->workers > 0 ? (guint) o->workers : MIN (g_get_num_processors (), 64);
+}
+
 static void
 ledger_record_free (gpointer data)
 {
@@ -81,8 +96,10 @@ ledger_prepare (gpointer data, GError **error)
 }
 
 static gboolean
-ledger_plan (gpointer data, GArray *ranges, const GArray *states, GError **error)
+ledger_plan (gpointer data, GArray *ranges, const GArray *states,
+            gint64 max_per_partition, GError **error)
 {
+  (void) max_per_partition;
   Ledger *self = data;
 
   (void) states;
@@ -286,7 +303,7 @@ ledger_write (gpointer data, const GArray *ranges, gint32 *fenced, GError **erro
   if (*fenced >= 0)
     return TRUE;
   if (!load_ledger_state (self, batch, error)
-      || !kt_ledger_batch_apply (batch, (guint) job->config->workers, error)
+      || !kt_ledger_batch_apply (batch, workers (job), error)
       || !write_ledger (self, job->topic, batch, error)
       || !kt_offsets_record (job->db, job->job, job->topic, job->output, job->member, ranges,
                              (const KtRangeStats *) (void *) self->stats->data, error))
@@ -348,7 +365,7 @@ ledger_summarise (gpointer data, KtBatchSummary *out, GString *line)
                           "accounts changed (%u workers)", self->counts.messages,
                           self->counts.applied, self->counts.duplicates,
                           self->counts.rejected, self->counts.bad, self->changed,
-                          (guint) self->job->config->workers);
+                          workers (self->job));
   if (self->counts.bad > 0)
     {
       g_autofree char *reasons = kt_ledger_counts_bad_reasons (&self->counts);
@@ -368,7 +385,7 @@ ledger_summarise (gpointer data, KtBatchSummary *out, GString *line)
 }
 
 static const KtOption ledger_options[] = {
-  { "workers", 'w', "batch", KT_OPT_INT, offsetof (KtConfig, workers), .min = 1, .max = 64,
+  { "workers", 'w', "batch", KT_OPT_INT, offsetof (LedgerOptions, workers), .min = 1, .max = 64,
     .fallback_doc = "the number of cores", .commands = KT_CMD_RUN, .metavar = "N",
     .help = "--kind ledger: threads that apply a batch, one account per thread" },
   KT_OPTION_END
@@ -376,6 +393,7 @@ static const KtOption ledger_options[] = {
 
 const KtJobKind kt_kind_ledger = {
   .options = ledger_options,
+  .options_size = sizeof (LedgerOptions),
   .kind = "ledger",
   .mode = "transactional",
   .table = "account_balance",

@@ -51,7 +51,14 @@ struct _KtJobKind
   const char *mode;   /* --mode */
   const char *table;  /* the table it writes, or NULL: --table's */
   const char *holds;  /* what that table's rows are: "counts", "balances" */
-  const KtOption *options;  /* its own options (options.h), or NULL */
+  /* Its own options (options.h): their rows, which fill a struct of
+   * @options_size (KtJobSpec's `options`), or NULL: none. */
+  const KtOption *options;
+  gsize       options_size;
+  /* What its options say together, once the table loaded them (each on
+   * its own is the table's): KT_ERROR_USAGE naming the option; NULL: no
+   * such rules. */
+  gboolean  (*check_options) (gconstpointer options, GError **error);
   gboolean    parses; /* reads log lines: --pattern, --levels... matter */
   gboolean    workers; /* applies a batch on --workers threads */
 
@@ -84,9 +91,11 @@ struct _KtJobKind
    * absent (after the job's identity was checked). */
   gboolean (*prepare)   (gpointer self, GError **error);
 
-  /* A batch starts, over @ranges (@states: where every partition stood):
+  /* A batch starts, over @ranges (@states: where every partition stood;
+   * @max_per_partition: the batch's cap, --max-per-partition as it is now):
    * forgets the last one, and may move the ranges' ends. */
-  gboolean (*plan)      (gpointer self, GArray *ranges, const GArray *states, GError **error);
+  gboolean (*plan)      (gpointer self, GArray *ranges, const GArray *states,
+                         gint64 max_per_partition, GError **error);
 
   /* One record of ranges[@range] (of @partition), in offset order per
    * partition; a NULL @value is a tombstone. */

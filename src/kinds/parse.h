@@ -11,6 +11,8 @@
  * The parser never sees Kafka or MySQL. */
 #pragma once
 #include <glib.h>
+#include "minutes.h"
+#include "schema.h"
 #include "decimal.h"
 #include "groups.h"
 #include "reduce.h"
@@ -29,10 +31,8 @@
  * bytes). Cut values count as one key. */
 #define KT_DIMENSION_BYTES 255
 
-/* What the (other) row of a bucket holds in every key column: keys past
- * --max-keys. A counted line whose every --by value is exactly this is
- * malformed, so that the row only ever holds what was folded. */
-#define KT_OTHER_KEY "(other)"
+/* KT_OTHER_KEY (schema.h): a counted line whose every --by value is
+ * exactly it is malformed, so that the row only ever holds what was folded. */
 
 typedef struct _KtParser KtParser;
 
@@ -142,14 +142,5 @@ gboolean   kt_parser_has_fields (KtParser *self);
 guint64    kt_parser_value_groups (KtParser *self, const char *value, gsize len,
                                    KtGroups *groups, KtParseCounts *counts,
                                    const char **first_bad, gsize *first_bad_len);
-
-/* Minutes since 1970-01-01 00:00 for a valid civil date and time (any
- * year 0..9999, proleptic Gregorian); the inverse of kt_minute_format(). */
-gint64     kt_minute_from_civil (int year, int month, int day, int hour, int min);
-
-/* Writes "YYYY-MM-DD HH:MM:00" (20 bytes with the NUL) into @buf, for
- * @minute in KT_MINUTE_MIN..KT_MINUTE_MAX (4-digit years: anything else
- * would not fit, and is a bug of the caller). */
-void       kt_minute_format (gint64 minute, char buf[static 20]);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (KtParser, kt_parser_free)

@@ -38,9 +38,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include "autocleanups.h"
-#include "cli.h"
 #include "error.h"
-#include "parse.h"
+#include "minutes.h"
+#include "schema.h"
 
 #define MAX_CONNECTIONS     32
 #define MAX_PER_IP          8

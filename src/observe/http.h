@@ -13,6 +13,15 @@
 
 typedef struct _KtHttp KtHttp;
 
+/* --http and the health bounds its /readyz and /livez apply. */
+typedef struct
+{
+  char   *http;            /* ADDR:PORT, or NULL: no server */
+  gint64  max_lag;         /* /readyz: offsets behind at most; -1: no bound */
+  double  max_commit_age;  /* /readyz: seconds since a batch succeeded; 0: auto */
+  double  max_stall;       /* /livez: seconds the batch loop may not move */
+} KtHealthOptions;
+
 /* What the page charts: the job's count table (a view in idempotent
  * mode), its bucket, and its --by fields, each a choice of the page's
  * selector (?by=FIELD) that stacks the field's top keys. */

@@ -72,6 +72,13 @@ void      kt_db_config_copy (KtDbConfig *to, const KtDbConfig *from);
  * never the password. New string. */
 char     *kt_db_describe (const KtDbConfig *db);
 
+/* What a new connection is checked for, once it connects, before anyone
+ * uses it: the schema layer installs its version check (schema.h), so
+ * that a database a newer ktally migrated is never written by this one.
+ * Set once, before any thread connects; NULL: nothing. */
+typedef gboolean (*KtDbConnectCheck) (MYSQL *conn, const char *description, GError **error);
+void     kt_db_set_connect_check (KtDbConnectCheck check);
+
 /* [A-Za-z0-9_]{1,64}: the only table and database names ktally accepts.
  * Anything else is refused, never quoted through. */
 gboolean kt_is_identifier (const char *name);

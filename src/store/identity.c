@@ -6,73 +6,80 @@
 #include "autocleanups.h"
 #include "db.h"
 #include "error.h"
-#include "kind.h"
 
-/* One setting as stored: a text, "" where it does not apply. */
-typedef struct
-{
-  const char *column;
-  const char *flag;   /* how the user sets it, for messages */
-  char       *value;
-  gboolean    unrecorded_if_empty;  /* '' stored: an older ktally did not record it */
-} Setting;
+typedef KtIdentitySetting Setting;
 
-static void
-settings_clear (Setting *settings, guint n)
+void
+kt_identity_init (KtIdentity *id, const char *job, const char *output,
+                  const char *const *topics, gboolean replay, gboolean share_table)
 {
-  for (guint i = 0; i < n; i++)
-    g_clear_pointer (&settings[i].value, g_free);
+  *id = (KtIdentity) {
+    .job = g_strdup (job),
+    .output = g_strdup (output),
+    .topics = g_strdupv ((char **) topics),
+    .replay = replay,
+    .share_table = share_table,
+    .job_settings = g_array_new (FALSE, TRUE, sizeof (Setting)),
+    .table_settings = g_array_new (FALSE, TRUE, sizeof (Setting)),
+  };
 }
 
-static int
-compare_strings (const void *a, const void *b)
+void
+kt_identity_add (KtIdentity *id, gboolean table, const char *column, const char *flag,
+                 const char *value, const KtOption *row, gboolean unrecorded_if_empty)
 {
-  return strcmp (*(char *const *) a, *(char *const *) b);
-}
+  Setting s = { column, flag, g_strdup (value != NULL ? value : ""), unrecorded_if_empty,
+                row };
 
-/* @list sorted and joined by ",": the order a user gives is not a setting. */
-static char *
-sorted_list (const char *const *list)
-{
-  g_autofree char **copy = NULL;
-  guint n;
-
-  if (list == NULL)
-    return g_strdup ("");
-  n = g_strv_length ((char **) list);
-  copy = g_memdup2 (list, (n + 1) * sizeof (char *));
-  qsort (copy, n, sizeof (char *), compare_strings);
-  return g_strjoinv (",", copy);
-}
-
-#define JOB_SETTINGS 6
-#define TABLE_SETTINGS 7
-
-static void
-job_settings (const KtIdentity *id, Setting out[JOB_SETTINGS])
-{
-  out[0] = (Setting) { "kind", "--kind", g_strdup (id->kind), FALSE };
-  out[1] = (Setting) { "mode", "--mode", g_strdup (id->mode), FALSE };
-  out[2] = (Setting) { "offsets", "--offsets", g_strdup (id->offsets), FALSE };
-  out[3] = (Setting) { "output", "--table", g_strdup (id->output), FALSE };
-  out[4] = (Setting) { "topics", "--topic", sorted_list (id->topics), FALSE };
-  /* A replay is its range too: under a --job given again with another
-   * range it would resume from the first range's offsets. */
-  out[5] = (Setting) { "replay_range", "--from/--until",
-                       g_strdup (id->replay_range != NULL ? id->replay_range : ""), TRUE };
+  g_array_append_val (table ? id->table_settings : id->job_settings, s);
 }
 
 static void
-table_settings (const KtIdentity *id, Setting out[TABLE_SETTINGS])
+settings_free (GArray *settings)
 {
-  out[0] = (Setting) { "holds", "--kind", g_strdup (id->holds), FALSE };
-  out[1] = (Setting) { "bucket", "--bucket", g_strdup (id->bucket != NULL ? id->bucket : ""), FALSE };
-  out[2] = (Setting) { "levels", "--levels", sorted_list (id->levels), FALSE };
-  out[3] = (Setting) { "pattern", "--pattern", g_strdup (id->pattern != NULL ? id->pattern : ""), FALSE };
-  out[4] = (Setting) { "time_format", "--time-format",
-                       g_strdup (id->time_format != NULL ? id->time_format : ""), FALSE };
-  out[5] = (Setting) { "dimensions", "--by", sorted_list (id->dimensions), FALSE };
-  out[6] = (Setting) { "sums", "--sum", sorted_list (id->sums), FALSE };
+  for (guint i = 0; settings != NULL && i < settings->len; i++)
+    g_free (g_array_index (settings, Setting, i).value);
+  if (settings != NULL)
+    g_array_unref (settings);
+}
+
+void
+kt_identity_clear (KtIdentity *id)
+{
+  g_free (id->job);
+  g_free (id->output);
+  g_strfreev (id->topics);
+  settings_free (id->job_settings);
+  settings_free (id->table_settings);
+  *id = (KtIdentity) { 0 };
+}
+
+const char *
+kt_identity_value (const KtIdentity *id, const char *column)
+{
+  for (int pass = 0; pass < 2; pass++)
+    {
+      GArray *a = pass == 0 ? id->job_settings : id->table_settings;
+
+      for (guint i = 0; i < a->len; i++)
+        if (g_str_equal (g_array_index (a, Setting, i).column, column))
+          return g_array_index (a, Setting, i).value;
+    }
+  return NULL;
+}
+
+/* Whether the stored @value means what @s says. */
+static gboolean
+same (const Setting *s, const char *stored)
+{
+  g_autofree char *normal = NULL;
+
+  if (stored == NULL)
+    stored = "";
+  if (s->unrecorded_if_empty && *stored == '\0')
+    return TRUE;
+  normal = s->row != NULL ? kt_option_normal_text (s->row, stored) : g_strdup (stored);
+  return g_str_equal (normal, s->value);
 }
 
 /* "(the default)" for an empty stored value, else the value quoted. */
@@ -107,8 +114,7 @@ compare_row (MYSQL *conn, const char *description, const char *table, const char
   *found = row != NULL;
   *differs = G_MAXUINT;
   for (guint i = 0; row != NULL && i < n; i++)
-    if (g_strcmp0 (row[i] != NULL ? row[i] : "", settings[i].value) != 0
-        && !(settings[i].unrecorded_if_empty && (row[i] == NULL || *row[i] == '\0')))
+    if (!same (&settings[i], row[i]))
       {
         *differs = i;
         *stored = g_strdup (row[i] != NULL ? row[i] : "");
@@ -142,14 +148,14 @@ static gboolean
 compare (MYSQL *conn, const char *description, const KtIdentity *id, gboolean lock,
          gboolean *job_found, gboolean *table_found, GError **error)
 {
-  Setting job[JOB_SETTINGS], table[TABLE_SETTINGS];
+  const Setting *job = (const Setting *) (void *) id->job_settings->data;
+  const Setting *table = (const Setting *) (void *) id->table_settings->data;
   g_autofree char *stored = NULL, *first_job = NULL;
   gboolean ok = TRUE;
   guint differs;
 
-  job_settings (id, job);
-  table_settings (id, table);
-  if (!compare_row (conn, description, "ktally_job", "job", id->job, job, JOB_SETTINGS, lock,
+  if (!compare_row (conn, description, "ktally_job", "job", id->job, job,
+                    id->job_settings->len, lock,
                     job_found, &differs, &stored, &first_job, error))
     ok = FALSE;
   else if (differs != G_MAXUINT)
@@ -163,8 +169,8 @@ compare (MYSQL *conn, const char *description, const KtIdentity *id, gboolean lo
       ok = FALSE;
     }
   else if (!compare_row (conn, description, "ktally_table", "name", id->output, table,
-                         TABLE_SETTINGS, lock, table_found, &differs, &stored, &first_job,
-                         error))
+                         id->table_settings->len, lock, table_found, &differs, &stored,
+                         &first_job, error))
     ok = FALSE;
   else if (differs != G_MAXUINT)
     {
@@ -177,8 +183,6 @@ compare (MYSQL *conn, const char *description, const KtIdentity *id, gboolean lo
                    first_job, now);
       ok = FALSE;
     }
-  settings_clear (job, JOB_SETTINGS);
-  settings_clear (table, TABLE_SETTINGS);
   return ok;
 }
 
@@ -202,7 +206,7 @@ check_sharing (MYSQL *conn, const char *description, const KtIdentity *id, GErro
     {
       g_auto(GStrv) theirs = g_strsplit (row[1], ",", -1);
 
-      for (const char *const *t = id->topics; *t != NULL; t++)
+      for (char **t = id->topics; *t != NULL; t++)
         if (g_strv_contains ((const char *const *) theirs, *t))
           {
             g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
@@ -261,52 +265,19 @@ gboolean
 kt_identity_claim (MYSQL *conn, const char *description, const KtIdentity *id,
                    GError **error)
 {
-  Setting job[JOB_SETTINGS], table[TABLE_SETTINGS];
+  const Setting *job = (const Setting *) (void *) id->job_settings->data;
+  const Setting *table = (const Setting *) (void *) id->table_settings->data;
   gboolean job_found, table_found, ok;
 
-  job_settings (id, job);
-  table_settings (id, table);
   /* The table's row first: compare() then reads it FOR UPDATE before the
    * job's, so two jobs claiming one table at once take turns here. */
   ok = insert_row (conn, description, "ktally_table", "name", id->output, "first_job", id->job,
-                   table, TABLE_SETTINGS, error)
+                   table, id->table_settings->len, error)
        && insert_row (conn, description, "ktally_job", "job", id->job, NULL, NULL, job,
-                      JOB_SETTINGS, error);
-  settings_clear (job, JOB_SETTINGS);
-  settings_clear (table, TABLE_SETTINGS);
+                      id->job_settings->len, error);
   return ok && compare_locked (conn, description, id, &job_found, &table_found, error)
          && (id->share_table || id->replay
              || check_sharing (conn, description, id, error));
-}
-
-void
-kt_identity_describe (KtIdentity *id, const KtConfig *config, const KtJobKind *kind)
-{
-  static const char *const stores[] = { "mysql", "kafka" };
-  static const char *const error_only[] = { "ERROR", NULL };
-
-  *id = (KtIdentity) {
-    .job = config->job,
-    .kind = kind->kind,
-    .mode = kind->mode,
-    .offsets = stores[config->offsets],
-    .output = kind->table != NULL ? kind->table : config->table,
-    .topics = (const char *const *) config->topics,
-    .replay = config->replay_from != NULL,
-    .replay_range = config->replay_range,
-    .share_table = config->share_table,
-    .holds = kind->holds,
-    .bucket = !kind->parses ? ""
-              : config->bucket == 60 ? "1h" : config->bucket == 5 ? "5m" : "1m",
-    .levels = !kind->parses ? NULL
-              : config->levels != NULL ? (const char *const *) config->levels : error_only,
-    .pattern = kind->parses ? config->pattern : NULL,
-    /* The default format spelled out is the default. */
-    .time_format = !kind->parses || g_strcmp0 (config->time_format, "%Y-%m-%d %H:%M:%S") == 0
-                   ? NULL : config->time_format,
-    .dimensions = kind->parses ? (const char *const *) config->dimensions : NULL,
-    .sums = kind->parses ? (const char *const *) config->sums : NULL,
-  };
 }
 
 void

@@ -15,29 +15,43 @@
 #pragma once
 #include <glib.h>
 #include <mysql.h>
-#include "cli.h"
+#include "options.h"
+
+/* One setting of a job (a column of ktally_job) or of what its table holds
+ * (a column of ktally_table), as stored. */
+typedef struct
+{
+  const char     *column;
+  const char     *flag;     /* how the user sets it, for messages: "--levels" */
+  char           *value;    /* its normal form; "" where it does not apply, or is the
+                             * default */
+  gboolean        unrecorded_if_empty;  /* '' stored: an older ktally did not record it */
+  const KtOption *row;      /* its option, whose normal form a stored value is read in
+                             * (two spellings of one meaning are one); NULL: as stored */
+} KtIdentitySetting;
 
 typedef struct
 {
-  /* The job (ktally_job). */
-  const char *job;
-  const char *kind;         /* "count", "ledger" */
-  const char *mode;         /* "transactional", "idempotent" */
-  const char *offsets;      /* "mysql", "kafka" */
-  const char *output;       /* the table it writes */
-  const char *const *topics;
-  gboolean    replay;       /* `ktally replay`: re-counting into a table is its purpose */
-  const char *replay_range; /* a replay's ranges, "P:FROM-UNTIL,..." by partition; else NULL */
-  gboolean    share_table;  /* --share-table: another job may count its topics there too */
-  /* What the output table holds (ktally_table). */
-  const char *holds;        /* "counts", "balances" */
-  const char *bucket;       /* "1m", "5m", "1h"; "" for balances */
-  const char *const *levels;  /* NULL: none (balances) */
-  const char *pattern;      /* NULL or "": the default line */
-  const char *time_format;  /* NULL or "": the default */
-  const char *const *dimensions;  /* --by, or NULL: none */
-  const char *const *sums;        /* --sum, or NULL: none */
+  char      *job;
+  char      *output;        /* the table it writes */
+  char     **topics;        /* the topics it reads */
+  gboolean   replay;        /* `ktally replay`: re-counting into a table is its purpose */
+  gboolean   share_table;   /* --share-table: another job may count its topics there too */
+  GArray    *job_settings;  /* KtIdentitySetting, columns of ktally_job */
+  GArray    *table_settings;  /* KtIdentitySetting, columns of ktally_table */
 } KtIdentity;
+
+/* An identity with no settings yet (the strings are copied). */
+void     kt_identity_init  (KtIdentity *id, const char *job, const char *output,
+                            const char *const *topics, gboolean replay, gboolean share_table);
+/* Adds a setting of ktally_table (@table) or ktally_job: @value (copied)
+ * in its normal form. */
+void     kt_identity_add   (KtIdentity *id, gboolean table, const char *column,
+                            const char *flag, const char *value, const KtOption *row,
+                            gboolean unrecorded_if_empty);
+void     kt_identity_clear (KtIdentity *id);
+/* The value of setting @column (either table), or NULL. */
+const char *kt_identity_value (const KtIdentity *id, const char *column);
 
 /* Compares @id with what the database recorded of its job and its output
  * table (either may be absent: nothing to compare), and, unless
@@ -57,12 +71,6 @@ gboolean kt_identity_check (MYSQL *conn, const char *description, const KtIdenti
  * difference is KT_ERROR_USAGE; the caller rolls back. */
 gboolean kt_identity_claim (MYSQL *conn, const char *description, const KtIdentity *id,
                             GError **error);
-
-/* What the job of @config is, run by @kind (kind.h): the strings are
- * @config's or static, and live as long as they do. */
-struct _KtJobKind;
-void     kt_identity_describe (KtIdentity *id, const KtConfig *config,
-                               const struct _KtJobKind *kind);
 
 /* ---- What `ktally jobs`, `reset` and `forget` read and change ------------ */
 

@@ -3,7 +3,7 @@
 
 #include <stdlib.h>
 #include "autocleanups.h"
-#include "cli.h"
+#include "job-spec.h"
 #include "error.h"
 
 void

@@ -1170,3 +1170,9 @@ kt_schema_readable (KtDb *db, GError **error)
     return kt_db_failed (db, local, error);
   return TRUE;
 }
+
+void
+kt_schema_install (void)
+{
+  kt_db_set_connect_check (kt_schema_refuse_newer);
+}

@@ -56,6 +56,10 @@ gboolean kt_schema_version (MYSQL *conn, const char *description, int *version,
  * ktally (M): upgrade ktally"). One cheap query: made at every connect. */
 gboolean kt_schema_refuse_newer (MYSQL *conn, const char *description, GError **error);
 
+/* Makes kt_schema_refuse_newer() the check of every new connection
+ * (db.h): call once at start, before any thread connects. */
+void     kt_schema_install (void);
+
 /* Brings the database to KT_SCHEMA_VERSION, under a named lock
  * (GET_LOCK) so that two starting instances never migrate at once. A
  * database without ktally tables gets the version recorded (its tables are
@@ -101,6 +105,10 @@ typedef struct
   const char *const *dimensions;
   const char *const *sums;
 } KtCountsShape;
+
+/* What the (other) row of a bucket holds in every key column: keys past
+ * --max-keys. */
+#define KT_OTHER_KEY "(other)"
 
 #define KT_DIMENSION_SQL "VARBINARY(255)"
 #define KT_SUM_SQL       "DECIMAL(38,4)"

@@ -7,6 +7,7 @@
 #include <glib.h>
 #include <string.h>
 #include "cli.h"
+#include "commands.h"
 #include "kprops.h"
 
 int LLVMFuzzerTestOneInput (const guint8 *data, size_t size);
