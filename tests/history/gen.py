@@ -47,6 +47,7 @@ class Gen:
         # keeps drawing the history it always drew (saved seeds, mutants).
         self.r_log = random.Random("%s:log-format" % seed)
         self.r_reload = random.Random("%s:reload" % seed)
+        self.r_spell = random.Random("%s:spelling" % seed)
         self.seed = seed
         self.open = set(KNOWN_OPEN) if open_ is None else set(open_)
         self.focus = focus
@@ -410,6 +411,11 @@ class Gen:
         # The interval and the cap in a --config file (which a SIGHUP reads
         # again); /readyz's bound, which must change nothing but /readyz.
         a["config"] = self.r_reload.random() < 0.3
+        # The job's settings spelled another way (--levels repeated or
+        # reordered, the default --time-format written out or as %F %T):
+        # the same job, never refused as a change.
+        if self.r_spell.random() < 0.3:
+            a["respell"] = self.r_spell.choice(["levels", "time", "both"])
         if self.r_reload.random() < 0.2:
             a["health_max_lag"] = self.r_reload.choice([0, 10, 100000])
         if job["kind"] == LEDGER:

@@ -410,15 +410,22 @@ class Runner:
                 name, rc, inst.tail()))
 
     # ------------------------------------------------------------------ argv
-    def format_args(self, fmt, kind="count"):
+    def format_args(self, fmt, kind="count", respell=None):
+        """The options of a database's format; @respell ("levels", "time",
+        "both") spells them another way that means the same."""
         if kind == LEDGER:
             return []
         a = []
         if fmt["time"] == "iso8601":
             a += ["--time-format", "iso8601"]
+        elif respell in ("time", "both"):
+            a += ["--time-format", "%F %T" if len(fmt["levels"]) % 2 else "%Y-%m-%d %H:%M:%S"]
         if fmt["bucket"] != "1m" or fmt.get("explicit"):
             a += ["--bucket", fmt["bucket"]]
-        if fmt["levels"] != "ERROR" or fmt.get("explicit"):
+        if respell in ("levels", "both"):
+            levels = fmt["levels"].split(",")
+            a += ["--levels", ",".join(list(reversed(levels)) + levels[:1])]
+        elif fmt["levels"] != "ERROR" or fmt.get("explicit"):
             a += ["--levels", fmt["levels"]]
         if Format(fmt["time"], by=fmt.get("by"), sum=fmt.get("sum")).pattern:
             a += ["--pattern", FIELDS_PATTERN]
@@ -466,7 +473,7 @@ class Runner:
             a += ["--start", "earliest"]
         if j["offsets"] == "kafka":
             a += ["--offsets", "kafka"]
-        a += self.format_args(fmt, j["kind"])
+        a += self.format_args(fmt, j["kind"], (inst_args or {}).get("respell"))
         if j.get("table"):
             a += ["--table", j["table"]]
         if j.get("max_keys"):
