@@ -9,7 +9,7 @@
 -- to read. Updated in the same transaction as error_log, fenced on the
 -- offset the batch was planned from.
 CREATE TABLE IF NOT EXISTS kafka_offset (
-  job         VARCHAR(64)  CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  job         VARCHAR(64)  CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
   topic       VARCHAR(249) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   `partition` INT          NOT NULL,
   `offset`    BIGINT       NOT NULL,
@@ -22,7 +22,7 @@ CREATE TABLE IF NOT EXISTS kafka_offset (
 -- offset, and that their ERROR totals agree with the tables they went to.
 CREATE TABLE IF NOT EXISTS ktally_batches (
   id              BIGINT       NOT NULL AUTO_INCREMENT,
-  job             VARCHAR(64)  CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  job             VARCHAR(64)  CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
   topic           VARCHAR(249) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   `partition`     INT          NOT NULL,
   from_offset     BIGINT       NOT NULL,
@@ -31,7 +31,7 @@ CREATE TABLE IF NOT EXISTS ktally_batches (
   line_count      BIGINT       NOT NULL,
   error_lines     BIGINT       NOT NULL,
   malformed_lines BIGINT       NOT NULL,
-  target          VARCHAR(64)  CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  target          VARCHAR(64)  CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
   -- job-pid@host of the committer: job 64 + pid + a host name up to 255,
   -- and ktally cuts it to this size (KT_MEMBER_CHARS) rather than fail.
   member          VARCHAR(400) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL DEFAULT '',
@@ -46,11 +46,11 @@ CREATE TABLE IF NOT EXISTS ktally_batches (
 -- A job: its kind and mode, where its offsets live, the table it writes
 -- and the topics it reads (sorted, comma separated).
 CREATE TABLE IF NOT EXISTS ktally_job (
-  job        VARCHAR(64)  CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  job        VARCHAR(64)  CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
   kind       VARCHAR(16)  CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   mode       VARCHAR(16)  CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   offsets    VARCHAR(8)   CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
-  output     VARCHAR(64)  CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  output     VARCHAR(64)  CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
   topics     TEXT         CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   -- a replay's --from/--until, "P:FROM-UNTIL,..." by partition; '' for
   -- other jobs (and for replays recorded before schema version 5)
@@ -65,7 +65,7 @@ CREATE TABLE IF NOT EXISTS ktally_job (
 -- levels read by the same pattern and time format, by the same dimensions
 -- and sums ('' where a setting does not apply, or is the default).
 CREATE TABLE IF NOT EXISTS ktally_table (
-  name        VARCHAR(64)  CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  name        VARCHAR(64)  CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
   holds       VARCHAR(16)  CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   bucket      VARCHAR(8)   CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   levels      TEXT         CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
@@ -73,7 +73,7 @@ CREATE TABLE IF NOT EXISTS ktally_table (
   time_format TEXT         CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
   dimensions  TEXT         CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
   sums        TEXT         CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
-  first_job   VARCHAR(64)  CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  first_job   VARCHAR(64)  CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
   created_at  DATETIME(3)  NOT NULL DEFAULT CURRENT_TIMESTAMP(3),  -- UTC
   PRIMARY KEY (name)
 ) ENGINE = InnoDB;
@@ -84,8 +84,8 @@ CREATE TABLE IF NOT EXISTS ktally_table (
 -- audit` adds these lines to what the batches of that table recorded.
 CREATE TABLE IF NOT EXISTS ktally_forgotten (
   id           BIGINT       NOT NULL AUTO_INCREMENT,
-  job          VARCHAR(64)  CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
-  target       VARCHAR(64)  CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  job          VARCHAR(64)  CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+  target       VARCHAR(64)  CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
   batches      BIGINT       NOT NULL,
   error_lines  BIGINT       NOT NULL,
   forgotten_at DATETIME(3)  NOT NULL DEFAULT CURRENT_TIMESTAMP(3),  -- UTC

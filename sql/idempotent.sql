@@ -11,7 +11,7 @@
 -- partition: with sparse log time that made up to one row per line and
 -- partition; version 4 folded them.)
 CREATE TABLE IF NOT EXISTS error_log_topic (
-  job         VARCHAR(64)  CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  job         VARCHAR(64)  CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
   topic       VARCHAR(249) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   log_time    DATETIME     NOT NULL,
   log_count   BIGINT       NOT NULL,
@@ -25,7 +25,7 @@ CREATE TABLE IF NOT EXISTS error_log_topic (
 -- UPDATE), extending it in the same transaction: a repeated, late or
 -- concurrent write, or a rewind of the offsets, counts nothing twice.
 CREATE TABLE IF NOT EXISTS ktally_coverage (
-  job         VARCHAR(64)  CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  job         VARCHAR(64)  CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
   topic       VARCHAR(249) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   `partition` INT          NOT NULL,
   covered     MEDIUMTEXT   NOT NULL,

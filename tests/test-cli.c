@@ -663,8 +663,12 @@ test_identifier (void)
     { "a\nb", FALSE },
     { "a/b", FALSE },
     { "a$b", FALSE },
-    { "caf\xc3\xa9", FALSE },        /* é */
-    { "\xc3\xa9", FALSE },
+    /* Names may be UTF-8: letters, digits and marks of the BMP. */
+    { "caf\xc3\xa9", TRUE },         /* é */
+    { "\xc3\xa9", TRUE },
+    { "\xe6\x97\xa5\xe5\xbf\x97", TRUE },  /* 日志 */
+    { "\xf0\x9f\x98\x80", FALSE },   /* an emoji: beyond U+FFFF */
+    { "a\xc2\xa0" "b", FALSE },     /* a no-break space */
     { "a\xe2\x80\x8b", FALSE },      /* zero-width space */
     { "\xff", FALSE },
   };

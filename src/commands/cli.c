@@ -359,13 +359,8 @@ kt_is_job_name (const char *name)
   if (name == NULL || *name == '\0' || !g_utf8_validate (name, -1, NULL))
     return FALSE;
   for (const char *p = name; *p != '\0'; p = g_utf8_next_char (p), n++)
-    {
-      gunichar c = g_utf8_get_char (p);
-
-      if (c < 0x80 ? !g_ascii_isalnum (c) && strchr ("._-", (int) c) == NULL
-                   : c > 0xFFFF)
-        return FALSE;
-    }
+    if (!kt_is_name_char (g_utf8_get_char (p), "._-"))
+      return FALSE;
   return n <= 64;
 }
 

@@ -248,6 +248,7 @@ name_job (KtConfig *config, const KtOptionValues *values)
        * not one already done. */
       g_autoptr(GString) key = g_string_new (config->job.table);
       g_autofree char *digest = NULL;
+      g_autofree char *table = NULL;
 
       g_string_append_printf (key, "|%zu:%s", strlen (config->job.topic), config->job.topic);
       for (guint i = 0; i < config->job.replay_from->len; i++)
@@ -256,9 +257,12 @@ name_job (KtConfig *config, const KtOptionValues *values)
                                 g_array_index (config->job.replay_from, KtPartitionOffset, i).offset,
                                 g_array_index (config->job.replay_until, KtPartitionOffset, i).offset);
       digest = g_compute_checksum_for_string (G_CHECKSUM_SHA256, key->str, -1);
-      /* The table's name is only for people: the digest covers all of it. */
+      /* The table's name is only for people: the digest covers all of it.
+       * Cut by characters: a name is UTF-8. */
+      table = g_utf8_substring (config->job.table, 0,
+                                MIN (32, g_utf8_strlen (config->job.table, -1)));
       g_free (config->job.name);
-      config->job.name = g_strdup_printf ("%s%.32s.%.24s", KT_REPLAY_JOB_PREFIX, config->job.table,
+      config->job.name = g_strdup_printf ("%s%s.%.24s", KT_REPLAY_JOB_PREFIX, table,
                                      digest);
     }
 }
@@ -269,7 +273,7 @@ replay_options (KtConfig *config, const KtOptionValues *values, GError **error)
   if (!parse_range (config, error) || !kt_options_table (config, values, error))
     return FALSE;
   name_job (config, values);
-  if (strlen (config->job.name) > 64)
+  if (g_utf8_strlen (config->job.name, -1) > 64)
     {
       g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
                    "--job: a replay's job is '%s' followed by its name, at most 64 "

@@ -32,7 +32,7 @@ static gboolean
 check_table_name (const KtConfig *config, GError **error)
 {
   if (config->job.mode != KT_MODE_IDEMPOTENT
-      || strlen (config->job.table) + strlen (KT_TOPIC_SUFFIX) <= 64)
+      || g_utf8_strlen (config->job.table, -1) + (glong) strlen (KT_TOPIC_SUFFIX) <= 64)
     return TRUE;
   g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
                "--table: '%s' is too long for idempotent mode, which also writes %s%s: at "

@@ -1,6 +1,7 @@
 /* main.c - `ktally COMMAND [OPTIONS]`: picks the subcommand, sets up
  * logging and signals, reports the one error, maps it to the exit code. */
 #include <errno.h>
+#include <locale.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -172,6 +173,10 @@ main (int argc, char **argv)
   gboolean ok;
 
   hangup_caught ();
+  /* The locale's character set only (a value given in it is converted to
+   * UTF-8, options.h): times, numbers and month names stay the C locale's,
+   * whatever the environment says. */
+  setlocale (LC_CTYPE, "");
   kt_log_init ();
 
   if (argc < 2 || g_str_equal (argv[1], "--help") || g_str_equal (argv[1], "-h"))

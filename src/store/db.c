@@ -364,16 +364,26 @@ kt_db_uri_parse (const char *uri, KtDbConfig *db, GError **error)
 }
 
 gboolean
+kt_is_name_char (gunichar c, const char *ascii)
+{
+  /* MariaDB's identifiers reach U+FFFF; beyond ASCII, letters, digits and
+   * combining marks only (no space, control or invisible character). */
+  if (c < 0x80)
+    return g_ascii_isalnum (c) || strchr (ascii, (int) c) != NULL;
+  return c <= 0xFFFF && (g_unichar_isalnum (c) || g_unichar_ismark (c));
+}
+
+gboolean
 kt_is_identifier (const char *name)
 {
-  gsize n = 0;
+  glong n = 0;
 
-  if (name == NULL)
+  if (name == NULL || *name == '\0' || !g_utf8_validate (name, -1, NULL))
     return FALSE;
-  for (; name[n] != '\0'; n++)
-    if (!g_ascii_isalnum (name[n]) && name[n] != '_')
+  for (const char *p = name; *p != '\0'; p = g_utf8_next_char (p), n++)
+    if (!kt_is_name_char (g_utf8_get_char (p), "_"))
       return FALSE;
-  return n > 0 && n <= 64;
+  return n <= 64;
 }
 
 gboolean

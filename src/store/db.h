@@ -79,9 +79,15 @@ char     *kt_db_describe (const KtDbConfig *db);
 typedef gboolean (*KtDbConnectCheck) (MYSQL *conn, const char *description, GError **error);
 void     kt_db_set_connect_check (KtDbConnectCheck check);
 
-/* [A-Za-z0-9_]{1,64}: the only table and database names ktally accepts.
- * Anything else is refused, never quoted through. */
+/* 1 to 64 characters of [A-Za-z0-9_], or letters, digits and marks beyond
+ * ASCII (of the Basic Multilingual Plane, as MariaDB's identifiers): the
+ * only table and database names ktally accepts. Anything else is refused,
+ * never quoted through. */
 gboolean kt_is_identifier (const char *name);
+
+/* Whether @c may be part of a name: an ASCII letter or digit or one of
+ * @ascii, or a letter, digit or mark beyond ASCII up to U+FFFF. */
+gboolean kt_is_name_char (gunichar c, const char *ascii);
 
 /* A connection to @db with bounded waits (seconds), no automatic
  * reconnect, and ssl-mode enforced; @description names it in errors (never

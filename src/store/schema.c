@@ -50,12 +50,15 @@ typedef struct
 
 static gboolean widen_counts (MYSQL *conn, const char *description, GHashTable *tables,
                               GError **error);
+static gboolean utf8_job_columns (MYSQL *conn, const char *description, GHashTable *tables,
+                                  GError **error);
 
 static const Migration migrations[] = {
   { { 2, "names-bigint-utc", kt_migration_002_sql }, widen_counts },
   { { 3, "job-identity", kt_migration_003_sql }, NULL },
   { { 4, "idempotent-minutes", kt_migration_004_sql }, NULL },
   { { 5, "replay-range", kt_migration_005_sql }, NULL },
+  { { 6, "utf8-names", kt_migration_006_sql }, utf8_job_columns },
 };
 
 G_STATIC_ASSERT (G_N_ELEMENTS (migrations) == KT_SCHEMA_VERSION - 1);
@@ -656,8 +659,10 @@ append_column_defs (GString *sql, GArray *columns)
       const CountColumn *c = &g_array_index (columns, CountColumn, i);
       const char *tail = "";
 
+      /* A job's name may be UTF-8, a topic's is ASCII (Kafka's rule). */
       if (g_str_equal (c->type, "varchar"))
-        tail = " CHARACTER SET ascii COLLATE ascii_bin";
+        tail = g_str_equal (c->name, "job") ? " CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"
+                                            : " CHARACTER SET ascii COLLATE ascii_bin";
       g_string_append_printf (sql, "  `%s` %s%s NOT NULL%s,\n", c->name, c->sql, tail,
                               g_str_equal (c->type, "decimal") ? " DEFAULT 0" : "");
     }
@@ -897,6 +902,41 @@ kt_schema_check_read_only (MYSQL *conn, const char *description, GError **error)
  * counted into (ktally_batches.target), where that is a base table whose
  * log_count is a narrower integer: idempotent mode's error_log is a view,
  * and a table of another shape is not ours to change. */
+/* Schema version 6: the job column of every base table that has one in
+ * ASCII (the per-topic count tables a `run --table NAME` made, besides
+ * those sql/migrations/006 names) becomes utf8mb4, binary. Safe to run
+ * again: a column already converted is no longer listed. */
+static gboolean
+utf8_job_columns (MYSQL *conn, const char *description, GHashTable *tables, GError **error)
+{
+  g_autoptr(MYSQL_RES) res = kt_db_select (
+    conn, description,
+    "SELECT c.table_name FROM information_schema.columns c "
+    "JOIN information_schema.tables t ON t.table_schema = c.table_schema "
+    "AND t.table_name = c.table_name AND t.table_type = 'BASE TABLE' "
+    "WHERE c.table_schema = DATABASE() AND c.column_name = 'job' "
+    "AND c.character_set_name = 'ascii'", "cannot read the tables' columns", error);
+  g_autoptr(GPtrArray) narrow = g_ptr_array_new_with_free_func (g_free);
+  MYSQL_ROW row;
+
+  (void) tables;
+  if (res == NULL)
+    return FALSE;
+  while ((row = mysql_fetch_row (res)) != NULL)
+    g_ptr_array_add (narrow, g_strdup (row[0]));
+  for (guint i = 0; i < narrow->len; i++)
+    {
+      g_autofree char *sql = g_strdup_printf (
+        "ALTER TABLE `%s` MODIFY job VARCHAR(64) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin "
+        "NOT NULL", (const char *) narrow->pdata[i]);
+
+      if (!kt_db_exec (conn, description, sql, "cannot migrate a table's job column", error))
+        return FALSE;
+      step_done ();
+    }
+  return TRUE;
+}
+
 static gboolean
 widen_counts (MYSQL *conn, const char *description, GHashTable *tables, GError **error)
 {

@@ -42,8 +42,9 @@ kt_check_same_shape() {  # kt_check_same_shape DB_A DB_B WHAT [TABLE...]: both s
     || { head -20 "$WORK/shape_diff" >&2; fail "$3: $1 and $2 differ in shape"; }
 }
 
-# The version this ktally creates and migrates to (src/store/schema.h).
-KT_SCHEMA_LATEST=5
+# The version this ktally creates and migrates to, as src/store/schema.h says.
+KT_SCHEMA_LATEST=$(sed -n 's/^#define KT_SCHEMA_VERSION \([0-9]*\)$/\1/p' "$KT_SRC/src/store/schema.h")
+[[ -n $KT_SCHEMA_LATEST ]] || fail "no KT_SCHEMA_VERSION in src/store/schema.h"
 
 kt_schema_version() {  # kt_schema_version DB: the recorded version, or "none"
   kt_sql "$1" "SELECT COALESCE(MAX(version), 'none') FROM ktally_schema" 2> /dev/null || echo none
