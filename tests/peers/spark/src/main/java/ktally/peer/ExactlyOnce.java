@@ -13,8 +13,9 @@
  * stored offset starting at the log's start (the seed reads nothing from
  * them), and --exit-when-idle for the bench.
  *
- * It prints one line per committed batch on stderr, figures as key=value,
- * for the bench and the tests; everything else on stderr is Spark's. */
+ * It prints two lines per batch on stderr, when it begins and when it has
+ * committed, figures as key=value, for the bench and the tests; everything
+ * else on stderr is Spark's. */
 package ktally.peer;
 
 import java.lang.management.ManagementFactory;
@@ -215,7 +216,12 @@ public final class ExactlyOnce {
 
     messages.foreachRDD(rdd -> {
       OffsetRange[] ranges = ((HasOffsetRanges) rdd.rdd()).offsetRanges();
-      long t0 = System.nanoTime();
+      long t0 = System.nanoTime(), records = 0, errors = 0;
+      for (OffsetRange r : ranges)
+        records += r.count();
+      batch[0]++;
+      /* Tests kill the driver -9 between this line and the next. */
+      System.err.printf("kt-spark-peer: begin batch=%d records=%d%n", batch[0], records);
       /* The seed's processLogs, then collect(): every count comes back to
        * the driver, which writes them all in one transaction. */
       List<Tuple2<LocalDateTime, Long>> result = rdd.map(ConsumerRecord::value)
@@ -227,12 +233,8 @@ public final class ExactlyOnce {
       long t1 = System.nanoTime();
       store.commit(result, ranges);
       long t2 = System.nanoTime();
-      long records = 0, errors = 0;
-      for (OffsetRange r : ranges)
-        records += r.count();
       for (Tuple2<LocalDateTime, Long> c : result)
         errors += c._2();
-      batch[0]++;
       System.err.printf("kt-spark-peer: committed batch=%d records=%d errors=%d minutes=%d "
           + "partitions=%d compute_ms=%.1f commit_ms=%.1f since_start_s=%.3f%n", batch[0], records,
           errors, result.size(), ranges.length, (t1 - t0) / 1e6, (t2 - t1) / 1e6, sinceStart());
