@@ -221,7 +221,8 @@ public final class ExactlyOnce {
         records += r.count();
       batch[0]++;
       /* Tests kill the driver -9 between this line and the next. */
-      System.err.printf("kt-spark-peer: begin batch=%d records=%d%n", batch[0], records);
+      System.err.printf("kt-spark-peer: begin batch=%d records=%d since_start_s=%.3f%n", batch[0],
+          records, sinceStart());
       /* The seed's processLogs, then collect(): every count comes back to
        * the driver, which writes them all in one transaction. */
       List<Tuple2<LocalDateTime, Long>> result = rdd.map(ConsumerRecord::value)
