@@ -145,7 +145,6 @@ public final class ExactlyOnce {
    * log's start, which the first batch's insert ignore then records. */
   private static Map<TopicPartition, Long> fromOffsets(Options o, Store store) throws Exception {
     Map<Integer, Long> stored = store.storedOffsets(o.topic);
-    List<TopicPartition> parts = new ArrayList<>();
     try (KafkaConsumer<String, String> c = new KafkaConsumer<>(kafkaParams(o))) {
       int n = o.partitions;
       if (n < 0) {
@@ -154,6 +153,7 @@ public final class ExactlyOnce {
           throw new IllegalStateException("topic " + o.topic + " does not exist or has no partitions");
         n = info.size();
       }
+      List<TopicPartition> parts = new ArrayList<>();
       for (int i = 0; i < n; i++)
         parts.add(new TopicPartition(o.topic, i));
       Map<TopicPartition, Long> begin = c.beginningOffsets(parts, java.time.Duration.ofSeconds(30));
@@ -161,6 +161,11 @@ public final class ExactlyOnce {
       for (TopicPartition tp : parts)
         out.put(tp, stored.containsKey(tp.partition()) ? stored.get(tp.partition()) : begin.get(tp));
       return out;
+    } catch (org.apache.kafka.common.KafkaException e) {
+      /* One line that names what and where; no cause chained, so that main
+       * prints this message rather than Kafka's bare one. */
+      throw new IllegalStateException("cannot read the partitions of topic " + o.topic + " from "
+          + o.brokers + ": " + e.getMessage());
     }
   }
 
@@ -184,8 +189,9 @@ public final class ExactlyOnce {
       Throwable root = e;
       while (root.getCause() != null && root.getCause() != root)
         root = root.getCause();
-      System.err.println("kt-spark-peer: " + (root instanceof Store.FenceMissed
-          ? root.getMessage() : root.toString()));
+      /* Our own messages as they are; anything else with its class name. */
+      boolean ours = root instanceof Store.FenceMissed || root instanceof IllegalStateException;
+      System.err.println("kt-spark-peer: " + (ours ? root.getMessage() : root.toString()));
     }
     /* Spark leaves non-daemon threads behind: end the JVM here. */
     System.exit(rc);
