@@ -25,7 +25,7 @@
 # Needs: mvn and Java 17 (tests/peers/spark/build downloads ~260 MB from
 # Maven Central into build/maven-repo on a fresh machine, or uses
 # KT_MAVEN_REPO), and ~1.5 GB of memory for the driver (KT_SPARK_HEAP 512m).
-# Takes ~1.5 minutes here (five Spark starts of ~5 s each, ~20 s of data).
+# Takes 50-100 s here (five Spark starts of 4-10 s each, ~20 s of data).
 #
 # Run: scripts/services start --kafka apache && tests/peers/spark/test-exact.sh
 # (KT_SRC and KT_BUILD default to this checkout and its build/).
