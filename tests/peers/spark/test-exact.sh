@@ -22,7 +22,7 @@
 # Broker: Apache Kafka (KT_KAFKA=apache: `scripts/services start --kafka
 # apache`). The peer is Spark's Java Kafka client; the mock broker is not
 # what it is measured on, nor built for that client.
-# Needs: mvn and Java 17 (tests/peers/spark/build downloads ~260 MB from
+# Needs: mvn and Java 17 (tests/peers/spark/build downloads ~280 MB from
 # Maven Central into build/maven-repo on a fresh machine, or uses
 # KT_MAVEN_REPO), and ~1.5 GB of memory for the driver (KT_SPARK_HEAP 512m).
 # Takes 50-100 s here (five Spark starts of 4-10 s each, ~20 s of data).
