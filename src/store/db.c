@@ -727,6 +727,19 @@ kt_db_append_quoted (MYSQL *conn, GString *out, const char *s)
 }
 
 void
+kt_db_append_identifier (GString *out, const char *name)
+{
+  g_string_append_c (out, '`');
+  for (const char *p = name; *p != '\0'; p++)
+    {
+      if (*p == '`')
+        g_string_append_c (out, '`');
+      g_string_append_c (out, *p);
+    }
+  g_string_append_c (out, '`');
+}
+
+void
 kt_db_rollback (MYSQL *conn)
 {
   (void) mysql_real_query (conn, "ROLLBACK", 8);

@@ -119,6 +119,13 @@ MYSQL_RES *kt_db_select (MYSQL *conn, const char *description, const char *sql,
 /* Appends @s to @out as a quoted, escaped SQL string literal. */
 void      kt_db_append_quoted (MYSQL *conn, GString *out, const char *s);
 
+/* Appends @name to @out as a quoted identifier (a table or a column):
+ * between backticks, a backtick inside doubled, so that no name can end
+ * the identifier early. The one way ktally writes a name it did not
+ * spell itself into SQL; a name is still checked (kt_is_identifier())
+ * where it is given, this only keeps the text what it says. */
+void      kt_db_append_identifier (GString *out, const char *name);
+
 /* Best effort: a connection that cannot even roll back is gone, and an
  * open transaction dies with it. */
 void      kt_db_rollback (MYSQL *conn);
