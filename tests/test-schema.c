@@ -1,9 +1,8 @@
 /* test-schema.c - what schema.c decides without a database: the committer
- * name that ktally_batches.member holds (issue #11 item 11: the longest
- * job and host names must fit, anything longer is cut, never an error),
- * how an embedded .sql file splits into statements, and that every
- * migration is written in the restart-safe forms src/store/schema.c relies on.
- * The migrations themselves run against MariaDB in tests/integration/14x. */
+ * name that ktally_batches.member holds (the longest job and host names
+ * must fit, anything longer is cut, never an error) and how an embedded
+ * .sql file splits into statements. The migrations' own forms are
+ * test-migrations'. */
 #include <string.h>
 #include "schema.h"
 
@@ -98,109 +97,6 @@ test_statements (gconstpointer data)
     g_assert_cmpstr (got->pdata[i], ==, c->want[i]);
 }
 
-/* A statement without its "-- ktally: if ..." line. */
-static const char *
-without_directive (const char *st)
-{
-  if (g_str_has_prefix (st, "-- ktally: if "))
-    {
-      st = strchr (st, '\n');
-      g_assert_nonnull (st);
-      st++;
-    }
-  return st;
-}
-
-/* Whether every assignment after ON DUPLICATE KEY UPDATE is "c = VALUES(c)":
- * the INSERT sets rows, so running it twice is running it once. */
-static gboolean
-sets_rows (const char *st)
-{
-  const char *update = strstr (st, "ON DUPLICATE KEY UPDATE ");
-  g_auto(GStrv) parts = NULL;
-
-  if (update == NULL)
-    return FALSE;
-  parts = g_strsplit (update + strlen ("ON DUPLICATE KEY UPDATE "), ",", -1);
-  for (char **p = parts; *p != NULL; p++)
-    {
-      g_auto(GStrv) sides = g_strsplit (g_strstrip (*p), " = ", 2);
-      g_autofree char *want = NULL;
-
-      if (g_strv_length (sides) != 2)
-        return FALSE;
-      want = g_strdup_printf ("VALUES(%s)", sides[0]);
-      if (!g_str_equal (g_strstrip (sides[1]), want))
-        return FALSE;
-    }
-  return TRUE;
-}
-
-/* Every migration, in order, ends at KT_SCHEMA_VERSION, and says only
- * what is safe after a kill -9 (src/store/schema.c): before the version
- * transaction, statements that set a state (ALTER TABLE IF EXISTS ...
- * MODIFY, CREATE ... IF NOT EXISTS, CREATE OR REPLACE VIEW, DROP ... IF
- * EXISTS, SET SESSION, INSERT that sets rows); in it, UPDATEs. */
-static void
-test_migrations (void)
-{
-  int version = 1;
-  guint i;
-
-  for (i = 0; kt_schema_migration (i) != NULL; i++)
-    {
-      const KtMigration *m = kt_schema_migration (i);
-      const char *mark = strstr (m->sql, "\n-- ktally: in the version transaction\n");
-      g_autofree char *ddl = NULL;
-      g_autoptr(GPtrArray) before = NULL, after = NULL;
-      g_auto(GStrv) lines = g_strsplit (m->sql, "\n", -1);
-
-      g_assert_cmpint (m->version, ==, ++version);
-      g_assert_nonnull (m->name);
-      g_assert_nonnull (mark);
-      /* Statements end with ';' at the end of a line: so must no comment. */
-      for (char **l = lines; *l != NULL; l++)
-        if (g_str_has_prefix (*l, "--"))
-          g_assert_false (g_str_has_suffix (*l, ";"));
-      ddl = g_strndup (m->sql, mark - m->sql);
-      before = kt_schema_statements (ddl);
-      after = kt_schema_statements (mark + 1);
-      g_assert_cmpuint (before->len, >, 0);
-      for (guint s = 0; s < before->len; s++)
-        {
-          const char *st = without_directive (before->pdata[s]);
-
-          if (g_str_has_prefix (st, "ALTER TABLE IF EXISTS "))
-            {
-              /* MODIFY, ADD ... IF NOT EXISTS, DROP ... IF EXISTS: never a
-               * rename, which cannot run twice. */
-              if (strstr (st, " ADD ") != NULL)
-                g_assert_nonnull (strstr (st, "IF NOT EXISTS"));
-              if (strstr (st, " DROP ") != NULL)
-                g_assert_nonnull (strstr (st, "IF EXISTS"));
-              g_assert_null (strstr (st, " CHANGE "));
-              g_assert_null (strstr (st, " RENAME "));
-            }
-          else if (g_str_has_prefix (st, "INSERT INTO "))
-            g_assert_true (sets_rows (st));
-          else
-            g_assert_true (g_str_has_prefix (st, "CREATE TABLE IF NOT EXISTS ")
-                           || g_str_has_prefix (st, "CREATE OR REPLACE VIEW ")
-                           || g_str_has_prefix (st, "DROP TABLE IF EXISTS ")
-                           || g_str_has_prefix (st, "SET SESSION "));
-        }
-      /* In the version transaction: rows rewritten or added once. */
-      for (guint s = 0; s < after->len; s++)
-        g_assert_true (g_str_has_prefix (without_directive (after->pdata[s]), "UPDATE ")
-                       || g_str_has_prefix (without_directive (after->pdata[s]),
-                                            "INSERT IGNORE INTO "));
-    }
-  g_assert_cmpuint (i, ==, KT_SCHEMA_VERSION - 1);
-  g_assert_cmpint (version, ==, KT_SCHEMA_VERSION);
-  g_assert_cmpint (KT_SCHEMA_READABLE, >=, 1);
-  g_assert_cmpint (KT_SCHEMA_READABLE, <=, KT_SCHEMA_VERSION);
-}
-
 int
 main (int argc, char **argv)
 {
@@ -211,6 +107,5 @@ main (int argc, char **argv)
   g_test_add_func ("/schema/member/column-size", test_member_column);
   for (gsize i = 0; i < G_N_ELEMENTS (statements_cases); i++)
     g_test_add_data_func (statements_cases[i].path, &statements_cases[i], test_statements);
-  g_test_add_func ("/schema/migrations", test_migrations);
   return g_test_run ();
 }

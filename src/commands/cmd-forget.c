@@ -14,6 +14,7 @@
 #include <string.h>
 #include "error.h"
 #include "jobs.h"
+#include "migrations.h"
 #include "retry.h"
 #include "schema.h"
 #include "source.h"
@@ -172,7 +173,7 @@ kt_forget (const KtConfig *config, GError **error)
     return FALSE;
   /* Writes: an older schema is brought forward first (and gets
    * ktally_forgotten). */
-  if (config->execute && !kt_schema_ready (db, error))
+  if (config->execute && !kt_migrations_ready (db, error))
     return FALSE;
   if (!kt_jobs_forget (db, job, config->execute, &report, error))
     return FALSE;

@@ -3,6 +3,7 @@
 
 #include "autocleanups.h"
 #include "counts.h"
+#include "migrations.h"
 #include "schema.h"
 
 /* What `ktally init-db --help` says before the options. */
@@ -81,7 +82,7 @@ kt_init_db (const KtConfig *config, GError **error)
   g_auto(GStrv) dimensions = NULL, sums = NULL;
   KtCountsShape shape;
 
-  if (!kt_schema_ready (db, error) || !error_log_shape (db, &dimensions, &sums, error))
+  if (!kt_migrations_ready (db, error) || !error_log_shape (db, &dimensions, &sums, error))
     return FALSE;
   shape = (KtCountsShape) { (const char *const *) dimensions, (const char *const *) sums };
   if (!kt_counts_prepare (db, idempotent, "error_log", &shape, error))

@@ -20,6 +20,7 @@
 #include "error.h"
 #include "jobs.h"
 #include "kind.h"
+#include "migrations.h"
 #include "offsets.h"
 #include "reset.h"
 #include "retry.h"
@@ -616,7 +617,7 @@ kt_reset (const KtConfig *config, GError **error)
   if (config->execute)
     {
       g_ptr_array_set_size (jobs, 0);
-      if (!kt_schema_ready (db, error) || !kt_jobs_load (db, jobs, error))
+      if (!kt_migrations_ready (db, error) || !kt_jobs_load (db, jobs, error))
         return FALSE;
     }
   if (!reset_open (&r, jobs, error))

@@ -22,6 +22,7 @@
 #include "kind.h"
 #include "log.h"
 #include "metrics.h"
+#include "migrations.h"
 #include "offsets.h"
 #include "positions.h"
 #include "retry.h"
@@ -290,7 +291,7 @@ startup_tables (gpointer data, int timeout_ms, GError **error)
 
   (void) timeout_ms;
   kt_metrics_alive (r->metrics);
-  if (!kt_schema_ready (r->db, error))
+  if (!kt_migrations_ready (r->db, error))
     return FALSE;
   if (!kt_identity_check (kt_db_connection (r->db), kt_db_name (r->db), r->job->identity, &local))
     return kt_db_failed (r->db, local, error);

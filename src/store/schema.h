@@ -1,9 +1,8 @@
-/* schema.h - ktally's tables: creating them, their version, and the
- * migrations that bring an older database forward.
+/* schema.h - ktally's tables: creating them, their shapes, their version.
  *
  * sql/common.sql, counts.sql, idempotent.sql and ledger.sql always describe the latest
- * schema (KT_SCHEMA_VERSION) and create fresh databases; each
- * sql/migrations/NNN-*.sql takes a database from version NNN - 1 to NNN.
+ * schema (KT_SCHEMA_VERSION) and create fresh databases; an older database
+ * is brought forward by the migrations (migrations.h).
  * The version lives in the table ktally_schema (sql/version.sql); ktally
  * tables without it are version 1. Every function works on a connection
  * the caller opened with kt_db_open() and keeps owning. Failures are
@@ -33,23 +32,25 @@ typedef enum
   KT_TABLES_LEDGER,      /* sql/ledger.sql: balances, applied and rejected txns */
 } KtTables;
 
-/* One migration, as compiled in from sql/migrations/. */
-typedef struct
-{
-  int         version;  /* the version it reaches, from version - 1 */
-  const char *name;     /* the file's name without NNN- and .sql */
-  const char *sql;      /* the file's text */
-} KtMigration;
-
-/* The @i-th migration in order (from 0), or NULL past the last. Static. */
-const KtMigration *kt_schema_migration (guint i);
-
 /* The database's schema version into *@version: 0 when it holds no ktally
  * table at all, 1 when it holds ktally tables but no ktally_schema (ktally
  * before schema versions kept none), else the highest version ktally_schema
  * records. */
 gboolean kt_schema_version (MYSQL *conn, const char *description, int *version,
                             GError **error);
+
+/* Every table and view of the database: a new table of name -> "BASE
+ * TABLE" or "VIEW"; NULL with @error. */
+GHashTable *kt_schema_tables (MYSQL *conn, const char *description, GError **error);
+
+/* kt_schema_version() of a database that holds @tables (kt_schema_tables()). */
+gboolean kt_schema_version_of (MYSQL *conn, const char *description, GHashTable *tables,
+                               int *version, GError **error);
+
+/* Sets @error for a database whose schema @version is newer than this
+ * ktally's: KT_ERROR_USAGE, "schema version N is newer than this ktally
+ * (M): upgrade ktally". */
+void     kt_schema_set_newer_error (GError **error, const char *description, int version);
 
 /* Refuses a database whose ktally_schema records a version newer than
  * KT_SCHEMA_VERSION (KT_ERROR_USAGE: "schema version N is newer than this
@@ -59,18 +60,6 @@ gboolean kt_schema_refuse_newer (MYSQL *conn, const char *description, GError **
 /* Makes kt_schema_refuse_newer() the check of every new connection
  * (db.h): call once at start, before any thread connects. */
 void     kt_schema_install (void);
-
-/* Brings the database to KT_SCHEMA_VERSION, under a named lock
- * (GET_LOCK) so that two starting instances never migrate at once. A
- * database without ktally tables gets the version recorded (its tables are
- * created afterwards from the latest .sql files); an older one runs each
- * migration in order, on whatever ktally tables it holds, logging one line
- * per migration. Restart-safe: every DDL step may run again after a kill
- * -9, and the data changes commit in one transaction with the version row,
- * so a migration cut short is completed by the next call. A newer schema
- * is refused as by kt_schema_refuse_newer(). Migrations may run for a long
- * time on big tables: give @conn a generous read timeout. */
-gboolean kt_schema_bring_forward (MYSQL *conn, const char *description, GError **error);
 
 /* For the commands that only read (status, audit); alters nothing. A
  * newer schema is refused, one older than KT_SCHEMA_READABLE too
@@ -148,8 +137,12 @@ gboolean kt_schema_create_counts_topics (MYSQL *conn, const char *description,
                                          GError **error);
 
 /* The statements of an embedded .sql text, in order: statements end with
- * ';' at the end of a line, and '--' lines are comments. A new array of
- * new strings. */
+ * ';' at the end of a line, and '--' lines are comments, but for a line
+ * before a statement of a migration that starts with
+ * KT_SCHEMA_IF_DIRECTIVE ("-- ktally: if NAME...": run it only where every
+ * NAME exists, "NAME:view", "NAME:table" as that), which is kept for
+ * kt_migrations_statement_applies(). A new array of new strings. */
+#define KT_SCHEMA_IF_DIRECTIVE "-- ktally: if "
 GPtrArray *kt_schema_statements (const char *text);
 
 /* @member ("job-pid@host") as ktally_batches.member holds it whatever the
@@ -159,12 +152,8 @@ GPtrArray *kt_schema_statements (const char *text);
 char *kt_schema_member (const char *member);
 
 /* ---- The same, for a KtDb (db.h): what commands and kinds call ---------- */
-
-/* Connects, brings the schema to KT_SCHEMA_VERSION (on a connection of its
- * own with a long read timeout: an ALTER of a big table outlasts the
- * usual 60 s, and the named lock lives as long as it), and makes sure the
- * tables every job shares (sql/common.sql) exist in the right shape. */
-gboolean kt_schema_ready (KtDb *db, GError **error);
+/* (Bringing the schema forward and the common tables in: kt_migrations_ready(),
+ * migrations.h.) */
 
 /* @tables' tables: any that exists must have the shape ktally writes
  * (checked before anything is created), and the absent ones are created,
