@@ -11,112 +11,16 @@
 #include "error.h"
 #include "kprops.h"
 #include "log.h"
+#include "nudger.h"
 
 static void stream_free (gpointer data);
 
 /* Whether this librdkafka re-checks a full pre-fetch queue on its own soon
- * (fetch.queue.backoff.ms, 2.2+); before, the nudger below does it. */
+ * (fetch.queue.backoff.ms, 2.2+); before, the nudger (nudger.h) does it. */
 static gboolean
 has_fetch_queue_backoff (void)
 {
   return rd_kafka_version () >= 0x020200ff;
-}
-
-/* Flat memory needs a bounded pre-fetch queue, and librdkafka bounds it by
- * stopping a partition's fetcher when the consumer queue holds
- * queued.min.messages records or queued.max.messages.kbytes of payload.
- * Before 2.2 a stopped fetcher looks at the queue again only when its
- * broker thread wakes up: on I/O, on an op, or on a fixed one-second timer
- * (2.2 made that fetch.queue.backoff.ms). A consumer faster than that timer
- * -- every consumer -- then stalls: measured here, a 20,000-record cap read
- * 234,000 records/s instead of 960,000. The nudger wakes the broker threads
- * whenever the app has drained half the queue: from its own thread, it asks
- * the consuming handle for the assigned partitions' log ends, a ListOffsets
- * request to each leader, whose send and answer wake that leader's thread,
- * which then sees room in the queue and fetches again. With it the same cap
- * read 1,130,000 records/s in 19 MB. The answers are not used. */
-typedef struct
-{
-  GThread    *thread;
-  rd_kafka_t *rk;       /* borrowed: the consuming handle */
-  GMutex      lock;
-  GCond       cond;
-  gboolean    wanted;   /* a nudge is due; several requests make one */
-  gboolean    quit;
-  guint64     nudges;
-} Nudger;
-
-static gpointer
-nudger_main (gpointer data)
-{
-  Nudger *n = data;
-
-  for (;;)
-    {
-      rd_kafka_topic_partition_list_t *assigned = NULL;
-
-      g_mutex_lock (&n->lock);
-      while (!n->wanted && !n->quit)
-        g_cond_wait (&n->cond, &n->lock);
-      n->wanted = FALSE;
-      if (n->quit)
-        {
-          g_mutex_unlock (&n->lock);
-          return NULL;
-        }
-      n->nudges++;
-      g_mutex_unlock (&n->lock);
-
-      if (rd_kafka_assignment (n->rk, &assigned) == RD_KAFKA_RESP_ERR_NO_ERROR
-          && assigned->cnt > 0)
-        {
-          for (int i = 0; i < assigned->cnt; i++)
-            assigned->elems[i].offset = RD_KAFKA_OFFSET_END;
-          /* Short: the nudge is in the send; a leader that is down must not
-           * hold up the next one or the shutdown. */
-          rd_kafka_offsets_for_times (n->rk, assigned, 200);
-        }
-      if (assigned != NULL)
-        rd_kafka_topic_partition_list_destroy (assigned);
-    }
-}
-
-static Nudger *
-nudger_new (rd_kafka_t *rk)
-{
-  Nudger *n = g_new0 (Nudger, 1);
-
-  n->rk = rk;
-  g_mutex_init (&n->lock);
-  g_cond_init (&n->cond);
-  n->thread = g_thread_new ("kt-fetch-nudge", nudger_main, n);
-  return n;
-}
-
-static void
-nudger_poke (Nudger *n)
-{
-  g_mutex_lock (&n->lock);
-  n->wanted = TRUE;
-  g_cond_signal (&n->cond);
-  g_mutex_unlock (&n->lock);
-}
-
-/* Stops and joins the thread; call before the handle goes. NULL is fine. */
-static void
-nudger_free (Nudger *n)
-{
-  if (n == NULL)
-    return;
-  g_mutex_lock (&n->lock);
-  n->quit = TRUE;
-  g_cond_signal (&n->cond);
-  g_mutex_unlock (&n->lock);
-  g_thread_join (n->thread);
-  g_debug ("fetch nudges: %" G_GUINT64_FORMAT, n->nudges);
-  g_mutex_clear (&n->lock);
-  g_cond_clear (&n->cond);
-  g_free (n);
 }
 
 struct _KtSource
@@ -142,7 +46,7 @@ struct _KtSource
    * librdkafka < 2.2 fetching under them (NULL on later versions). */
   gint64            queue_records;
   gint64            queue_bytes;
-  Nudger           *nudger;
+  KtNudger         *nudger;
   gint64            taken_records;  /* taken from the queue since the last nudge */
   gint64            taken_bytes;
   /* Records pulled past their ranges are carried in our memory, outside
@@ -270,7 +174,7 @@ make_conf (const KtSourceConfig *config, GError **error)
    *   with any backlog: librdkafka counts only the payload against the
    *   byte cap, and a small record costs ~450 bytes queued, so the record
    *   cap is what bounds one-line records (50,000: ~25 MB); the nudger
-   *   (above) keeps the fetchers going under both;
+   *   (nudger.h) keeps the fetchers going under both;
    * - an empty Fetch held at most 50 ms (librdkafka's default is 500):
    *   the end of a range with a gap at its tail is seen only after one,
    *   and a broker that does not answer a held Fetch when data arrives
@@ -362,7 +266,7 @@ maybe_nudge (KtSource *self)
       && (gint64) rd_kafka_queue_length (self->queue) <= self->queue_records / 2)
     {
       self->taken_records = self->taken_bytes = 0;
-      nudger_poke (self->nudger);
+      kt_nudger_poke (self->nudger);
     }
 }
 
@@ -419,7 +323,7 @@ kt_source_new (const KtSourceConfig *config, GError **error)
   meta_conf = NULL;
 
   if (!has_fetch_queue_backoff ())
-    self->nudger = nudger_new (self->rk);
+    self->nudger = kt_nudger_new (self->rk);
 
   self->queue = rd_kafka_queue_get_consumer (self->rk);
   if (self->queue == NULL)
@@ -443,7 +347,7 @@ kt_source_free (KtSource *self)
 {
   if (self == NULL)
     return;
-  g_clear_pointer (&self->nudger, nudger_free);  /* it uses rk */
+  g_clear_pointer (&self->nudger, kt_nudger_free);  /* it uses rk */
   g_clear_pointer (&self->queue, rd_kafka_queue_destroy);
   if (self->rk != NULL)
     {
