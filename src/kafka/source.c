@@ -2,11 +2,15 @@
  *
  * Takes a plan (per-partition [read_from, until)), hands every record of it
  * to a callback, and nothing else: it stores no offsets anywhere (the sink
- * does, in MySQL, with the counts) and never uses consumer-group offsets. */
+ * does, in MySQL, with the counts) and never uses consumer-group offsets.
+ * With --group, what a rebalance does to the partitions read is
+ * assignment.c's decision; the fetch nudger for librdkafka < 2.2 is
+ * nudger.c. */
 #include "source.h"
 
 #include <string.h>
 #include <unistd.h>
+#include "assignment.h"
 #include "autocleanups.h"
 #include "error.h"
 #include "kprops.h"
@@ -34,12 +38,9 @@ struct _KtSource
   gint64            max_batch_bytes;
   gint64            last_bytes;
   /* --group: the group owns the assignment; streams are made and dropped
-   * by rebalance_cb only. */
+   * by rebalances only (assignment.c decides, streams_apply does). */
   gboolean          group;
-  gboolean          assigned_once;
-  gboolean          revoked;  /* a rebalance happened since last looked */
-  gboolean        (*start_offsets) (KtPartitionState *, guint, gpointer, GError **);
-  gpointer          start_offsets_data;
+  KtAssignment     *assignment;  /* NULL without --group */
   const volatile int *stop;
   /* The pre-fetch queue's caps (queued.min.messages and
    * queued.max.messages.kbytes, as configured), and the nudger that keeps
@@ -241,6 +242,8 @@ make_conf (const KtSourceConfig *config, GError **error)
 
 static void rebalance_cb (rd_kafka_t *rk, rd_kafka_resp_err_t err,
                          rd_kafka_topic_partition_list_t *parts, void *opaque);
+static void streams_held (gpointer data, GArray *partitions);
+static void streams_apply (gpointer data, const KtAssignmentPlan *plan);
 
 /* An integer property of @conf (one librdkafka accepted), 0 if unreadable. */
 static gint64
@@ -289,16 +292,20 @@ kt_source_new (const KtSourceConfig *config, GError **error)
     return NULL;
   meta_conf = rd_kafka_conf_dup (conf);
   self->group = config->group != NULL;
-  self->start_offsets = config->start_offsets;
   self->stop = config->stop;
-  self->start_offsets_data = config->start_offsets_data;
   /* error_cb's (served on rk only) and log_cb's: both handles' broker
    * failures explain their errors. */
   rd_kafka_conf_set_opaque (conf, self);
   rd_kafka_conf_set_opaque (meta_conf, self);
   self->poll_main = config->group != NULL || config->client_id != NULL;  /* make_conf */
   if (self->group)
-    rd_kafka_conf_set_rebalance_cb (conf, rebalance_cb);
+    {
+      static const KtAssignmentStreams streams = { streams_held, streams_apply };
+
+      self->assignment = kt_assignment_new (self->topic, &streams, self, config->start_offsets,
+                                            config->start_offsets_data);
+      rd_kafka_conf_set_rebalance_cb (conf, rebalance_cb);
+    }
   /* The caps as configured (-X may have changed them): the nudger's pace. */
   self->queue_records = conf_get_int (conf, "queued.min.messages");
   self->queue_bytes = conf_get_int (conf, "queued.max.messages.kbytes") * 1024;
@@ -352,7 +359,7 @@ kt_source_free (KtSource *self)
   if (self->rk != NULL)
     {
       /* Nothing is committed to Kafka here. In a group, closing leaves it
-       * (a last rebalance_cb revokes every stream, so they must still be
+       * (a last rebalance revokes every stream, so they must still be
        * there); otherwise it only stops the fetchers. */
       rd_kafka_consumer_close (self->rk);
     }
@@ -361,6 +368,7 @@ kt_source_free (KtSource *self)
    * other, whose streams all carried records past their ranges). */
   g_clear_pointer (&self->streams, g_hash_table_unref);
   g_clear_pointer (&self->rk, rd_kafka_destroy);
+  g_clear_pointer (&self->assignment, kt_assignment_free);  /* rk's rebalances used it */
   g_clear_pointer (&self->meta_topic, rd_kafka_topic_destroy);
   g_clear_pointer (&self->meta, rd_kafka_destroy);
   g_free (self->topic);
@@ -935,10 +943,9 @@ read_some (Reading *rd, GArray *ranges, const volatile int *stop, int stall_ms,
   maybe_nudge (self);
   if (self->poll_main)
     rd_kafka_poll (self->rk, 0);  /* error_cb */
-  if (ok && self->revoked)
+  if (ok && kt_assignment_take_revoked (self->assignment))
     {
-      /* Positions are unknown after a rebalance (see rebalance_cb). */
-      self->revoked = FALSE;
+      /* Positions are unknown after a rebalance (see streams_apply). */
       g_set_error (error, KT_ERROR, KT_ERROR_REBALANCED,
                    "the group rebalanced while the batch was read; it is "
                    "abandoned (nothing was committed) and planned again");
@@ -1073,54 +1080,43 @@ kt_source_commit (KtSource *self, const GArray *ranges, GError **error)
   return TRUE;
 }
 
-/* --group: newly assigned @parts start at the offsets stored in MySQL,
- * exactly: never the group's committed offsets, and no placeholder to
- * seek away from later. A stream each. */
+/* --group (assignment.h): the partitions with a stream. */
 static void
-start_assigned (KtSource *self, rd_kafka_topic_partition_list_t *parts)
+streams_held (gpointer data, GArray *partitions)
 {
-  g_autofree KtPartitionState *states = g_new0 (KtPartitionState, MAX (parts->cnt, 1));
-  g_autoptr(GError) local = NULL;
+  KtSource *self = data;
+  GHashTableIter iter;
+  gpointer key;
 
-  for (int i = 0; i < parts->cnt; i++)
-    states[i].partition = parts->elems[i].partition;
-  if (self->start_offsets == NULL
-      || !self->start_offsets (states, (guint) parts->cnt, self->start_offsets_data, &local))
+  g_hash_table_iter_init (&iter, self->streams);
+  while (g_hash_table_iter_next (&iter, &key, NULL))
     {
-      /* Without them, start nowhere: these partitions stay unread by this
-       * member (streams unknown: every plan seeks first). */
-      g_warning ("group: cannot read the stored offsets of the assigned partitions: "
-                 "%s; they will be sought before reading",
-                 local != NULL ? local->message : "no lookup");
-      for (int i = 0; i < parts->cnt; i++)
-        states[i].stored = -1;
-    }
-  for (int i = 0; i < parts->cnt; i++)
-    {
-      gint64 at = states[i].stored;
-      parts->elems[i].offset = at >= 0 ? at : RD_KAFKA_OFFSET_END;
-      g_hash_table_replace (self->streams, GINT_TO_POINTER (parts->elems[i].partition),
-                            stream_new (parts->elems[i].partition, at >= 0 ? at : -1));
+      gint32 p = GPOINTER_TO_INT (key);
+      g_array_append_val (partitions, p);
     }
 }
 
-/* --group: Kafka's group protocol gives and takes partitions here (called
- * from inside a consume call, on this thread). A partition joins at the
- * offset stored in MySQL (start_assigned; at the log end, a placeholder the
- * next plan seeks away from, when that cannot be read). A revoked
- * partition's stream and carried records go at once; a read in progress
- * notices and abandons its batch, which commits nothing. */
-static void
-rebalance_cb (rd_kafka_t *rk, rd_kafka_resp_err_t err,
-              rd_kafka_topic_partition_list_t *parts, void *opaque)
+static gboolean
+plan_owns (const KtAssignmentPlan *plan, gint32 partition)
 {
-  KtSource *self = opaque;
-  gboolean cooperative = g_strcmp0 (rd_kafka_rebalance_protocol (rk), "COOPERATIVE") == 0;
-  g_autoptr(GString) list = g_string_new (NULL);
-  rd_kafka_error_t *e = NULL;
+  for (guint i = 0; i < plan->owned->len; i++)
+    if (g_array_index (plan->owned, KtAssignedPartition, i).partition == partition)
+      return TRUE;
+  return FALSE;
+}
 
-  for (int i = 0; i < parts->cnt; i++)
-    g_string_append_printf (list, "%s%d", i ? "," : "", parts->elems[i].partition);
+/* --group: a rebalance's @plan, from inside a consume call on this
+ * thread. A newly assigned partition gets a stream at the offset stored in
+ * MySQL (unknown when that cannot be read: every plan seeks first); a
+ * revoked partition's stream and carried records go at once; a read in
+ * progress notices (kt_assignment_take_revoked) and abandons its batch,
+ * which commits nothing. */
+static void
+streams_apply (gpointer data, const KtAssignmentPlan *plan)
+{
+  KtSource *self = data;
+  GHashTableIter iter;
+  gpointer key, value;
 
   /* librdkafka 2.0 pauses every fetcher during a cooperative rebalance and
    * may resume a partition it keeps past records it had fetched but not
@@ -1128,53 +1124,33 @@ rebalance_cb (rd_kafka_t *rk, rd_kafka_resp_err_t err,
    * So no position survives a rebalance: every stream forgets where it
    * was, the read in flight is abandoned, and the next plan seeks each
    * partition to the offset stored in MySQL. */
-  {
-    GHashTableIter iter;
-    gpointer value;
+  g_hash_table_iter_init (&iter, self->streams);
+  while (g_hash_table_iter_next (&iter, &key, &value))
+    {
+      Stream *st = value;
+      stream_drop_carry (st);
+      st->handed = st->pulled = -1;
+      if (!plan_owns (plan, GPOINTER_TO_INT (key)))
+        g_hash_table_iter_remove (&iter);
+    }
+  for (guint i = 0; i < plan->assign->len; i++)
+    {
+      const KtAssignedPartition *a = &g_array_index (plan->assign, KtAssignedPartition, i);
 
-    g_hash_table_iter_init (&iter, self->streams);
-    while (g_hash_table_iter_next (&iter, NULL, &value))
-      {
-        Stream *st = value;
-        stream_drop_carry (st);
-        st->handed = st->pulled = -1;
-      }
-    self->revoked = TRUE;
-  }
+      g_hash_table_replace (self->streams, GINT_TO_POINTER (a->partition),
+                            stream_new (a->partition, a->offset));
+    }
+}
 
-  if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS)
-    {
-      start_assigned (self, parts);
-      if (cooperative)
-        e = rd_kafka_incremental_assign (rk, parts);
-      else
-        rd_kafka_assign (rk, parts);
-      self->assigned_once = TRUE;
-      g_message ("group: assigned %s/[%s] (%s rebalancing)", self->topic,
-                 list->str, cooperative ? "cooperative" : "eager");
-    }
-  else
-    {
-      if (err != RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS)
-        g_warning ("group: rebalance error: %s; releasing every partition",
-                   rd_kafka_err2str (err));
-      for (int i = 0; i < parts->cnt; i++)
-        g_hash_table_remove (self->streams, GINT_TO_POINTER (parts->elems[i].partition));
-      if (cooperative && err == RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS)
-        e = rd_kafka_incremental_unassign (rk, parts);
-      else
-        {
-          g_hash_table_remove_all (self->streams);
-          rd_kafka_assign (rk, NULL);
-        }
-      self->revoked = TRUE;
-      g_message ("group: revoked %s/[%s]", self->topic, list->str);
-    }
-  if (e != NULL)
-    {
-      g_warning ("group: cannot apply the assignment: %s", rd_kafka_error_string (e));
-      rd_kafka_error_destroy (e);
-    }
+/* --group: Kafka's group protocol gives and takes partitions here; what it
+ * means is assignment.c's. */
+static void
+rebalance_cb (rd_kafka_t *rk, rd_kafka_resp_err_t err,
+              rd_kafka_topic_partition_list_t *parts, void *opaque)
+{
+  KtSource *self = opaque;
+
+  kt_assignment_rebalance (self->assignment, rk, err, parts);
 }
 
 gboolean
@@ -1208,7 +1184,7 @@ kt_source_owned (KtSource *self, GArray *partitions, gboolean *assigned)
       g_array_append_val (partitions, p);
     }
   g_array_sort (partitions, compare_gint32);
-  *assigned = self->assigned_once;
+  *assigned = kt_assignment_assigned_once (self->assignment);
 }
 
 void
@@ -1247,7 +1223,8 @@ kt_source_serve (KtSource *self, int timeout_ms)
 const char *
 kt_source_protocol (KtSource *self)
 {
-  return self->assigned_once ? rd_kafka_rebalance_protocol (self->rk) : "NONE";
+  return kt_assignment_assigned_once (self->assignment) ? rd_kafka_rebalance_protocol (self->rk)
+                                                        : "NONE";
 }
 
 /* Reads a big-endian integer of @size bytes at *@p, if it is there. */
