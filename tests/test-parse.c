@@ -1160,7 +1160,7 @@ test_format_levels_refused (void)
  * none) and the levels ERROR and WARN; the rows and the counts. */
 static GArray *
 parse_fields (const char *value, gsize len, const char *by, const char *sum, int bucket,
-              KtParseCounts *counts, KtKeyLimit *limit, KtGroups **groups_out)
+              KtParseCounts *counts, KtKeyLimit *limit, KtKeyedCounts **keyed_out)
 {
   static const char *const levels[] = { "ERROR", "WARN", NULL };
   g_auto(GStrv) dims = by != NULL ? g_strsplit (by, ",", -1) : NULL;
@@ -1169,19 +1169,19 @@ parse_fields (const char *value, gsize len, const char *by, const char *sum, int
                            (const char *const *) sums };
   g_autoptr(GError) error = NULL;
   g_autoptr(KtParser) parser = kt_parser_new_format (&format, &error);
-  KtGroups *groups;
+  KtKeyedCounts *keyed;
 
   g_assert_no_error (error);
   g_assert_true (kt_parser_has_fields (parser));
-  groups = kt_groups_new (-1, sums != NULL ? g_strv_length (sums) : 0, limit);
-  kt_parser_value_groups (parser, value, len, groups, counts, NULL, NULL);
-  *groups_out = groups;
-  return kt_groups_sorted (groups);
+  keyed = kt_keyed_counts_new (-1, sums != NULL ? g_strv_length (sums) : 0, limit);
+  kt_parser_value_keyed (parser, value, len, keyed, counts, NULL, NULL);
+  *keyed_out = keyed;
+  return kt_keyed_counts_sorted (keyed);
 }
 
 /* The @i-th value of a key (parse.h's encoding), as a new GBytes. */
 static GBytes *
-key_value (const KtGroupRow *row, guint i)
+key_value (const KtKeyedRow *row, guint i)
 {
   const guint8 *k = row->key;
 
@@ -1192,7 +1192,7 @@ key_value (const KtGroupRow *row, guint i)
 }
 
 static void
-assert_value (const KtGroupRow *row, guint i, const char *want, gsize want_len)
+assert_value (const KtKeyedRow *row, guint i, const char *want, gsize want_len)
 {
   g_autoptr(GBytes) got = key_value (row, i);
   gsize len;
@@ -1205,7 +1205,7 @@ static void
 test_fields_read (void)
 {
   g_autoptr(KtKeyLimit) limit = kt_key_limit_new (100);
-  g_autoptr(KtGroups) groups = NULL;
+  g_autoptr(KtKeyedCounts) keyed = NULL;
   KtParseCounts counts = { 0 };
   const char value[] =
     "2017-07-30 14:09:08 ERROR svc=auth; st=500; bytes=10;\n"
@@ -1216,7 +1216,7 @@ test_fields_read (void)
     "2017-07-30 14:10:00 ERROR svc=Auth; st=500; bytes=1;\n"  /* case is a key of its own */
     "2017-07-30 14:10:00 ERROR svc=auth ; st=500; bytes=1;\n"; /* and so is a trailing space */
   g_autoptr(GArray) rows = parse_fields (value, sizeof value - 1, "service,status", "bytes", 1,
-                                         &counts, limit, &groups);
+                                         &counts, limit, &keyed);
   char sum[48];
 
   g_assert_cmpuint (counts.lines, ==, 7);
@@ -1225,21 +1225,21 @@ test_fields_read (void)
   g_assert_cmpuint (rows->len, ==, 5);
   /* In the order of the key bytes (each value after its length): 14:09:
    * '' '', 'pay' '', 'auth' '500'; 14:10: 'Auth', 'auth '. */
-  assert_value (&g_array_index (rows, KtGroupRow, 0), 0, "", 0);
-  assert_value (&g_array_index (rows, KtGroupRow, 0), 1, "", 0);
-  assert_value (&g_array_index (rows, KtGroupRow, 2), 0, "auth", 4);
-  assert_value (&g_array_index (rows, KtGroupRow, 2), 1, "500", 3);
-  g_assert_cmpuint (g_array_index (rows, KtGroupRow, 2).count, ==, 2);
-  kt_sum_format (g_array_index (rows, KtGroupRow, 2).sums[0], sum);
+  assert_value (&g_array_index (rows, KtKeyedRow, 0), 0, "", 0);
+  assert_value (&g_array_index (rows, KtKeyedRow, 0), 1, "", 0);
+  assert_value (&g_array_index (rows, KtKeyedRow, 2), 0, "auth", 4);
+  assert_value (&g_array_index (rows, KtKeyedRow, 2), 1, "500", 3);
+  g_assert_cmpuint (g_array_index (rows, KtKeyedRow, 2).count, ==, 2);
+  kt_sum_format (g_array_index (rows, KtKeyedRow, 2).sums[0], sum);
   g_assert_cmpstr (sum, ==, "15.2500");
-  assert_value (&g_array_index (rows, KtGroupRow, 1), 0, "pay", 3);
-  assert_value (&g_array_index (rows, KtGroupRow, 1), 1, "", 0);
-  kt_sum_format (g_array_index (rows, KtGroupRow, 1).sums[0], sum);
+  assert_value (&g_array_index (rows, KtKeyedRow, 1), 0, "pay", 3);
+  assert_value (&g_array_index (rows, KtKeyedRow, 1), 1, "", 0);
+  kt_sum_format (g_array_index (rows, KtKeyedRow, 1).sums[0], sum);
   g_assert_cmpstr (sum, ==, "-1.5000");
-  g_assert_cmpint (g_array_index (rows, KtGroupRow, 3).bucket, ==,
+  g_assert_cmpint (g_array_index (rows, KtKeyedRow, 3).bucket, ==,
                    kt_minute_from_civil (2017, 7, 30, 14, 10));
-  assert_value (&g_array_index (rows, KtGroupRow, 3), 0, "Auth", 4);
-  assert_value (&g_array_index (rows, KtGroupRow, 4), 0, "auth ", 5);
+  assert_value (&g_array_index (rows, KtKeyedRow, 3), 0, "Auth", 4);
+  assert_value (&g_array_index (rows, KtKeyedRow, 4), 0, "auth ", 5);
 }
 
 /* The cut at KT_DIMENSION_BYTES: never inside a UTF-8 character, at most
@@ -1267,17 +1267,17 @@ test_fields_cut (void)
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
     {
       g_autoptr(KtKeyLimit) limit = kt_key_limit_new (100);
-      g_autoptr(KtGroups) groups = NULL;
+      g_autoptr(KtKeyedCounts) keyed = NULL;
       g_autofree char *filler = g_strnfill (250, 'a');
       g_autofree char *svc = g_strconcat (filler, cases[i].before, NULL);
       g_autofree char *value = g_strdup_printf ("2017-07-30 14:09:08 ERROR svc=%s; bytes=1;", svc);
       KtParseCounts counts = { 0 };
       g_autoptr(GArray) rows = parse_fields (value, strlen (value), "service", NULL, 1, &counts,
-                                             limit, &groups);
+                                             limit, &keyed);
 
       g_test_message ("case %" G_GSIZE_FORMAT, i);
       g_assert_cmpuint (rows->len, ==, 1);
-      assert_value (&g_array_index (rows, KtGroupRow, 0), 0, svc, cases[i].kept);
+      assert_value (&g_array_index (rows, KtKeyedRow, 0), 0, svc, cases[i].kept);
     }
 }
 
@@ -1332,7 +1332,7 @@ test_fields_malformed (void)
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
     {
       g_autoptr(KtKeyLimit) limit = kt_key_limit_new (10);
-      g_autoptr(KtGroups) groups = kt_groups_new (-1, 1, limit);
+      g_autoptr(KtKeyedCounts) keyed = kt_keyed_counts_new (-1, 1, limit);
       g_autoptr(GArray) rows = NULL;
       KtParseCounts counts = { 0 };
       gint64 minute;
@@ -1340,15 +1340,15 @@ test_fields_malformed (void)
       g_test_message ("%s", cases[i].line);
       g_assert_cmpint (kt_parser_line (parser, cases[i].line, strlen (cases[i].line), &minute),
                        ==, cases[i].kind);
-      kt_parser_value_groups (parser, cases[i].line, strlen (cases[i].line), groups, &counts,
+      kt_parser_value_keyed (parser, cases[i].line, strlen (cases[i].line), keyed, &counts,
                               NULL, NULL);
-      rows = kt_groups_sorted (groups);
+      rows = kt_keyed_counts_sorted (keyed);
       g_assert_cmpuint (rows->len, ==, cases[i].kind == KT_LINE_ERROR);
       g_assert_cmpuint (counts.malformed, ==, cases[i].kind == KT_LINE_MALFORMED);
       if (cases[i].sum != NULL)
         {
           char sum[48];
-          kt_sum_format (g_array_index (rows, KtGroupRow, 0).sums[0], sum);
+          kt_sum_format (g_array_index (rows, KtKeyedRow, 0).sums[0], sum);
           g_assert_cmpstr (sum, ==, cases[i].sum);
         }
     }
@@ -1360,7 +1360,7 @@ static void
 test_fields_hostile (void)
 {
   g_autoptr(KtKeyLimit) limit = kt_key_limit_new (100);
-  g_autoptr(KtGroups) groups = NULL;
+  g_autoptr(KtKeyedCounts) keyed = NULL;
   g_autoptr(GString) value = g_string_new (NULL);
   g_autoptr(GArray) rows = NULL;
   KtParseCounts counts = { 0 };
@@ -1371,23 +1371,23 @@ test_fields_hostile (void)
   for (int i = 0; i < 10 * 1024 * 1024; i++)
     g_string_append_c (value, (char) ('a' + i % 26));
   g_string_append_len (value, "; bytes=3;\n2017-07-30 15:00:00 ERROR svc=a\0b; bytes=4;", 54);
-  rows = parse_fields (value->str, value->len, "service", "bytes", 60, &counts, limit, &groups);
+  rows = parse_fields (value->str, value->len, "service", "bytes", 60, &counts, limit, &keyed);
   g_assert_cmpuint (counts.lines, ==, 4);
   g_assert_cmpuint (counts.errors, ==, 4);
   g_assert_cmpuint (rows->len, ==, 4);
   /* 14:00: "a\0b", "\xff\xfe\x01\x7f", "abc...z" cut at 255 (the order of the
    * key bytes, each value after its length); 15:00: "a\0b". */
-  assert_value (&g_array_index (rows, KtGroupRow, 0), 0, "a\0b", 3);
-  g_assert_cmpint (g_array_index (rows, KtGroupRow, 0).bucket, ==,
+  assert_value (&g_array_index (rows, KtKeyedRow, 0), 0, "a\0b", 3);
+  g_assert_cmpint (g_array_index (rows, KtKeyedRow, 0).bucket, ==,
                    kt_minute_from_civil (2017, 7, 30, 14, 0));
-  g_assert_cmpuint (g_array_index (rows, KtGroupRow, 2).key_len, ==, 256);
-  assert_value (&g_array_index (rows, KtGroupRow, 2), 0,
+  g_assert_cmpuint (g_array_index (rows, KtKeyedRow, 2).key_len, ==, 256);
+  assert_value (&g_array_index (rows, KtKeyedRow, 2), 0,
                 "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz"
                 "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz"
                 "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz"
                 "abcdefghijklmnopqrstu", 255);
-  assert_value (&g_array_index (rows, KtGroupRow, 1), 0, "\xff\xfe\x01\x7f", 4);
-  g_assert_cmpint (g_array_index (rows, KtGroupRow, 3).bucket, ==,
+  assert_value (&g_array_index (rows, KtKeyedRow, 1), 0, "\xff\xfe\x01\x7f", 4);
+  g_assert_cmpint (g_array_index (rows, KtKeyedRow, 3).bucket, ==,
                    kt_minute_from_civil (2017, 7, 30, 15, 0));
 }
 
@@ -1444,19 +1444,19 @@ test_fields_level (void)
   g_autoptr(GError) error = NULL;
   g_autoptr(KtParser) parser = kt_parser_new_format (&format, &error);
   g_autoptr(KtKeyLimit) limit = kt_key_limit_new (10);
-  g_autoptr(KtGroups) groups = kt_groups_new (-1, 0, limit);
+  g_autoptr(KtKeyedCounts) keyed = kt_keyed_counts_new (-1, 0, limit);
   g_autoptr(GArray) rows = NULL;
   KtParseCounts counts = { 0 };
   const char value[] = "2017-07-30 14:09:08 ERROR a\n2017-07-30 14:09:09 FATAL b\n"
                        "2017-07-30 14:09:10 ERROR c\n2017-07-30 14:09:11 INFO d\n";
 
   g_assert_no_error (error);
-  kt_parser_value_groups (parser, value, sizeof value - 1, groups, &counts, NULL, NULL);
-  rows = kt_groups_sorted (groups);
+  kt_parser_value_keyed (parser, value, sizeof value - 1, keyed, &counts, NULL, NULL);
+  rows = kt_keyed_counts_sorted (keyed);
   g_assert_cmpuint (rows->len, ==, 2);
-  assert_value (&g_array_index (rows, KtGroupRow, 0), 0, "ERROR", 5);
-  g_assert_cmpuint (g_array_index (rows, KtGroupRow, 0).count, ==, 2);
-  assert_value (&g_array_index (rows, KtGroupRow, 1), 0, "FATAL", 5);
+  assert_value (&g_array_index (rows, KtKeyedRow, 0), 0, "ERROR", 5);
+  g_assert_cmpuint (g_array_index (rows, KtKeyedRow, 0).count, ==, 2);
+  assert_value (&g_array_index (rows, KtKeyedRow, 1), 0, "FATAL", 5);
 }
 
 int

@@ -9,7 +9,7 @@
 #pragma once
 #include <glib.h>
 #include "batchlog.h"
-#include "job.h"
+#include "kind-context.h"
 #include "kind.h"
 #include "run-job.h"
 #include "source.h"
@@ -19,7 +19,7 @@ typedef struct
   KtSource        *source;
   const KtJobKind *kind;
   gpointer         state;        /* the kind's, for this topic */
-  KtJob            job;          /* what the kind works with */
+  KtKindContext            job;          /* what the kind works with */
   gboolean         member;       /* --group: the group assigns the partitions */
   GArray          *partitions;   /* gint32, ascending */
   gint64           metadata_at;  /* monotonic time of the last partition list; 0: never */

@@ -21,7 +21,7 @@ bound (const GArray *bounds, gint32 partition)
 /* The stored offsets of @states: kafka_offset, or the consumer group's
  * committed offsets with --offsets kafka. */
 static gboolean
-load_stored (KtJob *job, KtPartitionState *s, guint n, GError **error)
+load_stored (KtKindContext *job, KtPartitionState *s, guint n, GError **error)
 {
   if (job->spec->offsets == KT_OFFSETS_KAFKA)
     return kt_source_committed (job->source, s, n, KAFKA_TIMEOUT_MS, error);
@@ -47,7 +47,7 @@ append_partitions (GString *out, const GArray *ranges)
 /* One line for the partitions seen for the first time (@fresh: KtRange,
  * from where each starts to its high watermark), however many there are. */
 static void
-report_new (KtJob *job, const GArray *fresh)
+report_new (KtKindContext *job, const GArray *fresh)
 {
   g_autoptr(KtLogEvent) e = kt_log_event_new ("new-partitions");
   g_autoptr(GString) list = g_string_new (NULL);
@@ -71,7 +71,7 @@ report_new (KtJob *job, const GArray *fresh)
 }
 
 gboolean
-kt_positions_load (KtJob *job, const GArray *partitions, GArray *states, GError **error)
+kt_positions_load (KtKindContext *job, const GArray *partitions, GArray *states, GError **error)
 {
   const KtJobSpec *spec = job->spec;
   g_autoptr(GArray) starts = g_array_new (FALSE, FALSE, sizeof (KtRange));
@@ -105,7 +105,7 @@ kt_positions_load (KtJob *job, const GArray *partitions, GArray *states, GError 
           }
         /* A job that holds offsets is a job: what it is goes in first,
          * wherever the offsets live (`ktally jobs` lists it from then). */
-        if (!kt_job_claim (job, error))
+        if (!kt_kind_context_claim (job, error))
           return FALSE;
         if (spec->offsets == KT_OFFSETS_KAFKA)
           {
@@ -136,7 +136,7 @@ kt_positions_load (KtJob *job, const GArray *partitions, GArray *states, GError 
 }
 
 gboolean
-kt_positions_assigned (KtJob *job, KtPartitionState *s, guint n, GError **error)
+kt_positions_assigned (KtKindContext *job, KtPartitionState *s, guint n, GError **error)
 {
   const KtJobSpec *spec = job->spec;
   gboolean missing = FALSE;
@@ -148,7 +148,7 @@ kt_positions_assigned (KtJob *job, KtPartitionState *s, guint n, GError **error)
   if (!missing)
     return TRUE;
   if (!kt_source_watermarks (job->source, s, n, KAFKA_TIMEOUT_MS, error)
-      || !kt_job_claim (job, error))
+      || !kt_kind_context_claim (job, error))
     return FALSE;
   for (guint i = 0; i < n; i++)
     if (s[i].stored < 0
@@ -159,7 +159,7 @@ kt_positions_assigned (KtJob *job, KtPartitionState *s, guint n, GError **error)
 }
 
 gboolean
-kt_positions_partitions (KtJob *job, GArray *partitions, int timeout_ms, GError **error)
+kt_positions_partitions (KtKindContext *job, GArray *partitions, int timeout_ms, GError **error)
 {
   const GArray *only = job->spec->partitions;
   g_autoptr(GArray) all = g_array_new (FALSE, FALSE, sizeof (gint32));

@@ -7,25 +7,25 @@
  * read), or a replay's --from; a replay's partitions end at its --until. */
 #pragma once
 #include <glib.h>
-#include "job.h"
+#include "kind-context.h"
 #include "plan.h"
 
 /* Fills @states (KtPartitionState) for @partitions (gint32): the stored
  * offsets first, then the watermarks, so that a stored offset is never
  * ahead of the high watermark asked after it, even while another writer
  * commits. Failures are the source's or the database's. */
-gboolean kt_positions_load (KtJob *job, const GArray *partitions, GArray *states,
+gboolean kt_positions_load (KtKindContext *job, const GArray *partitions, GArray *states,
                             GError **error);
 
 /* --group: where the partitions the group just assigned start: their
  * stored offsets in ->stored of @states (rows created, as above, for new
  * ones). */
-gboolean kt_positions_assigned (KtJob *job, KtPartitionState *states, guint n,
+gboolean kt_positions_assigned (KtKindContext *job, KtPartitionState *states, guint n,
                                 GError **error);
 
 /* The partitions of job->topic this instance reads, ascending, into
  * @partitions (gint32): all of them, or only the --partitions ones (one
  * that the topic does not have is KT_ERROR_USAGE). Fresh from the
  * metadata; failures are the source's. */
-gboolean kt_positions_partitions (KtJob *job, GArray *partitions, int timeout_ms,
+gboolean kt_positions_partitions (KtKindContext *job, GArray *partitions, int timeout_ms,
                                   GError **error);

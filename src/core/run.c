@@ -123,7 +123,7 @@ commit_once (Runner *r, KtCommitResult *result, KtFeed **fenced_feed, gint32 *fe
 
   *result = KT_COMMIT_FAILED;
   /* The identity is the job's: one claim covers every topic. */
-  if (!kt_job_begin (&first->job, error))
+  if (!kt_kind_context_begin (&first->job, error))
     return FALSE;
   for (guint i = 0; i < r->feeds->len; i++)
     {
@@ -144,7 +144,7 @@ commit_once (Runner *r, KtCommitResult *result, KtFeed **fenced_feed, gint32 *fe
           return TRUE;
         }
     }
-  if (!kt_job_finish (&first->job, result, error))
+  if (!kt_kind_context_finish (&first->job, result, error))
     return FALSE;
   for (guint i = 0; i < r->feeds->len; i++)
     ((KtFeed *) r->feeds->pdata[i])->job.claimed = TRUE;

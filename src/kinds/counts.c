@@ -290,7 +290,7 @@ kt_counts_new (const KtCountOptions *config, gint32 partition, KtKeyLimit *limit
   else
     {
       g_return_val_if_fail (limit != NULL, NULL);
-      self->groups = kt_groups_new (partition, config->sums != NULL
+      self->keyed = kt_keyed_counts_new (partition, config->sums != NULL
                                                ? g_strv_length (config->sums) : 0, limit);
     }
   return self;
@@ -302,7 +302,7 @@ kt_counts_free (KtCounts *self)
   if (self == NULL)
     return;
   kt_reducer_free (self->minutes);
-  kt_groups_free (self->groups);
+  kt_keyed_counts_free (self->keyed);
   g_free (self);
 }
 
@@ -312,14 +312,14 @@ kt_counts_clear (KtCounts *self)
   if (self->minutes != NULL)
     kt_reducer_clear (self->minutes);
   else
-    kt_groups_clear (self->groups);
+    kt_keyed_counts_clear (self->keyed);
 }
 
 guint
 kt_counts_size (KtCounts *self)
 {
   return self->minutes != NULL ? kt_reducer_size (self->minutes)
-                               : kt_groups_size (self->groups);
+                               : kt_keyed_counts_size (self->keyed);
 }
 
 void
@@ -331,7 +331,7 @@ kt_counts_take (KtParser *parser, KtCounts *counts, gint32 partition, gint64 off
   gsize bad_len = 0;
   guint64 malformed = counts->minutes != NULL
     ? kt_parser_value (parser, value, len, counts->minutes, &mine, &bad, &bad_len)
-    : kt_parser_value_groups (parser, value, len, counts->groups, &mine, &bad, &bad_len);
+    : kt_parser_value_keyed (parser, value, len, counts->keyed, &mine, &bad, &bad_len);
 
   if (malformed > 0 && !summary->have_sample)
     {
@@ -358,14 +358,14 @@ counts_rows (KtCounts *counts)
   g_autoptr(GArray) minutes = NULL;
   GArray *rows;
 
-  if (counts->groups != NULL)
-    return kt_groups_sorted (counts->groups);
+  if (counts->keyed != NULL)
+    return kt_keyed_counts_sorted (counts->keyed);
   minutes = kt_reducer_sorted (counts->minutes);
-  rows = g_array_sized_new (FALSE, FALSE, sizeof (KtGroupRow), minutes->len);
+  rows = g_array_sized_new (FALSE, FALSE, sizeof (KtKeyedRow), minutes->len);
   for (guint i = 0; i < minutes->len; i++)
     {
       const KtMinuteCount *mc = &g_array_index (minutes, KtMinuteCount, i);
-      KtGroupRow row = { counts->partition, mc->minute, FALSE, (const guint8 *) "", 0,
+      KtKeyedRow row = { counts->partition, mc->minute, FALSE, (const guint8 *) "", 0,
                          mc->count, NULL };
 
       g_array_append_val (rows, row);
@@ -404,7 +404,7 @@ finish_insert (KtDb *db, GString *sql, const KtCountsShape *shape, const char *t
  * (other) row. Hex literals: any bytes (NUL, invalid UTF-8) reach the
  * VARBINARY column as they are, whatever the connection's character set. */
 static void
-append_key (GString *sql, const KtGroupRow *row, guint n_dims)
+append_key (GString *sql, const KtKeyedRow *row, guint n_dims)
 {
   static const char hex[] = "0123456789ABCDEF";
   const guint8 *k = row->key, *end = row->key + row->key_len;
@@ -430,7 +430,7 @@ append_key (GString *sql, const KtGroupRow *row, guint n_dims)
 
 /* One row's values: "(prefix'YYYY-MM-DD HH:MM:00', keys, count, sums)". */
 static void
-append_row (GString *sql, const KtGroupRow *row, const char *prefix, guint n_dims,
+append_row (GString *sql, const KtKeyedRow *row, const char *prefix, guint n_dims,
             guint n_sums)
 {
   char when[20], sum[48];
@@ -451,7 +451,7 @@ append_row (GString *sql, const KtGroupRow *row, const char *prefix, guint n_dim
 static GArray *
 all_rows (KtCounts *const *parts, guint n)
 {
-  GArray *rows = g_array_new (FALSE, FALSE, sizeof (KtGroupRow));
+  GArray *rows = g_array_new (FALSE, FALSE, sizeof (KtKeyedRow));
 
   for (guint i = 0; i < n; i++)
     {
@@ -460,7 +460,7 @@ all_rows (KtCounts *const *parts, guint n)
       g_array_append_vals (rows, sorted->data, sorted->len);
     }
   if (n > 1)
-    g_array_sort (rows, kt_group_row_compare);
+    g_array_sort (rows, kt_keyed_row_compare);
   return rows;
 }
 
@@ -468,9 +468,9 @@ all_rows (KtCounts *const *parts, guint n)
  * from other partitions) into @out, whose sums are @sums; moves *at past
  * them. */
 static void
-fold_equal (GArray *rows, guint *at, guint n_sums, KtSum *sums, KtGroupRow *out)
+fold_equal (GArray *rows, guint *at, guint n_sums, KtSum *sums, KtKeyedRow *out)
 {
-  const KtGroupRow *first = &g_array_index (rows, KtGroupRow, *at);
+  const KtKeyedRow *first = &g_array_index (rows, KtKeyedRow, *at);
 
   *out = *first;
   out->sums = sums;
@@ -478,9 +478,9 @@ fold_equal (GArray *rows, guint *at, guint n_sums, KtSum *sums, KtGroupRow *out)
     sums[s] = first->sums[s];
   for ((*at)++; *at < rows->len; (*at)++)
     {
-      const KtGroupRow *next = &g_array_index (rows, KtGroupRow, *at);
+      const KtKeyedRow *next = &g_array_index (rows, KtKeyedRow, *at);
 
-      if (kt_group_row_compare (first, next) != 0)
+      if (kt_keyed_row_compare (first, next) != 0)
         break;
       out->count += next->count;
       for (guint s = 0; s < n_sums; s++)
@@ -509,7 +509,7 @@ kt_counts_upsert (KtDb *db, const char *table, const KtCountsShape *shape, const
     }
   for (guint at = 0; at < rows->len;)
     {
-      KtGroupRow row;
+      KtKeyedRow row;
 
       fold_equal (rows, &at, n_sums, sums, &row);
       if (statement == 0)

@@ -4,13 +4,13 @@
  *
  * A count table holds a row per bucket (and, with --by, per key) with its
  * count (and, with --sum, exact sums). Without --by and --sum the batch's
- * rows are a KtReducer's minutes (the fast path), with them a KtGroups'
+ * rows are a KtReducer's minutes (the fast path), with them a KtKeyedCounts'
  * rows; a kind holds either through KtCounts and never asks which. */
 #pragma once
 #include <glib.h>
 #include "job-spec.h"
 #include "db.h"
-#include "groups.h"
+#include "keyed-counts.h"
 #include "kind.h"
 #include "offsets.h"
 #include "parse.h"
@@ -34,7 +34,7 @@ extern const KtOption kt_count_option_rows[];
 
 /* The count kinds' options of @job (its spec's). */
 static inline const KtCountOptions *
-kt_counts_options (const KtJob *job)
+kt_counts_options (const KtKindContext *job)
 {
   return job->spec->options;
 }
@@ -65,7 +65,7 @@ typedef struct
 {
   gint32     partition;  /* the rows' partition (idempotent mode), or -1 */
   KtReducer *minutes;    /* without --by and --sum; else NULL */
-  KtGroups  *groups;     /* with them; else NULL */
+  KtKeyedCounts *keyed;     /* with them; else NULL */
 } KtCounts;
 
 /* Rows for a job of @config: @limit is the batch's --max-keys bound,

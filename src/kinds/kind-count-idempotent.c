@@ -33,7 +33,7 @@ typedef struct
 
 typedef struct
 {
-  KtJob          *job;
+  KtKindContext  *job;
   KtParser       *parser;
   KtCountsShape   shape;     /* of the output view */
   char           *topics;    /* the table of per-topic rows under it */
@@ -71,7 +71,7 @@ idem_close (gpointer data)
 }
 
 static gpointer
-idem_open (KtJob *job, GError **error)
+idem_open (KtKindContext *job, GError **error)
 {
   Idempotent *self = g_new0 (Idempotent, 1);
 
@@ -231,7 +231,7 @@ static gboolean
 write_output (Idempotent *self, const GArray *ranges, const GArray *write, gint32 *moved,
               GError **error)
 {
-  KtJob *job = self->job;
+  KtKindContext *job = self->job;
   g_autoptr(GHashTable) sets = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL,
                                                       (GDestroyNotify) kt_coverage_free);
   g_autoptr(GArray) written = g_array_new (FALSE, FALSE, sizeof (KtRange));
@@ -330,7 +330,7 @@ idem_write (gpointer data, const GArray *ranges, gint32 *fenced, GError **error)
 static gboolean
 idem_after (gpointer data, const GArray *ranges, gint32 *fenced, GError **error)
 {
-  KtJob *job = ((Idempotent *) data)->job;
+  KtKindContext *job = ((Idempotent *) data)->job;
 
   *fenced = -1;
   if (job->spec->offsets == KT_OFFSETS_KAFKA)
@@ -382,8 +382,8 @@ idem_summarise (gpointer data, KtBatchSummary *out, GString *line)
       KtCounts *counts = ((Part *) self->parts->pdata[i])->counts;
 
       rows += kt_counts_size (counts);
-      out->keyed = counts->groups != NULL;
-      out->folded += counts->groups != NULL ? kt_groups_folded (counts->groups) : 0;
+      out->keyed = counts->keyed != NULL;
+      out->folded += counts->keyed != NULL ? kt_keyed_counts_folded (counts->keyed) : 0;
     }
   kt_counts_line (out, rows, kt_counts_options (self->job)->bucket, line);
 }

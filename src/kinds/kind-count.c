@@ -13,7 +13,7 @@
 
 typedef struct
 {
-  KtJob          *job;
+  KtKindContext  *job;
   KtParser       *parser;
   KtCountsShape   shape;     /* of the output table */
   KtKeyLimit     *limit;     /* --max-keys over the batch */
@@ -37,7 +37,7 @@ count_close (gpointer data)
 }
 
 static gpointer
-count_open (KtJob *job, GError **error)
+count_open (KtKindContext *job, GError **error)
 {
   Count *self = g_new0 (Count, 1);
 
@@ -93,7 +93,7 @@ static gboolean
 count_write (gpointer data, const GArray *ranges, gint32 *fenced, GError **error)
 {
   Count *self = data;
-  KtJob *job = self->job;
+  KtKindContext *job = self->job;
 
   /* The fence first: a second writer waits on the offset rows, then backs
    * off before it adds a single count. */
@@ -114,8 +114,8 @@ count_summarise (gpointer data, KtBatchSummary *out, GString *line)
   Count *self = data;
 
   *out = self->summary;
-  out->keyed = self->counts->groups != NULL;
-  out->folded = self->counts->groups != NULL ? kt_groups_folded (self->counts->groups) : 0;
+  out->keyed = self->counts->keyed != NULL;
+  out->folded = self->counts->keyed != NULL ? kt_keyed_counts_folded (self->counts->keyed) : 0;
   kt_counts_line (out, kt_counts_size (self->counts), kt_counts_options (self->job)->bucket, line);
 }
 

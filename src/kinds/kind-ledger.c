@@ -31,7 +31,7 @@ typedef struct
 
 typedef struct
 {
-  KtJob          *job;
+  KtKindContext  *job;
   const GArray   *ranges;
   GPtrArray      *records;   /* per range: GPtrArray of LedgerRecord, in offset order */
   GArray         *stats;     /* KtRangeStats per range */
@@ -48,7 +48,7 @@ typedef struct
 
 /* The threads that apply a batch of @job. */
 static guint
-workers (const KtJob *job)
+workers (const KtKindContext *job)
 {
   const LedgerOptions *o = job->spec->options;
 
@@ -76,7 +76,7 @@ ledger_close (gpointer data)
 }
 
 static gpointer
-ledger_open (KtJob *job, GError **error)
+ledger_open (KtKindContext *job, GError **error)
 {
   Ledger *self = g_new0 (Ledger, 1);
 
@@ -279,7 +279,7 @@ static gboolean
 ledger_write (gpointer data, const GArray *ranges, gint32 *fenced, GError **error)
 {
   Ledger *self = data;
-  KtJob *job = self->job;
+  KtKindContext *job = self->job;
   g_autoptr(KtLedgerBatch) batch = kt_ledger_batch_new ();
 
   for (guint i = 0; i < ranges->len; i++)

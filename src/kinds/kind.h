@@ -11,7 +11,7 @@
 #pragma once
 #include <glib.h>
 #include "db.h"
-#include "job.h"
+#include "kind-context.h"
 #include "options.h"
 #include "plan.h"
 
@@ -84,7 +84,7 @@ struct _KtJobKind
   /* What the kind keeps for one runner from batch to batch (a compiled
    * parser, buffers), or NULL with @error (KT_ERROR_USAGE for a setting it
    * refuses). @job outlives it. */
-  gpointer (*open)      (KtJob *job, GError **error);
+  gpointer (*open)      (KtKindContext *job, GError **error);
   void     (*close)     (gpointer self);
 
   /* The job's tables: checked against what the kind writes, created where
@@ -103,7 +103,7 @@ struct _KtJobKind
                          const char *value, gsize len);
 
   /* Writes the batch: its output and the ranges' offsets, fenced, inside
-   * the transaction the scheduler opened on job->db (with kt_job_begin();
+   * the transaction the scheduler opened on job->db (with kt_kind_context_begin();
    * one transaction for every topic of the job). The read may have moved
    * the ranges' ends back (a cap); a range whose until is its from moves
    * nothing. *@fenced: the first partition another writer moved (-1:

@@ -211,11 +211,11 @@ kt_parser_line (KtParser *self, const char *line, gsize len, gint64 *minute)
   return KT_LINE_ERROR;
 }
 
-/* The lines of @value into @reducer, or with @groups (a parser with
+/* The lines of @value into @reducer, or with @keyed (a parser with
  * fields) into those. */
 static guint64
 parse_value (KtParser *self, const char *value, gsize len, KtReducer *reducer,
-             KtGroups *groups, KtParseCounts *counts, const char **first_bad,
+             KtKeyedCounts *keyed, KtParseCounts *counts, const char **first_bad,
              gsize *first_bad_len)
 {
   const char *p = value, *end = value + len;
@@ -240,8 +240,8 @@ parse_value (KtParser *self, const char *value, gsize len, KtReducer *reducer,
             {
             case KT_LINE_ERROR:
               errors++;
-              if (groups != NULL)
-                kt_groups_add (groups, minute, self->key, self->key_len, self->sums);
+              if (keyed != NULL)
+                kt_keyed_counts_add (keyed, minute, self->key, self->key_len, self->sums);
               else
                 kt_reducer_add (reducer, minute, 1);
               break;
@@ -277,11 +277,11 @@ kt_parser_value (KtParser *self, const char *value, gsize len,
 }
 
 guint64
-kt_parser_value_groups (KtParser *self, const char *value, gsize len, KtGroups *groups,
+kt_parser_value_keyed (KtParser *self, const char *value, gsize len, KtKeyedCounts *keyed,
                         KtParseCounts *counts, const char **first_bad, gsize *first_bad_len)
 {
-  g_return_val_if_fail (groups != NULL, 0);
-  return parse_value (self, value, len, NULL, groups, counts, first_bad, first_bad_len);
+  g_return_val_if_fail (keyed != NULL, 0);
+  return parse_value (self, value, len, NULL, keyed, counts, first_bad, first_bad_len);
 }
 
 gboolean

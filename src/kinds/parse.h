@@ -14,7 +14,7 @@
 #include "minutes.h"
 #include "schema.h"
 #include "decimal.h"
-#include "groups.h"
+#include "keyed-counts.h"
 #include "reduce.h"
 
 /* --by and --sum: at most this many fields each. The key columns must fit
@@ -131,16 +131,16 @@ guint64    kt_parser_value (KtParser *self, const char *value, gsize len,
                             const char **first_bad, gsize *first_bad_len);
 
 /* Whether the parser reads --by or --sum fields: then every value goes
- * through kt_parser_value_groups(), never kt_parser_value(). */
+ * through kt_parser_value_keyed(), never kt_parser_value(). */
 gboolean   kt_parser_has_fields (KtParser *self);
 
 /* kt_parser_value() for a parser with fields: each counted line goes to
- * @groups with its bucket, its key and its sums. A line's key is, for
+ * @keyed with its bucket, its key and its sums. A line's key is, for
  * each --by field in order, one byte giving the length of its value (0 to
  * KT_DIMENSION_BYTES; a group that matched nothing or took no part is the
  * empty value) and the value's bytes, cut as KT_DIMENSION_BYTES says. */
-guint64    kt_parser_value_groups (KtParser *self, const char *value, gsize len,
-                                   KtGroups *groups, KtParseCounts *counts,
+guint64    kt_parser_value_keyed (KtParser *self, const char *value, gsize len,
+                                   KtKeyedCounts *keyed, KtParseCounts *counts,
                                    const char **first_bad, gsize *first_bad_len);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (KtParser, kt_parser_free)

@@ -1,11 +1,13 @@
-/* job.h - what a job kind works with: one topic's context.
+/* kind-context.h - what a job kind works with: one topic's context
+ * (not the jobs a database knows, which `ktally jobs` lists: jobs.h).
  *
- * The scheduler (run.c) owns one KtJob per topic it reads (feed.h) and
- * hands it to the job's kind (kind.h). A kind writes its output through
- * job->db, inside the transaction the scheduler opened with kt_job_begin()
- * and closes with kt_job_finish() (one for every topic of the job): the
- * first commit of a process also records what the job is (identity.h), so
- * a kind never has to know about that. */
+ * The scheduler (run.c) owns one KtKindContext per topic it reads
+ * (feed.h) and hands it to the job's kind (kind.h). A kind writes its
+ * output through job->db, inside the transaction the scheduler opened
+ * with kt_kind_context_begin() and closes with kt_kind_context_finish()
+ * (one for every topic of the job): the first commit of a process also
+ * records what the job is (identity.h), so a kind never has to know about
+ * that. */
 #pragma once
 #include <glib.h>
 #include "job-spec.h"
@@ -24,16 +26,16 @@ typedef struct
   KtSource         *source;    /* the topic's reader (--offsets kafka commits through it) */
   const KtIdentity *identity;  /* what the job is */
   gboolean          claimed;   /* a commit of this process recorded it */
-} KtJob;
+} KtKindContext;
 
 /* START TRANSACTION; in the first transaction of the process, records the
  * job's identity too (a different one recorded meanwhile is KT_ERROR_USAGE,
  * the transaction rolled back). */
-gboolean kt_job_begin (KtJob *job, GError **error);
+gboolean kt_kind_context_begin (KtKindContext *job, GError **error);
 
 /* Records the job's identity in a transaction of its own, unless a commit
  * of this process did already: before the job's first offset rows. */
-gboolean kt_job_claim (KtJob *job, GError **error);
+gboolean kt_kind_context_claim (KtKindContext *job, GError **error);
 
 /* COMMIT (see kt_db_finish()); once one landed, the identity is recorded. */
-gboolean kt_job_finish (KtJob *job, KtCommitResult *result, GError **error);
+gboolean kt_kind_context_finish (KtKindContext *job, KtCommitResult *result, GError **error);

@@ -1,8 +1,9 @@
-/* job.c - one runner's context for a job kind (job.h). */
-#include "job.h"
+/* kind-context.c - one topic's context for a job kind (kind-context.h):
+ * the job's transaction, and its identity recorded with the first commit. */
+#include "kind-context.h"
 
 gboolean
-kt_job_begin (KtJob *job, GError **error)
+kt_kind_context_begin (KtKindContext *job, GError **error)
 {
   GError *local = NULL;
 
@@ -17,7 +18,7 @@ kt_job_begin (KtJob *job, GError **error)
 }
 
 gboolean
-kt_job_finish (KtJob *job, KtCommitResult *result, GError **error)
+kt_kind_context_finish (KtKindContext *job, KtCommitResult *result, GError **error)
 {
   if (!kt_db_finish (job->db, result, error))
     return FALSE;
@@ -26,10 +27,11 @@ kt_job_finish (KtJob *job, KtCommitResult *result, GError **error)
 }
 
 gboolean
-kt_job_claim (KtJob *job, GError **error)
+kt_kind_context_claim (KtKindContext *job, GError **error)
 {
   KtCommitResult result;
 
   /* A lost answer: the next claim finds the rows, and compares. */
-  return job->claimed || (kt_job_begin (job, error) && kt_job_finish (job, &result, error));
+  return job->claimed || (kt_kind_context_begin (job, error)
+                          && kt_kind_context_finish (job, &result, error));
 }

@@ -1,9 +1,9 @@
-/* test-groups.c - a batch's rows per bucket and key (groups.h), without
+/* test-keyed-counts.c - a batch's rows per bucket and key (keyed-counts.h), without
  * Kafka or MySQL: counts and exact sums, the order rows are written in,
  * the --max-keys bound over one or several partitions' rows, and memory
  * that stays bounded with a million distinct keys. */
 #include <string.h>
-#include "groups.h"
+#include "keyed-counts.h"
 
 /* A one-dimension key (parse.h's encoding) of @text. */
 static GBytes *
@@ -18,23 +18,23 @@ key (const char *text)
 }
 
 static void
-add (KtGroups *groups, gint64 bucket, const char *text, KtAmount sum)
+add (KtKeyedCounts *keyed, gint64 bucket, const char *text, KtAmount sum)
 {
   g_autoptr(GBytes) k = key (text);
   gsize len;
   const guint8 *data = g_bytes_get_data (k, &len);
 
-  kt_groups_add (groups, bucket, data, len, &sum);
+  kt_keyed_counts_add (keyed, bucket, data, len, &sum);
 }
 
-static const KtGroupRow *
+static const KtKeyedRow *
 row (GArray *rows, guint i)
 {
-  return &g_array_index (rows, KtGroupRow, i);
+  return &g_array_index (rows, KtKeyedRow, i);
 }
 
 static void
-assert_row (const KtGroupRow *r, gint64 bucket, const char *text, guint64 count,
+assert_row (const KtKeyedRow *r, gint64 bucket, const char *text, guint64 count,
             const char *sum)
 {
   char got[48];
@@ -59,19 +59,19 @@ static void
 test_counts_and_sums (void)
 {
   g_autoptr(KtKeyLimit) limit = kt_key_limit_new (100);
-  g_autoptr(KtGroups) groups = kt_groups_new (-1, 1, limit);
+  g_autoptr(KtKeyedCounts) keyed = kt_keyed_counts_new (-1, 1, limit);
   g_autoptr(GArray) rows = NULL;
 
-  add (groups, 10, "b", 15000);     /* 1.5 */
-  add (groups, 10, "b", -5000);
-  add (groups, 10, "a", 1);
-  add (groups, 9, "b", 0);
-  add (groups, 10, "b", 10000);
-  add (groups, 10, "ab", 7);
-  rows = kt_groups_sorted (groups);
-  g_assert_cmpuint (kt_groups_size (groups), ==, 4);
+  add (keyed, 10, "b", 15000);     /* 1.5 */
+  add (keyed, 10, "b", -5000);
+  add (keyed, 10, "a", 1);
+  add (keyed, 9, "b", 0);
+  add (keyed, 10, "b", 10000);
+  add (keyed, 10, "ab", 7);
+  rows = kt_keyed_counts_sorted (keyed);
+  g_assert_cmpuint (kt_keyed_counts_size (keyed), ==, 4);
   g_assert_cmpuint (rows->len, ==, 4);
-  g_assert_cmpuint (kt_groups_folded (groups), ==, 0);
+  g_assert_cmpuint (kt_keyed_counts_folded (keyed), ==, 0);
   /* By bucket, then the key bytes. */
   assert_row (row (rows, 0), 9, "b", 1, "0.0000");
   assert_row (row (rows, 1), 10, "a", 1, "0.0001");
@@ -80,11 +80,11 @@ test_counts_and_sums (void)
   g_assert_cmpint (row (rows, 0)->partition, ==, -1);
 
   g_clear_pointer (&rows, g_array_unref);
-  kt_groups_clear (groups);
+  kt_keyed_counts_clear (keyed);
   kt_key_limit_clear (limit);
-  g_assert_cmpuint (kt_groups_size (groups), ==, 0);
-  add (groups, 10, "b", 1);
-  rows = kt_groups_sorted (groups);
+  g_assert_cmpuint (kt_keyed_counts_size (keyed), ==, 0);
+  add (keyed, 10, "b", 1);
+  rows = kt_keyed_counts_sorted (keyed);
   assert_row (row (rows, 0), 10, "b", 1, "0.0001");
 }
 
@@ -94,17 +94,17 @@ static void
 test_no_key (void)
 {
   g_autoptr(KtKeyLimit) limit = kt_key_limit_new (1);
-  g_autoptr(KtGroups) groups = kt_groups_new (-1, 1, limit);
+  g_autoptr(KtKeyedCounts) keyed = kt_keyed_counts_new (-1, 1, limit);
   g_autoptr(GArray) rows = NULL;
   KtAmount one = 10000, two = 20000;
 
-  kt_groups_add (groups, 10, NULL, 0, &one);
-  kt_groups_add (groups, 10, NULL, 0, &two);
-  kt_groups_add (groups, 11, NULL, 0, &two);
-  kt_groups_add (groups, 10, NULL, 0, &one);
-  rows = kt_groups_sorted (groups);
+  kt_keyed_counts_add (keyed, 10, NULL, 0, &one);
+  kt_keyed_counts_add (keyed, 10, NULL, 0, &two);
+  kt_keyed_counts_add (keyed, 11, NULL, 0, &two);
+  kt_keyed_counts_add (keyed, 10, NULL, 0, &one);
+  rows = kt_keyed_counts_sorted (keyed);
   g_assert_cmpuint (rows->len, ==, 2);
-  g_assert_cmpuint (kt_groups_folded (groups), ==, 0);
+  g_assert_cmpuint (kt_keyed_counts_folded (keyed), ==, 0);
   for (guint i = 0; i < 2; i++)
     {
       g_assert_false (row (rows, i)->other);
@@ -123,23 +123,23 @@ static void
 test_bound (void)
 {
   g_autoptr(KtKeyLimit) limit = kt_key_limit_new (2);
-  g_autoptr(KtGroups) groups = kt_groups_new (-1, 1, limit);
+  g_autoptr(KtKeyedCounts) keyed = kt_keyed_counts_new (-1, 1, limit);
   g_autoptr(GArray) rows = NULL;
 
-  add (groups, 1, "x", 10000);
-  add (groups, 1, "y", 10000);
-  add (groups, 1, "z", 10000);   /* third key: (other) */
-  add (groups, 1, "w", 20000);   /* fourth: (other) */
-  add (groups, 1, "x", 10000);   /* admitted before: its row */
-  add (groups, 1, "z", 10000);   /* folded before: still (other) */
-  add (groups, 2, "z", 10000);   /* another bucket: admitted */
-  rows = kt_groups_sorted (groups);
+  add (keyed, 1, "x", 10000);
+  add (keyed, 1, "y", 10000);
+  add (keyed, 1, "z", 10000);   /* third key: (other) */
+  add (keyed, 1, "w", 20000);   /* fourth: (other) */
+  add (keyed, 1, "x", 10000);   /* admitted before: its row */
+  add (keyed, 1, "z", 10000);   /* folded before: still (other) */
+  add (keyed, 2, "z", 10000);   /* another bucket: admitted */
+  rows = kt_keyed_counts_sorted (keyed);
   g_assert_cmpuint (rows->len, ==, 4);
   assert_row (row (rows, 0), 1, "x", 2, "2.0000");
   assert_row (row (rows, 1), 1, "y", 1, "1.0000");
   assert_row (row (rows, 2), 1, NULL, 3, "4.0000");
   assert_row (row (rows, 3), 2, "z", 1, "1.0000");
-  g_assert_cmpuint (kt_groups_folded (groups), ==, 3);
+  g_assert_cmpuint (kt_keyed_counts_folded (keyed), ==, 3);
 }
 
 /* --max-keys 1: one key a bucket, everything else (other). */
@@ -147,28 +147,28 @@ static void
 test_bound_one (void)
 {
   g_autoptr(KtKeyLimit) limit = kt_key_limit_new (1);
-  g_autoptr(KtGroups) groups = kt_groups_new (-1, 1, limit);
+  g_autoptr(KtKeyedCounts) keyed = kt_keyed_counts_new (-1, 1, limit);
   g_autoptr(GArray) rows = NULL;
 
   for (int i = 0; i < 100; i++)
     {
       g_autofree char *k = g_strdup_printf ("k%d", i % 7);
-      add (groups, 5, k, 1);
+      add (keyed, 5, k, 1);
     }
-  rows = kt_groups_sorted (groups);
+  rows = kt_keyed_counts_sorted (keyed);
   g_assert_cmpuint (rows->len, ==, 2);
   assert_row (row (rows, 0), 5, "k0", 15, "0.0015");
   assert_row (row (rows, 1), 5, NULL, 85, "0.0085");
 }
 
-/* Idempotent mode: one KtGroups per partition under one bound, which
+/* Idempotent mode: one KtKeyedCounts per partition under one bound, which
  * counts the batch's distinct keys, whichever partitions they are in. */
 static void
 test_bound_shared (void)
 {
   g_autoptr(KtKeyLimit) limit = kt_key_limit_new (2);
-  g_autoptr(KtGroups) p0 = kt_groups_new (0, 1, limit);
-  g_autoptr(KtGroups) p1 = kt_groups_new (1, 1, limit);
+  g_autoptr(KtKeyedCounts) p0 = kt_keyed_counts_new (0, 1, limit);
+  g_autoptr(KtKeyedCounts) p1 = kt_keyed_counts_new (1, 1, limit);
   g_autoptr(GArray) r0 = NULL, r1 = NULL;
 
   add (p0, 1, "a", 1);
@@ -176,8 +176,8 @@ test_bound_shared (void)
   add (p1, 1, "b", 1);
   add (p0, 1, "c", 1);   /* third key of the batch's bucket: (other) */
   add (p0, 1, "b", 1);   /* admitted by partition 1: a row here too */
-  r0 = kt_groups_sorted (p0);
-  r1 = kt_groups_sorted (p1);
+  r0 = kt_keyed_counts_sorted (p0);
+  r1 = kt_keyed_counts_sorted (p1);
   g_assert_cmpuint (r0->len, ==, 3);
   assert_row (row (r0, 0), 1, "a", 1, "0.0001");
   assert_row (row (r0, 1), 1, "b", 1, "0.0001");
@@ -185,7 +185,7 @@ test_bound_shared (void)
   g_assert_cmpint (row (r0, 0)->partition, ==, 0);
   g_assert_cmpuint (r1->len, ==, 2);
   g_assert_cmpint (row (r1, 0)->partition, ==, 1);
-  g_assert_cmpuint (kt_groups_folded (p0) + kt_groups_folded (p1), ==, 1);
+  g_assert_cmpuint (kt_keyed_counts_folded (p0) + kt_keyed_counts_folded (p1), ==, 1);
 }
 
 /* Sums past a gint64 (many lines of the largest value), both ways. */
@@ -193,15 +193,15 @@ static void
 test_sums_past_64_bits (void)
 {
   g_autoptr(KtKeyLimit) limit = kt_key_limit_new (10);
-  g_autoptr(KtGroups) groups = kt_groups_new (-1, 1, limit);
+  g_autoptr(KtKeyedCounts) keyed = kt_keyed_counts_new (-1, 1, limit);
   g_autoptr(GArray) rows = NULL;
   char text[48];
 
   for (int i = 0; i < 1000; i++)
-    add (groups, 1, "max", G_MAXINT64);
+    add (keyed, 1, "max", G_MAXINT64);
   for (int i = 0; i < 3; i++)
-    add (groups, 1, "min", -G_MAXINT64);
-  rows = kt_groups_sorted (groups);
+    add (keyed, 1, "min", -G_MAXINT64);
+  rows = kt_keyed_counts_sorted (keyed);
   /* 1000 * 922337203685477.5807 and 3 * -922337203685477.5807. */
   kt_sum_format (row (rows, 0)->sums[0], text);
   g_assert_cmpstr (text, ==, "922337203685477580.7000");
@@ -243,7 +243,7 @@ static void
 test_million_keys (void)
 {
   g_autoptr(KtKeyLimit) limit = kt_key_limit_new (10000);
-  g_autoptr(KtGroups) groups = kt_groups_new (-1, 1, limit);
+  g_autoptr(KtKeyedCounts) keyed = kt_keyed_counts_new (-1, 1, limit);
   g_autoptr(GArray) rows = NULL;
   KtSum total = 0;
   guint64 count = 0;
@@ -252,11 +252,11 @@ test_million_keys (void)
     {
       char k[16];
       g_snprintf (k, sizeof k, "svc-%07d", i);
-      add (groups, 1, k, 2);
+      add (keyed, 1, k, 2);
     }
-  g_assert_cmpuint (kt_groups_size (groups), ==, 10001);
-  g_assert_cmpuint (kt_groups_folded (groups), ==, 990000);
-  rows = kt_groups_sorted (groups);
+  g_assert_cmpuint (kt_keyed_counts_size (keyed), ==, 10001);
+  g_assert_cmpuint (kt_keyed_counts_folded (keyed), ==, 990000);
+  rows = kt_keyed_counts_sorted (keyed);
   for (guint i = 0; i < rows->len; i++)
     {
       count += row (rows, i)->count;
@@ -272,14 +272,14 @@ main (int argc, char *argv[])
 {
   g_test_init (&argc, &argv, NULL);
 
-  g_test_add_func ("/groups/counts-and-sums", test_counts_and_sums);
-  g_test_add_func ("/groups/no-key", test_no_key);
-  g_test_add_func ("/groups/bound", test_bound);
-  g_test_add_func ("/groups/bound-one", test_bound_one);
-  g_test_add_func ("/groups/bound-shared-by-partitions", test_bound_shared);
-  g_test_add_func ("/groups/sums-past-64-bits", test_sums_past_64_bits);
-  g_test_add_func ("/groups/sum-format", test_sum_format);
-  g_test_add_func ("/groups/million-keys", test_million_keys);
+  g_test_add_func ("/keyed-counts/counts-and-sums", test_counts_and_sums);
+  g_test_add_func ("/keyed-counts/no-key", test_no_key);
+  g_test_add_func ("/keyed-counts/bound", test_bound);
+  g_test_add_func ("/keyed-counts/bound-one", test_bound_one);
+  g_test_add_func ("/keyed-counts/bound-shared-by-partitions", test_bound_shared);
+  g_test_add_func ("/keyed-counts/sums-past-64-bits", test_sums_past_64_bits);
+  g_test_add_func ("/keyed-counts/sum-format", test_sum_format);
+  g_test_add_func ("/keyed-counts/million-keys", test_million_keys);
 
   return g_test_run ();
 }

@@ -1,11 +1,11 @@
-/* groups.c - a batch's rows per bucket and key (groups.h).
+/* keyed-counts.c - a batch's rows per bucket and key (keyed-counts.h).
  *
  * Keys are interned once per batch by the limit (KtKeyLimit), which is
- * where the bound is decided; each KtGroups maps an interned key to its
+ * where the bound is decided; each KtKeyedCounts maps an interned key to its
  * count and sums by pointer. So the bound costs nothing more than the one
  * lookup a key needs anyway, and a key's bytes are stored once however
  * many partitions it appears in. */
-#include "groups.h"
+#include "keyed-counts.h"
 
 #include <string.h>
 
@@ -35,7 +35,7 @@ typedef struct
   KtSum      sums[];
 } Acc;
 
-struct _KtGroups
+struct _KtKeyedCounts
 {
   gint32      partition;
   guint       n_sums;
@@ -135,10 +135,10 @@ admit (KtKeyLimit *self, gint64 bucket, const guint8 *bytes, gsize len)
   return key;
 }
 
-KtGroups *
-kt_groups_new (gint32 partition, guint n_sums, KtKeyLimit *limit)
+KtKeyedCounts *
+kt_keyed_counts_new (gint32 partition, guint n_sums, KtKeyLimit *limit)
 {
-  KtGroups *self = g_new0 (KtGroups, 1);
+  KtKeyedCounts *self = g_new0 (KtKeyedCounts, 1);
 
   g_return_val_if_fail (limit != NULL, NULL);
   self->partition = partition;
@@ -151,7 +151,7 @@ kt_groups_new (gint32 partition, guint n_sums, KtKeyLimit *limit)
 }
 
 void
-kt_groups_free (KtGroups *self)
+kt_keyed_counts_free (KtKeyedCounts *self)
 {
   if (self == NULL)
     return;
@@ -162,7 +162,7 @@ kt_groups_free (KtGroups *self)
 }
 
 static Acc *
-acc_new (KtGroups *self, const Key *key, gint64 bucket)
+acc_new (KtKeyedCounts *self, const Key *key, gint64 bucket)
 {
   Acc *acc = g_malloc0 (sizeof (Acc) + self->n_sums * sizeof (KtSum));
 
@@ -172,7 +172,7 @@ acc_new (KtGroups *self, const Key *key, gint64 bucket)
 }
 
 void
-kt_groups_add (KtGroups *self, gint64 bucket, const guint8 *key, gsize key_len,
+kt_keyed_counts_add (KtKeyedCounts *self, gint64 bucket, const guint8 *key, gsize key_len,
                const KtAmount *sums)
 {
   Acc *acc = self->last;
@@ -220,21 +220,21 @@ kt_groups_add (KtGroups *self, gint64 bucket, const guint8 *key, gsize key_len,
 }
 
 guint
-kt_groups_size (KtGroups *self)
+kt_keyed_counts_size (KtKeyedCounts *self)
 {
   return g_hash_table_size (self->rows) + g_hash_table_size (self->other);
 }
 
 guint64
-kt_groups_folded (KtGroups *self)
+kt_keyed_counts_folded (KtKeyedCounts *self)
 {
   return self->folded;
 }
 
 gint
-kt_group_row_compare (gconstpointer a, gconstpointer b)
+kt_keyed_row_compare (gconstpointer a, gconstpointer b)
 {
-  const KtGroupRow *x = a, *y = b;
+  const KtKeyedRow *x = a, *y = b;
   int c;
 
   if (x->bucket != y->bucket)
@@ -248,7 +248,7 @@ kt_group_row_compare (gconstpointer a, gconstpointer b)
 }
 
 static void
-append_rows (KtGroups *self, GHashTable *table, GArray *out)
+append_rows (KtKeyedCounts *self, GHashTable *table, GArray *out)
 {
   GHashTableIter iter;
   gpointer value;
@@ -257,7 +257,7 @@ append_rows (KtGroups *self, GHashTable *table, GArray *out)
   while (g_hash_table_iter_next (&iter, NULL, &value))
     {
       const Acc *acc = value;
-      KtGroupRow row = { self->partition, acc->bucket, acc->key == NULL,
+      KtKeyedRow row = { self->partition, acc->bucket, acc->key == NULL,
                          acc->key != NULL ? acc->key->bytes : (const guint8 *) "",
                          acc->key != NULL ? acc->key->len : 0, acc->count, acc->sums };
 
@@ -266,18 +266,18 @@ append_rows (KtGroups *self, GHashTable *table, GArray *out)
 }
 
 GArray *
-kt_groups_sorted (KtGroups *self)
+kt_keyed_counts_sorted (KtKeyedCounts *self)
 {
-  GArray *out = g_array_sized_new (FALSE, FALSE, sizeof (KtGroupRow), kt_groups_size (self));
+  GArray *out = g_array_sized_new (FALSE, FALSE, sizeof (KtKeyedRow), kt_keyed_counts_size (self));
 
   append_rows (self, self->rows, out);
   append_rows (self, self->other, out);
-  g_array_sort (out, kt_group_row_compare);
+  g_array_sort (out, kt_keyed_row_compare);
   return out;
 }
 
 void
-kt_groups_clear (KtGroups *self)
+kt_keyed_counts_clear (KtKeyedCounts *self)
 {
   g_hash_table_remove_all (self->rows);
   g_hash_table_remove_all (self->other);
