@@ -7,8 +7,10 @@
  * an eager revocation and any failure release everything; stored offsets
  * unknown (a placeholder at the log end, the partition sought first), one
  * stored offset missing among several, partitions named twice, revoking
- * what is not held, empty events, and deciding the same event twice. Any
- * input at all: fuzz-assignment. */
+ * what is not held, empty events, and deciding the same event twice; and
+ * a member's assignment read from a group's description (other topics,
+ * a topic twice, cut anywhere, a negative length, signed ids). Any input
+ * at all: fuzz-assignment. */
 #include "assignment.h"
 
 #define END G_MININT32  /* ends a list of partitions below */
@@ -151,11 +153,68 @@ test_decide (gconstpointer data)
   assert_assigned (again.owned, c->owned);
 }
 
+/* ---- a member's assignment, as the group's description carries it ---- */
+
+/* Version 0; topic "logs": 3, 1; topic "other": 7; topic "logs" again: 0. */
+static const guint8 member[] = {
+  0, 0,  0, 0, 0, 3,
+  0, 4, 'l', 'o', 'g', 's',  0, 0, 0, 2,  0, 0, 0, 3,  0, 0, 0, 1,
+  0, 5, 'o', 't', 'h', 'e', 'r',  0, 0, 0, 1,  0, 0, 0, 7,
+  0, 4, 'l', 'o', 'g', 's',  0, 0, 0, 1,  0, 0, 0, 0,
+};
+
+static GArray *
+member_partitions (const guint8 *bytes, gsize size, const char *topic)
+{
+  GArray *parts = g_array_new (FALSE, FALSE, sizeof (gint32));
+
+  kt_assignment_member_partitions (bytes, size, topic, parts);
+  return parts;
+}
+
+static void
+assert_partitions (GArray *got, const gint32 *want, guint n)
+{
+  g_assert_cmpuint (got->len, ==, n);
+  for (guint i = 0; i < n; i++)
+    g_assert_cmpint (g_array_index (got, gint32, i), ==, want[i]);
+  g_array_unref (got);
+}
+
+static void
+test_member (void)
+{
+  static const gint32 logs[] = { 3, 1, 0 }, other[] = { 7 };
+  static const guint8 negative[] = { 0, 0, 0, 0, 0, 1, 0xff, 0xff, 0, 0, 0, 1, 0, 0, 0, 9 };
+  static const guint8 big_id[] = { 0, 0, 0, 0, 0, 1, 0, 1, 't', 0, 0, 0, 1, 0xff, 0xff, 0xff,
+                                   0xfe };
+  static const gint32 minus_two[] = { -2 };
+
+  assert_partitions (member_partitions (member, sizeof member, "logs"), logs, 3);
+  assert_partitions (member_partitions (member, sizeof member, "other"), other, 1);
+  assert_partitions (member_partitions (member, sizeof member, "log"), NULL, 0);
+  assert_partitions (member_partitions (member, sizeof member, ""), NULL, 0);
+  assert_partitions (member_partitions (NULL, 0, "logs"), NULL, 0);
+  /* Cut anywhere: what came before the cut. */
+  for (gsize cut = 0; cut < sizeof member; cut++)
+    {
+      g_autofree guint8 *exact = g_memdup2 (member, cut);  /* ASan sees a read past it */
+      guint n = cut >= 24 ? 2 : cut >= 20 ? 1 : 0;
+
+      assert_partitions (member_partitions (exact, cut, "logs"), logs, n);
+    }
+  /* A negative name length stops the reading. */
+  assert_partitions (member_partitions (negative, sizeof negative, ""), NULL, 0);
+  /* Partition ids are signed 32 bits. */
+  assert_partitions (member_partitions (big_id, sizeof big_id, "t"), minus_two, 1);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     g_test_add_data_func (cases[i].path, &cases[i], test_decide);
+  g_test_add_func ("/assignment/member/partitions", test_member);
   return g_test_run ();
 }

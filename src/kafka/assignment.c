@@ -2,12 +2,14 @@
  *
  * Takes librdkafka's rebalance events for one topic, hands the source a
  * plan for its streams and librdkafka the assignment calls. The decision
- * (kt_assignment_decide) is pure and unit-tested (tests/test-assignment.c,
+ * (kt_assignment_decide) and the reading of a member's assignment bytes
+ * are pure and unit-tested (tests/test-assignment.c,
  * tests/fuzz/fuzz-assignment.c); the rest asks MySQL's offsets through the
  * caller's hook, applies and logs. It never reads records, never takes an
  * offset from the group, and never keeps a position across a rebalance. */
 #include "assignment.h"
 
+#include <string.h>
 #include "autocleanups.h"
 
 struct _KtAssignment
@@ -251,4 +253,54 @@ gboolean
 kt_assignment_assigned_once (KtAssignment *self)
 {
   return self != NULL && self->assigned_once;
+}
+
+/* Reads a big-endian integer of @size bytes at *@p, if it is there. */
+static gboolean
+read_be (const guint8 **p, const guint8 *end, gsize size, gint64 *out)
+{
+  gint64 v = 0;
+
+  if ((gsize) (end - *p) < size)
+    return FALSE;
+  for (gsize i = 0; i < size; i++)
+    v = (v << 8) | (*p)[i];
+  if (size == 2)
+    v = (gint16) v;
+  else if (size == 4)
+    v = (gint32) v;
+  *p += size;
+  *out = v;
+  return TRUE;
+}
+
+void
+kt_assignment_member_partitions (const guint8 *bytes, gsize size, const char *topic,
+                                 GArray *partitions)
+{
+  const guint8 *p = bytes;
+  const guint8 *end = p + size;
+  gint64 version, n_topics, len, n_parts, part;
+
+  /* Kafka's ConsumerProtocolAssignment: version, then per topic its
+   * name and partition ids, all big-endian. */
+  if (p == NULL || !read_be (&p, end, 2, &version) || !read_be (&p, end, 4, &n_topics))
+    return;
+  for (gint64 t = 0; t < n_topics; t++)
+    {
+      gboolean ours;
+
+      if (!read_be (&p, end, 2, &len) || len < 0 || end - p < len)
+        break;
+      ours = (gsize) len == strlen (topic) && memcmp (p, topic, (gsize) len) == 0;
+      p += len;
+      if (!read_be (&p, end, 4, &n_parts))
+        break;
+      for (gint64 i = 0; i < n_parts && read_be (&p, end, 4, &part); i++)
+        if (ours)
+          {
+            gint32 id = (gint32) part;
+            g_array_append_val (partitions, id);
+          }
+    }
 }

@@ -13,7 +13,8 @@
  * partition starts at the offset stored in MySQL, and no position
  * survives a rebalance (librdkafka 2.0 may resume a partition it keeps
  * past records it fetched but never delivered), so every other partition
- * is sought before it is read again. */
+ * is sought before it is read again. It also reads which partitions a
+ * member holds from the group's description (`ktally status`). */
 #pragma once
 #include <glib.h>
 #include <librdkafka/rdkafka.h>
@@ -70,6 +71,15 @@ void kt_assignment_plan_clear (KtAssignmentPlan *plan);
 void kt_assignment_decide (const GArray *held, KtRebalance event, gboolean cooperative,
                            const gint32 *parts, const gint64 *stored, guint n_parts,
                            KtAssignmentPlan *plan);
+
+/* The partitions of @topic in one member's assignment as a group's
+ * description carries it (Kafka's ConsumerProtocolAssignment: a version,
+ * then per topic its name and partition ids, big-endian), appended to
+ * @partitions (gint32) in the order they come. Any @size bytes at @bytes
+ * (NULL: none): a cut or malformed assignment gives what came before the
+ * damage, and nothing past @size is read. */
+void kt_assignment_member_partitions (const guint8 *bytes, gsize size, const char *topic,
+                                      GArray *partitions);
 
 /* ---- The group protocol on a librdkafka handle --------------------------- */
 

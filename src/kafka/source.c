@@ -1227,25 +1227,6 @@ kt_source_protocol (KtSource *self)
                                                         : "NONE";
 }
 
-/* Reads a big-endian integer of @size bytes at *@p, if it is there. */
-static gboolean
-read_be (const guint8 **p, const guint8 *end, gsize size, gint64 *out)
-{
-  gint64 v = 0;
-
-  if ((gsize) (end - *p) < size)
-    return FALSE;
-  for (gsize i = 0; i < size; i++)
-    v = (v << 8) | (*p)[i];
-  if (size == 2)
-    v = (gint16) v;
-  else if (size == 4)
-    v = (gint32) v;
-  *p += size;
-  *out = v;
-  return TRUE;
-}
-
 gboolean
 kt_source_group_owners (KtSource *self, const char *group, GHashTable *owners,
                         int timeout_ms, GError **error)
@@ -1264,30 +1245,15 @@ kt_source_group_owners (KtSource *self, const char *group, GHashTable *owners,
     for (int m = 0; m < list->groups[g].member_cnt; m++)
       {
         const struct rd_kafka_group_member_info *member = &list->groups[g].members[m];
-        const guint8 *p = member->member_assignment;
-        const guint8 *end = p + member->member_assignment_size;
-        gint64 version, n_topics, len, n_parts, part;
+        g_autoptr(GArray) parts = g_array_new (FALSE, FALSE, sizeof (gint32));
 
-        /* Kafka's ConsumerProtocolAssignment: version, then per topic its
-         * name and partition ids, all big-endian. */
-        if (p == NULL || !read_be (&p, end, 2, &version) || !read_be (&p, end, 4, &n_topics))
-          continue;
-        for (gint64 t = 0; t < n_topics; t++)
-          {
-            gboolean ours;
-
-            if (!read_be (&p, end, 2, &len) || len < 0 || end - p < len)
-              break;
-            ours = (gsize) len == strlen (self->topic) && memcmp (p, self->topic, (gsize) len) == 0;
-            p += len;
-            if (!read_be (&p, end, 4, &n_parts))
-              break;
-            for (gint64 i = 0; i < n_parts && read_be (&p, end, 4, &part); i++)
-              if (ours)
-                g_hash_table_replace (owners, GINT_TO_POINTER ((gint32) part),
-                                      g_strdup_printf ("%s@%s", member->client_id,
-                                                       member->client_host));
-          }
+        kt_assignment_member_partitions (member->member_assignment,
+                                         (gsize) member->member_assignment_size, self->topic,
+                                         parts);
+        for (guint i = 0; i < parts->len; i++)
+          g_hash_table_replace (owners, GINT_TO_POINTER (g_array_index (parts, gint32, i)),
+                                g_strdup_printf ("%s@%s", member->client_id,
+                                                 member->client_host));
       }
   rd_kafka_group_list_destroy (list);
   return TRUE;

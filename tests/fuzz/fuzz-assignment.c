@@ -17,7 +17,9 @@
  *    event assigned it at a known stored offset;
  *  - deciding the same event again on what it left gives the same;
  * and, played as librdkafka plays them, the partitions read are always
- * exactly librdkafka's assignment. */
+ * exactly librdkafka's assignment. The same bytes, read as a member's
+ * assignment from a group's description, are read in bounds, and cut,
+ * give a prefix of what they give whole. */
 #include <glib.h>
 #include <string.h>
 #include "assignment.h"
@@ -232,6 +234,23 @@ anything (Input *in, gboolean cooperative)
   decide (held, event, cooperative, parts, stored, n, &plan);
 }
 
+/* The input as a member's assignment bytes: read in bounds (ASan sees a
+ * read past @size), and a cut one gives what the whole gives, up to the
+ * cut. */
+static void
+member (const guint8 *data, size_t size)
+{
+  g_autoptr(GArray) all = g_array_new (FALSE, FALSE, sizeof (gint32));
+  g_autoptr(GArray) cut = g_array_new (FALSE, FALSE, sizeof (gint32));
+  const char *topic = size > 0 && data[0] % 2 ? "" : "t";
+
+  kt_assignment_member_partitions (data, size, topic, all);
+  kt_assignment_member_partitions (data, size / 2, topic, cut);
+  g_assert_cmpuint (cut->len, <=, all->len);
+  g_assert_true (cut->len == 0
+                 || memcmp (cut->data, all->data, cut->len * sizeof (gint32)) == 0);
+}
+
 int
 LLVMFuzzerTestOneInput (const guint8 *data, size_t size)
 {
@@ -240,6 +259,7 @@ LLVMFuzzerTestOneInput (const guint8 *data, size_t size)
   g_autoptr(GArray) held = g_array_new (FALSE, FALSE, sizeof (gint32));
   guint assignment = 0;
 
+  member (data, size);
   while (in.p < in.end)
     {
       if (next (&in) % 4 == 3)
