@@ -278,13 +278,15 @@ void
 kt_assignment_member_partitions (const guint8 *bytes, gsize size, const char *topic,
                                  GArray *partitions)
 {
-  const guint8 *p = bytes;
-  const guint8 *end = p + size;
+  const guint8 *p = bytes, *end;
   gint64 version, n_topics, len, n_parts, part;
 
+  if (p == NULL)
+    return;
   /* Kafka's ConsumerProtocolAssignment: version, then per topic its
    * name and partition ids, all big-endian. */
-  if (p == NULL || !read_be (&p, end, 2, &version) || !read_be (&p, end, 4, &n_topics))
+  end = p + size;
+  if (!read_be (&p, end, 2, &version) || !read_be (&p, end, 4, &n_topics))
     return;
   for (gint64 t = 0; t < n_topics; t++)
     {
