@@ -830,10 +830,11 @@ usec_at (int y, int mo, int d, int h, int mi)
 
 #define CUSTOM_PATTERN "^(?<time>\\S+ \\S+) (?<level>[A-Z]+)(?: |\\z)"
 
-/* The poison pill (issue 11 item 9) and its family: a line whose bucket,
- * after the time zone conversion and the truncation, is outside
- * 1000-01-01 00:00 .. 9999-12-31 23:59 is malformed, in every format,
- * whatever its level; the last bucket inside either bound is counted. */
+/* The poison pill (one line whose bucket MySQL refuses stopped its job
+ * for ever) and its family: a line whose bucket, after the time zone
+ * conversion and the truncation, is outside 1000-01-01 00:00 ..
+ * 9999-12-31 23:59 is malformed, in every format, whatever its level; the
+ * last bucket inside either bound is counted. */
 static void
 test_format_datetime_range (void)
 {
