@@ -1,4 +1,4 @@
-/* ledger.h - keyed exactly-once updates: a per-account ledger (issue 8).
+/* ledger.h - keyed exactly-once updates: a per-account ledger.
  *
  * Messages are JSON documents
  *   {"txn": "T-123", "account": "ACC-42", "amount": "-12.50",
