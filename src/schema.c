@@ -1270,18 +1270,29 @@ kt_schema_member (const char *member)
 
 /* ---- KtDb ---------------------------------------------------------------- */
 
-gboolean
-kt_schema_ready (KtDb *db, GError **error)
+/* Connects, refuses what stands where ktally's own tables must be, and
+ * reads the schema version: what kt_schema_ready() and its dry run share. */
+static gboolean
+ready_version (KtDb *db, int *version, GError **error)
 {
-  g_autoptr(MYSQL) conn = NULL;
   GError *local = NULL;
-  int version;
 
   if (!kt_db_connect (db, error))
     return FALSE;
   if (!check_own_objects (kt_db_connection (db), kt_db_name (db), &local)
-      || !kt_schema_version (kt_db_connection (db), kt_db_name (db), &version, &local))
+      || !kt_schema_version (kt_db_connection (db), kt_db_name (db), version, &local))
     return kt_db_failed (db, local, error);
+  return TRUE;
+}
+
+gboolean
+kt_schema_ready (KtDb *db, GError **error)
+{
+  g_autoptr(MYSQL) conn = NULL;
+  int version;
+
+  if (!ready_version (db, &version, error))
+    return FALSE;
   if (version != KT_SCHEMA_VERSION)
     {
       conn = kt_db_open_long (db, error);
@@ -1289,6 +1300,27 @@ kt_schema_ready (KtDb *db, GError **error)
         return FALSE;
     }
   return kt_schema_prepare (db, KT_TABLES_COMMON, NULL, error);
+}
+
+gboolean
+kt_schema_check_ready (KtDb *db, GError **error)
+{
+  GError *local = NULL;
+  int version;
+
+  if (!ready_version (db, &version, error))
+    return FALSE;
+  if (version > KT_SCHEMA_VERSION)
+    {
+      set_newer_error (error, kt_db_name (db), version);
+      return FALSE;
+    }
+  /* An older schema is migrated first: the latest shapes are not its. */
+  if (version == KT_SCHEMA_VERSION
+      && !kt_schema_check_shape (kt_db_connection (db), kt_db_name (db), KT_TABLES_COMMON,
+                                 &local))
+    return kt_db_failed (db, local, error);
+  return TRUE;
 }
 
 gboolean

@@ -185,6 +185,13 @@ char *kt_schema_member (const char *member);
  * (sql/common.sql) exist in the right shape. */
 gboolean kt_schema_ready (KtDb *db, GError **error);
 
+/* What kt_schema_ready() refuses, without writing (a dry run of a command
+ * that writes): a view or a sequence named like one of ktally's own
+ * tables, a newer schema, and at KT_SCHEMA_VERSION a shared table of
+ * another shape. An older schema is read as it is: its migration would
+ * change the shapes. */
+gboolean kt_schema_check_ready (KtDb *db, GError **error);
+
 /* @tables' tables: any that exists must have the shape ktally writes
  * (checked before anything is created), and the absent ones are created,
  * logging one line naming @what ("transactional-mode", "ledger"). */
