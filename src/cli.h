@@ -192,9 +192,11 @@ typedef struct
     "Another log format: a pcre2 pattern with the named groups (?<time>...) "    \
     "and (?<level>...)", "REGEX" },                                              \
   { "time-format", 0, 0, G_OPTION_ARG_STRING, &(raw).time_format,                \
-    "How the time group reads: strptime-style (%Y %m %d %H %M %S %b %e %T %F), " \
-    "iso8601 (offsets converted to UTC) or syslog (no year: the latest that "    \
-    "puts the line at most a day ahead); default %Y-%m-%d %H:%M:%S", "FORMAT" }, \
+    "How the time group reads: strptime-style (%Y %m %d %H %M %S %b %e %T %F; "  \
+    "the month, day, hour and minute at least, and without %Y the year as "      \
+    "syslog's), iso8601 (offsets converted to UTC) or syslog (%b %e %H:%M:%S, "  \
+    "no year: the latest that puts the line at most a day ahead); default "      \
+    "%Y-%m-%d %H:%M:%S", "FORMAT" },                                             \
   { "levels", 0, 0, G_OPTION_ARG_STRING, &(raw).levels,                          \
     "The levels counted, exactly as written (default ERROR)", "A,B,..." },       \
   { "bucket", 0, 0, G_OPTION_ARG_STRING, &(raw).bucket,                          \

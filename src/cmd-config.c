@@ -9,6 +9,7 @@
 #include "describe.h"
 
 #include <stdio.h>
+#include "counts.h"
 #include "error.h"
 #include "retry.h"
 #include "schema.h"
@@ -19,6 +20,7 @@ parse (int argc, char **argv, GError **error)
 {
   g_autofree char **args = g_new0 (char *, argc + 1);
   gboolean check = FALSE, connect = FALSE;
+  const KtJobKind *kind;
   KtConfig *config;
   int n = 0;
 
@@ -38,8 +40,22 @@ parse (int argc, char **argv, GError **error)
       return NULL;
     }
   config = kt_run_parse (n, args, error);
-  if (config != NULL)
-    config->check_connect = connect;
+  if (config == NULL)
+    return NULL;
+  config->check_connect = connect;
+  /* What `run` refuses at start without Kafka or MySQL: the log format
+   * (--pattern, --time-format, --levels, --by and --sum against them). */
+  kind = kt_kind_lookup (config->kind, kt_mode_names[config->mode], NULL);
+  if (kind != NULL && kind->parses)
+    {
+      g_autoptr(KtParser) parser = kt_counts_parser (config, error);
+
+      if (parser == NULL)
+        {
+          kt_config_free (config);
+          return NULL;
+        }
+    }
   return config;
 }
 
