@@ -399,12 +399,18 @@ static const BadCase bad_cases[] = {
 static void
 test_fields (void)
 {
-  static const char *const args[] = { "run", KAFKA, DB, "--by", "service,level", "--sum",
-                                      "bytes,latency_ms", "--max-keys", "3", "--table",
-                                      "by_svc", NULL };
+  /* The fields are groups of the pattern: the parser is checked with the
+   * options (config --check refuses what run refuses). */
+  static const char *const args[] = { "run", KAFKA, DB, "--pattern",
+                                      "^(?<time>\\S+ \\S+) (?<level>\\S+) (?<service>\\S+) "
+                                      "(?<bytes>\\d+) (?<latency_ms>\\d+)$", "--by",
+                                      "service,level", "--sum", "bytes,latency_ms",
+                                      "--max-keys", "3", "--table", "by_svc", NULL };
   static const char *const plain[] = { "run", KAFKA, DB, NULL };
   static const char *const idem[] = { "run", KAFKA, DB, "--mode", "idempotent", "--table",
-                                      C50 "12345678", "--by", "Select", NULL };
+                                      C50 "12345678", "--pattern",
+                                      "^(?<time>\\S+ \\S+) (?<level>\\S+) (?<Select>\\S+)",
+                                      "--by", "Select", NULL };
   g_autoptr(GError) error = NULL;
   g_autoptr(KtConfig) c = parse_args (args, &error);
   g_autoptr(KtConfig) d = NULL, e = NULL;

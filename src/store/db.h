@@ -207,7 +207,8 @@ void        kt_db_abort  (KtDb *self);
  * read until kt_db_abort() sees one instant (ktally audit on live jobs). */
 gboolean    kt_db_snapshot (KtDb *self, GError **error);
 
-/* The type of @table: "BASE TABLE", "VIEW", or NULL when absent. */
+/* The type of @table: "BASE TABLE", "VIEW" (MariaDB also says "SEQUENCE"
+ * and "SYSTEM VERSIONED"), or NULL when absent. */
 gboolean    kt_db_table_type (KtDb *self, const char *table, char **type, GError **error);
 
 /* kt_db_grants_missing_in() of the connected user's SHOW GRANTS, on its

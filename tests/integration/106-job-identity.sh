@@ -79,6 +79,6 @@ rc=0; "$KTALLY" init-db --db "$bdb_uri" 2> "$WORK/err" || rc=$?
   || { cat "$WORK/err" >&2; fail "init-db with a ktally_batches without member: exit $rc"; }
 rc=0; "$KTALLY" replay --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" --from 0:0 --until 0:10 \
   --table kafka_offset 2> "$WORK/err" || rc=$?
-[[ $rc == 2 ]] && grep -q "table kafka_offset is not the shape ktally writes" "$WORK/err" \
+[[ $rc == 2 ]] && grep -q "kafka_offset is the name of one of ktally's own tables, not of a count table" "$WORK/err" \
   || { cat "$WORK/err" >&2; fail "replay --table kafka_offset: exit $rc"; }
 note "$TEST_NAME: 9 changed settings refused, the same spelled otherwise accepted, --share-table audited, 3 tables of another shape refused"

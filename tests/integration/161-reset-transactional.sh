@@ -20,6 +20,8 @@ refused() {  # refused WHAT ARGS...: reset ARGS is exit 2, one line naming WHAT
   ((rc == 2)) || { cat "$WORK/out" "$WORK/err" >&2; fail "reset $* exited $rc, not 2"; }
   [[ $(grep -c . "$WORK/err") == 1 ]] || { cat "$WORK/err" >&2; fail "reset $*: not one line"; }
   grep -qF -- "$what" "$WORK/err" || { cat "$WORK/err" >&2; fail "reset $*: does not say '$what'"; }
+  # A dry run refuses alike (not where --execute is the mistake).
+  [[ " $* " != *" --execute "* || " $* " == *" --dry-run "* ]] || kt_dry_run_alike "$rc" "$WORK/err" reset "$@"
 }
 snapshot() {
   kt_sql "$db" "SELECT job, topic, \`partition\`, \`offset\` FROM kafka_offset ORDER BY 1, 2, 3;

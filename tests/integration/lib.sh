@@ -137,6 +137,16 @@ KT_SEED=${KT_SEED:-$(( $(date +%s) % 100000 ))}
 RANDOM=$KT_SEED
 note "$TEST_NAME: seed $KT_SEED (rerun with KT_SEED=$KT_SEED)"
 
+kt_dry_run_alike() {  # kt_dry_run_alike RC ERR COMMAND...: COMMAND has --execute, and exited
+                      # RC saying ERR (a file); without --execute it must exit RC and say
+                      # the same: a dry run refuses what the execution refuses (reset, forget)
+  local rc=$1 err=$2 arg dry=() drc=0; shift 2
+  for arg in "$@"; do [[ $arg == --execute ]] || dry+=("$arg"); done
+  "${dry[@]}" > "$WORK/dry.out" 2> "$WORK/dry.err" || drc=$?
+  [[ $drc == "$rc" ]] && cmp -s "$err" "$WORK/dry.err" \
+    || { cat "$WORK/dry.out" "$WORK/dry.err" >&2; fail "${dry[*]}: the dry run exited $drc, the execution $rc ($(head -c 300 "$err"))"; }
+}
+
 kt_audit() {  # kt_audit DB_URI: `ktally audit` must pass
   "$KTALLY" audit --db "$1" > "$WORK/audit.out" 2>&1 || { cat "$WORK/audit.out" >&2; fail "ktally audit failed"; }
 }
