@@ -839,28 +839,38 @@ open_host (KtDbConfig *db, guint i, const char *description, unsigned int connec
   return open_once (db, i, description, connect_timeout, io_timeout, &code, error);
 }
 
-/* Whether the server of @conn may take ktally's work: not a Galera node
- * outside the primary component, not read-only unless @read_only_ok.
- * FALSE with *@why (new string) when it is not; FALSE with @error when it
- * cannot say. Only SHOW and SET: a node that is not ready refuses the
- * rest (1047). */
-static gboolean
-usable (MYSQL *conn, const char *description, gboolean read_only_ok, char **why,
-        GError **error)
+/* What a server of the list is to ktally. */
+typedef enum
+{
+  SERVER_USABLE,
+  SERVER_READ_ONLY,   /* read_only ON: a replica, or a server a failover fenced */
+  SERVER_NOT_READY,   /* a Galera node outside the primary component */
+  SERVER_FAILED,      /* it could not say: the error tells */
+} ServerState;
+
+static const char *const server_why[] = {
+  NULL,
+  "read-only (read_only=ON: a replica, or a server a failover fenced)",
+  "not ready: a Galera node outside the primary component (wsrep_ready=OFF)",
+};
+
+/* Whether the server of @conn may take ktally's work. Only SHOW and SET:
+ * a node that is not ready refuses the rest (1047). */
+static ServerState
+server_state (MYSQL *conn, const char *description, GError **error)
 {
   g_autoptr(MYSQL_RES) vars = NULL;
   g_autoptr(MYSQL_RES) status = NULL;
   gboolean read_only = FALSE, wsrep = FALSE;
   MYSQL_ROW row;
 
-  *why = NULL;
   /* super_read_only is MySQL's; ktally's user may well have SUPER (or
    * READ_ONLY ADMIN), which read_only does not stop: hence the look. */
   vars = kt_db_select (conn, description, "SHOW GLOBAL VARIABLES WHERE Variable_name IN "
                        "('read_only', 'super_read_only', 'wsrep_on')",
                        "cannot read read_only and wsrep_on", error);
   if (vars == NULL)
-    return FALSE;
+    return SERVER_FAILED;
   while ((row = mysql_fetch_row (vars)) != NULL)
     {
       gboolean on = row[1] != NULL && g_ascii_strcasecmp (row[1], "ON") == 0;
@@ -875,38 +885,37 @@ usable (MYSQL *conn, const char *description, gboolean read_only_ok, char **why,
       status = kt_db_select (conn, description, "SHOW GLOBAL STATUS LIKE 'wsrep_ready'",
                              "cannot read wsrep_ready", error);
       if (status == NULL)
-        return FALSE;
+        return SERVER_FAILED;
       row = mysql_fetch_row (status);
       if (row == NULL || row[1] == NULL || g_ascii_strcasecmp (row[1], "ON") != 0)
-        {
-          *why = g_strdup ("not ready: a Galera node outside the primary component "
-                           "(wsrep_ready=OFF)");
-          return FALSE;
-        }
+        return SERVER_NOT_READY;
       /* Causal reads: what this session reads (offsets above all) is at
        * least as new as every commit the cluster acknowledged, on any node. */
       if (!kt_db_exec (conn, description, "SET SESSION wsrep_sync_wait = 1",
                        "cannot set wsrep_sync_wait", error))
-        return FALSE;
+        return SERVER_FAILED;
     }
-  if (read_only && !read_only_ok)
-    {
-      *why = g_strdup ("read-only (read_only=ON: a replica, or a server a failover fenced)");
-      return FALSE;
-    }
-  return TRUE;
+  return read_only ? SERVER_READ_ONLY : SERVER_USABLE;
 }
 
-/* A server of the list passed over: one line. */
+/* A server of the list passed over (@why: what it is, or the error that
+ * the connection met): one line. */
 static void
-skip_logged (const char *description, const char *server, const char *why, gboolean last)
+skip_logged (const char *description, const char *server, ServerState state,
+             const char *why, gboolean last)
 {
   g_autoptr(KtLogEvent) e = kt_log_event_new ("db-skip");
+  const char *next = last ? "no other server to try" : "trying the next one";
 
   kt_log_event_string (e, "database", description);
   kt_log_event_string (e, "server", server);
-  kt_log_event_emit (e, G_LOG_LEVEL_WARNING, "MySQL at %s is %s: %s", description, why,
-                     last ? "no other server to try" : "trying the next one");
+  kt_log_event_string (e, "reason", state == SERVER_READ_ONLY ? "read-only"
+                                    : state == SERVER_NOT_READY ? "not-ready" : "failed");
+  if (state == SERVER_FAILED)
+    kt_log_event_emit (e, G_LOG_LEVEL_WARNING, "%s: %s", why, next);
+  else
+    kt_log_event_emit (e, G_LOG_LEVEL_WARNING, "MySQL at %s is %s: %s", description,
+                       server_why[state], next);
 }
 
 MYSQL *
@@ -914,6 +923,8 @@ kt_db_open (KtDbConfig *db, gboolean read_only_ok, guint *index, unsigned int co
             unsigned int io_timeout, GError **error)
 {
   g_autoptr(GString) why_not = g_string_new (NULL);
+  g_autoptr(MYSQL) fallback = NULL;  /* the first read-only server, for a reader */
+  guint fallback_at = 0;
   KtErrorCode code = KT_ERROR_FATAL;
   guint n = kt_db_hosts (db);
 
@@ -921,35 +932,63 @@ kt_db_open (KtDbConfig *db, gboolean read_only_ok, guint *index, unsigned int co
     {
       g_autofree char *server = kt_db_host_text (db, i);
       g_autofree char *description = describe_with (db, server);
-      g_autofree char *why = NULL;
       g_autoptr(GError) local = NULL;
       g_autoptr(MYSQL) conn = open_host (db, i, description, connect_timeout, io_timeout,
                                          &local);
+      ServerState state = conn != NULL ? server_state (conn, description, &local)
+                                       : SERVER_FAILED;
 
-      if (conn != NULL && usable (conn, description, read_only_ok, &why, &local))
+      if (state == SERVER_USABLE || (state == SERVER_READ_ONLY && read_only_ok && n == 1))
         {
           if (index != NULL)
             *index = i;
           return g_steal_pointer (&conn);
         }
-      if (why != NULL)
-        skip_logged (description, server, why, i + 1 == n);
+      /* A reader takes a read-only server only when no writable one is
+       * there: a replica may lag, an old primary may hold what the
+       * failover lost. */
+      if (state == SERVER_READ_ONLY && read_only_ok)
+        {
+          if (fallback == NULL)
+            {
+              fallback = g_steal_pointer (&conn);
+              fallback_at = i;
+            }
+          continue;
+        }
       if (n == 1)
         {
-          if (why != NULL)
-            g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT, "cannot use MySQL at %s: it is "
-                         "%s", description, why);
+          if (state != SERVER_FAILED)
+            {
+              skip_logged (description, server, state, NULL, TRUE);
+              g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT, "cannot use MySQL at %s: it "
+                           "is %s", description, server_why[state]);
+            }
           else
             g_propagate_error (error, g_steal_pointer (&local));
           return NULL;
         }
+      skip_logged (description, server, state, local != NULL ? local->message : NULL,
+                   i + 1 == n && fallback == NULL);
       /* One server that may come back (or be promoted) makes it worth
        * another try; only when every one refused us for good is it
        * fatal, as with one server. */
-      if (why != NULL || local->code != KT_ERROR_FATAL)
+      if (state != SERVER_FAILED || local->code != KT_ERROR_FATAL)
         code = KT_ERROR_TRANSIENT;
-      g_string_append_printf (why_not, "%s%s: %s", i > 0 ? "; " : "", server,
-                              why != NULL ? why : local->message);
+      g_string_append_printf (why_not, "%s%s: %s", why_not->len > 0 ? "; " : "", server,
+                              state != SERVER_FAILED ? server_why[state] : local->message);
+    }
+  if (fallback != NULL)
+    {
+      g_autoptr(KtLogEvent) e = kt_log_event_new ("db-read-only");
+      g_autofree char *server = kt_db_host_text (db, fallback_at);
+
+      kt_log_event_string (e, "server", server);
+      kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "MySQL: no writable server in the list: "
+                         "reading %s, which is read-only", server);
+      if (index != NULL)
+        *index = fallback_at;
+      return g_steal_pointer (&fallback);
     }
   {
     g_autofree char *all = kt_db_describe (db);

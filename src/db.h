@@ -108,8 +108,9 @@ gboolean kt_is_identifier (const char *name);
  * @connect_timeout: the first that answers and is usable wins. A Galera
  * node outside the primary component (wsrep_ready OFF) is skipped, and so
  * is a read-only server (read_only ON: a replica, or an old primary that
- * a failover fenced) unless @read_only_ok; each skip is one log line
- * ("db-skip"). On a Galera node, reads wait for every commit the cluster
+ * a failover fenced); each skip is one log line ("db-skip"). With
+ * @read_only_ok, the first read-only server is taken when no writable one
+ * answers (a line says so, "db-read-only"), and one alone is taken. On a Galera node, reads wait for every commit the cluster
  * acknowledged (wsrep_sync_wait): offsets read back are never older than
  * a commit ktally was told of. *@index (may be NULL): the server used,
  * 0 for @db->host. None usable: KT_ERROR_TRANSIENT if one of them may be
@@ -184,8 +185,8 @@ const char *kt_db_name (KtDb *self);
 const char *kt_db_host (KtDb *self);
 guint       kt_db_connections (KtDb *self);
 
-/* Read-only servers of a hosts list are good enough (a command that
- * only reads: status, jobs, audit): not skipped. */
+/* A command that only reads (status, jobs, audit): a read-only server
+ * will do when no writable one answers (see kt_db_open()). */
 void        kt_db_allow_read_only (KtDb *self);
 
 /* MariaDB Connector/C's version, "3.3.8". */
