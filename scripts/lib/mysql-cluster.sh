@@ -416,16 +416,18 @@ cluster_status() {
 # Lines for the env file, after the single server's (these win): node 1
 # is KT_MYSQL_PORT, KT_DB_URI_BASE lists every node, the primary first.
 cluster_env() {
-  local n ports="" sockets="" hosts=""
+  local n ports="" sockets="" pidfiles="" hosts=""
   for ((n = 1; n <= $(cl_nodes); n++)); do
     ports+="${ports:+ }$(cl_port "$n" sql)"
     sockets+="${sockets:+ }$(cl_socket "$n")"
+    pidfiles+="${pidfiles:+ }$(cl_node_dir "$n")/mariadbd.pid"
     hosts+="${hosts:+,}127.0.0.1:$(cl_port "$n" sql)"
   done
   printf 'export KT_MYSQL_TOPOLOGY=%q\n' "$(cluster_topology)"
   printf 'export KT_MYSQL_NODES=%q\n' "$(cl_nodes)"
   printf 'export KT_MYSQL_PORTS=%q\n' "$ports"
   printf 'export KT_MYSQL_SOCKETS=%q\n' "$sockets"
+  printf 'export KT_MYSQL_PIDFILES=%q\n' "$pidfiles"
   printf 'export KT_MYSQL_PORT=%q\n' "$(cl_port 1 sql)"
   printf 'export KT_MYSQL_SOCKET=%q\n' "$(cl_socket 1)"
   printf 'export KT_MYSQL_DATADIR=%q\n' "$(cl_node_dir 1)/data"
@@ -434,6 +436,21 @@ cluster_env() {
   printf 'export KT_MYSQL_CMD=%q\n' "$(cl_cmdline 1)"
   printf 'export KT_MYSQL_CLIENT=%q\n' "mariadb --no-defaults -h127.0.0.1 -P$(cl_port 1 sql) -ukt -pktpass"
   printf 'export KT_DB_URI_BASE=%q\n' "mysql://kt:ktpass@$hosts"
+}
+
+# cluster_reset: every node stopped, its data wiped, the topology started
+# again as new (a test that promoted the replica leaves the next one a
+# primary and its replica). The ports stay.
+cluster_reset() {
+  local topology n
+  topology=$(cluster_topology)
+  cluster_active || die "reset-mysql needs --mysql galera|replica"
+  cluster_stop
+  for ((n = 1; n <= $(cl_nodes); n++)); do
+    rm -rf "$(cl_node_dir "$n")/data" "$(cl_node_dir "$n")/initialised" \
+      "$(cl_node_dir "$n")/role" "$(cl_node_dir "$n")/replicating"
+  done
+  cluster_start "$topology"
 }
 
 cluster_clean() {
