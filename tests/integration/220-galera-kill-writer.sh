@@ -75,6 +75,7 @@ kt_wait_for 60 kt_offsets_reach "$db" "$topic" "$messages" \
   || kt_sup_stuck ktally "ktally did not reach the end within 60 s"
 kt_sup_stop ktally
 exits=$(kt_sup_check ktally)
+[[ $exits == 0 ]] || fail "ktally exited by itself: $exits (it must ride a node's failure out)"
 kt_fault_verify "$db" "$topic" "$WORK/feed.truth" "$messages" "${run_args[@]}"
 
 outcome() { kt_log_count_if ".event == \"lost-commit\" and .outcome == \"$1\"" "$log"; }
