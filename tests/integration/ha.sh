@@ -150,6 +150,15 @@ ha_repair() {  # every node back as the topology wants it
     return 0
   fi
   for ((n = 1; n <= ${#HA_PORTS[@]}; n++)); do
+    # A node wedged by concurrent DDL (a TOI statement waiting forever
+    # behind a commit that waits for it, MariaDB 10.11) frees only when
+    # restarted.
+    if [[ ${KT_MYSQL_TOPOLOGY:-} == galera ]] && [[ $(ha_root "$n" "SELECT COUNT(*) FROM
+         information_schema.processlist WHERE user = '$KT_MYSQL_USER' AND command != 'Sleep'
+         AND time > 30" 2>/dev/null) -gt 0 ]]; then
+      echo "$TEST_NAME: node $n is wedged: restarting it" >&2
+      "$KT_SERVICES" restart-mysql "$n" > /dev/null 2>&1 || true
+    fi
     if ! ha_up "$n"; then
       "$KT_SERVICES" restart-mysql "$n" > /dev/null 2>&1 \
         || echo "$TEST_NAME: could not restart MariaDB node $n" >&2
