@@ -34,13 +34,10 @@ source "$(dirname "$0")/ha.sh"
 
 ha_need replica
 t0=$SECONDS
-[[ $(ha_root 2 "SELECT @@read_only") == 1 && -n $(ha_root 2 "SHOW SLAVE STATUS") ]] \
-  || { ha_services reset-mysql; source "$env_file"; }
-caught_up() { [[ $(ha_root 1 "SELECT @@gtid_binlog_pos") == "$(ha_root 2 "SELECT @@gtid_slave_pos")" ]]; }
 
 dbA=$(kt_db_name "$(kt_new_db rfa)"); dbB=$(kt_db_name "$(kt_new_db rfb)")
 topicA=$(kt_new_topic rfa 3); topicB=$(kt_new_topic rfb 3)
-kt_wait_for 30 caught_up || fail "the replica does not catch up"
+kt_wait_for 30 ha_caught_up || fail "the replica does not catch up"
 args() {  # args TOPIC DB: ktally run's arguments for that job
   echo run --brokers "$KT_BROKERS" --topic "$1" --db "$(ha_uri "$2" 1 2)" --mode "$KT_MODE" \
     --interval 0 --max-per-partition 30 --log-format json
@@ -53,7 +50,7 @@ committed_since() { (($(commits "$1") > $2)); }
 kt_feed_start feedA "$topicA" 2000 2000
 kt_supervise A "${argsA[@]}"
 kt_wait_for 60 committed_since A 5 || kt_sup_stuck A "A committed nothing in 60 s"
-kt_wait_for 30 caught_up || fail "the replica does not catch up"
+kt_wait_for 30 ha_caught_up || fail "the replica does not catch up"
 
 # From here on, node 2 receives but applies nothing.
 ha_root 2 "STOP SLAVE SQL_THREAD" || fail "cannot stop the replica's SQL thread"

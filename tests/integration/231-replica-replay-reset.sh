@@ -25,9 +25,6 @@ source "$(dirname "$0")/ha.sh"
 
 ha_need replica
 t0=$SECONDS
-[[ $(ha_root 2 "SELECT @@read_only") == 1 && -n $(ha_root 2 "SHOW SLAVE STATUS") ]] \
-  || { ha_services reset-mysql; source "$env_file"; }
-caught_up() { [[ $(ha_root 1 "SELECT @@gtid_binlog_pos") == "$(ha_root 2 "SELECT @@gtid_slave_pos")" ]]; }
 
 db=$(kt_db_name "$(kt_new_db rrr)")
 uri=$(ha_uri "$db" 1 2)
@@ -42,7 +39,7 @@ for p in 0 1 2; do
   ends+="$p:$(sed -n 's/.*messages=\([0-9]*\).*/\1/p' "$WORK/fixed$p.gen"),"
 done
 kt_sum_truths "$WORK"/fixed?.truth > "$WORK/fixed.truth"
-kt_wait_for 30 caught_up || fail "the replica does not catch up"
+kt_wait_for 30 ha_caught_up || fail "the replica does not catch up"
 
 run_args=(run --brokers "$KT_BROKERS" --topic "$live" --db "$uri" --interval 0
           --max-per-partition 30 --log-format json)
@@ -58,7 +55,7 @@ kt_wait_for 60 committed_since 5 || kt_sup_stuck live "the live job committed no
 replay=$!; KT_CHILDREN+=("$replay")
 replay_sum() { ha_sql "$1" "$db" "SELECT COALESCE(SUM(\`offset\`), 0) FROM kafka_offset WHERE job LIKE 'replay.%'"; }
 kt_wait_for 60 eval '(($(replay_sum 1) > 1000))' || fail "the replay does not move"
-kt_wait_for 30 caught_up || fail "the replica does not catch up"
+kt_wait_for 30 ha_caught_up || fail "the replica does not catch up"
 
 ha_root 2 "STOP SLAVE SQL_THREAD" || fail "cannot stop the replica's SQL thread"
 on_replica=$(replay_sum 2)

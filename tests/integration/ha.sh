@@ -16,16 +16,48 @@ read -r -a HA_PIDFILES <<< "${KT_MYSQL_PIDFILES:-}"
 HA_STOPPED=()    # nodes SIGSTOPped
 HA_ISOLATED=()   # Galera nodes cut off from the others
 
-ha_need() {  # ha_need TOPOLOGY: the services run it, every node up
+ha_need() {  # ha_need TOPOLOGY: the services run it, every node up (a replica: as new)
   [[ ${KT_MYSQL_TOPOLOGY:-single} == "$1" ]] \
     || fail "needs MariaDB as --mysql $1 (KT_SERVICES_DIR=$KT_BUILD/services-$1 scripts/services start --mysql $1), but $env_file is ${KT_MYSQL_TOPOLOGY:-single}"
   local n
   for ((n = 1; n <= ${#HA_PORTS[@]}; n++)); do
     ha_up "$n" || fail "MariaDB node $n ($(ha_port "$n")) does not answer"
   done
+  if [[ $1 == replica ]]; then ha_replica_fresh; fi
 }
 
 ha_port() { echo "${HA_PORTS[$(($1 - 1))]}"; }
+
+# ha_job NAME: a new database and 4-partition topic NAME_..., data arriving
+# (kt_feed_start feed), and ktally (supervisor "ktally", $WORK/ktally.log)
+# writing them in tiny batches back to back (a kill is likely to find a
+# transaction open), given every node in order, until its 5th commit.
+# Sets db, topic, log and run_args.
+ha_job() {
+  db=$(kt_db_name "$(kt_new_db "$1")")
+  topic=$(kt_new_topic "$1" 4)
+  log=$WORK/ktally.log
+  run_args=(run --brokers "$KT_BROKERS" --topic "$topic" --db "$(ha_uri "$db" 1 2 3)"
+            --mode "$KT_MODE" --interval 0 --max-per-partition 20 --log-format json)
+  kt_feed_start feed "$topic" 3000 3000
+  kt_supervise ktally "${run_args[@]}"
+  kt_wait_for 60 committed_since 5 || kt_sup_stuck ktally "no commits within 60 s"
+}
+# ha_job_end: the feeder stopped, ktally at the end, stopped; no exit of
+# its own allowed; then kt_fault_verify (exact, offsets, audit).
+ha_job_end() {
+  local messages exits
+  kt_feed_stop feed
+  messages=$(<"$WORK/feed.messages")
+  kt_wait_for 60 kt_offsets_reach "$db" "$topic" "$messages" \
+    || kt_sup_stuck ktally "ktally did not reach the end within 60 s"
+  kt_sup_stop ktally
+  exits=$(kt_sup_check ktally)
+  [[ $exits == 0 ]] || fail "ktally exited by itself: $exits (it must ride a node's failure out)"
+  kt_fault_verify "$db" "$topic" "$WORK/feed.truth" "$messages" "${run_args[@]}"
+}
+commits() { kt_commits "$log"; }
+committed_since() { (($(commits) > $1)); }
 
 ha_sql() {  # ha_sql N DB SQL...: SQL on node N, tab-separated, no headers
   local n=$1 db=$2; shift 2
@@ -128,7 +160,53 @@ ha_commit_stuck() {  # ha_commit_stuck N DB: a kt session on node N is in COMMIT
        2>/dev/null) -gt 0 ]]
 }
 
-# ha_log_seconds_without_commits LOG...: the longest wait between two
+# ha_in_commit DB LOG ACTION: ACTION N (ha_kill, ha_isolate) is done to
+# the node N ktally writes DB on while one of its COMMITs is in flight
+# there: another node is frozen (SIGSTOP), which holds Galera's commits
+# (flow control), until the writer is seen in COMMIT; then thawed. Up to 5
+# tries, each after a commit (LOG: ktally's); sets HA_NODE to the writer.
+ha_in_commit() {
+  local db=$1 log=$2 action=$3 try frozen held=0
+  for ((try = 0; try < 5 && !held; try++)); do
+    kt_wait_for 60 eval "(($(kt_commits "$log")" '< $(kt_commits "$log")))' \
+      || fail "no commit before try $try"
+    HA_NODE=$(ha_writer "$db")
+    frozen=$((HA_NODE % ${#HA_PORTS[@]} + 1))
+    ha_stop "$frozen"
+    if kt_wait_for 3 ha_commit_stuck "$HA_NODE" "$db"; then
+      "$action" "$HA_NODE"
+      held=1
+    fi
+    ha_cont "$frozen"
+    kt_wait_for 60 ha_ready "$frozen" || fail "node $frozen not back in the cluster"
+  done
+  ((held)) || fail "no COMMIT could be held in flight in 5 tries"
+}
+
+# ha_commit_failed LOG: ktally saw a COMMIT fail: a batch's (its answer
+# lost: read back, "lost-commit"), or in idempotent mode perhaps the one
+# that stores the offsets after the counts (the covered offsets make a
+# lost one harmless: retried as any failure).
+ha_commit_failed() {
+  if [[ $KT_MODE == idempotent ]]; then
+    (($(kt_log_count_if '.event == "lost-commit" or (.event == "retry" and (.message | test("cannot commit")))' "$1") > 0))
+  else
+    (($(kt_log_count lost-commit "$1") > 0))
+  fi
+}
+
+ha_replica_fresh() {  # a primary and its replica as new (a test before may have promoted)
+  [[ $(ha_root 2 "SELECT @@read_only") == 1 && -n $(ha_root 2 "SHOW SLAVE STATUS") ]] && return 0
+  ha_services reset-mysql
+  # shellcheck disable=SC1090
+  source "$env_file"
+}
+
+ha_caught_up() {  # the replica applied everything the primary logged
+  [[ $(ha_root 1 "SELECT @@gtid_binlog_pos") == "$(ha_root 2 "SELECT @@gtid_slave_pos")" ]]
+}
+
+# ha_gap LOG...: the longest wait between two
 # committed batches (the time a failover cost), from the log's own times.
 ha_gap() {
   cat "$@" | jq -Rrn '[inputs | fromjson? | objects | select(.event == "batch") | .time
