@@ -24,12 +24,25 @@ ha_job gleave
 not_ready() { kt_log_count_if '.event == "db-skip" and .reason == "not-ready"' "$@"; }
 only_on() { [[ $(ha_writers "$db") == "$1" ]]; }
 
-# 1. Between statements: node 1 is cut off.
+# 1. Between statements: node 1 is cut off. A second job, idle between
+# batches 2 s apart, holds its connection to node 1 meanwhile: its next
+# statement there is refused (1047, WSREP not ready).
+idle_db=$(kt_db_name "$(kt_new_db gidle)")
+idle_topic=$(kt_new_topic gidle 2)
+kt_gen "$idle_topic" --lines 100 --seed "$KT_SEED" > /dev/null || fail "kt-gen failed"
+kt_supervise idle run --brokers "$KT_BROKERS" --topic "$idle_topic" --db "$(ha_uri "$idle_db" 1 2 3)" \
+  --mode "$KT_MODE" --interval 2 --log-format json
+kt_wait_for 60 eval '(($(kt_commits "$WORK/idle.log") > 0))' || kt_sup_stuck idle "the idle job committed nothing"
 w=$(ha_writer "$db")
-[[ $w == 1 ]] || fail "ktally writes on node $w, not the first of its list"
+[[ $w == 1 && $(ha_writers "$idle_db") == 1 ]] || fail "the jobs are not on node 1, the first of their list"
 ha_isolate 1
 kt_wait_for 30 eval '[[ $(ha_wsrep 1 wsrep_ready) == OFF ]]' || fail "node 1 still ready 30 s after it was cut off"
 kt_wait_for 60 only_on 2 || kt_sup_stuck ktally "ktally did not move to node 2 while node 1 was out"
+refused() { (($(kt_log_count_if '.event == "retry" and (.message | test("WSREP has not yet prepared node"))' "$WORK/idle.log") > 0)); }
+kt_wait_for 30 refused || kt_sup_stuck idle "the idle job met no 1047 on node 1"
+kt_wait_for 30 eval '[[ $(ha_writers "$idle_db") == 2 ]]' || kt_sup_stuck idle "the idle job did not move to node 2"
+kt_sup_stop idle
+[[ $(kt_sup_check idle) == 0 ]] || fail "the idle job exited by itself"
 before=$(commits)
 kt_wait_for 60 committed_since "$before" || kt_sup_stuck ktally "no commit on node 2"
 (($(not_ready "$log") > 0)) || fail "no db-skip line said node 1 is not ready"
