@@ -8,6 +8,10 @@ kt_job_begin (KtJob *job, GError **error)
 
   if (!kt_db_begin (job->db, error))
     return FALSE;
+  /* A promoted replica may lack the commit that recorded the job (it
+   * lost the last transactions of the primary, offsets and all). */
+  if (job->claimed_on != kt_db_connections (job->db))
+    job->claimed = FALSE;
   if (job->claimed
       || kt_identity_claim (kt_db_connection (job->db), kt_db_name (job->db), job->identity,
                             &local))
@@ -22,6 +26,7 @@ kt_job_finish (KtJob *job, KtCommitResult *result, GError **error)
   if (!kt_db_finish (job->db, result, error))
     return FALSE;
   job->claimed = TRUE;
+  job->claimed_on = kt_db_connections (job->db);
   return TRUE;
 }
 
@@ -31,5 +36,6 @@ kt_job_claim (KtJob *job, GError **error)
   KtCommitResult result;
 
   /* A lost answer: the next claim finds the rows, and compares. */
-  return job->claimed || (kt_job_begin (job, error) && kt_job_finish (job, &result, error));
+  return (job->claimed && job->claimed_on == kt_db_connections (job->db))
+         || (kt_job_begin (job, error) && kt_job_finish (job, &result, error));
 }

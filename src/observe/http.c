@@ -208,7 +208,7 @@ listen_on (const char *text, guint16 *port, GError **error)
 static gboolean
 chart_connect (KtHttp *self, GError **error)
 {
-  g_autoptr(MYSQL) conn = kt_db_open (&self->db, self->db_description, MYSQL_CONNECT_S,
+  g_autoptr(MYSQL) conn = kt_db_open (&self->db, TRUE, NULL, MYSQL_CONNECT_S,
                                       MYSQL_IO_S, error);
 
   if (conn == NULL)
