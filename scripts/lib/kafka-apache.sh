@@ -6,7 +6,7 @@
 # state ($repo, $dir) it uses; scripts/setup sources it for
 # kafka_apache_fetch alone.
 #
-# State: $dir/kafka/ holds `line` (3.9 or 4: what the data was formatted
+# State: $dir/kafka/ holds `line` (3.9, 4.0 or 4: what the data was formatted
 # with), `ports` ("NODE BROKER_PORT CONTROLLER_PORT" lines, kept across
 # restarts so that a restarted node is found where it was), `cluster-id`,
 # and one folder per node (server.properties, data/, pid, out.log).
@@ -19,7 +19,7 @@
 kafka_apache_pom=$repo/scripts/kafka/pom.xml
 kafka_apache_cache=${KT_KAFKA_CACHE:-$repo/build/kafka}
 kafka_apache_mvn_repo=${KT_MAVEN_REPO:-$repo/build/maven-repo}
-kafka_apache_lines="3.9 4"
+kafka_apache_lines="3.9 4.0 4"
 
 # kafka_apache_version LINE: the version pinned for LINE in the pom.
 kafka_apache_version() {
@@ -29,11 +29,12 @@ kafka_apache_version() {
   echo "$v"
 }
 
-# kafka_apache_line WORD: 3.9 or 4 for what --kafka-version may say
-# (3.9, 3.9.2, 4, 4.1, 4.1.1).
+# kafka_apache_line WORD: the line (3.9, 4.0 or 4) for what --kafka-version
+# may say (3.9, 3.9.2, 4.0, 4.0.0, 4, 4.1, 4.1.1).
 kafka_apache_line() {
   case $1 in
     3.9 | 3.9.*) echo 3.9 ;;
+    4.0 | 4.0.*) echo 4.0 ;;
     4 | 4.*) echo 4 ;;
     *) echo "kafka: --kafka-version $1: this tree tests the lines $kafka_apache_lines" >&2; return 1 ;;
   esac
@@ -177,7 +178,7 @@ EOF
 }
 
 kafka_apache_log4j() {  # kafka_apache_log4j LINE: warnings, and each node's start line
-  if [[ $1 == 3.9 ]]; then
+  if [[ $1 == 3.* ]]; then
     cat <<'EOF'
 log4j.rootLogger=WARN, stdout
 log4j.appender.stdout=org.apache.log4j.ConsoleAppender
@@ -206,7 +207,7 @@ kafka_apache_java() {  # kafka_apache_java LINE: the java command line, without 
     -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:CICompilerCount=1
     -XX:ReservedCodeCacheSize=64m -XX:+ExitOnOutOfMemoryError
     -Djava.awt.headless=true)
-  if [[ $line == 3.9 ]]; then
+  if [[ $line == 3.* ]]; then
     cmd+=("-Dlog4j.configuration=file:$kafka_apache_dir/log4j.properties")
   else
     cmd+=("-Dlog4j2.configurationFile=$kafka_apache_dir/log4j.properties")
