@@ -4,6 +4,7 @@
 # counted once per lost range, and no batch fails on the way (before: three
 # DATA LOSS lines and 3 x the lost offsets in the metrics, with "cannot
 # seek ... Erroneous state" and "offset vanished" failures in between).
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 for mode in transactional idempotent; do
@@ -21,7 +22,7 @@ for mode in transactional idempotent; do
   # ~12 MB more, while ktally reads: the mock keeps ~5 MB per partition, so
   # the log start overtakes the stored offset, once or more.
   kt_gen "$topic" --lines 300000 --lines-per-value 50 --seed 64 > /dev/null || fail "$mode: kt-gen failed"
-  wm=$(kt_ctl watermarks "$topic")   # "ok 0:lo:hi"
+  wm=$(kt_watermarks "$topic")   # "0:lo:hi"
   high=${wm##*:}
   kt_wait_for 60 at_end "$high" || { tail -20 "$WORK/run_$mode.log" >&2; fail "$mode: the job did not reach $high"; }
   metrics=$(curl -sf "http://127.0.0.1:$port/metrics") || fail "$mode: no /metrics"

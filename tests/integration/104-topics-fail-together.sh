@@ -4,6 +4,7 @@
 # at once with that topic's exit status, while the other topic still has
 # data arriving. Before, the other runner went on and the job exited (4) only
 # at SIGTERM, or once the other topic was idle with --exit-when-idle.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 db_uri=$(kt_new_db topics_fail); db=$(kt_db_name "$db_uri")

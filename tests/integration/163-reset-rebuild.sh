@@ -8,6 +8,7 @@
 # forgotten job counted into too; offsets the job counted that retention
 # removed since (unless --accept-data-loss); a ledger, which moves forward
 # only.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 db_uri=$(kt_new_db rebuild); db=$(kt_db_name "$db_uri")
@@ -88,7 +89,7 @@ kt_gen "$ltopic" --lines 2000 --seed 1631 > /dev/null || fail "kt-gen failed"
 "$KTALLY" run --brokers "$KT_BROKERS" --topic "$ltopic" --db "$ldb_uri" --interval 0 --exit-when-idle \
   2>> "$WORK/loss.log" || fail "the run failed"
 kt_gen "$ltopic" --lines 300000 --lines-per-value 50 --seed 1632 > /dev/null || fail "kt-gen failed"
-low=$(kt_ctl watermarks "$ltopic" | awk '{ split($2, w, ":"); print w[2] }')
+low=$(kt_watermarks "$ltopic" | awk '{ split($1, w, ":"); print w[2] }')
 ((low > 0)) || fail "retention did not move the log start ($low)"
 before=$(snapshot "$ldb")
 refused "offsets [0, $low) are gone" --db "$ldb_uri" --job "$ltopic" --to earliest --rebuild --execute

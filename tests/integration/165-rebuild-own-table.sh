@@ -4,6 +4,7 @@
 # must empty the job's rows there, or the job counts everything twice.
 # Likewise `forget` names the table whose rows stay. A transactional job
 # of its own table is rebuilt whole, as 163 does for error_log.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 for mode in idempotent transactional; do

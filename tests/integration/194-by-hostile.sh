@@ -8,6 +8,7 @@
 # batch. Then --max-keys 1: one key a bucket, the rest in its (other) row,
 # reported in the batch line and warned of. (A 10 MB line is in
 # test-parse: the mock broker keeps ~5 MB a partition.)
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 topic=$(kt_new_topic by_hostile 2)

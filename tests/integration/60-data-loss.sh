@@ -2,6 +2,7 @@
 # Data lost to retention under a stored offset: the default stops with a
 # clear error naming the partition and the lost range (exit 4);
 # --on-data-loss skip goes on from the log start and reports that range.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 db_uri=$(kt_new_db loss); db=$(kt_db_name "$db_uri")

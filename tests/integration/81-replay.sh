@@ -3,6 +3,7 @@
 # that range; running it twice, or killing it midway and running it again,
 # gives the same table; the live table and offsets are untouched; every
 # validation error is one line, exit 2, nothing written.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 db_uri=$(kt_new_db replay); db=$(kt_db_name "$db_uri")

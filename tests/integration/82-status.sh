@@ -2,6 +2,7 @@
 # ktally status: stored offsets, log start, high watermark, lag and data
 # loss per partition match the broker's watermarks and kafka_offset,
 # including a partition whose stored offset fell behind the log start.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 db_uri=$(kt_new_db status); db=$(kt_db_name "$db_uri")
@@ -24,9 +25,9 @@ kt_gen "$topic" --lines 1500 --partition 0 --seed 8 > /dev/null                #
 # Partition 2 loses data under its stored offset (100): ~12 MB more.
 kt_gen "$topic" --lines 300000 --lines-per-value 50 --partition 2 --seed 9 > /dev/null
 
-wm=$(kt_ctl watermarks "$topic")   # "ok 0:lo:hi 1:lo:hi 2:lo:hi"
+wm=$(kt_watermarks "$topic")   # "0:lo:hi 1:lo:hi 2:lo:hi"
 status > "$WORK/s.txt"; status --json > "$WORK/s.json"
-for entry in ${wm#ok }; do
+for entry in $wm; do
   IFS=: read -r p lo hi <<< "$entry"
   stored=$(kt_sql "$db" "SELECT \`offset\` FROM kafka_offset WHERE job = '$topic' AND \`partition\` = $p")
   lag=$((hi - (stored > lo ? stored : lo)))

@@ -4,6 +4,7 @@
 # is reported, and nothing crashes, in both modes. (16 MB values are parsed
 # in tests/test-parse.c: the mock broker keeps only ~5 MB per partition, so
 # a 16 MB record is dropped by its retention as soon as it is written.)
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 corpus=$KT_SRC/tests/corpus
