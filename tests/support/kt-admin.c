@@ -120,6 +120,42 @@ topic_ready (const rd_kafka_metadata_topic_t *t, int partitions, gboolean in_syn
   return TRUE;
 }
 
+/* The options every client of this run is made with (-X, --brokers):
+ * copied for the one-broker clients of every_broker_knows(). */
+static rd_kafka_conf_t *base_conf;
+
+/* Whether each broker of the cluster, asked on its own, lists @topic with
+ * @partitions partitions, each with a leader: a broker learns of a new
+ * topic from the metadata log in its own time, and a client that asks it
+ * too early is told the topic does not exist (kt-gen, ktally at start-up). */
+static gboolean
+every_broker_knows (const struct rd_kafka_metadata *md, const char *topic, int partitions)
+{
+  for (int b = 0; b < md->broker_cnt; b++)
+    {
+      g_autoptr (rd_kafka_conf_t) conf = rd_kafka_conf_dup (base_conf);
+      g_autofree char *one = g_strdup_printf ("%s:%d", md->brokers[b].host, md->brokers[b].port);
+      char errstr[512];
+      const struct rd_kafka_metadata *its = NULL;
+      gboolean knows;
+
+      /* A client bootstrapped from one broker asks that broker first. */
+      if (rd_kafka_conf_set (conf, "bootstrap.servers", one, errstr, sizeof errstr) != RD_KAFKA_CONF_OK)
+        return FALSE;
+      g_autoptr (rd_kafka_t) rk = rd_kafka_new (RD_KAFKA_PRODUCER, conf, errstr, sizeof errstr);
+      if (rk == NULL)
+        return FALSE;
+      conf = NULL;  /* rd_kafka_new() owns it now */
+      if (rd_kafka_metadata (rk, 1, NULL, &its, 5000) != RD_KAFKA_RESP_ERR_NO_ERROR)
+        return FALSE;
+      knows = topic_ready (find_topic (its, topic), partitions, FALSE);
+      rd_kafka_metadata_destroy (its);
+      if (!knows)
+        return FALSE;
+    }
+  return TRUE;
+}
+
 typedef enum
 {
   WAIT_READY,    /* partitions with leaders */
@@ -142,7 +178,8 @@ wait_topic (rd_kafka_t *rk, const char *topic, int partitions, WaitFor what,
       if (md != NULL)
         {
           if (what == WAIT_GONE ? t == NULL
-                                : topic_ready (t, partitions, what == WAIT_IN_SYNC))
+                                : topic_ready (t, partitions, what == WAIT_IN_SYNC)
+                                      && every_broker_knows (md, topic, t->partition_cnt))
             return TRUE;
         }
       if (g_get_monotonic_time () > deadline)
@@ -642,6 +679,7 @@ main (int argc, char **argv)
     usage_error ("no command");
   if (!kt_support_conf_set (conf, "bootstrap.servers", brokers))
     return EXIT_USAGE;
+  base_conf = rd_kafka_conf_dup (conf);
 
   for (gsize c = 0; c < G_N_ELEMENTS (commands); c++)
     if (strcmp (argv[i], commands[c].name) == 0)
