@@ -104,6 +104,37 @@ kt_new_topic() {  # kt_new_topic NAME PARTITIONS [--replication N] [--config KEY
   echo "$topic"
 }
 
+kt_new_trimmed_topic() {  # kt_new_trimmed_topic NAME PARTITIONS: like kt_new_topic, but each
+                          # partition keeps only about its last 5 MB, as the mock keeps every
+                          # topic: for tests of data lost to retention (see kt_wait_trimmed)
+  if [[ $KT_KAFKA == apache ]]; then
+    kt_new_topic "$1" "$2" --config retention.bytes=4194304 --config segment.bytes=1048576
+  else
+    kt_new_topic "$1" "$2"
+  fi
+}
+
+kt_log_start() {  # kt_log_start TOPIC PARTITION: the partition's log start offset
+  kt_watermarks "$1" | tr ' ' '\n' | awk -F: -v p="$2" '$1 == p { print $2 }'
+}
+
+kt_wait_trimmed() {  # kt_wait_trimmed TOPIC PARTITION ABOVE: prints the partition's log start
+                     # once retention has moved it above ABOVE and is done with it. The mock
+                     # trims as records arrive; Apache Kafka deletes whole segments on its own
+                     # timer (every second here), so there it must also stay put for 3 s.
+  local topic=$1 partition=$2 above=$3 low last=-1 since=$SECONDS deadline=$((SECONDS + 60))
+  while ((SECONDS < deadline)); do
+    low=$(kt_log_start "$topic" "$partition") || low=-1
+    if ((low > above)); then
+      [[ $KT_KAFKA == mock ]] && { echo "$low"; return 0; }
+      if ((low != last)); then last=$low; since=$SECONDS
+      elif ((SECONDS - since >= 3)); then echo "$low"; return 0; fi
+    fi
+    sleep 0.5
+  done
+  fail "retention did not move the log start of $topic/$partition above $above within 60 s (it is ${low:-unknown})"
+}
+
 kt_admin() {  # kt_admin COMMAND ARGS...: kt-admin on these services (see tests/support/kt-admin.c)
   "$KT_ADMIN" --brokers "$KT_BROKERS" "$@"
 }
