@@ -64,10 +64,10 @@ parse_line (const char *raw, Line *out)
   return TRUE;
 }
 
-/* The broker's versions of @api from its "ApiKey API (N) Versions A..B"
+/* @broker's versions of @api from its "ApiKey API (N) Versions A..B"
  * line; FALSE when it serves none. */
 static gboolean
-broker_range (const GPtrArray *lines, const char *api, int *min, int *max)
+broker_range (const GPtrArray *lines, const char *broker, const char *api, int *min, int *max)
 {
   for (guint i = 0; i < lines->len; i++)
     {
@@ -78,7 +78,8 @@ broker_range (const GPtrArray *lines, const char *api, int *min, int *max)
 
       if (!parse_line (lines->pdata[i], &l))
         continue;
-      if (sscanf (l.text, "ApiKey %63s (%d) Versions %d..%d", name, &key, min, max) == 4
+      if (strcmp (l.broker, broker) == 0
+          && sscanf (l.text, "ApiKey %63s (%d) Versions %d..%d", name, &key, min, max) == 4
           && strcmp (name, api) == 0)
         found = TRUE;
       g_free (l.broker);
@@ -105,10 +106,11 @@ is_needed (NeedWhen when, const KtFeatureNeeds *needs)
   return FALSE;
 }
 
-/* "JoinGroup v2..v9" for each API that librdkafka found wanting for
- * @feature ("Feature F: API (A..B) NOT supported by broker"). */
+/* "JoinGroup v2..v9, not v0" for each API that librdkafka found wanting
+ * in @broker for @feature ("Feature F: API (A..B) NOT supported by
+ * broker"). */
 static char *
-wanting (const GPtrArray *lines, const char *feature)
+wanting (const GPtrArray *lines, const char *broker, const char *feature)
 {
   g_autoptr(GString) out = g_string_new (NULL);
 
@@ -120,12 +122,13 @@ wanting (const GPtrArray *lines, const char *feature)
 
       if (!parse_line (lines->pdata[i], &l))
         continue;
-      if (sscanf (l.text, "Feature %63[^:]: %63s (%d..%d) NOT supported", name, api, &lo, &hi) == 4
+      if (strcmp (l.broker, broker) == 0
+          && sscanf (l.text, "Feature %63[^:]: %63s (%d..%d) NOT supported", name, api, &lo, &hi) == 4
           && strcmp (name, feature) == 0)
         {
           if (out->len > 0)
             g_string_append (out, ", ");
-          if (broker_range (lines, api, &min, &max))
+          if (broker_range (lines, broker, api, &min, &max))
             g_string_append_printf (out, "%s v%d..v%d, not v%d", api, min, max, lo);
           else
             g_string_append_printf (out, "no %s", api);
@@ -152,15 +155,16 @@ kt_features_verdict (const GPtrArray *lines, const KtFeatureNeeds *needs)
         {
           if (strcmp (feature, needed[n].feature) != 0 || !is_needed (needed[n].when, needs))
             continue;
-          g_autofree char *serves = wanting (lines, feature);
+          g_autofree char *serves = wanting (lines, broker, feature);
           int fmin = -1, fmax, jmin, jmax;
           /* Kafka 4.0 removed Fetch v0-v3 (KIP-896): the surest sign of
            * a 4.x broker in ApiVersions, which carry no release number. */
           const char *line = "";
-          if (broker_range (lines, "Fetch", &fmin, &fmax))
+          if (broker_range (lines, broker, "Fetch", &fmin, &fmax))
             line = fmin >= 4 ? "Kafka 4.0 or later, " : "Kafka before 4.0, ";
           /* 4.0.0 alone lacks JoinGroup v0 and v1 (KAFKA-19444). */
-          gboolean k400 = fmin >= 4 && broker_range (lines, "JoinGroup", &jmin, &jmax) && jmin == 2;
+          gboolean k400 = fmin >= 4 && broker_range (lines, broker, "JoinGroup", &jmin, &jmax)
+                          && jmin == 2;
           return g_strdup_printf ("broker %s (%sserving %s) makes librdkafka %s turn off its "
                                   "feature %s, which %s needs: %s",
                                   broker, k400 ? "Apache Kafka 4.0.0, " : line,

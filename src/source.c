@@ -487,20 +487,22 @@ kt_source_partitions (KtSource *self, GArray *partitions, int timeout_ms,
   const rd_kafka_metadata_topic_t *t;
   rd_kafka_resp_err_t err;
 
-  err = rd_kafka_metadata (self->meta, 0, self->meta_topic, &md, timeout_ms);
-  /* Once a broker answers, or does not because librdkafka turned off what
-   * the connection needs (SASL): has it turned off a feature we need? */
+  /* First, until a broker has answered: has librdkafka turned off a
+   * feature we need? (A connection that needs SASL would fail below,
+   * retried until the start-up timeout, for a reason it never names.) A
+   * broker that answers takes milliseconds; one that is down costs at most
+   * a second here, and the request below says why. */
   if (self->probe_conf != NULL)
     {
       gboolean judged;
 
-      if (!kt_features_check (self->probe_conf, self->group,
-                              err == RD_KAFKA_RESP_ERR_NO_ERROR ? timeout_ms : MIN (timeout_ms, 1000),
-                              &judged, error))
+      if (!kt_features_check (self->probe_conf, self->group, MIN (timeout_ms, 1000), &judged,
+                              error))
         return FALSE;
       if (judged)
         g_clear_pointer (&self->probe_conf, rd_kafka_conf_destroy);
     }
+  err = rd_kafka_metadata (self->meta, 0, self->meta_topic, &md, timeout_ms);
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
     {
       g_autofree char *why = broker_failure (self, err);

@@ -49,6 +49,26 @@ test_kafka_400 (void)
   g_assert_null (strchr (verdict, '\n'));
 }
 
+/* The probe may connect to several brokers: the line speaks of one. */
+static void
+test_two_brokers (void)
+{
+  g_autoptr(GPtrArray) lines = sample ("apache-4.0.0.log");
+  KtFeatureNeeds kerberos = { .sasl = "GSSAPI" };
+  guint n = lines->len;
+  g_autofree char *verdict = NULL;
+
+  for (guint i = 0; i < n; i++)
+    {
+      g_autoptr(GString) copy = g_string_new (lines->pdata[i]);
+      g_string_replace (copy, "127.0.0.1:27947", "127.0.0.1:1111", 0);
+      g_ptr_array_add (lines, g_string_free (g_steal_pointer (&copy), FALSE));
+    }
+  verdict = kt_features_verdict (lines, &kerberos);
+  g_assert_nonnull (verdict);
+  g_assert_nonnull (strstr (verdict, "(Apache Kafka 4.0.0, serving JoinGroup v2..v9, not v0) makes"));
+}
+
 /* 4.1.1 (JoinGroup v0 back) and 3.9.2: nothing ktally needs is off. */
 static void
 test_kafka_411_392 (void)
@@ -111,6 +131,7 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/kfeatures/kafka-4.0.0", test_kafka_400);
+  g_test_add_func ("/kfeatures/two-brokers", test_two_brokers);
   g_test_add_func ("/kfeatures/kafka-4.1.1-3.9.2", test_kafka_411_392);
   g_test_add_func ("/kfeatures/no-coordinator", test_no_coordinator);
   g_test_add_func ("/kfeatures/garbage", test_garbage);
