@@ -12,6 +12,7 @@
 #  - a replay into a table with another bucket;
 #  - tables of another shape: error_log with a DATE minute, a
 #    ktally_batches without member, replay --table kafka_offset.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 db_uri=$(kt_new_db identity); db=$(kt_db_name "$db_uri")

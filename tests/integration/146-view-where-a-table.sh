@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 # Every object ktally writes is what ktally writes there, or the run is
 # refused with exit 2 and one line naming it and what it is, and nothing is
 # created (issue #26 item 1). An idempotent job with --table foo_topic

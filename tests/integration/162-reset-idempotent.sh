@@ -7,6 +7,7 @@
 # whose offsets live in Kafka has its consumer group's offsets moved (and
 # is told that this is not fenced), and forget refuses it while the group
 # holds offsets.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 db_uri=$(kt_new_db reset_idem); db=$(kt_db_name "$db_uri")

@@ -6,7 +6,8 @@
 # ktally_forgotten). A job of the same name run again is a fresh job: it
 # starts at its --start and counts again into the table that kept the old
 # counts. Both modes; a second forget finds no such job. A dry run refuses
-# what --execute refuses (issue #26 item 2).
+# what --execute refuses.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 json() {  # json FILE EXPR: a Python expression over the document `d`

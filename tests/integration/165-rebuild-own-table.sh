@@ -4,8 +4,8 @@
 # must empty the job's rows there, or the job counts everything twice.
 # Likewise `forget` names the table whose rows stay. A transactional job
 # of its own table is rebuilt whole, as 163 does for error_log. A view
-# where the table it empties must be is refused (issue #26 item 1), the
-# dry run alike.
+# where the table it empties must be is refused, the dry run alike.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 for mode in idempotent transactional; do

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 # Galera: the node ktally writes to is killed (kill -9), first at a random
 # moment of its stream of batches, then in the middle of a COMMIT, while
 # data keeps arriving. ktally, given the three nodes (--db with a hosts

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 # Galera: the node ktally writes to leaves the cluster's primary component
 # (cut off, gmcast.isolate: it stays up, answers, and refuses work with
 # 1047 "WSREP has not yet prepared node for application use"), first

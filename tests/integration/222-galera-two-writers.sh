@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 # Galera: two writers of one job on two different nodes, each given the
 # three nodes in its own order (node 2 first, node 3 first), while data
 # keeps arriving: first two static shares (--partitions 0-1 and 2-3: their

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 # Galera, the ledger kind: two writers of one job (static shares, 0-1 and
 # 2-3) on two different nodes apply transfers to the same accounts, which
 # none of them has seen before: an unkeyed producer spreads every account

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 # Asynchronous replication: a primary (node 1) and its GTID replica (node
 # 2). The replica's SQL thread is stopped, so that what the primary commits
 # from then on never reaches it; then the primary dies (kill -9) and the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 # Asynchronous replication, through one failover: a replay of a fixed range
 # and `ktally reset --execute` of a live job. The replica's SQL thread is
 # stopped (what the primary commits from then on is lost), the primary is

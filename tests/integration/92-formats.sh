@@ -2,6 +2,7 @@
 # Any log format: each samples/formats/NAME.conf ([parse] pattern,
 # time-format, levels, bucket) on its NAME.log gives NAME.expected, exactly;
 # and bad format options are one-line errors.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 formats=$KT_SRC/samples/formats
