@@ -5,7 +5,7 @@
 -- idempotent.sql, ledger.sql). Every statement is safe to run again.
 -- `offset` and `partition` are reserved words: always backquoted.
 
--- Seed 001's offsets, one row per job, topic and partition: the next offset
+-- The design's offsets, one row per job, topic and partition: the next offset
 -- to read. Updated in the same transaction as error_log, fenced on the
 -- offset the batch was planned from.
 CREATE TABLE IF NOT EXISTS kafka_offset (

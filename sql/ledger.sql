@@ -3,8 +3,8 @@
 -- `ktally run --kind ledger` when absent. Every statement is safe to run
 -- again. Keys compare byte for byte (utf8mb4_nopad_bin): 'ACC-1' and
 -- 'acc-1 ' are different accounts, as they are in the messages. Topics
--- too (ascii_bin, as in schema.sql); the *_at times are UTC. The LATEST
--- schema, like schema.sql.
+-- too (ascii_bin, as in common.sql); the *_at times are UTC. The LATEST
+-- schema, like common.sql.
 
 CREATE TABLE IF NOT EXISTS account_balance (
   account    VARCHAR(64) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin PRIMARY KEY,

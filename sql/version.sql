@@ -3,7 +3,7 @@
 -- highest. A database with ktally tables but without this table is at
 -- version 1 (ktally 0.1.0 and older kept no version). Created with the
 -- first version row before any other table of a fresh database, and at the
--- start of a migration; see src/schema.c.
+-- start of a migration; see src/store/schema.c.
 CREATE TABLE IF NOT EXISTS ktally_schema (
   version    INT          NOT NULL,
   ktally     VARCHAR(32)  CHARACTER SET ascii COLLATE ascii_bin NOT NULL,  -- the ktally that got it there

@@ -84,6 +84,7 @@ dump_config (const KtConfig *c)
   PUT ("db.port", "%u", c->db.port);
   PUT ("db.database", "%s", c->db.database != NULL ? c->db.database : "(null)");
   PUT ("db.socket", "%s", c->db.socket != NULL ? c->db.socket : "(null)");
+  g_hash_table_insert (h, (gpointer) "db.servers", kt_db_describe (&c->db));
 #undef PUT
   return h;
 }
@@ -111,6 +112,7 @@ static const char *const run_defaults[] = {
   "db.port=3307",
   "db.database=db",
   "db.socket=(null)",
+  "db.servers=u@h:3307/db",
   NULL
 };
 
@@ -182,7 +184,8 @@ static const RunCase run_cases[] = {
     { "brokers=k1:9092,k2:9092", "topic=t", "job=J", "mode=idempotent", "interval=0",
       "max_per_partition=7", "start=latest", "db.user=kt", "db.password=pw",
       "db.host=127.0.0.1", "db.port=0", "db.database=ktally",
-      "db.socket=/run/mysqld/mysqld.sock", NULL } },
+      "db.socket=/run/mysqld/mysqld.sock", "db.servers=kt@/run/mysqld/mysqld.sock/ktally",
+      NULL } },
 };
 
 static void
@@ -399,12 +402,18 @@ static const BadCase bad_cases[] = {
 static void
 test_fields (void)
 {
-  static const char *const args[] = { "run", KAFKA, DB, "--by", "service,level", "--sum",
-                                      "bytes,latency_ms", "--max-keys", "3", "--table",
-                                      "by_svc", NULL };
+  /* The fields are groups of the pattern: the parser is checked with the
+   * options (config --check refuses what run refuses). */
+  static const char *const args[] = { "run", KAFKA, DB, "--pattern",
+                                      "^(?<time>\\S+ \\S+) (?<level>\\S+) (?<service>\\S+) "
+                                      "(?<bytes>\\d+) (?<latency_ms>\\d+)$", "--by",
+                                      "service,level", "--sum", "bytes,latency_ms",
+                                      "--max-keys", "3", "--table", "by_svc", NULL };
   static const char *const plain[] = { "run", KAFKA, DB, NULL };
   static const char *const idem[] = { "run", KAFKA, DB, "--mode", "idempotent", "--table",
-                                      C50 "12345678", "--by", "Select", NULL };
+                                      C50 "12345678", "--pattern",
+                                      "^(?<time>\\S+ \\S+) (?<level>\\S+) (?<Select>\\S+)",
+                                      "--by", "Select", NULL };
   g_autoptr(GError) error = NULL;
   g_autoptr(KtConfig) c = parse_args (args, &error);
   g_autoptr(KtConfig) d = NULL, e = NULL;
@@ -1014,6 +1023,18 @@ static const FileCase file_cases[] = {
   { "/cli/config-file/flag-wins-no-line",
     "[mysql]\nuri = mysql://u@h/db\n[batch]\ninterval = 5\n", { "--interval", "5x", NULL },
     "--interval: expected a duration", NULL },
+  /* [mysql] host as a list; port for the servers that name none. */
+  { "/cli/config-file/hosts-list",
+    "[mysql]\nhost = h1, h2:3307,[::1]\nport = 3310\nuser = u\ndatabase = d\n", { NULL },
+    NULL, "db.servers=u@h1:3310,h2:3307,[::1]:3310/d" },
+  { "/cli/config-file/hosts-list-no-port",
+    "[mysql]\nhost = h1,h2\nuser = u\ndatabase = d\n", { NULL },
+    NULL, "db.servers=u@h1:3306,h2:3306/d" },
+  { "/cli/config-file/uri-list",
+    "[mysql]\nuri = mysql://u@h1:1,h2:2/d\n", { NULL }, NULL, "db.servers=u@h1:1,h2:2/d" },
+  { "/cli/config-file/hosts-list-bad-names-line",
+    "[mysql]\nhost = h1,,h2\nuser = u\ndatabase = d\n", { NULL },
+    "ktally.conf:4: --db: server 2 of the list is empty", NULL },
   { "/cli/config-file/db-names-section-line",
     "\n[mysql]\nhost = h\nuser = u\ndatabase = d-b\n", { NULL },
     "ktally.conf:5: --db: database name 'd-b'", NULL },
@@ -1152,6 +1173,35 @@ test_describe_reads_back (void)
   g_assert_cmpstr (text, ==, text2);
 }
 
+/* A hosts list is written back as [mysql] host, each server with its
+ * port, and reads back the same. */
+static void
+test_describe_hosts_list (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("kt-test-cli-XXXXXX", NULL);
+  g_autofree char *conf = g_build_filename (dir, "ktally.conf", NULL);
+  const char *args[] = { "run", KAFKA, "--db", "mysql://u@h1,[::1]:3307/db", NULL };
+  const char *again[] = { "run", "--config", conf, NULL };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(KtConfig) config = parse_args (args, &error);
+  g_autoptr(KtConfig) back = NULL;
+  g_autofree char *text = NULL, *text2 = NULL, *servers = NULL;
+
+  g_assert_no_error (error);
+  text = kt_config_describe (config);
+  g_assert_nonnull (strstr (text, "\nhost = h1:3306, [::1]:3307\n"));
+  g_assert_null (strstr (text, "\nport ="));
+  g_assert_true (g_file_set_contents (conf, text, -1, NULL));
+  back = parse_args (again, &error);
+  g_remove (conf);
+  g_rmdir (dir);
+  g_assert_no_error (error);
+  servers = kt_db_describe (&back->db);
+  g_assert_cmpstr (servers, ==, "u@h1:3306,[::1]:3307/db");
+  text2 = kt_config_describe (back);
+  g_assert_cmpstr (text, ==, text2);
+}
+
 /* The --db messages show their placeholder whole: the scrubber blanked
  * "mysql://USER[:PASSWORD]@HOST" to "USER[:xxxxxxxxx@HOST" in every one
  * (issue 16); a password the user gave is still blanked where it is
@@ -1279,6 +1329,7 @@ main (int argc, char *argv[])
   for (gsize i = 0; i < G_N_ELEMENTS (file_cases); i++)
     g_test_add_data_func (file_cases[i].path, &file_cases[i], test_file_case);
   g_test_add_func ("/cli/config-file/describe-reads-back", test_describe_reads_back);
+  g_test_add_func ("/cli/config-file/describe-hosts-list", test_describe_hosts_list);
   g_test_add_func ("/cli/error/placeholder-not-scrubbed", test_placeholder_not_scrubbed);
   g_test_add_func ("/cli/uri/secrets", test_uri_secrets);
   g_test_add_func ("/cli/grants", test_grants);

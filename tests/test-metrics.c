@@ -660,6 +660,30 @@ fake_process (KtProcessSample *out)
 
 /* ktally_build_info last among ktally's series, then the process_* ones,
  * named as every Prometheus client names them, without ktally_job. */
+/* The server a job writes to, once known, and its changes (failovers);
+ * the same server again is no change. */
+static void
+test_mysql_server (void)
+{
+  g_autoptr(KtMetrics) m = new_faked ("j", 5);
+  g_autofree char *before = render (m);
+  g_autofree char *first = NULL, *moved = NULL;
+
+  g_assert_null (strstr (before, "ktally_mysql_server"));
+  kt_metrics_set_mysql_server (m, NULL);
+  kt_metrics_set_mysql_server (m, "127.0.0.1:3306");
+  kt_metrics_set_mysql_server (m, "127.0.0.1:3306");
+  first = render (m);
+  g_assert_nonnull (strstr (first, "\nktally_mysql_server_info{ktally_job=\"j\","
+                                   "server=\"127.0.0.1:3306\"} 1\n"));
+  g_assert_nonnull (strstr (first, "\nktally_mysql_server_changes_total{ktally_job=\"j\"} 0\n"));
+  kt_metrics_set_mysql_server (m, "[::1]:3307");
+  moved = render (m);
+  g_assert_nonnull (strstr (moved, "server=\"[::1]:3307\"} 1\n"));
+  g_assert_null (strstr (moved, "127.0.0.1:3306"));
+  g_assert_nonnull (strstr (moved, "\nktally_mysql_server_changes_total{ktally_job=\"j\"} 1\n"));
+}
+
 static void
 test_build_and_process (void)
 {
@@ -748,6 +772,7 @@ main (int argc, char **argv)
     g_test_add_data_func (probe_cases[i].path, &probe_cases[i], test_probes);
   g_test_add_func ("/metrics/threads", test_threads);
   g_test_add_func ("/metrics/build-and-process", test_build_and_process);
+  g_test_add_func ("/metrics/mysql-server", test_mysql_server);
   g_test_add_func ("/metrics/process/real", test_process_real);
   g_test_add_func ("/metrics/partition/high-watermark", test_partition_high);
   return g_test_run ();

@@ -1003,22 +1003,91 @@ test_format_syslog_year (void)
     { { 2025, 1, 15, 10, 0 }, "Feb 29 12:00:00 INFO", KT_LINE_OTHER, 0, 0, 0, 0, 0 },
   };
 
+  /* The preset, and the same shape as a format of its own: a format
+   * without a year takes the preset's rule (before, the year 1970). */
+  static const char *const formats[] = { "syslog", "%b %e %H:%M:%S" };
+
+  for (gsize f = 0; f < G_N_ELEMENTS (formats); f++)
+    for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+      {
+        KtParseFormat format = { .time_format = formats[f] };
+        g_autoptr(GError) error = NULL;
+        g_autoptr(KtParser) parser = kt_parser_new_format (&format, &error);
+        gint64 now = usec_at (cases[i].clock[0], cases[i].clock[1], cases[i].clock[2],
+                              cases[i].clock[3], cases[i].clock[4]);
+        gint64 minute = 0;
+
+        g_test_message ("%s, %04d-%02d-%02d %02d:%02d: %s", formats[f], cases[i].clock[0],
+                        cases[i].clock[1], cases[i].clock[2], cases[i].clock[3],
+                        cases[i].clock[4], cases[i].line);
+        g_assert_no_error (error);
+        kt_parser_set_clock (parser, fixed_clock, &now);
+        g_assert_cmpint (kt_parser_line (parser, cases[i].line, strlen (cases[i].line),
+                                         &minute), ==, cases[i].kind);
+        if (cases[i].kind == KT_LINE_ERROR)
+          g_assert_cmpint (minute, ==, kt_minute_from_civil (cases[i].y, cases[i].mo, cases[i].d,
+                                                             cases[i].h, cases[i].mi));
+      }
+}
+
+/* Any format without a year is dated as syslog lines are: "%d.%m %H:%M"
+ * read on 2025-01-02 puts "31.12 23:30" in 2024. */
+static void
+test_format_no_year (void)
+{
+  KtParseFormat format = { .time_format = "%d.%m %H:%M" };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(KtParser) parser = kt_parser_new_format (&format, &error);
+  gint64 now = usec_at (2025, 1, 2, 9, 0), minute = 0;
+
+  g_assert_no_error (error);
+  kt_parser_set_clock (parser, fixed_clock, &now);
+  g_assert_cmpint (kt_parser_line (parser, "31.12 23:30 ERROR", 17, &minute), ==, KT_LINE_ERROR);
+  g_assert_cmpint (minute, ==, kt_minute_from_civil (2024, 12, 31, 23, 30));
+  g_assert_cmpint (kt_parser_line (parser, "02.01 08:59 ERROR", 17, &minute), ==, KT_LINE_ERROR);
+  g_assert_cmpint (minute, ==, kt_minute_from_civil (2025, 1, 2, 8, 59));
+  g_assert_cmpint (kt_parser_line (parser, "30.02 08:59 ERROR", 17, &minute), ==,
+                   KT_LINE_MALFORMED);
+}
+
+/* A time format that cannot place a line in time is refused at start,
+ * naming what it lacks: before, "%H:%M:%S" counted every line into
+ * 1970-01-01 and "ISO8601" (a preset in capitals, no conversion) made
+ * every line malformed. */
+static void
+test_format_cannot_place (void)
+{
+  static const struct
+  {
+    const char *time_format, *says;
+  } cases[] = {
+    { "ISO8601", "'ISO8601' is no format (it has no conversion): the preset is spelled iso8601" },
+    { "Syslog", "the preset is spelled syslog" },
+    { "%%", "'%%' has no conversion, so it reads no time" },
+    { "today", "'today' has no conversion" },
+    { "", "'' has no conversion" },
+    { "%H:%M:%S", "cannot place a line in time: it gives no month (%m or %b), no day (%d or %e)" },
+    { "%T", "it gives no month (%m or %b), no day (%d or %e) (" },
+    { "%Y %H:%M", "it gives no month (%m or %b), no day (%d or %e) (" },
+    { "%b %H:%M", "it gives no day (%d or %e) (" },
+    { "%F", "it gives no hour (%H), no minute (%M) (" },
+    { "%F %H", "it gives no minute (%M) (" },
+    { "%Y-%m %H:%M", "it gives no day (%d or %e)" },
+  };
+
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
     {
-      KtParseFormat format = { .time_format = "syslog" };
-      g_autoptr(KtParser) parser = kt_parser_new_format (&format, NULL);
-      gint64 now = usec_at (cases[i].clock[0], cases[i].clock[1], cases[i].clock[2],
-                            cases[i].clock[3], cases[i].clock[4]);
-      gint64 minute = 0;
+      KtParseFormat format = { .time_format = cases[i].time_format };
+      g_autoptr(GError) error = NULL;
+      g_autoptr(KtParser) parser = kt_parser_new_format (&format, &error);
 
-      g_test_message ("%04d-%02d-%02d %02d:%02d: %s", cases[i].clock[0], cases[i].clock[1],
-                      cases[i].clock[2], cases[i].clock[3], cases[i].clock[4], cases[i].line);
-      kt_parser_set_clock (parser, fixed_clock, &now);
-      g_assert_cmpint (kt_parser_line (parser, cases[i].line, strlen (cases[i].line), &minute),
-                       ==, cases[i].kind);
-      if (cases[i].kind == KT_LINE_ERROR)
-        g_assert_cmpint (minute, ==, kt_minute_from_civil (cases[i].y, cases[i].mo, cases[i].d,
-                                                           cases[i].h, cases[i].mi));
+      g_test_message ("%s", cases[i].time_format);
+      g_assert_null (parser);
+      g_assert_error (error, KT_ERROR, KT_ERROR_USAGE);
+      g_assert_true (g_str_has_prefix (error->message, "--time-format: "));
+      if (strstr (error->message, cases[i].says) == NULL)
+        g_error ("'%s' says '%s', not '%s'", cases[i].time_format, error->message,
+                 cases[i].says);
     }
 }
 
@@ -1482,6 +1551,8 @@ main (int argc, char *argv[])
   g_test_add_func ("/parse/format/datetime-range", test_format_datetime_range);
   g_test_add_func ("/parse/format/leap-second", test_format_leap_second);
   g_test_add_func ("/parse/format/syslog-year", test_format_syslog_year);
+  g_test_add_func ("/parse/format/no-year", test_format_no_year);
+  g_test_add_func ("/parse/format/cannot-place", test_format_cannot_place);
   g_test_add_func ("/parse/format/syslog-new-year", test_format_syslog_new_year);
   g_test_add_func ("/parse/value/poison-pill", test_value_poison_pill);
   g_test_add_func ("/parse/minute/datetime-bounds", test_minute_datetime_bounds);

@@ -1,7 +1,8 @@
 /* test-schema.c - what schema.c decides without a database: the committer
  * name that ktally_batches.member holds (the longest job and host names
- * must fit, anything longer is cut, never an error) and how an embedded
- * .sql file splits into statements. The migrations' own forms are
+ * must fit, anything longer is cut, never an error), how an embedded
+ * .sql file splits into statements, which table a view reads, and which
+ * names are ktally's own tables. The migrations' own forms are
  * test-migrations'. */
 #include <string.h>
 #include "schema.h"
@@ -97,6 +98,63 @@ test_statements (gconstpointer data)
     g_assert_cmpstr (got->pdata[i], ==, c->want[i]);
 }
 
+/* What a view reads, as MariaDB 10.11 writes its definition in
+ * information_schema.views: ktally's own view reads NAME_topic alone. */
+typedef struct
+{
+  const char *path, *definition, *db, *reads;
+} ViewCase;
+
+static const ViewCase view_cases[] = {
+  { "/schema/view-reads/ours",
+    "select `d`.`t_topic`.`log_time` AS `log_time`,cast(sum(`d`.`t_topic`.`log_count`) as "
+    "signed) AS `log_count` from `d`.`t_topic` group by `d`.`t_topic`.`log_time`", "d",
+    "t_topic" },
+  { "/schema/view-reads/over-a-view",
+    "select `error_log_topic`.`log_time` AS `log_time`,cast(sum(`error_log_topic`.`log_count`) "
+    "as signed) AS `log_count` from `d`.`error_log_topic` group by `error_log_topic`.`log_time`",
+    "d", "error_log_topic" },
+  { "/schema/view-reads/another-database",
+    "select `e`.`t`.`a` AS `a` from `e`.`t`", "d", "e.t" },
+  { "/schema/view-reads/where",
+    "select `d`.`t`.`a` AS `a` from `d`.`t` where `d`.`t`.`a` > 1", "d", "t" },
+  { "/schema/view-reads/quoted-database",
+    "select `d``x`.`t`.`a` AS `a` from `d``x`.`t`", "d`x", "t" },
+  { "/schema/view-reads/nothing", "select 1 AS `x`", "d", NULL },
+  { "/schema/view-reads/join",
+    "select `d`.`t`.`a` AS `a` from (`d`.`t` join `d`.`u`)", "d", NULL },
+  { "/schema/view-reads/subquery",
+    "select `x`.`a` AS `a` from (select `d`.`t`.`a` AS `a` from `d`.`t`) `x`", "d", NULL },
+  { "/schema/view-reads/column-named-from",
+    "select `d`.`t`.`from` AS `from` from `d`.`t`", "d", "t" },
+};
+
+static void
+test_view_reads (gconstpointer data)
+{
+  const ViewCase *c = data;
+  g_autofree char *reads = kt_schema_view_reads (c->definition, c->db);
+
+  g_assert_cmpstr (reads, ==, c->reads);
+}
+
+/* ktally's own tables are no count table's, error_log is the default one. */
+static void
+test_own_tables (void)
+{
+  static const char *const own[] = { "kafka_offset", "ktally_batches", "ktally_job",
+                                     "ktally_table", "ktally_forgotten", "ktally_coverage",
+                                     "error_log_topic", "account_balance", "ledger_applied",
+                                     "ledger_rejected", "ktally_schema" };
+  static const char *const not_own[] = { "error_log", "error_log_replay", "ktally", "hand",
+                                         "foo_topic", "Kafka_offset" };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (own); i++)
+    g_assert_true (kt_schema_own_table (own[i]));
+  for (gsize i = 0; i < G_N_ELEMENTS (not_own); i++)
+    g_assert_false (kt_schema_own_table (not_own[i]));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -107,5 +165,8 @@ main (int argc, char **argv)
   g_test_add_func ("/schema/member/column-size", test_member_column);
   for (gsize i = 0; i < G_N_ELEMENTS (statements_cases); i++)
     g_test_add_data_func (statements_cases[i].path, &statements_cases[i], test_statements);
+  for (gsize i = 0; i < G_N_ELEMENTS (view_cases); i++)
+    g_test_add_data_func (view_cases[i].path, &view_cases[i], test_view_reads);
+  g_test_add_func ("/schema/own-tables", test_own_tables);
   return g_test_run ();
 }

@@ -1,9 +1,9 @@
--- Schema version 1 -> 2 (ktally issue #11): names compare byte for byte,
+-- Schema version 1 -> 2: names compare byte for byte,
 -- counts are 64-bit, the committer's name fits, ktally's own times are UTC,
 -- and idempotent mode's chunks become per-partition counts with the set of
--- offsets they cover (src/coverage.h).
+-- offsets they cover (src/base/coverage.h).
 --
--- How a migration file runs (src/schema.c): the statements up to the line
+-- How a migration file runs (src/store/schema.c): the statements up to the line
 -- "-- ktally: in the version transaction" run one by one, and MariaDB
 -- commits each by itself, so each must be safe to run again after a kill
 -- -9 anywhere, and must leave what the statements after it need until
@@ -16,7 +16,7 @@
 -- each NAME exists as the migration starts (NAME:view, NAME:table: as
 -- that): tables of a kind or mode the database never used are absent.
 --
--- Besides these statements, src/schema.c widens log_count to BIGINT in
+-- Besides these statements, src/store/schema.c widens log_count to BIGINT in
 -- error_log and in every table a batch counted into (ktally_batches.target:
 -- replay tables), where it is a narrower integer in a base table: which
 -- tables those are is only known at run time.

@@ -1,5 +1,5 @@
--- Schema version 2 -> 3 (ktally issue #17): a job is its settings. Adds
--- ktally_job and ktally_table (sql/jobs.sql); see 002 for how a migration
+-- Schema version 2 -> 3: a job is its settings. Adds
+-- ktally_job and ktally_table (sql/common.sql); see 002 for how a migration
 -- file runs.
 --
 -- Jobs that committed before this version get their row from what the

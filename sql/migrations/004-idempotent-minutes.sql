@@ -1,4 +1,4 @@
--- Schema version 3 -> 4 (ktally issue #15): idempotent mode keeps its
+-- Schema version 3 -> 4: idempotent mode keeps its
 -- counts per job, topic and minute (error_log_topic), no longer per
 -- partition too (error_log_partition). Sparse log time made nearly every
 -- line a row of its own per partition: 64 partitions wrote up to 64 rows

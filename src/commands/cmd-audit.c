@@ -448,6 +448,7 @@ kt_audit (const KtConfig *config, GError **error)
   guint chains;
 
   g_array_set_clear_func (rows, (GDestroyNotify) kt_batch_row_clear);
+  kt_db_allow_read_only (db);  /* reads only: a replica will do */
   /* Only reads: an older schema is read as it is, never migrated. One
    * snapshot for every read: a job that commits meanwhile must not make
    * its chain look broken (read after its offsets, or its totals after its

@@ -223,6 +223,7 @@ kt_jobs (const KtConfig *config, GError **error)
   g_autoptr(GPtrArray) jobs = g_ptr_array_new_with_free_func ((GDestroyNotify) kt_job_info_free);
   g_autofree Lag *lags = NULL;
 
+  kt_db_allow_read_only (db);  /* reads only: a replica will do */
   if (!kt_retry (&never, config->run.startup_timeout, "MySQL", readable, db, error)
       || !kt_jobs_load (db, jobs, error))
     return FALSE;

@@ -1,11 +1,13 @@
 /* cmd-reset.c - `ktally reset`: moves a job's stored offsets, exactly once.
  *
  * Prints the plan (reset.h): per partition, the stored offset, where it
- * goes and what that means for the output. Without --execute that is all
- * (a dry run). With it, the plan is made again inside one transaction that
- * read the offsets FOR UPDATE, and applied there, every UPDATE fenced on
- * the value read: a running instance's next commit is fenced and plans
- * again from the new offsets. A move that would count offsets twice is
+ * goes and what that means for the output. With --execute, the plan is
+ * made inside one transaction that read the offsets FOR UPDATE, and
+ * applied there, every UPDATE fenced on the value read: a running
+ * instance's next commit is fenced and plans again from the new offsets.
+ * Without it (a dry run), the same code runs every read and every check
+ * of the execution, without its locks and writes, so that it refuses
+ * what the execution refuses. A move that would count offsets twice is
  * refused (exit 2), whatever the flags; the job's kind says which moves
  * those are (kind.h). A job whose offsets live in Kafka's consumer group
  * has them committed there, which nothing can fence: the plan says so. */
@@ -322,16 +324,32 @@ kafka_ranges (const GArray *moves, const char *topic)
 }
 
 /* The job's offsets are in Kafka: the group's commit cannot join a MySQL
- * transaction. Going back (a rebuild), the offsets move first: if the
- * MySQL part then fails, the counts and covered sets are still there, and
- * reading again counts nothing twice. Going forward, the audit rows of the
- * skipped ranges go first: if the commit then fails, they only say more
- * than happened. */
+ * transaction. Every check first, in a transaction that writes nothing
+ * (a dry run ends there). Going back (a rebuild), the offsets move
+ * next: if the MySQL part then fails, the counts and covered sets are
+ * still there, and reading again counts nothing twice. Going forward, the
+ * audit rows of the skipped ranges go first: if the commit then fails,
+ * they only say more than happened. */
 static gboolean
-execute_kafka (Reset *r, const GArray *moves, const char *member, GError **error)
+reset_kafka (Reset *r, GArray *moves, const char *member, gboolean execute, GError **error)
 {
   KtCommitResult result;
 
+  if (!reset_plan (r, FALSE, moves, error))
+    return FALSE;
+  if (!kt_reset_changes (moves))
+    return TRUE;
+  if (r->policy.rebuild)
+    {
+      gboolean ok = kt_db_begin (r->db, error)
+                    && kt_reset_rebuild (r->db, r->kind, r->config->job.name, r->policy.output,
+                                         FALSE, error);
+      kt_db_abort (r->db);
+      if (!ok)
+        return FALSE;
+    }
+  if (!execute)
+    return TRUE;
   if (!r->policy.rebuild
       && (!kt_db_begin (r->db, error)
           || !kt_reset_record_skips (r->db, r->config->job.name, r->policy.output, member, moves,
@@ -349,7 +367,7 @@ execute_kafka (Reset *r, const GArray *moves, const char *member, GError **error
     }
   if (r->policy.rebuild
       && (!kt_db_begin (r->db, error)
-          || !kt_reset_rebuild (r->db, r->kind, r->config->job.name, r->policy.output, error)
+          || !kt_reset_rebuild (r->db, r->kind, r->config->job.name, r->policy.output, TRUE, error)
           || !kt_db_finish (r->db, &result, error)))
     {
       kt_db_abort (r->db);
@@ -358,10 +376,12 @@ execute_kafka (Reset *r, const GArray *moves, const char *member, GError **error
   return TRUE;
 }
 
-/* One transaction: the offsets read FOR UPDATE, the plan made from them,
- * the rebuild's deletes, the fenced UPDATEs and the audit rows, COMMIT. */
+/* One transaction: the offsets read (FOR UPDATE when @execute), the plan
+ * made from them, the rebuild's checks and deletes, the fenced UPDATEs
+ * and the audit rows, COMMIT. Without @execute, the same reads and checks
+ * in the same order, no lock and no write, and a rollback. */
 static gboolean
-execute_mysql (Reset *r, GArray *moves, const char *member, GError **error)
+reset_mysql (Reset *r, GArray *moves, const char *member, gboolean execute, GError **error)
 {
   for (guint attempt = 1;; attempt++)
     {
@@ -369,15 +389,23 @@ execute_mysql (Reset *r, GArray *moves, const char *member, GError **error)
       KtCommitResult result = KT_COMMIT_FAILED;
 
       g_array_set_size (moves, 0);
-      if (kt_db_begin (r->db, &local) && reset_plan (r, TRUE, moves, &local))
+      if (kt_db_begin (r->db, &local) && reset_plan (r, execute, moves, &local))
         {
           if (!kt_reset_changes (moves))
             {
               kt_db_abort (r->db);
               return TRUE;
             }
-          if ((!r->policy.rebuild
-               || kt_reset_rebuild (r->db, r->kind, r->config->job.name, r->policy.output, &local))
+          gboolean checked = !r->policy.rebuild
+                             || kt_reset_rebuild (r->db, r->kind, r->config->job.name,
+                                                  r->policy.output, execute, &local);
+
+          if (checked && !execute)
+            {
+              kt_db_abort (r->db);  /* a dry run: all checked, nothing written */
+              return TRUE;
+            }
+          if (checked
               && kt_reset_apply (r->db, r->config->job.name, r->policy.output, member, moves, &local)
               && kt_db_finish (r->db, &result, &local))
             return TRUE;
@@ -393,6 +421,16 @@ execute_mysql (Reset *r, GArray *moves, const char *member, GError **error)
         }
       g_usleep ((gulong) g_random_int_range (20000, 100000));
     }
+}
+
+/* The reset, executed or a dry run: one path, so that a dry run refuses
+ * whatever an execution refuses, with the same message and exit status;
+ * it is the execution without the writes. */
+static gboolean
+reset_run (Reset *r, GArray *moves, const char *member, gboolean execute, GError **error)
+{
+  return r->kafka ? reset_kafka (r, moves, member, execute, error)
+                  : reset_mysql (r, moves, member, execute, error);
 }
 
 /* "[a, b), [c, d) and 3 more" */
@@ -614,27 +652,11 @@ kt_reset (const KtConfig *config, GError **error)
       || !kt_jobs_load (db, jobs, error)
       || kt_jobs_require (db, jobs, config->job.name, error) == NULL)
     return FALSE;
-  if (config->execute)
-    {
-      g_ptr_array_set_size (jobs, 0);
-      if (!kt_migrations_ready (db, error) || !kt_jobs_load (db, jobs, error))
-        return FALSE;
-    }
-  if (!reset_open (&r, jobs, error))
-    return FALSE;
-
-  if (!config->execute)
-    {
-      if (!reset_plan (&r, FALSE, moves, error))
-        return FALSE;
-    }
-  else if (r.kafka)
-    {
-      if (!reset_plan (&r, FALSE, moves, error)
-          || (kt_reset_changes (moves) && !execute_kafka (&r, moves, member, error)))
-        return FALSE;
-    }
-  else if (!execute_mysql (&r, moves, member, error))
+  g_ptr_array_set_size (jobs, 0);
+  if (!(config->execute ? kt_migrations_ready (db, error) : kt_schema_check_ready (db, error))
+      || !kt_jobs_load (db, jobs, error)
+      || !reset_open (&r, jobs, error)
+      || !reset_run (&r, moves, member, config->execute, error))
     return FALSE;
 
   if (config->json)

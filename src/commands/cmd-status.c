@@ -47,7 +47,8 @@ status_row (const KtPartitionState *s, GHashTable *owners)
 /* `status --json`: one topic's document, built by json-glib (names are
  * escaped). @kafka: the offsets shown are the consumer group's. */
 static JsonNode *
-status_json (const KtConfig *config, const GArray *states, GHashTable *owners, gboolean kafka)
+status_json (const KtConfig *config, const char *database, const GArray *states,
+             GHashTable *owners, gboolean kafka)
 {
   g_autoptr(JsonBuilder) b = json_builder_new ();
   gint64 t_stored = 0, t_high = 0, t_lag = 0, t_lost = 0;
@@ -59,6 +60,9 @@ status_json (const KtConfig *config, const GArray *states, GHashTable *owners, g
   json_builder_add_string_value (b, config->job.topic);
   json_builder_set_member_name (b, "offsets");
   json_builder_add_string_value (b, kafka ? "kafka" : "mysql");
+  /* The server read, of a hosts list: the one in use. */
+  json_builder_set_member_name (b, "database");
+  json_builder_add_string_value (b, database);
   json_builder_set_member_name (b, "partitions");
   json_builder_begin_array (b);
   for (guint i = 0; i < states->len; i++)
@@ -117,14 +121,15 @@ status_json (const KtConfig *config, const GArray *states, GHashTable *owners, g
 
 /* `status` as a table for people, one topic, appended to @out. */
 static void
-status_table (const KtConfig *config, const GArray *states, GHashTable *owners,
-              const char *owner_kind, gboolean kafka, GString *out)
+status_table (const KtConfig *config, const char *database, const GArray *states,
+              GHashTable *owners, const char *owner_kind, gboolean kafka, GString *out)
 {
   gint64 t_stored = 0, t_high = 0, t_lag = 0, t_lost = 0;
   const char *sep = config->job.group != NULL ? "  " : "";
 
-  g_string_append_printf (out, "job %s, topic %s%s%s%s%s\n%9s %12s %12s %14s %12s  %-22s%s%s\n",
-                          config->job.name, config->job.topic,
+  g_string_append_printf (out, "job %s, topic %s, database %s%s%s%s%s\n"
+                          "%9s %12s %12s %14s %12s  %-22s%s%s\n",
+                          config->job.name, config->job.topic, database,
                           config->job.group != NULL ? ", group " : "",
                           config->job.group != NULL ? config->job.group : "",
                           kafka ? ", offsets in Kafka's consumer group ktally-" : "",
@@ -237,9 +242,9 @@ status_topic (const KtConfig *config, KtDb *db, gboolean present, JsonArray *jso
         }
     }
   if (json != NULL)
-    json_array_add_element (json, status_json (config, states, owners, kafka));
+    json_array_add_element (json, status_json (config, kt_db_name (db), states, owners, kafka));
   else
-    status_table (config, states, owners, owner_kind, kafka, text);
+    status_table (config, kt_db_name (db), states, owners, owner_kind, kafka, text);
   return TRUE;
 }
 
@@ -259,6 +264,7 @@ kt_status (const KtConfig *config, GError **error)
   g_autoptr(KtDb) db = kt_db_new (&config->db);
   gboolean present;
 
+  kt_db_allow_read_only (db);  /* reads only: a replica will do */
   /* A mistyped --job (or a topic of none) is not a new job with
    * everything to do: it is refused, naming the jobs there are. */
   if (!kt_retry (&never, config->run.startup_timeout, "MySQL", status_database, db, error)

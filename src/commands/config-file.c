@@ -39,6 +39,28 @@ line_of (const char *text, const char *section, const char *key)
   return 0;
 }
 
+/* [mysql] host as the URI has it: a list (h1, h2:3307, [::1]) without
+ * its spaces, and @port (may be NULL) given to each server that names
+ * none. New string. */
+static char *
+compose_hosts (const char *host, const char *port)
+{
+  g_auto(GStrv) each = g_strsplit (host, ",", -1);
+  g_autoptr(GString) out = g_string_new (NULL);
+
+  for (guint i = 0; each[i] != NULL; i++)
+    {
+      const char *h = g_strstrip (each[i]);
+      const char *close = h[0] == '[' ? strchr (h, ']') : NULL;
+      gboolean has_port = h[0] == '[' ? close != NULL && close[1] == ':' : strchr (h, ':') != NULL;
+
+      g_string_append_printf (out, "%s%s%s%s", i > 0 ? "," : "", h,
+                              port != NULL && !has_port ? ":" : "",
+                              port != NULL && !has_port ? port : "");
+    }
+  return g_string_free (g_steal_pointer (&out), FALSE);
+}
+
 /* [mysql] host/port/... into a URI, unless [mysql] uri is there. The user
  * and database are escaped as URI parts; the CLI checks them again. */
 static char *
@@ -65,9 +87,15 @@ compose_uri (GKeyFile *file)
       g_string_append_printf (query, "%s%s=%s", query->len ? "&" : "?", params[i], e);
     }
   user_e = g_uri_escape_string (user != NULL ? user : "", NULL, FALSE);
-  return g_strdup_printf ("mysql://%s@%s%s%s/%s%s", user_e, host != NULL ? host : "",
-                          port != NULL ? ":" : "", port != NULL ? port : "",
-                          database != NULL ? database : "", query->str);
+  if (host != NULL)
+    {
+      g_autofree char *hosts = compose_hosts (host, port);
+      return g_strdup_printf ("mysql://%s@%s/%s%s", user_e, hosts,
+                              database != NULL ? database : "", query->str);
+    }
+  return g_strdup_printf ("mysql://%s@%s%s/%s%s", user_e, port != NULL ? ":" : "",
+                          port != NULL ? port : "", database != NULL ? database : "",
+                          query->str);
 }
 
 /* A key given twice (GKeyFile would keep the last one in silence, so an

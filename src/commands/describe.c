@@ -73,11 +73,23 @@ describe_mysql (GKeyFile *file, const KtConfig *c)
 {
   static const char *const ssl[] = { "preferred", "disabled", "required", "verify-ca",
                                      "verify-identity" };
-  g_autofree char *port = c->db.host != NULL
+  g_autofree char *port = c->db.host != NULL && c->db.n_more_hosts == 0
     ? g_strdup_printf ("%u", c->db.port ? c->db.port : 3306) : NULL;
+  g_autoptr(GString) hosts = g_string_new (NULL);
 
+  /* A list: each server with its port, in order; an IPv6 address in
+   * brackets, as the URI has it. */
+  for (guint i = 0; c->db.host != NULL && i < kt_db_hosts (&c->db); i++)
+    {
+      KtDbHost one = i == 0 ? (KtDbHost) { c->db.host, c->db.port } : c->db.more_hosts[i - 1];
+      g_autofree char *text = c->db.n_more_hosts > 0 ? kt_db_host_text (&c->db, i)
+                              : strchr (one.host, ':') != NULL
+                                ? g_strdup_printf ("[%s]", one.host) : g_strdup (one.host);
+
+      g_string_append_printf (hosts, "%s%s", i == 0 ? "" : ", ", text);
+    }
   describe_set (file, "mysql", "user", c->db.user);
-  describe_set (file, "mysql", "host", c->db.host);
+  describe_set (file, "mysql", "host", c->db.host != NULL ? hosts->str : NULL);
   describe_set (file, "mysql", "port", port);
   describe_set (file, "mysql", "socket", c->db.socket);
   describe_set (file, "mysql", "database", c->db.database);

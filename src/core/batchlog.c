@@ -66,6 +66,7 @@ kt_batch_log_start (KtBatchLog *log, const char *topics, guint partitions,
   kt_log_event_string (e, "job", log->job);
   kt_log_event_string (e, "topic", topics);
   kt_log_event_int (e, "partitions", partitions);
+  kt_log_event_string (e, "database", database);  /* of a hosts list: the server in use */
   kt_log_event_string (e, "table", table);
   kt_log_event_string (e, "kind", kind);
   kt_log_event_string (e, "mode", mode);

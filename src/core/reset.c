@@ -7,6 +7,7 @@
 #include "error.h"
 #include "identity.h"
 #include "offsets.h"
+#include "schema.h"
 
 gboolean
 kt_reset_target_parse (const char *text, KtResetTarget *target, GError **error)
@@ -326,9 +327,23 @@ delete_rows (KtDb *db, const char *table, const char *job, GError **error)
   return kt_db_run (db, sql->str, "cannot empty the job's output", error);
 }
 
+/* Refuses @table where it is not a table (kt_schema_check_object()):
+ * DELETE through a view would empty what it reads. */
+static gboolean
+check_table (KtDb *db, const char *table, GError **error)
+{
+  GError *local = NULL;
+
+  if (!kt_schema_check_object (kt_db_connection (db), kt_db_name (db), table, NULL,
+                               "--rebuild empties the table a job writes, and nothing else; "
+                               "refused", &local))
+    return kt_db_failed (db, local, error);
+  return TRUE;
+}
+
 gboolean
 kt_reset_rebuild (KtDb *db, const KtJobKind *kind, const char *job, const char *output,
-                  GError **error)
+                  gboolean execute, GError **error)
 {
   g_autofree char *other = NULL;
   g_autofree char *rows = kt_kind_rows_table (kind, output);
@@ -349,16 +364,20 @@ kt_reset_rebuild (KtDb *db, const KtJobKind *kind, const char *job, const char *
                        "delete; refused", rows, job, job);
           return FALSE;
         }
-      return delete_rows (db, rows, job, error)
-             && (kind->records == NULL || delete_rows (db, kind->records, job, error))
-             && kt_offsets_drop_batches (db, job, error);
+      if (!check_table (db, rows, error)
+          || (kind->records != NULL && !check_table (db, kind->records, error)))
+        return FALSE;
+      return !execute
+             || (delete_rows (db, rows, job, error)
+                 && (kind->records == NULL || delete_rows (db, kind->records, job, error))
+                 && kt_offsets_drop_batches (db, job, error));
     }
 
-  /* The whole table: only if no one else counted into it. The table's
-   * identity row is locked first, as a claim would, so no job starts
-   * writing it meanwhile. */
-  if (!kt_identity_other_writer (kt_db_connection (db), kt_db_name (db), job, output, &other,
-                                 &local))
+  /* The whole table: only if no one else counted into it. Executed, the
+   * table's identity row is locked first, as a claim would, so no job
+   * starts writing it meanwhile. */
+  if (!kt_identity_other_writer (kt_db_connection (db), kt_db_name (db), job, output, execute,
+                                 &other, &local))
     return kt_db_failed (db, local, error);
   if (other == NULL && !kt_offsets_other_writer (db, job, output, &other, error))
     return FALSE;
@@ -377,5 +396,8 @@ kt_reset_rebuild (KtDb *db, const KtJobKind *kind, const char *job, const char *
                    other);
       return FALSE;
     }
-  return delete_rows (db, output, NULL, error) && kt_offsets_drop_batches (db, job, error);
+  if (!check_table (db, output, error))
+    return FALSE;
+  return !execute
+         || (delete_rows (db, output, NULL, error) && kt_offsets_drop_batches (db, job, error));
 }

@@ -102,7 +102,11 @@ gboolean kt_reset_record_skips (KtDb *db, const char *job, const char *output,
 
 /* reset --rebuild, in the caller's transaction: empties what @job wrote
  * (its rows of @kind's table of rows by job and its records; or the whole
- * @output table, refused with KT_ERROR_USAGE when another job, a replay or
- * a forgotten job counted into it too) and its audit rows. */
+ * @output table) and its audit rows. Refused with KT_ERROR_USAGE, before
+ * anything is deleted: the whole table when another job, a replay or a
+ * forgotten job counted into it too; its rows when an earlier job of its
+ * name was forgotten (they hold its counts too); a table that is not one
+ * (a view). Without @execute (a dry run), every check in the same order,
+ * and no write, no lock: a dry run refuses what an execution refuses. */
 gboolean kt_reset_rebuild (KtDb *db, const KtJobKind *kind, const char *job,
-                           const char *output, GError **error);
+                           const char *output, gboolean execute, GError **error);

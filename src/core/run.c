@@ -46,6 +46,8 @@ typedef struct
   gboolean         fixed;    /* the hooks' check narrowed the partitions: no refresh */
   GPtrArray       *feeds;    /* KtFeed, one per topic */
   KtMetrics       *metrics;  /* the run's: /livez's clock */
+  guint            checked_on; /* the connection (kt_db_connections()) the tables
+                              * were checked on */
   KtRunSettings    settings; /* what a reload may change (run.h) */
 } Runner;
 
@@ -147,7 +149,10 @@ commit_once (Runner *r, KtCommitResult *result, KtFeed **fenced_feed, gint32 *fe
   if (!kt_kind_context_finish (&first->job, result, error))
     return FALSE;
   for (guint i = 0; i < r->feeds->len; i++)
-    ((KtFeed *) r->feeds->pdata[i])->job.claimed = TRUE;
+    {
+      ((KtFeed *) r->feeds->pdata[i])->job.claimed = TRUE;
+      ((KtFeed *) r->feeds->pdata[i])->job.claimed_on = first->job.claimed_on;
+    }
   return TRUE;
 }
 
@@ -190,6 +195,26 @@ commit (Runner *r, KtCommitResult *result, KtFeed **fenced_feed, gint32 *fenced,
     }
 }
 
+static gboolean startup_tables (gpointer data, int timeout_ms, GError **error);
+
+/* Connected, and on a new connection the tables checked (created) again
+ * as at start: it may be to another server of the list, a replica that
+ * a failover promoted without the last transactions of the old primary,
+ * which can hold CREATE TABLEs too. /metrics names the server. */
+static gboolean
+connected (Runner *r, GError **error)
+{
+  if (!kt_db_connect (r->db, error))
+    return FALSE;
+  kt_metrics_set_mysql_server (r->metrics, kt_db_host (r->db));
+  if (kt_db_connections (r->db) == r->checked_on)
+    return TRUE;
+  if (!startup_tables (r, 0, error))
+    return FALSE;
+  r->checked_on = kt_db_connections (r->db);
+  return TRUE;
+}
+
 /* One micro-batch. Returns TRUE when it ran to a known end (committed,
  * fenced, or nothing to do: *@idle), FALSE with the error otherwise. */
 static gboolean
@@ -199,6 +224,9 @@ run_batch (Runner *r, gboolean *idle, GError **error)
   KtFeed *fenced_feed = NULL;
   gint32 fenced = -1;
   gint64 started = g_get_monotonic_time ();
+
+  if (!connected (r, error))
+    return FALSE;
 
   /* Plan every topic, then read every topic's ranges, every record to the
    * kind. A cap that stopped a read early moved some ranges' ends back,
@@ -464,6 +492,8 @@ run_loop (Runner *r, GError **error)
   /* MariaDB restarting meanwhile is waited for, as at start-up. */
   if (!retry_startup (r, startup_tables, "MySQL tables", error))
     return FALSE;
+  r->checked_on = kt_db_connections (r->db);
+  kt_metrics_set_mysql_server (r->metrics, kt_db_host (r->db));
   if (r->hooks != NULL && r->hooks->ready != NULL)
     r->hooks->ready (r->hooks->data);
   for (guint i = 0; i < r->feeds->len; i++)

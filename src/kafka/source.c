@@ -13,6 +13,7 @@
 #include "assignment.h"
 #include "autocleanups.h"
 #include "error.h"
+#include "kfeatures.h"
 #include "kprops.h"
 #include "log.h"
 #include "nudger.h"
@@ -34,6 +35,9 @@ struct _KtSource
   rd_kafka_queue_t *queue;  /* rk's consumer queue */
   rd_kafka_t       *meta;   /* metadata and watermarks, never blocked by a Fetch */
   rd_kafka_topic_t *meta_topic;
+  /* A copy of meta's configuration for the start-up feature check
+   * (kfeatures.h), made once a broker has answered; NULL after it. */
+  rd_kafka_conf_t  *probe_conf;
   GHashTable       *streams;  /* partition -> Stream, assigned partitions */
   gint64            max_batch_bytes;
   gint64            last_bytes;
@@ -306,6 +310,7 @@ kt_source_new (const KtSourceConfig *config, GError **error)
                                             config->start_offsets_data);
       rd_kafka_conf_set_rebalance_cb (conf, rebalance_cb);
     }
+  self->probe_conf = rd_kafka_conf_dup (meta_conf);
   /* The caps as configured (-X may have changed them): the nudger's pace. */
   self->queue_records = conf_get_int (conf, "queued.min.messages");
   self->queue_bytes = conf_get_int (conf, "queued.max.messages.kbytes") * 1024;
@@ -371,6 +376,7 @@ kt_source_free (KtSource *self)
   g_clear_pointer (&self->assignment, kt_assignment_free);  /* rk's rebalances used it */
   g_clear_pointer (&self->meta_topic, rd_kafka_topic_destroy);
   g_clear_pointer (&self->meta, rd_kafka_destroy);
+  g_clear_pointer (&self->probe_conf, rd_kafka_conf_destroy);
   g_free (self->topic);
   g_free (self->oversize);
   g_free (self->broker_failure);
@@ -393,6 +399,21 @@ kt_source_partitions (KtSource *self, GArray *partitions, int timeout_ms,
   const rd_kafka_metadata_topic_t *t;
   rd_kafka_resp_err_t err;
 
+  /* First, until a broker has answered: has librdkafka turned off a
+   * feature we need? (A connection that needs SASL would fail below,
+   * retried until the start-up timeout, for a reason it never names.) A
+   * broker that answers takes milliseconds; one that is down costs at most
+   * a second here, and the request below says why. */
+  if (self->probe_conf != NULL)
+    {
+      gboolean judged;
+
+      if (!kt_features_check (self->probe_conf, self->group, MIN (timeout_ms, 1000), &judged,
+                              error))
+        return FALSE;
+      if (judged)
+        g_clear_pointer (&self->probe_conf, rd_kafka_conf_destroy);
+    }
   err = rd_kafka_metadata (self->meta, 0, self->meta_topic, &md, timeout_ms);
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
     {

@@ -36,9 +36,10 @@ const KtOption kt_count_option_rows[] = {
   { "time-format", 0, "parse", KT_OPT_TEXT, AT (time_format), .commands = JOB_CMDS,
     .fallback_doc = "%Y-%m-%d %H:%M:%S", .identity = "table.time_format",
     .normal = normal_time_format, .metavar = "FORMAT",
-    .help = "How the time group reads: strptime-style with a year and a date (%Y %m %d "
-            "%H %M %S %b %e %T %F), iso8601 (offsets converted to UTC) or syslog (no "
-            "year: the latest that puts the line at most a day ahead)" },
+    .help = "How the time group reads: strptime-style (%Y %m %d %H %M %S %b %e %T %F; "
+            "the month, day, hour and minute at least, and without %Y the year as "
+            "syslog's), iso8601 (offsets converted to UTC) or syslog (%b %e %H:%M:%S, "
+            "no year: the latest that puts the line at most a day ahead)" },
   { "levels", 0, "parse", KT_OPT_LIST, AT (levels), .fallback = "ERROR",
     .commands = JOB_CMDS, .flags = KT_OPT_SET, .identity = "table.levels",
     .metavar = "A,B,...", .help = "The levels counted, exactly as written" },
@@ -158,7 +159,16 @@ kt_counts_check (gconstpointer options, GError **error)
                              "groups of --pattern");
         return FALSE;
       }
-  return TRUE;
+  /* What the parser refuses (a pattern that does not compile or lacks a
+   * group, a time format that cannot place a line in time, --by and --sum
+   * against the pattern): refused with the other options, so that
+   * `config --check` refuses exactly what `run` does, before either
+   * reaches Kafka or MySQL. */
+  {
+    g_autoptr(KtParser) parser = kt_counts_parser (config, error);
+
+    return parser != NULL;
+  }
 }
 
 KtParser *
@@ -185,8 +195,65 @@ plain (const KtCountsShape *shape)
   return shape->dimensions == NULL && shape->sums == NULL;
 }
 
-/* Idempotent mode: @output is a view over @output_topic; neither may be
- * another program's table or view of another shape. */
+/* What a job of @idempotent mode writes at @output, where it is, must be
+ * what that mode writes, before anything is created: a table in @shape
+ * (transactional); a table @output_topic in @shape per job and topic and
+ * ktally's view @output over it, of @shape's columns (idempotent). */
+static gboolean
+check_output (KtDb *db, gboolean idempotent, const char *output, const KtCountsShape *shape,
+              GError **error)
+{
+  MYSQL *conn = kt_db_connection (db);
+  const char *name = kt_db_name (db);
+  g_autofree char *topics = g_strconcat (output, KT_TOPIC_SUFFIX, NULL);
+  g_autofree char *hint = NULL;
+  GError *local = NULL;
+
+  if (!idempotent)
+    {
+      if (!kt_schema_check_object (conn, name, output, NULL, "a transactional job counts into "
+                                   "a table; give another --table", &local)
+          || !kt_schema_check_counts_table (conn, name, output, shape, FALSE, &local))
+        return kt_db_failed (db, local, error);
+      return TRUE;
+    }
+  hint = g_strdup_printf ("idempotent mode writes %s and a view %s over it; give another "
+                          "--table", topics, output);
+  /* The view's columns before what it reads: a view of other columns says
+   * which. */
+  if (!kt_schema_check_object (conn, name, topics, NULL, hint, &local)
+      || !kt_schema_check_counts_table (conn, name, topics, shape, TRUE, &local)
+      || !kt_schema_check_counts_view (conn, name, output, shape, &local)
+      || !kt_schema_check_object (conn, name, output, topics, hint, &local))
+    return kt_db_failed (db, local, error);
+  return TRUE;
+}
+
+/* Refuses a count table named like one of ktally's own tables, where it
+ * would be created, or where that name holds what is not a count table
+ * of this job (ktally's table, as it is): a job over kafka_offset, or an
+ * idempotent job's error_log_topic that takes the default job's place. A
+ * count table an older ktally made there (@made: it exists and passed
+ * check_output()) stays its job's. */
+static gboolean
+check_own_names (KtDb *db, gboolean idempotent, const char *output, gboolean made,
+                 GError **error)
+{
+  g_autofree char *topics = g_strconcat (output, KT_TOPIC_SUFFIX, NULL);
+  /* error_log_topic is the default idempotent job's. */
+  const char *own = kt_schema_own_table (output) ? output
+                    : idempotent && !g_str_equal (output, "error_log")
+                      && kt_schema_own_table (topics) ? topics : NULL;
+
+  if (own == NULL || made)
+    return TRUE;
+  g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+               "%s: %s is the name of one of ktally's own tables, not of a count table: give "
+               "another --table", kt_db_name (db), own);
+  return FALSE;
+}
+
+/* Idempotent mode: @output is a view over @output_topic, both checked. */
 static gboolean
 prepare_idempotent (KtDb *db, const char *output, const char *target,
                     const KtCountsShape *shape, GError **error)
@@ -195,20 +262,9 @@ prepare_idempotent (KtDb *db, const char *output, const char *target,
   g_autofree char *topics = g_strconcat (output, KT_TOPIC_SUFFIX, NULL);
   GError *local = NULL;
 
-  if (target != NULL && g_strcmp0 (target, "VIEW") != 0)
-    {
-      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
-                   "%s: %s is a table: idempotent mode writes %s and a view %s over it; "
-                   "give another --table", kt_db_name (db), output, topics, output);
-      return FALSE;
-    }
-  if (!kt_schema_check_counts_table (kt_db_connection (db), kt_db_name (db), topics, shape,
-                                     TRUE, &local)
-      || !kt_schema_check_counts_view (kt_db_connection (db), kt_db_name (db), output, shape,
-                                       &local))
-    return kt_db_failed (db, local, error);
   if (g_str_equal (output, "error_log") && plain (shape))
-    return kt_schema_prepare (db, KT_TABLES_IDEMPOTENT, "idempotent-mode", error);
+    return kt_schema_prepare (db, KT_TABLES_IDEMPOTENT, "idempotent-mode", error)
+           && check_output (db, TRUE, output, shape, error);
   /* The covered sets; error_log and its table are their jobs' (whose
    * shape they check): a job of another table leaves them alone. */
   if (!kt_schema_prepare_except (db, KT_TABLES_IDEMPOTENT, "idempotent-mode", defaults, error))
@@ -218,13 +274,9 @@ prepare_idempotent (KtDb *db, const char *output, const char *target,
   /* Checked again after: a job starting meanwhile may have made them in
    * its own shape, and CREATE ... IF NOT EXISTS leaves those. */
   if (!kt_schema_create_counts_topics (kt_db_connection (db), kt_db_name (db), output, shape,
-                                       &local)
-      || !kt_schema_check_counts_table (kt_db_connection (db), kt_db_name (db), topics, shape,
-                                        TRUE, &local)
-      || !kt_schema_check_counts_view (kt_db_connection (db), kt_db_name (db), output, shape,
                                        &local))
     return kt_db_failed (db, local, error);
-  return TRUE;
+  return check_output (db, TRUE, output, shape, error);
 }
 
 gboolean
@@ -233,8 +285,8 @@ kt_counts_prepare (KtDb *db, gboolean idempotent, const char *output,
 {
   g_autofree char *error_log = NULL;
   g_autofree char *target = NULL;
-  GError *local = NULL;
-  gboolean is_view;
+  g_autoptr(GError) local = NULL;
+  gboolean is_view, ok;
 
   if (!kt_db_table_type (db, "error_log", &error_log, error)
       || !kt_db_table_type (db, output, &target, error))
@@ -252,17 +304,23 @@ kt_counts_prepare (KtDb *db, gboolean idempotent, const char *output,
                    idempotent ? "idempotent" : "transactional");
       return FALSE;
     }
-  if (idempotent)
-    return prepare_idempotent (db, output, target, shape, error);
-  if (target != NULL && g_strcmp0 (target, "BASE TABLE") != 0)
+  /* Every object the job writes, before anything is created; ktally's
+   * own name says more than its shape would. */
+  ok = check_output (db, idempotent, output, shape, &local);
+  if (!ok && !g_error_matches (local, KT_ERROR, KT_ERROR_USAGE))
     {
-      g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "%s: %s is a view, not a table",
-                   kt_db_name (db), output);
+      g_propagate_error (error, g_steal_pointer (&local));
       return FALSE;
     }
-  if (!kt_schema_check_counts_table (kt_db_connection (db), kt_db_name (db), output, shape,
-                                     FALSE, &local))
-    return kt_db_failed (db, local, error);
+  if (!check_own_names (db, idempotent, output, ok && target != NULL, error))
+    return FALSE;
+  if (!ok)
+    {
+      g_propagate_error (error, g_steal_pointer (&local));
+      return FALSE;
+    }
+  if (idempotent)
+    return prepare_idempotent (db, output, target, shape, error);
   if (g_str_equal (output, "error_log") && plain (shape))
     return kt_schema_prepare (db, KT_TABLES_COUNTS, "transactional-mode", error);
   /* A table of its own (or error_log in the job's shape); error_log is its
@@ -272,11 +330,9 @@ kt_counts_prepare (KtDb *db, gboolean idempotent, const char *output,
   /* Checked again after: a job starting meanwhile may have made it in its
    * own shape, and CREATE ... IF NOT EXISTS leaves that. */
   if (!kt_schema_create_counts_table (kt_db_connection (db), kt_db_name (db), output, shape,
-                                      &local)
-      || !kt_schema_check_counts_table (kt_db_connection (db), kt_db_name (db), output, shape,
-                                        FALSE, &local))
-    return kt_db_failed (db, local, error);
-  return TRUE;
+                                      &local))
+    return kt_db_failed (db, g_steal_pointer (&local), error);
+  return check_output (db, FALSE, output, shape, error);
 }
 
 KtCounts *

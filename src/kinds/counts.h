@@ -55,8 +55,12 @@ void      kt_counts_shape  (const KtCountOptions *options, KtCountsShape *out);
  * A plain error_log is the one sql/counts.sql (sql/idempotent.sql)
  * creates; a job of another table leaves error_log alone. One database
  * holds one mode: an error_log of the other is refused (KT_ERROR_USAGE),
- * and so is a table of another shape, also one another job made in its
- * shape while this one created it. */
+ * and so is, before anything is created, whatever is not what the job
+ * writes (kt_schema_check_object(): a view or a sequence where its table
+ * must be, a table or a view over anything else where its view must be),
+ * a table of another shape, also one another job made in its shape while
+ * this one created it, and a name of ktally's own tables
+ * (kt_schema_own_table()) unless an older ktally made a count table there. */
 gboolean  kt_counts_prepare (KtDb *db, gboolean idempotent, const char *output,
                              const KtCountsShape *shape, GError **error);
 

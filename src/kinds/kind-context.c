@@ -9,6 +9,10 @@ kt_kind_context_begin (KtKindContext *job, GError **error)
 
   if (!kt_db_begin (job->db, error))
     return FALSE;
+  /* A promoted replica may lack the commit that recorded the job (it
+   * lost the last transactions of the primary, offsets and all). */
+  if (job->claimed_on != kt_db_connections (job->db))
+    job->claimed = FALSE;
   if (job->claimed
       || kt_identity_claim (kt_db_connection (job->db), kt_db_name (job->db), job->identity,
                             &local))
@@ -23,6 +27,7 @@ kt_kind_context_finish (KtKindContext *job, KtCommitResult *result, GError **err
   if (!kt_db_finish (job->db, result, error))
     return FALSE;
   job->claimed = TRUE;
+  job->claimed_on = kt_db_connections (job->db);
   return TRUE;
 }
 
@@ -32,6 +37,7 @@ kt_kind_context_claim (KtKindContext *job, GError **error)
   KtCommitResult result;
 
   /* A lost answer: the next claim finds the rows, and compares. */
-  return job->claimed || (kt_kind_context_begin (job, error)
-                          && kt_kind_context_finish (job, &result, error));
+  return (job->claimed && job->claimed_on == kt_db_connections (job->db))
+         || (kt_kind_context_begin (job, error)
+             && kt_kind_context_finish (job, &result, error));
 }

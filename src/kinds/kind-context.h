@@ -25,12 +25,14 @@ typedef struct
   KtDb             *db;        /* the job's database */
   KtSource         *source;    /* the topic's reader (--offsets kafka commits through it) */
   const KtIdentity *identity;  /* what the job is */
-  gboolean          claimed;   /* a commit of this process recorded it */
+  gboolean          claimed;     /* a commit of this process recorded it... */
+  guint             claimed_on;  /* ...on this connection (kt_db_connections()) */
 } KtKindContext;
 
 /* START TRANSACTION; in the first transaction of the process, records the
  * job's identity too (a different one recorded meanwhile is KT_ERROR_USAGE,
- * the transaction rolled back). */
+ * the transaction rolled back). Also the first on a new connection: it may
+ * be to another server (a failover) that lost the record. */
 gboolean kt_kind_context_begin (KtKindContext *job, GError **error);
 
 /* Records the job's identity in a transaction of its own, unless a commit

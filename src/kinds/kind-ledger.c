@@ -1,6 +1,6 @@
 /* kind-ledger.c - per-account balances from JSON transactions (--kind ledger).
  *
- * Seed 000's keyed updates over the same planner, source, transaction and
+ * Keyed exactly-once updates over the same planner, source, transaction and
  * fencing as the counts: a batch's messages are applied by ledger.c
  * (sharded by account over --workers threads, each account in (partition,
  * offset) order, txns never applied twice), in ONE transaction with the

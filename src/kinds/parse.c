@@ -40,6 +40,7 @@ struct _KtParser
   guint32           time_group, level_group;
   TimeKind          time_kind;
   char             *time_format;
+  gboolean          no_year;      /* time_format has no %Y: the syslog rule dates lines */
   GStrv             levels;
   int               bucket;
   KtClockFunc       clock;        /* dates syslog lines; NULL: g_get_real_time */
@@ -317,20 +318,70 @@ take_number (const char **p, const char *end, int n, gboolean space_pad, int *ou
   return TRUE;
 }
 
-/* Checks a strptime-style format once, at start. */
+/* Checks a strptime-style format once, at start: only known conversions,
+ * and enough of them to place a line in time: the month, the day, the
+ * hour and the minute. *@no_year: it gives no year, which the syslog
+ * rule then decides per line (syslog_minute()). A format that places
+ * nothing would make every line malformed, or count every line into one
+ * minute of 1970. */
 static gboolean
-check_format (const char *format, GError **error)
+check_format (const char *format, gboolean *no_year, GError **error)
 {
+  static const char *const presets[] = { "iso8601", "syslog" };
+  gboolean year = FALSE, month = FALSE, day = FALSE, hour = FALSE, minute = FALSE;
+  g_autoptr(GString) missing = g_string_new (NULL);
+
   for (const char *f = format; *f != '\0'; f++)
-    if (*f == '%' && strchr ("YmdHMSbeTF%", f[1] == '\0' ? '?' : f[1]) == NULL)
-      {
-        g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
-                     "--time-format: unknown conversion '%%%c' (known: %%Y %%m %%d "
-                     "%%H %%M %%S %%b %%e %%T %%F %%%%)", f[1] ? f[1] : ' ');
-        return FALSE;
-      }
-    else if (*f == '%')
+    {
+      if (*f != '%')
+        continue;
+      if (strchr ("YmdHMSbeTF%", f[1] == '\0' ? '?' : f[1]) == NULL)
+        {
+          g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                       "--time-format: unknown conversion '%%%c' (known: %%Y %%m %%d "
+                       "%%H %%M %%S %%b %%e %%T %%F %%%%)", f[1] ? f[1] : ' ');
+          return FALSE;
+        }
       f++;
+      year |= *f == 'Y' || *f == 'F';
+      month |= *f == 'm' || *f == 'b' || *f == 'F';
+      day |= *f == 'd' || *f == 'e' || *f == 'F';
+      hour |= *f == 'H' || *f == 'T';
+      minute |= *f == 'M' || *f == 'T';
+    }
+  if (!year && !month && !day && !hour && !minute)
+    {
+      for (gsize i = 0; i < G_N_ELEMENTS (presets); i++)
+        if (g_ascii_strcasecmp (format, presets[i]) == 0)
+          {
+            g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                         "--time-format: '%s' is no format (it has no conversion): the "
+                         "preset is spelled %s", format, presets[i]);
+            return FALSE;
+          }
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "--time-format: '%s' has no conversion, so it reads no time: give a "
+                   "strptime-style format (e.g. %%Y-%%m-%%d %%H:%%M:%%S) or a preset "
+                   "(iso8601, syslog)", format);
+      return FALSE;
+    }
+  if (!month)
+    g_string_append (missing, ", no month (%m or %b)");
+  if (!day)
+    g_string_append (missing, ", no day (%d or %e)");
+  if (!hour)
+    g_string_append (missing, ", no hour (%H)");
+  if (!minute)
+    g_string_append (missing, ", no minute (%M)");
+  if (missing->len > 0)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "--time-format: '%s' cannot place a line in time: it gives %s (%%F gives "
+                   "the date, %%T the time; without %%Y the syslog rule decides the year)",
+                   format, missing->str + 2);
+      return FALSE;
+    }
+  *no_year = !year;
   return TRUE;
 }
 
@@ -662,8 +713,15 @@ custom_line (KtParser *self, const char *line, gsize len, gint64 *minute)
       break;
     case TIME_STRPTIME:
     default:
-      if (!parse_with_format (self->time_format, time, time_len, &y, &mo, &d, &h, &mi, &s)
-          || !valid_civil (y, mo, d, h, mi, s))
+      if (!parse_with_format (self->time_format, time, time_len, &y, &mo, &d, &h, &mi, &s))
+        return KT_LINE_MALFORMED;
+      if (self->no_year)
+        {
+          if (!syslog_minute (self, mo, d, h, mi, s, &m))
+            return KT_LINE_MALFORMED;
+          break;
+        }
+      if (!valid_civil (y, mo, d, h, mi, s))
         return KT_LINE_MALFORMED;
       m = kt_minute_from_civil (y, mo, d, h, mi);
       break;
@@ -738,7 +796,7 @@ set_time_format (KtParser *self, const char *time_format, GError **error)
     self->time_kind = TIME_ISO8601;
   else if (g_str_equal (time_format, "syslog"))
     self->time_kind = TIME_SYSLOG;
-  else if (!check_format (time_format, error))
+  else if (!check_format (time_format, &self->no_year, error))
     return FALSE;
   else
     self->time_format = g_strdup (time_format);

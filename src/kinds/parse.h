@@ -84,10 +84,13 @@ typedef struct
 KtParser  *kt_parser_new   (GError **error);
 
 /* The same for another format. A pattern that does not compile or lacks a
- * `time` or `level` group, or a time format with an unknown conversion,
- * fails with KT_ERROR_USAGE naming the option. Time formats take %Y %m %d
- * %H %M %S %b (Jan..Dec) %e (day, space padded) %T (%H:%M:%S) %F
- * (%Y-%m-%d) %% and literal characters. "iso8601" is
+ * `time` or `level` group, or a time format with an unknown conversion or
+ * that cannot place a line in time (no conversion at all, as "ISO8601";
+ * no month, day, hour or minute), fails with KT_ERROR_USAGE naming the
+ * option. Time formats take %Y %m %d %H %M %S %b (Jan..Dec) %e (day,
+ * space padded) %T (%H:%M:%S) %F (%Y-%m-%d) %% and literal characters;
+ * one without a year (%Y or %F) is dated by the syslog rule below, as
+ * "syslog" is. "iso8601" is
  * YYYY-MM-DDTHH:MM:SS[.fraction](Z|+hh:mm|-hh:mm)? and converts an offset
  * to UTC; naive times are kept as written. "syslog" is "%b %e %H:%M:%S"
  * with no year, decided per line from the clock (kt_parser_set_clock()):

@@ -200,8 +200,7 @@ chart_query (KtHttp *self, ChartView *view, int dimension, GError **error)
 {
   if (self->conn == NULL)
     {
-      self->conn = kt_chart_connect (&self->db, self->db_description, MYSQL_CONNECT_S,
-                                     MYSQL_IO_S, error);
+      self->conn = kt_chart_connect (&self->db, MYSQL_CONNECT_S, MYSQL_IO_S, error);
       if (self->conn == NULL)
         return FALSE;
     }

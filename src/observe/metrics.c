@@ -44,6 +44,8 @@ struct _KtMetrics
   KtMetricsClock wall, monotonic;
   gint64         created;       /* monotonic */
   char          *build_info[3]; /* version, librdkafka, mariadb_client; NULL: unset */
+  char          *mysql_server;  /* "host:port" of the batch connection; NULL: none yet */
+  guint64        mysql_server_changes;
   KtProcessFunc  process;       /* NULL: no process_* series */
 
   GMutex         lock;
@@ -128,6 +130,7 @@ kt_metrics_free (KtMetrics *self)
   g_mutex_clear (&self->lock);
   for (guint i = 0; i < G_N_ELEMENTS (self->build_info); i++)
     g_free (self->build_info[i]);
+  g_free (self->mysql_server);
   g_free (self->job);
   g_free (self);
 }
@@ -151,6 +154,22 @@ kt_metrics_set_build_info (KtMetrics *self, const char *version, const char *lib
       g_free (self->build_info[i]);
       self->build_info[i] = g_strdup (values[i] != NULL ? values[i] : "unknown");
     }
+}
+
+void
+kt_metrics_set_mysql_server (KtMetrics *self, const char *server)
+{
+  if (server == NULL)
+    return;
+  g_mutex_lock (&self->lock);
+  if (g_strcmp0 (self->mysql_server, server) != 0)
+    {
+      if (self->mysql_server != NULL)
+        self->mysql_server_changes++;
+      g_free (self->mysql_server);
+      self->mysql_server = g_strdup (server);
+    }
+  g_mutex_unlock (&self->lock);
 }
 
 void
@@ -593,6 +612,22 @@ append_troubles (GString *out, KtMetrics *self)
   append_u64 (out, self->data_lost_offsets);
 }
 
+/* Which MySQL server, once connected, and how often it changed. */
+static void
+append_mysql_server (GString *out, KtMetrics *self)
+{
+  if (self->mysql_server == NULL)
+    return;
+  append_header (out, "ktally_mysql_server_info", "gauge",
+                 "Always 1; the label names the MySQL server (host:port) the job writes to.");
+  append_series (out, self, "ktally_mysql_server_info", "server", self->mysql_server);
+  g_string_append (out, "1\n");
+  append_header (out, "ktally_mysql_server_changes_total", "counter",
+                 "Times the job moved to another MySQL server of its --db list (a failover).");
+  append_series (out, self, "ktally_mysql_server_changes_total", NULL, NULL);
+  append_u64 (out, self->mysql_server_changes);
+}
+
 /* ktally_build_info, once the versions are known. */
 static void
 append_build_info (GString *out, KtMetrics *self)
@@ -623,6 +658,7 @@ kt_metrics_render (KtMetrics *self, GString *out)
   append_durations (out, self);
   append_positions (out, self);
   append_troubles (out, self);
+  append_mysql_server (out, self);
   append_build_info (out, self);
   g_mutex_unlock (&self->lock);
   if (have_process)

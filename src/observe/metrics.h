@@ -97,6 +97,12 @@ void        kt_metrics_set_clock (KtMetrics *self, KtMetricsClock wall,
 void        kt_metrics_set_build_info (KtMetrics *self, const char *version,
                                        const char *librdkafka, const char *mariadb_client);
 
+/* ktally_mysql_server_info's label: the MySQL server of the batch
+ * connection, "host:port" (copied; NULL is ignored); a change from one
+ * server to another (a failover) counts in
+ * ktally_mysql_server_changes_total. Until the first, neither is shown. */
+void        kt_metrics_set_mysql_server (KtMetrics *self, const char *server);
+
 /* Where the process_* series come from: kt_process_sample() unless set;
  * NULL leaves them out (tests). Not thread-safe: call before sharing. */
 typedef gboolean (*KtProcessFunc) (KtProcessSample *out);

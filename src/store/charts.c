@@ -12,10 +12,10 @@
 #include "schema.h"
 
 MYSQL *
-kt_chart_connect (KtDbConfig *db, const char *description, unsigned int connect_s,
-                  unsigned int io_s, GError **error)
+kt_chart_connect (KtDbConfig *db, unsigned int connect_s, unsigned int io_s, GError **error)
 {
-  g_autoptr(MYSQL) conn = kt_db_open (db, description, connect_s, io_s, error);
+  /* A replica will do: the chart only reads. */
+  g_autoptr(MYSQL) conn = kt_db_open (db, TRUE, NULL, connect_s, io_s, error);
   g_autofree char *limit = NULL;
 
   if (conn == NULL)

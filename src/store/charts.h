@@ -28,10 +28,10 @@ typedef struct
 
 /* A connection for the chart, with the short timeouts a page can wait
  * (@connect_s, @io_s seconds) and, where the server knows one, a
- * server-side limit of @io_s on each statement. The caller owns it.
- * Failures as kt_db_open(). */
-MYSQL   *kt_chart_connect (KtDbConfig *db, const char *description, unsigned int connect_s,
-                           unsigned int io_s, GError **error);
+ * server-side limit of @io_s on each statement; a read-only server (a
+ * replica) will do. The caller owns it. Failures as kt_db_open(). */
+MYSQL   *kt_chart_connect (KtDbConfig *db, unsigned int connect_s, unsigned int io_s,
+                           GError **error);
 
 /* The statements kt_chart_read() runs, as text (new strings), for tests:
  * the newest bucket of @table in minutes since the epoch; the keys of

@@ -39,6 +39,10 @@ kt_db_config_clear (KtDbConfig *db)
   g_clear_pointer (&db->ssl_ca, g_free);
   g_clear_pointer (&db->ssl_cert, g_free);
   g_clear_pointer (&db->ssl_key, g_free);
+  for (guint i = 0; i < db->n_more_hosts; i++)
+    g_free (db->more_hosts[i].host);
+  g_clear_pointer (&db->more_hosts, g_free);
+  db->n_more_hosts = 0;
   db->port = 0;
   db->ssl_mode = KT_SSL_PREFERRED;
 }
@@ -59,7 +63,13 @@ kt_db_config_copy (KtDbConfig *to, const KtDbConfig *from)
     .ssl_ca = g_strdup (from->ssl_ca),
     .ssl_cert = g_strdup (from->ssl_cert),
     .ssl_key = g_strdup (from->ssl_key),
+    .n_more_hosts = from->n_more_hosts,
   };
+  if (from->n_more_hosts > 0)
+    to->more_hosts = g_new0 (KtDbHost, from->n_more_hosts);
+  for (guint i = 0; i < from->n_more_hosts; i++)
+    to->more_hosts[i] = (KtDbHost) { g_strdup (from->more_hosts[i].host),
+                                     from->more_hosts[i].port };
 }
 
 char *
@@ -195,13 +205,49 @@ kt_db_uri_secrets (const char *word)
   return (char **) g_ptr_array_free (g_steal_pointer (&out), FALSE);
 }
 
+guint
+kt_db_hosts (const KtDbConfig *db)
+{
+  return db->socket != NULL ? 1 : 1 + db->n_more_hosts;
+}
+
+/* The @i-th server of @db: 0 is @db->host. */
+static KtDbHost
+host_at (const KtDbConfig *db, guint i)
+{
+  return i == 0 ? (KtDbHost) { db->host, db->port } : db->more_hosts[i - 1];
+}
+
+char *
+kt_db_host_text (const KtDbConfig *db, guint i)
+{
+  KtDbHost h = host_at (db, i);
+
+  if (db->socket != NULL)
+    return g_strdup (db->socket);
+  /* An IPv6 address in brackets, as in the URI: its ':' are not a port's. */
+  return g_strdup_printf (strchr (h.host, ':') != NULL ? "[%s]:%u" : "%s:%u", h.host,
+                          h.port ? h.port : 3306);
+}
+
+/* "user@SERVERS/database" with @servers. */
+static char *
+describe_with (const KtDbConfig *db, const char *servers)
+{
+  return g_strdup_printf ("%s@%s/%s", db->user, servers, db->database);
+}
+
 char *
 kt_db_describe (const KtDbConfig *db)
 {
-  if (db->socket != NULL)
-    return g_strdup_printf ("%s@%s/%s", db->user, db->socket, db->database);
-  return g_strdup_printf ("%s@%s:%u/%s", db->user, db->host, db->port ? db->port : 3306,
-                          db->database);
+  g_autoptr(GString) servers = g_string_new (NULL);
+
+  for (guint i = 0; i < kt_db_hosts (db); i++)
+    {
+      g_autofree char *one = kt_db_host_text (db, i);
+      g_string_append_printf (servers, "%s%s", i > 0 ? "," : "", one);
+    }
+  return describe_with (db, servers->str);
 }
 
 static gboolean
@@ -331,13 +377,118 @@ uri_params (const char *query, KtDbConfig *db, GError **error)
   return TRUE;
 }
 
+/* A list holds at most this many servers: more is a mistake. */
+#define MAX_HOSTS 16
+
+/* One HOST[:PORT] or [IPV6][:PORT] of a hosts list (not the first: GUri
+ * reads that one) into @out; @n counts from 1, for the message. */
+static gboolean
+parse_host (const char *text, guint n, KtDbHost *out, GError **error)
+{
+  const char *end, *port = NULL;
+  gboolean v6 = text[0] == '[';
+
+  if (v6)
+    {
+      end = strchr (text, ']');
+      if (end != NULL && end > text + 1 && strspn (text + 1, "0123456789abcdefABCDEF:.")
+                                           == (gsize) (end - text - 1)
+          && (end[1] == '\0' || end[1] == ':'))
+        port = end[1] == ':' ? end + 2 : NULL;
+      else
+        end = NULL;
+    }
+  else
+    {
+      end = text + strspn (text, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                 "0123456789.-_");
+      if (end == text || (*end != '\0' && *end != ':'))
+        end = NULL;
+      else
+        port = *end == ':' ? end + 1 : NULL;
+    }
+  if (end == NULL)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--db: server %u of the list, '%s', is "
+                   "not HOST[:PORT] or [IPV6-ADDRESS][:PORT]", n, text);
+      return FALSE;
+    }
+  out->port = 0;
+  if (port != NULL)
+    {
+      guint64 value;
+
+      if (!g_ascii_string_to_unsigned (port, 10, 1, 65535, &value, NULL))
+        {
+          g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--db: server %u of the list, '%s': "
+                       "the port must be a number from 1 to 65535", n, text);
+          return FALSE;
+        }
+      out->port = (guint) value;
+    }
+  out->host = g_strndup (text + v6, (gsize) (end - text - v6));
+  return TRUE;
+}
+
+/* Splits a hosts list out of @uri: *@first is @uri with its first server
+ * only (for GUri, which knows one), *@more the others' texts (NULL when
+ * there is one). The servers stand after the last '@' before the path. */
+static gboolean
+split_hosts (const char *uri, char **first, char ***more, GError **error)
+{
+  const char *authority, *servers, *end, *comma;
+  g_auto(GStrv) all = NULL;
+
+  *first = NULL;
+  *more = NULL;
+  if (!g_str_has_prefix (uri, "mysql://"))
+    {
+      *first = g_strdup (uri);
+      return TRUE;
+    }
+  authority = uri + strlen ("mysql://");
+  end = authority + strcspn (authority, "/?#");
+  servers = g_strrstr_len (authority, end - authority, "@");
+  servers = servers != NULL ? servers + 1 : authority;
+  comma = memchr (servers, ',', (gsize) (end - servers));
+  if (comma == NULL)
+    {
+      *first = g_strdup (uri);
+      return TRUE;
+    }
+  {
+    g_autofree char *list = g_strndup (servers, (gsize) (end - servers));
+    all = g_strsplit (list, ",", -1);
+  }
+  if (g_strv_length (all) > MAX_HOSTS)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--db: more than %d servers in the list",
+                   MAX_HOSTS);
+      return FALSE;
+    }
+  for (guint i = 0; all[i] != NULL; i++)
+    if (all[i][0] == '\0')
+      {
+        g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--db: server %u of the list is empty "
+                     "(HOST[:PORT],HOST[:PORT]...)", i + 1);
+        return FALSE;
+      }
+  *first = g_strdup_printf ("%.*s%s%s", (int) (servers - uri), uri, all[0], end);
+  *more = g_strdupv (all + 1);
+  return TRUE;
+}
+
 gboolean
 kt_db_uri_parse (const char *uri, KtDbConfig *db, GError **error)
 {
   g_autoptr(GUri) parsed = NULL;
+  g_autofree char *first = NULL;
+  g_auto(GStrv) more = NULL;
 
   memset (db, 0, sizeof *db);
-  parsed = uri_checked (uri, error);
+  if (!split_hosts (uri, &first, &more, error))
+    return FALSE;
+  parsed = uri_checked (first, error);
   if (parsed == NULL)
     return FALSE;
   db->user = g_strdup (g_uri_get_user (parsed));
@@ -360,6 +511,23 @@ kt_db_uri_parse (const char *uri, KtDbConfig *db, GError **error)
       kt_db_config_clear (db);
       return FALSE;
     }
+  if (more == NULL)
+    return TRUE;
+  if (db->socket != NULL)
+    {
+      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
+                           "--db: a socket is one local server: not with a list of hosts");
+      kt_db_config_clear (db);
+      return FALSE;
+    }
+  db->n_more_hosts = g_strv_length (more);
+  db->more_hosts = g_new0 (KtDbHost, db->n_more_hosts);
+  for (guint i = 0; i < db->n_more_hosts; i++)
+    if (!parse_host (more[i], i + 2, &db->more_hosts[i], error))
+      {
+        kt_db_config_clear (db);
+        return FALSE;
+      }
   return TRUE;
 }
 
@@ -407,7 +575,9 @@ kt_db_is_transient (unsigned int code)
     case ER_NET_READ_INTERRUPTED:
     case ER_NET_ERROR_ON_WRITE:
     case ER_NET_WRITE_INTERRUPTED:
-    case ER_UNKNOWN_COM_ERROR:  /* MariaDB answers this while it shuts down */
+    case ER_UNKNOWN_COM_ERROR:  /* MariaDB answers this while it shuts down, and a
+                                 * Galera node outside the primary component */
+    case ER_ERROR_DURING_COMMIT:  /* Galera: the replication of a COMMIT failed */
       return TRUE;
     default:
       return FALSE;
@@ -551,12 +721,15 @@ kt_db_error_code (MYSQL *conn)
   return kt_db_is_transient (code) ? KT_ERROR_TRANSIENT : KT_ERROR_FATAL;
 }
 
-/* One attempt of kt_db_open(); *@code: the client's error number. */
+/* One attempt of kt_db_open() on the @i-th server; *@code: the client's
+ * error number. */
 static MYSQL *
-open_once (const KtDbConfig *db, const char *description, unsigned int connect_timeout,
-           unsigned int io_timeout, unsigned int *code, GError **error)
+open_once (const KtDbConfig *db, guint i, const char *description,
+           unsigned int connect_timeout, unsigned int io_timeout, unsigned int *code,
+           GError **error)
 {
   g_autoptr(MYSQL) conn = mysql_init (NULL);
+  KtDbHost server = host_at (db, i);
   my_bool off = 0;
 
   *code = 0;
@@ -595,8 +768,8 @@ open_once (const KtDbConfig *db, const char *description, unsigned int connect_t
       mysql_options (conn, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &verify);
     }
 
-  if (mysql_real_connect (conn, db->host, db->user, db->password, db->database, db->port,
-                          db->socket, 0) == NULL)
+  if (mysql_real_connect (conn, server.host, db->user, db->password, db->database,
+                          server.port, db->socket, 0) == NULL)
     {
       g_autofree char *why = error_text (conn);
 
@@ -641,15 +814,16 @@ reread_logged (const char *description, const char *file)
                      "a new one: connecting with it", description, file);
 }
 
-MYSQL *
-kt_db_open (KtDbConfig *db, const char *description, unsigned int connect_timeout,
-            unsigned int io_timeout, GError **error)
+/* kt_db_open() on the @i-th server of @db alone. */
+static MYSQL *
+open_host (KtDbConfig *db, guint i, const char *description, unsigned int connect_timeout,
+           unsigned int io_timeout, GError **error)
 {
   g_autoptr(GError) local = NULL;
   g_autoptr(GError) reread = NULL;
   g_autofree char *fresh = NULL;
   unsigned int code;
-  MYSQL *conn = open_once (db, description, connect_timeout, io_timeout, &code, &local);
+  MYSQL *conn = open_once (db, i, description, connect_timeout, io_timeout, &code, &local);
 
   if (conn != NULL)
     return conn;
@@ -679,7 +853,166 @@ kt_db_open (KtDbConfig *db, const char *description, unsigned int connect_timeou
     memset (db->password, 0, strlen (db->password));
   g_free (db->password);
   db->password = g_steal_pointer (&fresh);
-  return open_once (db, description, connect_timeout, io_timeout, &code, error);
+  return open_once (db, i, description, connect_timeout, io_timeout, &code, error);
+}
+
+/* What a server of the list is to ktally. */
+typedef enum
+{
+  SERVER_USABLE,
+  SERVER_READ_ONLY,   /* read_only ON: a replica, or a server a failover fenced */
+  SERVER_NOT_READY,   /* a Galera node outside the primary component */
+  SERVER_FAILED,      /* it could not say: the error tells */
+} ServerState;
+
+static const char *const server_why[] = {
+  NULL,
+  "read-only (read_only=ON: a replica, or a server a failover fenced)",
+  "not ready: a Galera node outside the primary component (wsrep_ready=OFF)",
+};
+
+/* Whether the server of @conn may take ktally's work. Only SHOW and SET:
+ * a node that is not ready refuses the rest (1047). */
+static ServerState
+server_state (MYSQL *conn, const char *description, GError **error)
+{
+  g_autoptr(MYSQL_RES) vars = NULL;
+  g_autoptr(MYSQL_RES) status = NULL;
+  gboolean read_only = FALSE, wsrep = FALSE;
+  MYSQL_ROW row;
+
+  /* super_read_only is MySQL's; ktally's user may well have SUPER (or
+   * READ_ONLY ADMIN), which read_only does not stop: hence the look. */
+  vars = kt_db_select (conn, description, "SHOW GLOBAL VARIABLES WHERE Variable_name IN "
+                       "('read_only', 'super_read_only', 'wsrep_on')",
+                       "cannot read read_only and wsrep_on", error);
+  if (vars == NULL)
+    return SERVER_FAILED;
+  while ((row = mysql_fetch_row (vars)) != NULL)
+    {
+      gboolean on = row[1] != NULL && g_ascii_strcasecmp (row[1], "ON") == 0;
+
+      if (g_str_equal (row[0], "wsrep_on"))
+        wsrep = on;
+      else
+        read_only |= on;
+    }
+  if (wsrep)
+    {
+      status = kt_db_select (conn, description, "SHOW GLOBAL STATUS LIKE 'wsrep_ready'",
+                             "cannot read wsrep_ready", error);
+      if (status == NULL)
+        return SERVER_FAILED;
+      row = mysql_fetch_row (status);
+      if (row == NULL || row[1] == NULL || g_ascii_strcasecmp (row[1], "ON") != 0)
+        return SERVER_NOT_READY;
+      /* Causal reads: what this session reads (offsets above all) is at
+       * least as new as every commit the cluster acknowledged, on any node. */
+      if (!kt_db_exec (conn, description, "SET SESSION wsrep_sync_wait = 1",
+                       "cannot set wsrep_sync_wait", error))
+        return SERVER_FAILED;
+    }
+  return read_only ? SERVER_READ_ONLY : SERVER_USABLE;
+}
+
+/* A server of the list passed over (@why: what it is, or the error that
+ * the connection met): one line. */
+static void
+skip_logged (const char *description, const char *server, ServerState state,
+             const char *why, gboolean last)
+{
+  g_autoptr(KtLogEvent) e = kt_log_event_new ("db-skip");
+  const char *next = last ? "no other server to try" : "trying the next one";
+
+  kt_log_event_string (e, "database", description);
+  kt_log_event_string (e, "server", server);
+  kt_log_event_string (e, "reason", state == SERVER_READ_ONLY ? "read-only"
+                                    : state == SERVER_NOT_READY ? "not-ready" : "failed");
+  if (state == SERVER_FAILED)
+    kt_log_event_emit (e, G_LOG_LEVEL_WARNING, "%s: %s", why, next);
+  else
+    kt_log_event_emit (e, G_LOG_LEVEL_WARNING, "MySQL at %s is %s: %s", description,
+                       server_why[state], next);
+}
+
+MYSQL *
+kt_db_open (KtDbConfig *db, gboolean read_only_ok, guint *index, unsigned int connect_timeout,
+            unsigned int io_timeout, GError **error)
+{
+  g_autoptr(GString) why_not = g_string_new (NULL);
+  g_autoptr(MYSQL) fallback = NULL;  /* the first read-only server, for a reader */
+  guint fallback_at = 0;
+  KtErrorCode code = KT_ERROR_FATAL;
+  guint n = kt_db_hosts (db);
+
+  for (guint i = 0; i < n; i++)
+    {
+      g_autofree char *server = kt_db_host_text (db, i);
+      g_autofree char *description = describe_with (db, server);
+      g_autoptr(GError) local = NULL;
+      g_autoptr(MYSQL) conn = open_host (db, i, description, connect_timeout, io_timeout,
+                                         &local);
+      ServerState state = conn != NULL ? server_state (conn, description, &local)
+                                       : SERVER_FAILED;
+
+      if (state == SERVER_USABLE || (state == SERVER_READ_ONLY && read_only_ok && n == 1))
+        {
+          if (index != NULL)
+            *index = i;
+          return g_steal_pointer (&conn);
+        }
+      /* A reader takes a read-only server only when no writable one is
+       * there: a replica may lag, an old primary may hold what the
+       * failover lost. */
+      if (state == SERVER_READ_ONLY && read_only_ok)
+        {
+          if (fallback == NULL)
+            {
+              fallback = g_steal_pointer (&conn);
+              fallback_at = i;
+            }
+          continue;
+        }
+      if (n == 1)
+        {
+          if (state != SERVER_FAILED)
+            {
+              skip_logged (description, server, state, NULL, TRUE);
+              g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT, "cannot use MySQL at %s: it "
+                           "is %s", description, server_why[state]);
+            }
+          else
+            g_propagate_error (error, g_steal_pointer (&local));
+          return NULL;
+        }
+      skip_logged (description, server, state, local != NULL ? local->message : NULL,
+                   i + 1 == n && fallback == NULL);
+      /* One server that may come back (or be promoted) makes it worth
+       * another try; only when every one refused us for good is it
+       * fatal, as with one server. */
+      if (state != SERVER_FAILED || local->code != KT_ERROR_FATAL)
+        code = KT_ERROR_TRANSIENT;
+      g_string_append_printf (why_not, "%s%s: %s", why_not->len > 0 ? "; " : "", server,
+                              state != SERVER_FAILED ? server_why[state] : local->message);
+    }
+  if (fallback != NULL)
+    {
+      g_autoptr(KtLogEvent) e = kt_log_event_new ("db-read-only");
+      g_autofree char *server = kt_db_host_text (db, fallback_at);
+
+      kt_log_event_string (e, "server", server);
+      kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "MySQL: no writable server in the list: "
+                         "reading %s, which is read-only", server);
+      if (index != NULL)
+        *index = fallback_at;
+      return g_steal_pointer (&fallback);
+    }
+  {
+    g_autofree char *all = kt_db_describe (db);
+    g_set_error (error, KT_ERROR, code, "no usable MySQL server for %s: %s", all,
+                 why_not->str);
+  }
+  return NULL;
 }
 
 gboolean
@@ -753,7 +1086,12 @@ kt_db_rollback (MYSQL *conn)
 struct _KtDb
 {
   KtDbConfig config;
-  char      *name;
+  char      *name;         /* every server: before the first connection */
+  char     **names;        /* "user@host:port/database", one per server */
+  char     **servers;      /* "host:port", one per server */
+  guint      server;       /* of the connection, or of the last one */
+  guint      connections;  /* opened so far */
+  gboolean   read_only_ok;
   MYSQL     *conn;
 };
 
@@ -761,9 +1099,17 @@ KtDb *
 kt_db_new (const KtDbConfig *config)
 {
   KtDb *self = g_new0 (KtDb, 1);
+  guint n = kt_db_hosts (config);
 
   kt_db_config_copy (&self->config, config);
   self->name = kt_db_describe (config);
+  self->names = g_new0 (char *, n + 1);
+  self->servers = g_new0 (char *, n + 1);
+  for (guint i = 0; i < n; i++)
+    {
+      self->servers[i] = kt_db_host_text (config, i);
+      self->names[i] = describe_with (config, self->servers[i]);
+    }
   return self;
 }
 
@@ -775,13 +1121,33 @@ kt_db_free (KtDb *self)
   g_clear_pointer (&self->conn, mysql_close);
   kt_db_config_clear (&self->config);
   g_free (self->name);
+  g_strfreev (self->names);
+  g_strfreev (self->servers);
   g_free (self);
 }
 
 const char *
 kt_db_name (KtDb *self)
 {
-  return self->name;
+  return self->connections > 0 ? self->names[self->server] : self->name;
+}
+
+const char *
+kt_db_host (KtDb *self)
+{
+  return self->connections > 0 ? self->servers[self->server] : NULL;
+}
+
+guint
+kt_db_connections (KtDb *self)
+{
+  return self->connections;
+}
+
+void
+kt_db_allow_read_only (KtDb *self)
+{
+  self->read_only_ok = TRUE;
 }
 
 const char *
@@ -826,7 +1192,7 @@ set_error (KtDb *self, GError **error, const char *doing)
   KtErrorCode code = kt_db_error_code (self->conn);
   g_autofree char *why = error_text (self->conn);
 
-  g_set_error (error, KT_ERROR, code, "%s on %s: %s", doing, self->name, why);
+  g_set_error (error, KT_ERROR, code, "%s on %s: %s", doing, kt_db_name (self), why);
   if (code == KT_ERROR_TRANSIENT)
     g_clear_pointer (&self->conn, mysql_close);
 }
@@ -840,14 +1206,32 @@ kt_db_failed (KtDb *self, GError *local, GError **error)
   return FALSE;
 }
 
+/* A connection on another server than the last one (a failover, or the
+ * first server back): one line. */
+static void
+moved_logged (KtDb *self, guint was)
+{
+  g_autoptr(KtLogEvent) e = kt_log_event_new ("db-server");
+
+  kt_log_event_string (e, "database", self->names[self->server]);
+  kt_log_event_string (e, "server", self->servers[self->server]);
+  kt_log_event_string (e, "previous", self->servers[was]);
+  kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "MySQL: now on %s (was %s)",
+                     self->names[self->server], self->servers[was]);
+}
+
 gboolean
 kt_db_connect (KtDb *self, GError **error)
 {
+  guint was = self->server;
+
   if (self->conn != NULL)
     return TRUE;
-  self->conn = kt_db_open (&self->config, self->name, 5, 60, error);
+  self->conn = kt_db_open (&self->config, self->read_only_ok, &self->server, 5, 60, error);
   if (self->conn == NULL)
     return FALSE;
+  if (self->connections++ > 0 && self->server != was)
+    moved_logged (self, was);
   if (mysql_query (self->conn, "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED") != 0)
     {
       set_error (self, error, "cannot set the isolation level");
@@ -856,7 +1240,7 @@ kt_db_connect (KtDb *self, GError **error)
     }
   /* At every connect, not only at start: a database that a newer ktally
    * migrated meanwhile is not written by this one. */
-  if (connect_check != NULL && !connect_check (self->conn, self->name, error))
+  if (connect_check != NULL && !connect_check (self->conn, kt_db_name (self), error))
     {
       g_clear_pointer (&self->conn, mysql_close);
       return FALSE;
@@ -885,7 +1269,7 @@ kt_db_run_new_rows (KtDb *self, const char *sql, const char *doing, GError **err
     }
   g_set_error (error, KT_ERROR, KT_ERROR_CONFLICT,
                "%s on %s: another writer created the same row at the same time (%s)",
-               doing, self->name, mysql_error (self->conn));
+               doing, kt_db_name (self), mysql_error (self->conn));
   return FALSE;
 }
 
@@ -935,8 +1319,13 @@ kt_db_finish (KtDb *self, KtCommitResult *result, GError **error)
       return TRUE;
     }
   code = mysql_errno (self->conn);
+  /* Unknown: the connection died with the answer, or a Galera node left
+   * the primary component while it replicated the transaction (1047, or
+   * 1180 for a failed replication): the others may have committed it. A
+   * certification conflict (1213) is known: no node committed it. */
   *result = code == CR_SERVER_LOST || code == CR_SERVER_GONE_ERROR
             || code == CR_SERVER_LOST_EXTENDED || code == ER_CONNECTION_KILLED
+            || code == ER_UNKNOWN_COM_ERROR || code == ER_ERROR_DURING_COMMIT
             ? KT_COMMIT_UNKNOWN : KT_COMMIT_FAILED;
   set_error (self, error, "cannot commit");
   if (*result == KT_COMMIT_FAILED)
@@ -976,7 +1365,9 @@ kt_db_table_type (KtDb *self, const char *table, char **type, GError **error)
 MYSQL *
 kt_db_open_long (KtDb *self, GError **error)
 {
-  return kt_db_open (&self->config, self->name, 5, LONG_IO_S, error);
+  /* The server of the batch connection, not the first of the list: the
+   * migration must change the database the job then writes. */
+  return open_host (&self->config, self->server, kt_db_name (self), 5, LONG_IO_S, error);
 }
 
 char **

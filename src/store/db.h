@@ -11,11 +11,20 @@
 #include <mysql.h>
 #include "error.h"
 
+/* One server of a hosts list. */
+typedef struct
+{
+  char  *host;      /* a name or an address (IPv6 without its brackets) */
+  guint  port;      /* 0: the client library's default */
+} KtDbHost;
+
 /* Where the database is. Strings are owned by whoever fills the struct. */
 typedef struct
 {
-  char  *host;      /* NULL with a socket */
+  char  *host;      /* NULL with a socket; the first of a hosts list */
   guint  port;      /* 0: the client library's default */
+  KtDbHost *more_hosts;  /* the hosts after @host in --db's list, in order */
+  guint  n_more_hosts;
   char  *user;
   char  *password;  /* NULL: none (MYSQL_PWD is read by the CLI) */
   char  *password_file;  /* where the password came from (read again after
@@ -40,8 +49,11 @@ typedef enum
 } KtSslMode;
 
 /* Parses mysql://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?socket=PATH] into
- * @db (which the caller clears with kt_db_config_clear()). A missing
- * password is taken from MYSQL_PWD. */
+ * @db (which the caller clears with kt_db_config_clear()). HOST[:PORT] may
+ * be a list, HOST[:PORT],HOST[:PORT],... (an IPv6 address in brackets):
+ * the servers of one database (a Galera cluster, a primary and its
+ * replicas), tried in that order. A missing password is taken from
+ * MYSQL_PWD. */
 gboolean  kt_db_uri_parse (const char *uri, KtDbConfig *db, GError **error);
 void      kt_db_config_clear (KtDbConfig *db);
 
@@ -68,8 +80,9 @@ char    **kt_db_uri_secrets (const char *word);
 /* A deep copy of @from into @to (cleared with kt_db_config_clear()). */
 void      kt_db_config_copy (KtDbConfig *to, const KtDbConfig *from);
 
-/* "user@host:port/database" (or "user@socket/database"), for messages:
- * never the password. New string. */
+/* "user@host:port/database" (or "user@socket/database"; a list
+ * "user@host:port,host:port/database"), for messages: never the password.
+ * New string. */
 char     *kt_db_describe (const KtDbConfig *db);
 
 /* What a new connection is checked for, once it connects, before anyone
@@ -78,6 +91,11 @@ char     *kt_db_describe (const KtDbConfig *db);
  * Set once, before any thread connects; NULL: nothing. */
 typedef gboolean (*KtDbConnectCheck) (MYSQL *conn, const char *description, GError **error);
 void     kt_db_set_connect_check (KtDbConnectCheck check);
+
+/* How many servers @db names (1 with a socket), and the @i-th of them as
+ * "host:port" ("[v6]:port", or the socket's path). New string. */
+guint     kt_db_hosts (const KtDbConfig *db);
+char     *kt_db_host_text (const KtDbConfig *db, guint i);
 
 /* 1 to 64 characters of [A-Za-z0-9_], or letters, digits and marks beyond
  * ASCII (of the Basic Multilingual Plane, as MariaDB's identifiers): the
@@ -90,15 +108,28 @@ gboolean kt_is_identifier (const char *name);
 gboolean kt_is_name_char (gunichar c, const char *ascii);
 
 /* A connection to @db with bounded waits (seconds), no automatic
- * reconnect, and ssl-mode enforced; @description names it in errors (never
- * with the password). Its session is strict (a value that does not fit is
- * an error, never clamped) and in UTC (time_zone '+00:00'), whatever the
- * server's defaults. Access denied, unknown database: KT_ERROR_FATAL;
- * unreachable: KT_ERROR_TRANSIENT. Access denied with a password file:
- * the file is read again, and if it holds another password (a rotation),
- * that is tried once and, if it works, kept in @db. The caller owns the
- * connection. */
-MYSQL   *kt_db_open (KtDbConfig *db, const char *description,
+ * reconnect, and ssl-mode enforced. Its session is strict (a value that
+ * does not fit is an error, never clamped) and in UTC (time_zone
+ * '+00:00'), whatever the server's defaults. Access denied, unknown
+ * database: KT_ERROR_FATAL; unreachable: KT_ERROR_TRANSIENT. Access denied
+ * with a password file: the file is read again, and if it holds another
+ * password (a rotation), that is tried once and, if it works, kept in @db.
+ * Errors name the server (never the password). The caller owns the
+ * connection.
+ *
+ * The servers of a hosts list are tried in order, each connect bounded by
+ * @connect_timeout: the first that answers and is usable wins. A Galera
+ * node outside the primary component (wsrep_ready OFF) is skipped, and so
+ * is a read-only server (read_only ON: a replica, or an old primary that
+ * a failover fenced); each skip is one log line ("db-skip"). With
+ * @read_only_ok, the first read-only server is taken when no writable one
+ * answers (a line says so, "db-read-only"), and one alone is taken. On a Galera node, reads wait for every commit the cluster
+ * acknowledged (wsrep_sync_wait): offsets read back are never older than
+ * a commit ktally was told of. *@index (may be NULL): the server used,
+ * 0 for @db->host. None usable: KT_ERROR_TRANSIENT if one of them may be
+ * later (unreachable, skipped: a failover under way), else the first
+ * server's error. */
+MYSQL   *kt_db_open (KtDbConfig *db, gboolean read_only_ok, guint *index,
                      unsigned int connect_timeout, unsigned int io_timeout,
                      GError **error);
 
@@ -163,8 +194,20 @@ typedef enum
 KtDb       *kt_db_new  (const KtDbConfig *config);
 void        kt_db_free (KtDb *self);  /* NULL is fine */
 
-/* "user@host:port/database", for messages. */
+/* "user@host:port/database", for messages: the server of the connection
+ * (or of the last one); before the first, every server of the list. */
 const char *kt_db_name (KtDb *self);
+
+/* The server in use (or last used) as "host:port", NULL before the first
+ * connection; and how many connections were opened so far: a new one
+ * after a failure may be on another server (a failover), where what this
+ * process checked or recorded once must be checked again. */
+const char *kt_db_host (KtDb *self);
+guint       kt_db_connections (KtDb *self);
+
+/* A command that only reads (status, jobs, audit): a read-only server
+ * will do when no writable one answers (see kt_db_open()). */
+void        kt_db_allow_read_only (KtDb *self);
 
 /* MariaDB Connector/C's version, "3.3.8". */
 const char *kt_db_client_version (void);
@@ -214,7 +257,8 @@ void        kt_db_abort  (KtDb *self);
  * read until kt_db_abort() sees one instant (ktally audit on live jobs). */
 gboolean    kt_db_snapshot (KtDb *self, GError **error);
 
-/* The type of @table: "BASE TABLE", "VIEW", or NULL when absent. */
+/* The type of @table: "BASE TABLE", "VIEW" (MariaDB also says "SEQUENCE"
+ * and "SYSTEM VERSIONED"), or NULL when absent. */
 gboolean    kt_db_table_type (KtDb *self, const char *table, char **type, GError **error);
 
 /* kt_db_grants_missing_in() of the connected user's SHOW GRANTS, on its

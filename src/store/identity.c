@@ -342,18 +342,24 @@ kt_identity_read_jobs (MYSQL *conn, const char *description, GHashTable *records
 
 gboolean
 kt_identity_other_writer (MYSQL *conn, const char *description, const char *job,
-                          const char *output, char **other, GError **error)
+                          const char *output, gboolean lock, char **other, GError **error)
 {
   g_autoptr(GString) sql = g_string_new ("SELECT name FROM ktally_table WHERE name = ");
-  g_autoptr(MYSQL_RES) lock = NULL;
+  g_autoptr(MYSQL_RES) locked = NULL;
   g_autoptr(MYSQL_RES) res = NULL;
+  gboolean exists = TRUE;
   MYSQL_ROW row;
 
   *other = NULL;
+  if (!lock && !has_table (conn, description, "ktally_job", &exists, error))
+    return FALSE;
+  if (!exists)
+    return TRUE;
   kt_db_append_quoted (conn, sql, output);
   g_string_append (sql, " FOR UPDATE");
-  lock = kt_db_select (conn, description, sql->str, "cannot read what jobs are", error);
-  if (lock == NULL)
+  locked = lock ? kt_db_select (conn, description, sql->str, "cannot read what jobs are", error)
+                : NULL;
+  if (lock && locked == NULL)
     return FALSE;
   g_string_assign (sql, "SELECT job FROM ktally_job WHERE output = ");
   kt_db_append_quoted (conn, sql, output);

@@ -91,12 +91,14 @@ void     kt_job_record_free (KtJobRecord *record);  /* NULL is fine */
 gboolean kt_identity_read_jobs (MYSQL *conn, const char *description, GHashTable *records,
                                 GError **error);
 
-/* reset --rebuild, in the caller's transaction: locks the row of table
- * @output (as a claim does, so that no job claims it meanwhile) and names
- * in *@other (a new string, or NULL) another job or replay recorded as
- * writing it. */
+/* reset --rebuild, in the caller's transaction: with @lock, locks the row
+ * of table @output (as a claim does, so that no job claims it meanwhile);
+ * names in *@other (a new string, or NULL) another job or replay recorded
+ * as writing it. Without @lock (a dry run) it only reads, also a schema
+ * older than version 3, which records no job. */
 gboolean kt_identity_other_writer (MYSQL *conn, const char *description, const char *job,
-                                   const char *output, char **other, GError **error);
+                                   const char *output, gboolean lock, char **other,
+                                   GError **error);
 
 /* forget, in the caller's transaction: counts @job's ktally_job row into
  * *@rows, and deletes it when @execute. ktally_table's row stays: the

@@ -380,13 +380,10 @@ gboolean
 kt_migrations_ready (KtDb *db, GError **error)
 {
   g_autoptr(MYSQL) conn = NULL;
-  GError *local = NULL;
   int version;
 
-  if (!kt_db_connect (db, error))
+  if (!kt_schema_connect_version (db, &version, error))
     return FALSE;
-  if (!kt_schema_version (kt_db_connection (db), kt_db_name (db), &version, &local))
-    return kt_db_failed (db, local, error);
   if (version != KT_SCHEMA_VERSION)
     {
       conn = kt_db_open_long (db, error);

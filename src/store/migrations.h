@@ -45,9 +45,11 @@ gboolean kt_migrations_statement_applies (const char *statement, GHashTable *tab
  * time on big tables: give @conn a generous read timeout. */
 gboolean kt_migrations_bring_forward (MYSQL *conn, const char *description, GError **error);
 
-/* For a KtDb (db.h), what commands and kinds call: connects, brings the
- * schema to KT_SCHEMA_VERSION (on a connection of its own with a long
- * read timeout: an ALTER of a big table outlasts the usual 60 s, and the
- * named lock lives as long as it), and makes sure the tables every job
- * shares (sql/common.sql) exist in the right shape. */
+/* For a KtDb (db.h), what commands and kinds call: connects, refuses a
+ * view or a sequence named like one of ktally's own tables (before
+ * anything is written), brings the schema to KT_SCHEMA_VERSION (on a
+ * connection of its own with a long read timeout: an ALTER of a big table
+ * outlasts the usual 60 s, and the named lock lives as long as it), and
+ * makes sure the tables every job shares (sql/common.sql) exist in the
+ * right shape. Its dry run: kt_schema_check_ready(). */
 gboolean kt_migrations_ready (KtDb *db, GError **error);

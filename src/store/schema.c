@@ -20,6 +20,10 @@
  * (src/meson.build). */
 #include "schema-sql.h"
 
+/* Where one of ktally's own tables is something else. */
+#define OWN_TABLE_HINT \
+  "ktally writes a table of its own by that name (another program's? use another database)"
+
 static const char *
 tables_sql (KtTables tables)
 {
@@ -76,6 +80,61 @@ created_names (const char *text, GPtrArray *names)
         p += strlen (creates[c]);
         g_ptr_array_add (names, g_strndup (p, strcspn (p, " (\n")));
       }
+}
+
+/* The names of ktally's own tables (kt_schema_own_table()). */
+static GPtrArray *
+own_tables (void)
+{
+  static const char *const texts[] = { kt_common_sql, kt_idempotent_sql, kt_ledger_sql,
+                                       kt_version_sql };
+  GPtrArray *names = g_ptr_array_new_with_free_func (g_free);
+
+  for (gsize i = 0; i < G_N_ELEMENTS (texts); i++)
+    created_names (texts[i], names);
+  for (guint i = names->len; i-- > 0;)
+    if (g_str_equal (names->pdata[i], "error_log"))
+      g_ptr_array_remove_index (names, i);
+  return names;
+}
+
+gboolean
+kt_schema_own_table (const char *name)
+{
+  g_autoptr(GPtrArray) names = own_tables ();
+
+  for (guint i = 0; i < names->len; i++)
+    if (g_str_equal (names->pdata[i], name))
+      return TRUE;
+  return FALSE;
+}
+
+/* Refuses a view or a sequence named like one of ktally's own tables,
+ * before a migration or a fresh schema writes anything: an older schema
+ * holds them as tables too. Not error_log_topic: the default idempotent
+ * job's counts, which its job checks (an older ktally let a job's view
+ * take that name). */
+static gboolean
+check_own_objects (MYSQL *conn, const char *description, GError **error)
+{
+  g_autoptr(GPtrArray) names = own_tables ();
+  g_autoptr(GString) sql = g_string_new ("SELECT table_name FROM information_schema.tables "
+                                         "WHERE table_schema = DATABASE() AND table_type NOT IN "
+                                         "('BASE TABLE', 'SYSTEM VERSIONED') AND table_name IN (");
+  g_autoptr(MYSQL_RES) res = NULL;
+  MYSQL_ROW row;
+
+  /* Names from our own .sql files: [a-z_], nothing to escape. */
+  for (guint i = 0; i < names->len; i++)
+    if (!g_str_equal (names->pdata[i], "error_log" KT_TOPIC_SUFFIX))
+      g_string_append_printf (sql, "'%s',", (const char *) names->pdata[i]);
+  sql->str[sql->len - 1] = ')';
+  res = kt_db_select (conn, description, sql->str, "cannot look for the tables", error);
+  if (res == NULL)
+    return FALSE;
+  row = mysql_fetch_row (res);
+  return row == NULL
+         || kt_schema_check_object (conn, description, row[0], NULL, OWN_TABLE_HINT, error);
 }
 
 /* kt_schema_complete() but for the names in @except. */
@@ -229,6 +288,109 @@ declared_tables (const char *text)
   return tables;
 }
 
+char *
+kt_schema_view_reads (const char *definition, const char *db)
+{
+  const char *from = strstr (definition, " from ");
+  g_autofree char *ours = NULL;
+  const char *p, *end;
+
+  if (from == NULL || strstr (from + 1, " from ") != NULL || strstr (from, " join ") != NULL)
+    return NULL;
+  p = from + strlen (" from ");
+  end = strstr (p, " group by ");
+  if (end == NULL)
+    end = strstr (p, " where ");
+  if (end == NULL)
+    end = p + strlen (p);
+  /* `db`.`t`, each with its backquotes doubled inside. */
+  {
+    g_autofree char *text = g_strndup (p, end - p);
+    g_autoptr(GString) name = g_string_new (NULL);
+    g_autoptr(GPtrArray) parts = g_ptr_array_new_with_free_func (g_free);
+    const char *q = text;
+
+    while (*q == '`')
+      {
+        g_string_truncate (name, 0);
+        for (q++; *q != '\0' && !(q[0] == '`' && q[1] != '`'); q++)
+          {
+            if (q[0] == '`')
+              q++;
+            g_string_append_c (name, *q);
+          }
+        if (*q != '`')
+          return NULL;
+        g_ptr_array_add (parts, g_strdup (name->str));
+        q++;
+        if (*q == '.')
+          q++;
+      }
+    if (*q != '\0' || parts->len != 2)
+      return NULL;
+    ours = g_str_equal (parts->pdata[0], db)
+             ? g_strdup (parts->pdata[1])
+             : g_strdup_printf ("%s.%s", (char *) parts->pdata[0], (char *) parts->pdata[1]);
+  }
+  return g_steal_pointer (&ours);
+}
+
+gboolean
+kt_schema_check_object (MYSQL *conn, const char *description, const char *name,
+                        const char *over, const char *hint, GError **error)
+{
+  g_autoptr(GString) sql = g_string_new (
+    "SELECT t.table_type, v.view_definition, DATABASE() FROM information_schema.tables t "
+    "LEFT JOIN information_schema.views v ON v.table_schema = DATABASE() AND v.table_name = ");
+  g_autoptr(MYSQL_RES) res = NULL;
+  g_autofree char *reads = NULL;
+  g_autofree char *is = NULL;
+  const char *type;
+  MYSQL_ROW row;
+
+  /* Constants on both sides (see select_columns). */
+  kt_db_append_quoted (conn, sql, name);
+  g_string_append (sql, " WHERE t.table_schema = DATABASE() AND t.table_name = ");
+  kt_db_append_quoted (conn, sql, name);
+  res = kt_db_select (conn, description, sql->str, "cannot look for the tables", error);
+  if (res == NULL)
+    return FALSE;
+  row = mysql_fetch_row (res);
+  if (row == NULL || row[0] == NULL)
+    return TRUE;
+  type = row[0];
+  /* A system-versioned table is a base table that keeps its history. */
+  if (g_str_equal (type, "BASE TABLE") || g_str_equal (type, "SYSTEM VERSIONED"))
+    {
+      if (over == NULL)
+        return TRUE;
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "%s: %s is a table: %s",
+                   description, name, hint);
+      return FALSE;
+    }
+  if (!g_str_equal (type, "VIEW"))
+    {
+      g_autofree char *lower = g_ascii_strdown (type, -1);
+
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "%s: %s is %s %s, not a %s: %s", description,
+                   name, strchr ("aeiou", lower[0]) != NULL ? "an" : "a", lower,
+                   over == NULL ? "table" : "view", hint);
+      return FALSE;
+    }
+  reads = row[1] != NULL && row[2] != NULL ? kt_schema_view_reads (row[1], row[2]) : NULL;
+  if (over != NULL && g_strcmp0 (reads, over) == 0)
+    return TRUE;
+  is = reads != NULL ? g_strdup_printf (" over %s", reads) : g_strdup ("");
+  if (over == NULL)
+    g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "%s: %s is a view%s, not a table: %s",
+                 description, name, is, hint);
+  else
+    g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "%s: %s is a view%s, not ktally's view "
+                 "over %s: %s", description, name, reads != NULL ? is : " of its own", over,
+                 hint);
+  return FALSE;
+}
+
 /* @table's columns in this database (SELECT c.@what...), none when it is
  * absent or a view. Constants on both sides, no join on columns: MariaDB
  * then opens only this table's definition; joined on columns, it read
@@ -243,15 +405,15 @@ select_columns (MYSQL *conn, const char *description, const char *what, const ch
                         "JOIN information_schema.tables t ON t.table_schema = DATABASE() "
                         "AND t.table_name = ", what);
   kt_db_append_quoted (conn, sql, table);
-  g_string_append (sql, " WHERE t.table_type = 'BASE TABLE' AND c.table_schema = DATABASE() "
-                        "AND c.table_name = ");
+  g_string_append (sql, " WHERE t.table_type IN ('BASE TABLE', 'SYSTEM VERSIONED') "
+                        "AND c.table_schema = DATABASE() AND c.table_name = ");
   kt_db_append_quoted (conn, sql, table);
   return kt_db_select (conn, description, sql->str, "cannot read the tables' columns", error);
 }
 
-/* Compares @table in the database with @columns (declared): a column
- * missing, of another type, or in or out of the primary key is
- * KT_ERROR_USAGE naming it. A table that is absent, or a view, passes. */
+/* Compares @table in the database with @columns (declared): a view or a
+ * sequence of that name, a column missing, of another type, or in or out
+ * of the primary key is KT_ERROR_USAGE naming it. An absent table passes. */
 static gboolean
 check_columns (MYSQL *conn, const char *description, const char *table,
                GPtrArray *columns, GError **error)
@@ -261,6 +423,8 @@ check_columns (MYSQL *conn, const char *description, const char *table,
   g_autoptr(MYSQL_RES) res = NULL;
   MYSQL_ROW row;
 
+  if (!kt_schema_check_object (conn, description, table, NULL, OWN_TABLE_HINT, error))
+    return FALSE;
   res = select_columns (conn, description, "c.column_name, c.data_type, c.column_key", table,
                         error);
   if (res == NULL)
@@ -782,6 +946,40 @@ kt_schema_member (const char *member)
 }
 
 /* ---- KtDb ---------------------------------------------------------------- */
+
+gboolean
+kt_schema_connect_version (KtDb *db, int *version, GError **error)
+{
+  GError *local = NULL;
+
+  if (!kt_db_connect (db, error))
+    return FALSE;
+  if (!check_own_objects (kt_db_connection (db), kt_db_name (db), &local)
+      || !kt_schema_version (kt_db_connection (db), kt_db_name (db), version, &local))
+    return kt_db_failed (db, local, error);
+  return TRUE;
+}
+
+gboolean
+kt_schema_check_ready (KtDb *db, GError **error)
+{
+  GError *local = NULL;
+  int version;
+
+  if (!kt_schema_connect_version (db, &version, error))
+    return FALSE;
+  if (version > KT_SCHEMA_VERSION)
+    {
+      kt_schema_set_newer_error (error, kt_db_name (db), version);
+      return FALSE;
+    }
+  /* An older schema is migrated first: the latest shapes are not its. */
+  if (version == KT_SCHEMA_VERSION
+      && !kt_schema_check_shape (kt_db_connection (db), kt_db_name (db), KT_TABLES_COMMON,
+                                 &local))
+    return kt_db_failed (db, local, error);
+  return TRUE;
+}
 
 gboolean
 kt_schema_prepare (KtDb *db, KtTables tables, const char *what, GError **error)

@@ -78,13 +78,25 @@ gboolean kt_schema_complete (MYSQL *conn, const char *description, KtTables tabl
 gboolean kt_schema_create (MYSQL *conn, const char *description, KtTables tables,
                            GError **error);
 
-/* Whether every table @tables' .sql file declares, where it exists, has
- * the columns ktally writes, of the same types, and the same primary key:
- * a table of another shape (another program's, an older hand-made one) is
- * refused with KT_ERROR_USAGE naming the table and the column, before
- * anything is written to it. Extra columns are allowed. */
+/* Whether every table @tables' .sql file declares, where it exists, is a
+ * table with the columns ktally writes, of the same types, and the same
+ * primary key: a view or a sequence of its name, a table of another shape
+ * (another program's, an older hand-made one) is refused with
+ * KT_ERROR_USAGE naming the table and the column, before anything is
+ * written to it. Extra columns are allowed. */
 gboolean kt_schema_check_shape (MYSQL *conn, const char *description, KtTables tables,
                                 GError **error);
+
+/* Refuses, with KT_ERROR_USAGE and one line naming @name and what it is,
+ * an object @name where ktally would write what it cannot hold: with
+ * @over NULL, ktally writes rows into a table there, and anything but a
+ * base table (a view, a sequence) is refused; with @over, ktally's own
+ * view over the table @over is there (idempotent mode's NAME), and
+ * anything but a view that reads @over alone is refused (a table, a
+ * sequence, a view over something else). An absent @name passes. @hint
+ * ends the message: what ktally writes there, and what to do. */
+gboolean kt_schema_check_object (MYSQL *conn, const char *description, const char *name,
+                                 const char *over, const char *hint, GError **error);
 
 /* What the rows of a count table are (--by, --sum): the bucket, then a
  * key column per dimension (KT_DIMENSION_SQL), log_count, then a
@@ -136,6 +148,19 @@ gboolean kt_schema_create_counts_topics (MYSQL *conn, const char *description,
                                          const char *view, const KtCountsShape *shape,
                                          GError **error);
 
+/* The table a view reads, from its definition as MariaDB normalises it
+ * (information_schema.views: "select ... from `db`.`t` group by ..."):
+ * "t" when it reads one table of database @db alone, "db2.t" of another
+ * database, NULL when it reads none or more than one (a join, a
+ * subquery). New string. */
+char    *kt_schema_view_reads (const char *definition, const char *db);
+
+/* Whether @name is the name of one of ktally's own tables (the .sql
+ * files': offsets, audit, identity, idempotent mode's error_log_topic and
+ * covered sets, the ledger's, the schema version), which no count table
+ * may take; error_log, the default count table, is not one. */
+gboolean kt_schema_own_table (const char *name);
+
 /* The statements of an embedded .sql text, in order: statements end with
  * ';' at the end of a line, and '--' lines are comments, but for a line
  * before a statement of a migration that starts with
@@ -154,6 +179,19 @@ char *kt_schema_member (const char *member);
 /* ---- The same, for a KtDb (db.h): what commands and kinds call ---------- */
 /* (Bringing the schema forward and the common tables in: kt_migrations_ready(),
  * migrations.h.) */
+
+/* Connects, refuses a view or a sequence named like one of ktally's own
+ * tables (before anything is written), and reads the schema version into
+ * *@version (as kt_schema_version()): what kt_migrations_ready() and
+ * kt_schema_check_ready() share. */
+gboolean kt_schema_connect_version (KtDb *db, int *version, GError **error);
+
+/* What kt_migrations_ready() refuses, without writing (a dry run of a command
+ * that writes): a view or a sequence named like one of ktally's own
+ * tables, a newer schema, and at KT_SCHEMA_VERSION a shared table of
+ * another shape. An older schema is read as it is: its migration would
+ * change the shapes. */
+gboolean kt_schema_check_ready (KtDb *db, GError **error);
 
 /* @tables' tables: any that exists must have the shape ktally writes
  * (checked before anything is created), and the absent ones are created,

@@ -38,6 +38,17 @@ INVALID_INITDB = ["initdb-wrong-mode"]
 INVALID_MANAGE = ["reset-unknown-job", "reset-dry-and-execute", "reset-rebuild-not-earliest",
                   "reset-beyond-high", "reset-bad-to", "forget-unknown-job",
                   "status-unknown-job"]
+# Tables that collide (#26 item 1): a job's table where another job's view
+# is, or its view where a table is, a view over something else, a name of
+# ktally's own tables; each refused with exit 2 before anything is created.
+INVALID_COLLIDE = ["collide-view-as-table", "collide-topic-as-table", "collide-view-is-table",
+                   "collide-table-of-transactional", "collide-topic-is-view",
+                   "collide-foreign-view", "own-table-name"]
+# Time formats that cannot place a line in time (#26 item 4), refused by
+# run at start and by config --check.
+INVALID_TIME_FORMAT = ["time-format-no-date", "time-format-no-conversion"]
+NO_DATE_FORMATS = ["%H:%M:%S", "%T", "%Y %H:%M", "%b %H:%M:%S", "%Y-%m %H:%M", "%F", "%F %H"]
+NO_CONVERSION_FORMATS = ["ISO8601", "Syslog", "SYSLOG", "today", "%%", "Y-m-d"]
 
 
 class Gen:
@@ -48,6 +59,7 @@ class Gen:
         self.r_log = random.Random("%s:log-format" % seed)
         self.r_reload = random.Random("%s:reload" % seed)
         self.r_spell = random.Random("%s:spelling" % seed)
+        self.r_collide = random.Random("%s:collide" % seed)
         self.seed = seed
         self.open = set(KNOWN_OPEN) if open_ is None else set(open_)
         self.focus = focus
@@ -121,6 +133,11 @@ class Gen:
                  "max_keys": None}
             if kind == "count" and self.chance(0.2, "analytics"):
                 j["table"] = "t_" + j["id"]     # run --table: a table of its own
+            if kind == "count" and db["mode"] == "idempotent" and self.r_collide.random() < (
+                    0.6 if self.focus == "table-collisions" else 0.05 if j["table"] is None
+                    else 0.25):
+                # A view named like another job's NAME_topic (#26 item 1).
+                j["table"] = (j["table"] or "t_" + j["id"]) + "_topic"
             if kind == "count" and db["format"].get("by") and self.chance(0.4, "analytics"):
                 # Keys past the bound go to (other): exact per bucket only.
                 j["max_keys"] = r.choice([1, 2, 5])
@@ -222,14 +239,15 @@ class Gen:
         boost = {"identity-change": "invalid", "two-jobs-one-table": "invalid",
                  "exactness-overrides": "invalid", "replay-job-live": "replay",
                  "replay-key-spelling": "replay", "idempotent-rewind-off-grid": "rewind",
-                 "audit-live": "audit", "ledger-two-writers": "start"}.get(self.focus)
+                 "audit-live": "audit", "ledger-two-writers": "start",
+                 "table-collisions": "start"}.get(self.focus)
         if boost:
             weights[kinds.index(boost)] = 25
         if self.focus == "manage-jobs":
             # `scripts/soak --focus manage-jobs`: resets and forgets (#16) often.
             weights[kinds.index("reset")], weights[kinds.index("forget")] = 25, 8
         while len(ops) < steps:
-            if self.sighup(ops, live):
+            if self.sighup(ops, live) or self.collide(ops, topics, dbs, jobs, started):
                 continue
             kind = r.choices(kinds, weights=weights)[0]
             if kind == "produce":
@@ -375,6 +393,49 @@ class Gen:
         ops.append({"op": "sighup", "inst": rr.choice(cand),
                     "interval": rr.choice([0, 0.1, 0.3, 0.5]),
                     "max_per_partition": rr.choice([None, 3, 25, 200, 5000])})
+        return True
+
+    def collide(self, ops, topics, dbs, jobs, started):
+        """Sometimes a run that must be refused (#26): its table collides
+        with a started job's view or table, or is one of ktally's own; or
+        its time format cannot place a line in time. Drawn from a stream
+        of their own (older seeds keep their histories); often under
+        --focus table-collisions or time-formats."""
+        rc = self.r_collide
+        focused = self.focus in ("table-collisions", "time-formats")
+        if rc.random() >= (0.5 if focused else 0.05):
+            return False
+        logs = sorted(t for t in topics if topics[t]["kind"] == LOG)
+        op = {"op": "invalid", "topic": rc.choice(logs), "db": rc.choice(sorted(dbs)),
+              "mode": rc.choice(["transactional", "idempotent"])}
+        if self.focus == "time-formats" or (self.focus != "table-collisions"
+                                            and rc.random() < 0.4):
+            op["kind"] = rc.choice(INVALID_TIME_FORMAT)
+            op["format"] = rc.choice(NO_DATE_FORMATS if op["kind"] == "time-format-no-date"
+                                     else NO_CONVERSION_FORMATS)
+            op["config_check"] = rc.random() < 0.4
+        else:
+            holders = sorted(j for j in started if jobs[j]["kind"] == "count")
+            if not holders and rc.random() < 0.8:
+                return False
+            if not holders or rc.random() < 0.2:
+                op["kind"] = "own-table-name"
+                op["table"] = rc.choice(["kafka_offset", "ktally_batches", "ktally_job",
+                                         "ktally_coverage", "error_log_topic", "account_balance",
+                                         "ktally_schema"])
+            else:
+                # What collides with the holder's tables in its database's mode.
+                j = op["holder"] = rc.choice(holders)
+                op["db"] = jobs[j]["db"]
+                if dbs[op["db"]]["mode"] == "idempotent":
+                    kinds = ["collide-view-as-table", "collide-topic-as-table",
+                             "collide-view-is-table", "collide-foreign-view"]
+                    if (jobs[j]["table"] or "").endswith("_topic"):
+                        kinds += ["collide-topic-is-view"] * 3
+                else:
+                    kinds = ["collide-table-of-transactional", "collide-foreign-view"]
+                op["kind"] = rc.choice(kinds)
+        ops.append(op)
         return True
 
     # ------------------------------------------------------------------

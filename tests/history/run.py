@@ -1370,9 +1370,67 @@ class Runner:
             if j.get("table"):
                 a += ["--table", j["table"]]
             return a + self.format_args(self.dbs[j["db"]]["format"])
+        if k in ("time-format-no-date", "time-format-no-conversion"):
+            # Refused before Kafka or MySQL is asked anything.
+            if op.get("config_check"):
+                return ["config", "--check", "--brokers", self.svc.brokers, "--topic",
+                        self.names[t], "--db", self.uri(d), "--time-format", op["format"]]
+            return base + job + ["--mode", op["mode"], "--time-format", op["format"]] + idle
+        if k == "own-table-name":
+            # With ktally's tables there, so that a refusal creates nothing.
+            if not self.has_table(d, "kafka_offset"):
+                return None
+            return base + job + ["--mode", op["mode"], "--table", op["table"]] + idle \
+                + self.format_args(db["format"])
+        if k.startswith("collide-"):
+            return self.collide_args(op, idle, job)
         raise HarnessError("unknown invalid kind %s" % k)
 
+    def collide_args(self, op, idle, job):
+        """A run whose table collides with what the started job op["holder"]
+        writes (#26 item 1): transactional where its view or its NAME_topic
+        is, idempotent where its table is or over its view, or over a view
+        of its rows made by hand. --share-table: the refusal must come from
+        what the table is, not from two jobs over one topic."""
+        k, jid = op["kind"], op["holder"]
+        j = self.jobs[jid]
+        d = j["db"]
+        idem = self.dbs[d]["mode"] == "idempotent"
+        view = self.job_table(jid)
+        rows = view + "_topic" if idem else view
+        if not self.has_table(d, view) or not self.has_table(d, rows):
+            return None
+        a = ["run", "--brokers", self.svc.brokers, "--topic", self.names[j["topics"][0]],
+             "--db", self.uri(d), "--startup-timeout", "5", "--share-table"] + job + idle \
+            + self.format_args(self.dbs[d]["format"])
+        if k == "collide-view-as-table" and idem:
+            return a + ["--table", view]
+        if k == "collide-topic-as-table" and idem:
+            return a + ["--table", rows]
+        if k == "collide-view-is-table" and idem:
+            return a + ["--mode", "idempotent", "--table", rows]
+        if k == "collide-table-of-transactional" and not idem:
+            return a + ["--mode", "idempotent", "--table", view]
+        if k == "collide-topic-is-view" and idem and view.endswith("_topic"):
+            return a + ["--mode", "idempotent", "--table", view[:-len("_topic")]]
+        if k == "collide-foreign-view":
+            # A view of the job's rows, named like a job's table.
+            hand = "hv_%s" % self.run_id
+            self.svc.sql(self.dbname[d], "CREATE OR REPLACE VIEW `%s` AS SELECT log_time, "
+                         "log_count FROM `%s`" % (hand, rows))
+            self.invalid_cleanup.append((d, "DROP VIEW IF EXISTS `%s`" % hand))
+            return a + ["--mode", op["mode"], "--table", hand]
+        return None
+
     def op_invalid(self, op):
+        self.invalid_cleanup = []   # (db, SQL) undoing what invalid_args() made
+        try:
+            self.check_invalid(op)
+        finally:
+            for d, sql in self.invalid_cleanup:
+                self.svc.sql(self.dbname[d], sql)
+
+    def check_invalid(self, op):
         args = self.invalid_args(op)
         if args is None:
             self.note("skipped: precondition of %s does not hold" % op["kind"])
@@ -1391,6 +1449,10 @@ class Runner:
                 raise Failure("invalid-changed:%s" % op["kind"], "refused, but the databases "
                               "changed: %s" % shell_quote(args))
         self.stats["refused"] += 1
+        if op["kind"].startswith("collide-") or op["kind"] == "own-table-name":
+            self.stats["refused_tables"] += 1
+        elif op["kind"].startswith("time-format-"):
+            self.stats["refused_formats"] += 1
 
     # ---------------------------------------------------------------- finish
     def finish(self):

@@ -90,7 +90,7 @@ class Soak:
         self.slow = args.slow or (3.0 if self.sanitized() else 1.0)
         self.totals = {"histories": 0, "ops": 0, "kills": 0, "sigterms": 0, "sighups": 0,
                        "faults": 0, "refused": 0, "starts": 0, "records": 0, "rewinds": 0,
-                       "resets": 0, "forgets": 0,
+                       "resets": 0, "forgets": 0, "refused_tables": 0, "refused_formats": 0,
                        "errors_checked": 0, "keyed_tables": 0, "folded_tables": 0,
                        "folded_checked": 0, "folded_exact_buckets": 0}
         self.failures = []
@@ -229,6 +229,10 @@ class Soak:
                 t["histories"], t["ops"], t["starts"], t["kills"], t["sigterms"], t["sighups"],
                 t["faults"], t["rewinds"], t["resets"], t["forgets"], t["refused"], t["records"],
                 t["errors_checked"], len(self.failures)))
+        if t["refused_tables"] or t["refused_formats"]:
+            say("soak: of the refusals, %d runs over a table that collides with another job's or "
+                "ktally's own, %d time formats that cannot place a line in time" % (
+                    t["refused_tables"], t["refused_formats"]))
         if t["keyed_tables"]:
             say("soak: --by/--sum: %d tables checked per (bucket, key), %d of them with "
                 "--max-keys (%d lines in (other) rows, %d buckets exact per key)" % (

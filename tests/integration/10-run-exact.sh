@@ -2,6 +2,7 @@
 # run --exit-when-idle over a few hundred thousand lines in several
 # partitions gives exactly the generator's per-minute truth, the stored
 # offsets reach the high watermarks, and a second run changes nothing.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 db_uri=$(kt_new_db exact); db=$(kt_db_name "$db_uri")

@@ -5,6 +5,7 @@
 # (--partitions) plus a --topic a,b job apply them at the same time. Before
 # account rows were created race-free, two writers that both found an
 # account absent started from 0 and the second overwrote the first.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 KT_LEDGER_GEN=$KT_BUILD/tests/support/kt-ledger-gen

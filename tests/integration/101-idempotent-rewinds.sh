@@ -11,6 +11,7 @@
 #  - an open chunk larger than --max-batch-bytes after a restart (before,
 #    the restart read the chunk again from its start, the byte cap cut the
 #    read below the stored offset, and every batch repeated for ever).
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 idle() {  # idle DB_URI TOPIC ARGS...: one run to idle, bounded in time

@@ -8,6 +8,7 @@
 #  - the replay's own job name hashed the raw --from/--until text, so
 #    "0:0,1:0" and "1:0,0:00" counted the range twice, and two table names
 #    sharing their first 40 characters shared one job.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 db_uri=$(kt_new_db replay_job); db=$(kt_db_name "$db_uri")

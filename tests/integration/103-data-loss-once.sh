@@ -4,11 +4,12 @@
 # counted once per lost range, and no batch fails on the way (before: three
 # DATA LOSS lines and 3 x the lost offsets in the metrics, with "cannot
 # seek ... Erroneous state" and "offset vanished" failures in between).
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 for mode in transactional idempotent; do
   db_uri=$(kt_new_db "loss_once_$mode"); db=$(kt_db_name "$db_uri")
-  topic=$(kt_new_topic "loss_once_$mode" 1)
+  topic=$(kt_new_trimmed_topic "loss_once_$mode" 1)
   kt_gen "$topic" --lines 20000 --lines-per-value 20 --seed 63 > /dev/null || fail "$mode: kt-gen failed"
   port=$((20000 + RANDOM % 20000))
   "$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" --interval 0.2 --max-per-partition 200 \
@@ -18,10 +19,11 @@ for mode in transactional idempotent; do
   at_end() { [[ $(kt_offset_sum "$db" "$topic" 2> /dev/null) == "$1" ]]; }
   kt_wait_for 30 at_end 1000 || { tail -20 "$WORK/run_$mode.log" >&2; fail "$mode: the first 1000 records were not committed"; }
 
-  # ~12 MB more, while ktally reads: the mock keeps ~5 MB per partition, so
-  # the log start overtakes the stored offset, once or more.
+  # ~12 MB more, while ktally reads: the partition keeps ~5 MB
+  # (kt_new_trimmed_topic), so the log start overtakes the stored offset,
+  # once or more.
   kt_gen "$topic" --lines 300000 --lines-per-value 50 --seed 64 > /dev/null || fail "$mode: kt-gen failed"
-  wm=$(kt_ctl watermarks "$topic")   # "ok 0:lo:hi"
+  wm=$(kt_watermarks "$topic")   # "0:lo:hi"
   high=${wm##*:}
   kt_wait_for 60 at_end "$high" || { tail -20 "$WORK/run_$mode.log" >&2; fail "$mode: the job did not reach $high"; }
   metrics=$(curl -sf "http://127.0.0.1:$port/metrics") || fail "$mode: no /metrics"

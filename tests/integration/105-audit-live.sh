@@ -4,6 +4,7 @@
 # it read them one after the other, and a commit in between made a healthy
 # job BROKEN (exit 5): about 1 run in 40 ("batches end at 2177 but the
 # stored offset is 2203").
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 AUDITS=${KT_AUDITS:-60}

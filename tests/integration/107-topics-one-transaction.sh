@@ -6,6 +6,7 @@
 # kafka_offset, taken while the job runs and between kill -9s, must show
 # both topics at the same offsets. Before, each topic committed on a thread
 # of its own and the two drifted apart.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 db_uri=$(kt_new_db topics_txn); db=$(kt_db_name "$db_uri")

@@ -10,6 +10,7 @@
 # characters, amounts past the int64 bound, a balance that would pass it):
 # balances, applied and rejected rows are exact, the rest bad messages
 # counted by reason, and every run exits 0.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 malformed_in() { kt_log_sum batch malformed "$1"; }

@@ -6,6 +6,7 @@
 # line) naming the partition, the offset and the property to raise, having
 # committed nothing of that batch; with the property raised the same data
 # is counted exactly.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 db_uri=$(kt_new_db toolarge); db=$(kt_db_name "$db_uri")

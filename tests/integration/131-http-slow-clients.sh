@@ -6,6 +6,7 @@
 # trickler is cut (a body on GET or HEAD at once with 413, a header within
 # the deadline); a GET with a body is refused with 413 and the connection
 # closed.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 command -v curl > /dev/null || fail "curl not found (scripts/setup installs it)"

@@ -12,6 +12,7 @@
 # both versions (the server runs in UTC, so committed_at is too), except
 # idempotent mode's, where version 1 kept chunks: those are made from the
 # run's per-partition counts and covered sets.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 source "$KT_SRC/tests/integration/schema-v1/lib.sh"
 

@@ -6,6 +6,7 @@
 # 4 when shorter, 300 records silently skipped when longer); in idempotent
 # mode the two also shared counts and covered sets. Now each has its own
 # rows, and both are exact, in both modes.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 upper=$(kt_new_topic CaseT 1)

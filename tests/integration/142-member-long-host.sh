@@ -7,6 +7,7 @@
 # CI runs as root), so ktally reads it the way it would on such a host.
 # tests/test-schema.c covers longer names (cut to the column) and bytes
 # that are not ASCII.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 host=$(printf 'h%.0s' {1..64})

@@ -13,6 +13,7 @@
 # - `init-db` on a version-1 database (ktally's tables and ledger) turns
 #   the times version 1 stamped in the server's zone into UTC, summer and
 #   winter rows each by their own offset.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 saved=$(kt_sql mysql "SELECT CONCAT(@@global.sql_mode, '|', @@global.time_zone)")

@@ -18,6 +18,7 @@
 # idempotent mode's chunks turned into per-partition counts and covered
 # sets (touching chunks merged, an overlapping one kept, as an awk oracle
 # says), and the shape of a fresh database.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 source "$KT_SRC/tests/integration/schema-v1/lib.sh"
 

@@ -2,6 +2,7 @@
 # A database whose schema is newer than this ktally (a newer ktally
 # migrated it) is refused by every command with one line and exit 2, and
 # nothing in it is touched: not written, not created, not migrated back.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 source "$KT_SRC/tests/integration/schema-v1/lib.sh"
 

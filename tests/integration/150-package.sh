@@ -6,6 +6,7 @@
 # systemd credential) and counts exactly, a reinstall keeps the edited
 # config, and dpkg --purge leaves nothing behind but the user, which the
 # test then removes: the machine ends as it was, also after a failure.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 [[ $(id -u) == 0 ]] || fail "needs root: it installs and purges the ktally package (CI runs as root)"

@@ -4,6 +4,7 @@
 # binary needed) scores it 2.5 or below, and the hardening leaves ktally
 # what it needs: its sockets, its exit-status policy, its config and
 # credential, and no MemoryDenyWriteExecute= (pcre2's JIT).
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 unit=$KT_BUILD/ktally.service

@@ -8,6 +8,7 @@
 # socket family or path the hardening denies would show here. The host
 # keeps nothing: the overlay and every mount die with the namespaces, the
 # one cgroup made for them is removed.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 [[ $(id -u) == 0 ]] || fail "needs root: it runs systemd in namespaces (CI runs as root)"

@@ -7,6 +7,7 @@
 # reported OK over 0 chains. Names with every character a job may have
 # ('.', '-', '_'), and two that differ where SQL's LIKE would not see it
 # ('a_b', 'aXb'): forgetting one leaves the other whole.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 db_uri=$(kt_new_db jobs); db=$(kt_db_name "$db_uri")

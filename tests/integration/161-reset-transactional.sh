@@ -9,6 +9,7 @@
 # chain stays whole (each skip leaves its audit row). --execute twice: the
 # second changes nothing. Before, none of this existed: the offsets were
 # edited by hand in SQL.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 db_uri=$(kt_new_db reset_tx); db=$(kt_db_name "$db_uri")
@@ -20,6 +21,8 @@ refused() {  # refused WHAT ARGS...: reset ARGS is exit 2, one line naming WHAT
   ((rc == 2)) || { cat "$WORK/out" "$WORK/err" >&2; fail "reset $* exited $rc, not 2"; }
   [[ $(grep -c . "$WORK/err") == 1 ]] || { cat "$WORK/err" >&2; fail "reset $*: not one line"; }
   grep -qF -- "$what" "$WORK/err" || { cat "$WORK/err" >&2; fail "reset $*: does not say '$what'"; }
+  # A dry run refuses alike (not where --execute is the mistake).
+  [[ " $* " != *" --execute "* || " $* " == *" --dry-run "* ]] || kt_dry_run_alike "$rc" "$WORK/err" reset "$@"
 }
 snapshot() {
   kt_sql "$db" "SELECT job, topic, \`partition\`, \`offset\` FROM kafka_offset ORDER BY 1, 2, 3;
@@ -67,7 +70,7 @@ kt_wait_for 20 moving "$(/usr/bin/python3 -c 'import json,sys; print(sum(p["new"
   || fail "the live run does not go on after the reset"
 reset --to latest --execute --json > "$WORK/r2.json" 2>> "$WORK/reset.log" || fail "reset 2 failed"
 wait "$gen" || fail "kt-gen failed"
-high=$(kt_ctl watermarks "$topic" | tr ' ' '\n' | awk -F: 'NF == 3 { s += $3 } END { print s }')
+high=$(kt_watermarks "$topic" | tr ' ' '\n' | awk -F: 'NF == 3 { s += $3 } END { print s }')
 kt_wait_for 30 moving "$((high - 1))" || fail "the live run did not reach the high watermarks ($high)"
 kt_stop "$run" || fail "the live run did not exit 0"
 grep -q "was fenced\|fenced" "$WORK/live.log" && fenced=yes || fenced=no

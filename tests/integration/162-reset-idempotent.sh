@@ -7,6 +7,7 @@
 # whose offsets live in Kafka has its consumer group's offsets moved (and
 # is told that this is not fenced), and forget refuses it while the group
 # holds offsets.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 db_uri=$(kt_new_db reset_idem); db=$(kt_db_name "$db_uri")
@@ -113,4 +114,22 @@ rc=0; "$KTALLY" forget --brokers "$KT_BROKERS" --db "$kdb_uri" --job "$kjob" --e
 ((rc == 2)) && grep -q "still holds offsets of $topic: delete the group first" "$WORK/kf" \
   || { cat "$WORK/kf" >&2; fail "forget of a --offsets kafka job whose group holds offsets: exit $rc"; }
 [[ $(kt_sql "$kdb" "SELECT COUNT(*) FROM ktally_coverage") == 3 ]] || fail "the refused forget changed something"
+# A rebuild refused (an earlier job of its name was forgotten: its rows
+# hold that job's counts too, as forget leaves them) is refused before the
+# group's offsets move, and its dry run refuses alike. Before, the offsets
+# were committed to the group first, then the rebuild refused (exit 2).
+kstored() {
+  "$KTALLY" status --brokers "$KT_BROKERS" --topic "$topic" --db "$kdb_uri" --job "$kjob" --json \
+    > "$WORK/ks.json" || fail "status failed"
+  json "$WORK/ks.json" 'sum(p["stored"] for p in d["partitions"])'
+}
+stored=$(kstored)
+kt_sql "$kdb" "INSERT INTO ktally_forgotten (job, target, batches, error_lines) VALUES ('$kjob', 'error_log', 1, 1)"
+rc=0; "$KTALLY" reset --brokers "$KT_BROKERS" --db "$kdb_uri" --job "$kjob" --to earliest --rebuild --execute \
+  > /dev/null 2> "$WORK/krb" || rc=$?
+((rc == 2)) && grep -q "also hold the counts of an earlier job $kjob that was forgotten" "$WORK/krb" \
+  || { cat "$WORK/krb" >&2; fail "a --offsets kafka rebuild over a forgotten job's rows: exit $rc"; }
+[[ $(kstored) == "$stored" ]] || fail "the refused rebuild moved the group's offsets"
+kt_dry_run_alike "$rc" "$WORK/krb" "$KTALLY" reset --brokers "$KT_BROKERS" --db "$kdb_uri" --job "$kjob" \
+  --to earliest --rebuild --execute
 note "$TEST_NAME: plans from ktally_coverage; forward then back exact; $rewinds rewinds ($live under a live run) and $kills kill -9s exact; --offsets kafka moved and exact"

@@ -8,6 +8,7 @@
 # forgotten job counted into too; offsets the job counted that retention
 # removed since (unless --accept-data-loss); a ledger, which moves forward
 # only.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 db_uri=$(kt_new_db rebuild); db=$(kt_db_name "$db_uri")
@@ -20,6 +21,8 @@ refused() {  # refused WHAT ARGS...: reset ARGS is exit 2, one line naming WHAT
   ((rc == 2)) || { cat "$WORK/out" "$WORK/err" >&2; fail "reset $* exited $rc, not 2"; }
   [[ $(grep -c . "$WORK/err") == 1 ]] || { cat "$WORK/err" >&2; fail "reset $*: not one line"; }
   grep -qF -- "$what" "$WORK/err" || { cat "$WORK/err" >&2; fail "reset $*: does not say '$what'"; }
+  # A dry run refuses alike (not where --execute is the mistake).
+  [[ " $* " != *" --execute "* || " $* " == *" --dry-run "* ]] || kt_dry_run_alike "$rc" "$WORK/err" reset "$@"
 }
 snapshot() {
   kt_sql "$1" "SELECT job, topic, \`partition\`, \`offset\` FROM kafka_offset ORDER BY 1, 2, 3;
@@ -82,14 +85,13 @@ refused "error_log also holds what a forgotten job (ktally_forgotten) counted" \
 kt_audit "$sdb_uri"
 
 # 3. Retention took offsets the job counted: refused unless accepted.
-ltopic=$(kt_new_topic rebuild_loss 1)
+ltopic=$(kt_new_trimmed_topic rebuild_loss 1)
 ldb_uri=$(kt_new_db rebuild_loss); ldb=$(kt_db_name "$ldb_uri")
 kt_gen "$ltopic" --lines 2000 --seed 1631 > /dev/null || fail "kt-gen failed"
 "$KTALLY" run --brokers "$KT_BROKERS" --topic "$ltopic" --db "$ldb_uri" --interval 0 --exit-when-idle \
   2>> "$WORK/loss.log" || fail "the run failed"
 kt_gen "$ltopic" --lines 300000 --lines-per-value 50 --seed 1632 > /dev/null || fail "kt-gen failed"
-low=$(kt_ctl watermarks "$ltopic" | awk '{ split($2, w, ":"); print w[2] }')
-((low > 0)) || fail "retention did not move the log start ($low)"
+low=$(kt_wait_trimmed "$ltopic" 0 0)
 before=$(snapshot "$ldb")
 refused "offsets [0, $low) are gone" --db "$ldb_uri" --job "$ltopic" --to earliest --rebuild --execute
 [[ $(snapshot "$ldb") == "$before" ]] || fail "the refused rebuild changed the database"

@@ -5,7 +5,9 @@
 # The audit still adds up (what the forgotten batches recorded is kept in
 # ktally_forgotten). A job of the same name run again is a fresh job: it
 # starts at its --start and counts again into the table that kept the old
-# counts. Both modes; a second forget finds no such job.
+# counts. Both modes; a second forget finds no such job. A dry run refuses
+# what --execute refuses.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 json() {  # json FILE EXPR: a Python expression over the document `d`
@@ -87,7 +89,20 @@ for mode in transactional idempotent; do
       --execute > /dev/null 2> "$WORK/rb" || rc=$?
     ((rc == 2)) && grep -q "also hold the counts of an earlier job $job that was forgotten" "$WORK/rb" \
       || { cat "$WORK/rb" >&2; fail "idempotent: a rebuild over a forgotten job's rows: exit $rc"; }
+    kt_dry_run_alike "$rc" "$WORK/rb" "$KTALLY" reset --brokers "$KT_BROKERS" --db "$db_uri" \
+      --job "$job" --to earliest --rebuild --execute
   fi
   kt_audit "$db_uri"
   note "$TEST_NAME: $mode: dry run changed nothing; forgotten; audit adds up; run again as a fresh job"
 done
+
+# A view where one of ktally's own tables must be (forget writes
+# ktally_forgotten): --execute refuses it before anything is written, and
+# so does the dry run, alike. Before, the dry run said yes.
+kt_sql "$db" "RENAME TABLE ktally_forgotten TO hidden; CREATE VIEW ktally_forgotten AS SELECT * FROM hidden"
+before=$(snapshot "$db")
+rc=0; forget --execute > /dev/null 2> "$WORK/view" || rc=$?
+((rc == 2)) && grep -q "ktally_forgotten is a view over hidden, not a table" "$WORK/view" \
+  || { cat "$WORK/view" >&2; fail "forget with a view ktally_forgotten: exit $rc"; }
+[[ $(snapshot "$db") == "$before" ]] || fail "a refused forget changed the database"
+kt_dry_run_alike "$rc" "$WORK/view" "$KTALLY" forget --db "$db_uri" --job "$job" --execute

@@ -3,7 +3,9 @@
 # NAME over it), not error_log_topic: `reset --to earliest --rebuild`
 # must empty the job's rows there, or the job counts everything twice.
 # Likewise `forget` names the table whose rows stay. A transactional job
-# of its own table is rebuilt whole, as 163 does for error_log.
+# of its own table is rebuilt whole, as 163 does for error_log. A view
+# where the table it empties must be is refused, the dry run alike.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 for mode in idempotent transactional; do
@@ -38,5 +40,18 @@ for mode in idempotent transactional; do
     grep -q "^  ${table}_topic: its [0-9]* rows (job $topic)" "$WORK/fg_$mode" \
       || { cat "$WORK/fg_$mode" >&2; fail "$mode: forget does not name ${table}_topic"; }
   fi
-  note "$TEST_NAME: $mode: --table $table rebuilt exact"
+  # What a rebuild empties must be the job's table: through a view, its
+  # DELETE emptied what the view reads (exit 0). Refused now, the dry run
+  # alike, nothing deleted.
+  rows=$table; [[ $mode == idempotent ]] && rows=${table}_topic
+  kt_sql "$db" "RENAME TABLE $rows TO hidden_$mode; CREATE VIEW $rows AS SELECT * FROM hidden_$mode"
+  before=$(kt_sql "$db" "CHECKSUM TABLE hidden_$mode")
+  rc=0; "$KTALLY" reset --brokers "$KT_BROKERS" --db "$db_uri" --job "$topic" --to earliest --rebuild \
+    --execute > /dev/null 2> "$WORK/view_$mode" || rc=$?
+  ((rc == 2)) && grep -q "$rows is a view over hidden_$mode, not a table" "$WORK/view_$mode" \
+    || { cat "$WORK/view_$mode" >&2; fail "$mode: a rebuild through a view: exit $rc"; }
+  [[ $(kt_sql "$db" "CHECKSUM TABLE hidden_$mode") == "$before" ]] || fail "$mode: a refused rebuild deleted rows"
+  kt_dry_run_alike "$rc" "$WORK/view_$mode" "$KTALLY" reset --brokers "$KT_BROKERS" --db "$db_uri" \
+    --job "$topic" --to earliest --rebuild --execute
+  note "$TEST_NAME: $mode: --table $table rebuilt exact; through a view refused"
 done

@@ -11,6 +11,7 @@
 #  4. the counts are exact, the audit passes; then a rotation the file does
 #     not follow ends the job (exit 3), saying the file holds the same one.
 # And SIGHUP never ends ktally while it waits at start-up, nor `status`.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 db_uri=$(kt_new_db rotation); db=$(kt_db_name "$db_uri")

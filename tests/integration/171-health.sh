@@ -5,6 +5,7 @@
 # lag is over --health-max-lag; a loop stuck past --health-max-stall makes
 # /livez 503. /healthz keeps its documented rule (a success within
 # max(3 intervals, 10 s)).
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 db_uri=$(kt_new_db health); db=$(kt_db_name "$db_uri")

@@ -6,6 +6,7 @@
 # as kcat says it, not only "Broker transport failure"; missing grants
 # are listed, and a "CREATE command denied" at start-up carries the
 # grants ktally needs.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 db_uri=$(kt_new_db connect); db=$(kt_db_name "$db_uri")

@@ -5,6 +5,7 @@
 # STATUS= with the lag, WATCHDOG=1 from the batch loop at a quarter of
 # $WATCHDOG_USEC (not when $WATCHDOG_PID names another process),
 # RELOADING=1 then READY=1 around a SIGHUP, STOPPING=1 on SIGTERM.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 db_uri=$(kt_new_db notify); db=$(kt_db_name "$db_uri")

@@ -4,6 +4,7 @@
 # message), the batch lines carry the batch's figures as fields, which add
 # up to what the generator wrote, and the error that ends the process is
 # one record at level error with its exit status. text stays the default.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 db_uri=$(kt_new_db logfmt); db=$(kt_db_name "$db_uri")

@@ -7,6 +7,7 @@
 # --log-format json on the journal's stream, each line carries its
 # priority as a "<N>" prefix. A fake journald (fake-journald.py) in a
 # private mount namespace listens where GLib's writer looks for the real one.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 [[ $(id -u) == 0 ]] || fail "needs root: the fake journald needs a private mount namespace (CI runs as root)"

@@ -5,6 +5,7 @@
 # partitions seen for the first time are one line, not eight "is new"
 # lines; SIGTERM is said when it comes ("stopping after the batch in
 # flight"), and so is the end of an outage ("MySQL back after 3.2 s").
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 db_uri=$(kt_new_db wording); db=$(kt_db_name "$db_uri")

@@ -7,6 +7,7 @@
 # ktally_read_bytes_total is the bytes of the values produced, and
 # ktally_partition_high_watermark each partition's high watermark.
 # promtool check metrics passes.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 command -v promtool > /dev/null || fail "promtool not found (scripts/setup installs it)"
 
@@ -48,7 +49,7 @@ mariadb=$(sed -n 's/^MariaDB Connector\/C //p' "$WORK/version")
 [[ $(metric "ktally_read_bytes_total{ktally_job=\"$topic\"}") == "$bytes" ]] \
   || fail "ktally_read_bytes_total is $(metric "ktally_read_bytes_total{ktally_job=\"$topic\"}"), the values hold $bytes bytes"
 # Every partition's high watermark, as the broker says.
-reply=$(kt_ctl watermarks "$topic"); reply=${reply#ok }
+reply=$(kt_watermarks "$topic")
 for pw in $reply; do  # partition:low:high
   p=${pw%%:*} high=${pw##*:}
   [[ $(metric "ktally_partition_high_watermark{ktally_job=\"$topic\",topic=\"$topic\",partition=\"$p\"}") == "$high" ]] \

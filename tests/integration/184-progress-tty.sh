@@ -5,6 +5,7 @@
 # line no longer opens with "0 offsets/s, ETA 0 s" (rate and ETA appear
 # once they can be measured). Off a terminal, or in json, nothing of it.
 # `script` gives ktally a pseudo-terminal.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 command -v script > /dev/null || fail "script not found (util-linux; scripts/setup installs it)"
 
@@ -29,7 +30,7 @@ if grep -q "batch [0-9]*: " "$WORK/run.tty"; then fail "run: batch lines under t
 if grep -qE " 0 records/s|ETA 0 s" "$WORK/run.tty"; then fail "run: a rate or ETA of nothing"; fi
 
 # The whole topic again, long enough to be measured on the way.
-reply=$(kt_ctl watermarks "$topic"); reply=${reply#ok }
+reply=$(kt_watermarks "$topic")
 from=$(for pw in $reply; do printf '%s:0,' "${pw%%:*}"; done)
 until=$(for pw in $reply; do printf '%s:%s,' "${pw%%:*}" "${pw##*:}"; done)
 on_tty "$WORK/replay.tty" "$KTALLY" replay --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" \

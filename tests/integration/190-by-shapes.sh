@@ -6,6 +6,7 @@
 # --sum latency_ms, 5-minute buckets in UTC). Each in both modes, exact
 # (UTF-8 and empty keys, bad sums malformed and reported), then replayed
 # into a table of the same shape, exact again; the audit passes.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 for shape in access syslog json; do
@@ -29,7 +30,7 @@ for shape in access syslog json; do
   done
   # The whole topic replayed into a table of the same shape (the last
   # database: an idempotent one, whose error_log is a view).
-  marks=$(kt_ctl watermarks "$topic" | tr ' ' '\n')
+  marks=$(kt_watermarks "$topic" | tr ' ' '\n')
   from=$(awk -F: 'NF == 3 { printf "%s%s:%s", s, $1, $2; s = "," }' <<< "$marks")
   until=$(awk -F: 'NF == 3 { printf "%s%s:%s", s, $1, $3; s = "," }' <<< "$marks")
   "$KTALLY" replay --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" --table "rp_$shape" \

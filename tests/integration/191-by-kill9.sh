@@ -5,6 +5,7 @@
 # exact count and byte sum, the offsets reach the high watermarks and the
 # audit finds one chain. A batch commits whole or not at all, its rows
 # with its offsets.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 KILLS=${KT_KILLS:-12}

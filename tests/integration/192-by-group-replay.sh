@@ -5,6 +5,7 @@
 # rows (deadlock-prone: every commit adds to the same rows); and a replay
 # of the topic in two halves, the first killed midway and run again, the
 # second run twice. Every table holds exactly the truth per (bucket, key).
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 kt_shape_options access --keys 8
@@ -60,7 +61,7 @@ note "$TEST_NAME: 6 writers on $(wc -l < "$WORK/struth") rows: exact, $retried c
 
 # Replays in two halves into one table: the first killed midway, then
 # run again (it resumes); the second run twice (the rerun changes nothing).
-marks=$(kt_ctl watermarks "$topic" | tr ' ' '\n')
+marks=$(kt_watermarks "$topic" | tr ' ' '\n')
 zero=$(awk -F: 'NF == 3 { printf "%s%s:0", s, $1; s = "," }' <<< "$marks")
 half=$(awk -F: 'NF == 3 { printf "%s%s:%d", s, $1, $3 / 2; s = "," }' <<< "$marks")
 high=$(awk -F: 'NF == 3 { printf "%s%s:%s", s, $1, $3; s = "," }' <<< "$marks")

@@ -7,6 +7,7 @@
 # another type), and nothing is written. Fields named like SQL keywords
 # and like ktally's columns in another case are columns like any other;
 # init-db keeps a table of dimensions as it is.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 kt_shape_options access --by service

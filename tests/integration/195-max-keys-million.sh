@@ -8,6 +8,7 @@
 # run's peak alone swung from 25 to 46 MB in eight runs on a busy machine
 # (librdkafka's pre-fetch), so a ratio fails on noise; keeping every key a
 # batch sees (500,000 here, ~160 bytes each) would add ~80 MB.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 RUSAGE=$KT_BUILD/tests/bench/kt-rusage

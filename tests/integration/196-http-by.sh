@@ -5,6 +5,7 @@
 # legend; every stacked bar adds up to the table's count for its minute;
 # /metrics counts the folded lines. Rendered in headless Chromium, a
 # screenshot in build/dashboard-by.png.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 for cmd in curl chromium; do

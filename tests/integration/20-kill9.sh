@@ -2,6 +2,7 @@
 # kill -9 at random moments, many times, while data keeps arriving; each
 # time ktally is restarted. At the end the counts are still exact: a batch
 # either committed whole (counts and offsets together) or not at all.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 KILLS=${KT_KILLS:-30}

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Two and three `run` processes on the same job at once: the fenced offset
 # updates let exactly one commit each range, so the counts stay exact.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 offsets_reach() { [[ $(kt_offset_sum "$1" "$2") == "$3" ]]; }

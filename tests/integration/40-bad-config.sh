@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Usage and dependency errors: exactly one clear line on stderr, the
 # documented exit code, and no table created.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 db_uri=$(kt_new_db badcfg); db=$(kt_db_name "$db_uri")
@@ -59,9 +60,7 @@ expect 3 "Kafka" run --brokers 127.0.0.1:1 --topic "$topic" --db "$db_uri" --sta
 expect 3 "Access denied" $(run) --db "mysql://kt:s3cr3tPW@$KT_MYSQL_HOST:$KT_MYSQL_PORT/$db"
 expect 3 "Unknown database" $(run) --db "$KT_DB_URI_BASE/no_such_db_$RUN_ID"
 expect 3 "Kafka\|MySQL" $(run) --db "mysql://kt@127.0.0.1:1/$db" --startup-timeout 2
-# The mock broker invents any topic a client asks about; make one unknown.
-ghost=ghost_$RUN_ID
-kt_ctl topic-error "$ghost" UNKNOWN_TOPIC_OR_PART > /dev/null
+ghost=$(kt_absent_topic ghost)
 expect 3 "topic '$ghost'" run --brokers "$KT_BROKERS" --topic "$ghost" --db "$db_uri"
 
 [[ $(kt_sql "$db" "SHOW TABLES" | wc -l) == 0 ]] || fail "a failed start created tables"

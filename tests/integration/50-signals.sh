@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SIGTERM and SIGINT: exit 0 within the interval, nothing partial (the
 # counts equal the truth of exactly the committed offsets).
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 db_uri=$(kt_new_db sig); db=$(kt_db_name "$db_uri")

@@ -3,6 +3,7 @@
 # small back-to-back batches while two generators keep producing; a
 # supervisor restarts it each time. In the end every line is counted
 # exactly once: a batch commits whole (counts and offsets) or not at all.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/faults.sh"
 

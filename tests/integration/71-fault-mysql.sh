@@ -7,6 +7,7 @@
 # reported (a non-zero status other than data loss is tolerated). A COMMIT
 # whose answer was lost must be resolved from the stored offsets, and the
 # counts stay exact.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/faults.sh"
 

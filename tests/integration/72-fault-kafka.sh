@@ -6,6 +6,7 @@
 # once, in a seeded order, while data keeps arriving. ktally must ride all
 # of it out by itself (librdkafka retries, the 30 s stall timeout and the
 # batch retry with backoff); the counts stay exact.
+# broker: mock — injects protocol errors per request (errors, broker-errors), pins leaders and takes brokers down without moving leadership: only the mock's control socket does that
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/faults.sh"
 

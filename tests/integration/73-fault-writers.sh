@@ -3,6 +3,7 @@
 # own supervisor, killed (kill -9) and restarted at random while data keeps
 # arriving. The fenced offset updates let exactly one writer commit each
 # range: the counts stay exact, and the losers say "fenced".
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/faults.sh"
 

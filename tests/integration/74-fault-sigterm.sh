@@ -11,6 +11,7 @@
 # fresh process, the others at its second (one batch committed before).
 # Whether each landed in flight is then read from the log: the batch
 # records say when each batch ended and how long it took.
+# broker: mock — slows every broker with the mock's rtt, which a real broker cannot be told
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/faults.sh"
 

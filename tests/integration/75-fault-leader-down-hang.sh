@@ -10,6 +10,7 @@
 # until the broker came back. Watermarks now come from
 # rd_kafka_offsets_for_times(), which times out; but it blocks for the
 # whole timeout, SIGTERM or not.
+# broker: mock — pins each partition's leader to a broker and takes it down without the leadership moving (a real cluster elects another leader)
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/faults.sh"
 

@@ -3,6 +3,7 @@
 # restarting sometimes with another --max-per-partition; then a rewind of
 # the stored offsets (ranges already processed are read and written again)
 # and the same with --offsets kafka: error_log stays exact throughout.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 KILLS=${KT_KILLS:-30}

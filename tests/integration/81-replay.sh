@@ -3,6 +3,7 @@
 # that range; running it twice, or killing it midway and running it again,
 # gives the same table; the live table and offsets are untouched; every
 # validation error is one line, exit 2, nothing written.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 db_uri=$(kt_new_db replay); db=$(kt_db_name "$db_uri")
@@ -72,11 +73,10 @@ expect2 --from 0:x --until 0:10 --table v8
 [[ $(kt_sql "$db" "SHOW TABLES") == "$tables" ]] || fail "a refused replay created a table"
 
 # From below the log start (data lost to retention): a one-partition topic
-# pushed past the mock's ~5 MB.
-lost=$(kt_new_topic replaylost 1)
+# that keeps ~5 MB (kt_new_trimmed_topic), pushed past it.
+lost=$(kt_new_trimmed_topic replaylost 1)
 kt_gen "$lost" --lines 300000 --lines-per-value 50 --seed 94 > /dev/null
-low=$(kcat -b "$KT_BROKERS" -C -t "$lost" -p 0 -o beginning -c 1 -e -q -f '%o\n')
-((low > 0)) || fail "retention did not move the log start"
+low=$(kt_wait_trimmed "$lost" 0 0)
 rc=0; "$KTALLY" replay --brokers "$KT_BROKERS" --topic "$lost" --db "$db_uri" --from 0:0 --until "0:$low" \
   --table v9 2> "$WORK/err" || rc=$?
 [[ $rc == 2 ]] && grep -q "lost to retention" "$WORK/err" || { cat "$WORK/err" >&2; fail "replay below the log start: exit $rc"; }

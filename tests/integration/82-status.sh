@@ -2,10 +2,11 @@
 # ktally status: stored offsets, log start, high watermark, lag and data
 # loss per partition match the broker's watermarks and kafka_offset,
 # including a partition whose stored offset fell behind the log start.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 db_uri=$(kt_new_db status); db=$(kt_db_name "$db_uri")
-topic=$(kt_new_topic status 3)
+topic=$(kt_new_trimmed_topic status 3)
 status() { "$KTALLY" status --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" "$@"; }
 
 # Before any run: no such job (exit 2, #16: not a job with everything to
@@ -23,10 +24,11 @@ kt_gen "$topic" --lines 3000 --lines-per-value 10 --seed 7 > /dev/null          
 kt_gen "$topic" --lines 1500 --partition 0 --seed 8 > /dev/null                # 1500 more on partition 0
 # Partition 2 loses data under its stored offset (100): ~12 MB more.
 kt_gen "$topic" --lines 300000 --lines-per-value 50 --partition 2 --seed 9 > /dev/null
+kt_wait_trimmed "$topic" 2 100 > /dev/null
 
-wm=$(kt_ctl watermarks "$topic")   # "ok 0:lo:hi 1:lo:hi 2:lo:hi"
+wm=$(kt_watermarks "$topic")   # "0:lo:hi 1:lo:hi 2:lo:hi"
 status > "$WORK/s.txt"; status --json > "$WORK/s.json"
-for entry in ${wm#ok }; do
+for entry in $wm; do
   IFS=: read -r p lo hi <<< "$entry"
   stored=$(kt_sql "$db" "SELECT \`offset\` FROM kafka_offset WHERE job = '$topic' AND \`partition\` = $p")
   lag=$((hi - (stored > lo ? stored : lo)))
@@ -46,11 +48,19 @@ done
 [[ ${shown_loss:-} == 2 ]] || fail "partition 2's data loss was not detected (watermarks: $wm)"
 
 # Strings in the JSON are escaped (owners come from other processes; before,
-# a quote in one made the document invalid).
+# a quote in one made the document invalid). The owners are the group's
+# members where the broker describes groups; the mock does not, and then
+# each partition's last committer stands in: that is where a test can
+# put quotes. Apache Kafka describes the group: no member, no owner.
 kt_sql "$db" "UPDATE ktally_batches SET member = 'odd \"member\" \\\\ x' WHERE \`partition\` = 1"
 status --json --group "g$RUN_ID" > "$WORK/g.json" 2> /dev/null || fail "status --group failed"
-[[ $(json "$WORK/g.json" "[x['owner'] for x in d['partitions'] if x['partition'] == 1]") == "['odd \"member\" \\\\ x']" ]] \
-  || { cat "$WORK/g.json" >&2; fail "an owner with quotes is not escaped in the JSON"; }
+if [[ $KT_KAFKA == mock ]]; then
+  [[ $(json "$WORK/g.json" "[x['owner'] for x in d['partitions'] if x['partition'] == 1]") == "['odd \"member\" \\\\ x']" ]] \
+    || { cat "$WORK/g.json" >&2; fail "an owner with quotes is not escaped in the JSON"; }
+else
+  [[ $(json "$WORK/g.json" "[x['owner'] for x in d['partitions']]") == "[None, None, None]" ]] \
+    || { cat "$WORK/g.json" >&2; fail "a group without members has owners"; }
+fi
 note "$TEST_NAME: 3 partitions match the broker and kafka_offset, data loss on partition 2 shown"
 
 # A job with its offsets in Kafka (--offsets kafka): status shows the group's

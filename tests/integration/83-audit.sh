@@ -2,6 +2,7 @@
 # ktally audit: passes after real runs (transactional, idempotent, replay,
 # --audit-keep folding old rows), and catches a gap, an overlap, a chain
 # that stops short of the stored offset, and a total that does not agree.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 db_uri=$(kt_new_db audit); db=$(kt_db_name "$db_uri")

@@ -5,6 +5,7 @@
 # without TLS is refused instead of used in plain text; Kafka security
 # properties pass through -X, are never logged and are blanked from ps; a
 # password file others may read, or an empty one, is refused.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 db_uri=$(kt_new_db secrets); db=$(kt_db_name "$db_uri")

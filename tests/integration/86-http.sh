@@ -8,6 +8,7 @@
 # on committing (131-http-slow-clients has the rest of the limits); the
 # page at / has the lag table and the SVG chart of error_log (a screenshot
 # goes to build/dashboard.png); a port in use is a usage error.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 for cmd in curl promtool chromium; do

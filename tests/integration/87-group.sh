@@ -5,6 +5,7 @@
 # watermark, and the audit finds no range committed twice. Then a static
 # --partitions split over two instances, and a deadlock-prone load (many
 # writers, few minutes, tiny batches).
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 db_uri=$(kt_new_db group); db=$(kt_db_name "$db_uri")

@@ -6,6 +6,7 @@
 # produced messages in (partition, offset) order. Keyed producers (debits
 # that overdraw: order matters) and unkeyed ones (an account on several
 # partitions: credits only, since order across partitions is not defined).
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 KT_LEDGER_GEN=$KT_BUILD/tests/support/kt-ledger-gen

@@ -4,6 +4,7 @@
 # installation's binary and config; a second install keeps an edited config
 # (the new sample lands in share/ktally/); and the installed ktally reports
 # its own and its libraries' versions.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 install_to() {  # install_to DESTDIR

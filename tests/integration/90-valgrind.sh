@@ -3,6 +3,7 @@
 # memcheck: no invalid access, no leak of ktally's own. Only definite and
 # indirect leaks count; library-internal allocations that live until exit
 # are suppressed in tests/valgrind.supp, each with its reason.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 topic=$(kt_new_topic valgrind 3)

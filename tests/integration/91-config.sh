@@ -5,6 +5,7 @@
 # exactly-once depends on is refused, each naming the line; a password file
 # others may read is refused; `config --check` prints the effective
 # settings with every secret hidden.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 db_uri=$(kt_new_db config); db=$(kt_db_name "$db_uri")

@@ -5,6 +5,7 @@
 # (found by 88-ledger: "Table 'ledger_rejected' doesn't exist" at every
 # restart after a kill during the first start). For each schema: its first
 # statements only, then a run that must finish exact.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 first_statements() {  # first_statements N FILE: the first N statements of a .sql file

@@ -5,6 +5,7 @@
 # queued.min.messages), which keeps memory flat when some partitions hold
 # far more than others. A skewed topic, both caps small, kill -9 meanwhile:
 # the counts stay exact and the audit chain whole.
+# broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
 topic=$(kt_new_topic caps 4)

@@ -3,18 +3,39 @@
 # Each test sources this file. It loads the connection settings that
 # `scripts/services start` wrote, and fails (never skips) when a service is
 # missing: a skipped integration test would turn CI green untested.
+#
+# Which services: $KT_SERVICES_ENV names their env file; without it,
+# KT_KAFKA=apache (meson sets it for the real-Kafka tier, the suite
+# 'apache') takes $KT_BUILD/services-apache/env where that exists, and
+# everything else $KT_BUILD/services/env.
+#
+# Which broker: each test's header has one line
+#   # broker: any|mock|apache - why
+# and fails here, at once and in one line, when the services run the
+# other one. The mock (librdkafka's, kt-mock-broker) is the tool for
+# faults injected into the protocol; Apache Kafka for what only a real
+# broker does (transactions, compaction, retention by time, a real group
+# coordinator, broker processes dying).
 set -euo pipefail
 
 : "${KT_SRC:?KT_SRC must point at the source tree (meson sets it)}"
 : "${KT_BUILD:?KT_BUILD must point at the build tree (meson sets it)}"
-env_file=${KT_SERVICES_ENV:-$KT_BUILD/services/env}
+if [[ -n ${KT_SERVICES_ENV:-} ]]; then
+  env_file=$KT_SERVICES_ENV
+elif [[ ${KT_KAFKA:-} == apache && -r $KT_BUILD/services-apache/env ]]; then
+  env_file=$KT_BUILD/services-apache/env
+else
+  env_file=$KT_BUILD/services/env
+fi
 [[ -r $env_file ]] || { echo "FAIL: no services env at $env_file: run scripts/services start" >&2; exit 1; }
 # shellcheck disable=SC1090
 source "$env_file"
+KT_KAFKA=${KT_KAFKA:-mock}  # an env file from before there was a choice
 
 KTALLY=$KT_BUILD/src/ktally
 KT_GEN=$KT_BUILD/tests/support/kt-gen
 KT_BROKER=$KT_BUILD/tests/support/kt-mock-broker
+KT_ADMIN=$KT_BUILD/tests/support/kt-admin
 TEST_NAME=$(basename "$0" .sh)
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/kt-$TEST_NAME.XXXXXX")
 # A unique suffix: topics live as long as the broker, databases as long as
@@ -33,6 +54,25 @@ kt_cleanup() {
 fail() { echo "FAIL: $TEST_NAME: $*" >&2; exit 1; }
 note() { echo "# $*"; }
 
+# The test's own "# broker:" line against what the services run.
+kt_check_broker() {
+  local line need why
+  line=$(grep -m1 '^# broker:' "$0" || true)
+  need=$(sed -n 's/^# broker: *\([a-z]*\).*/\1/p' <<< "$line")
+  why=$(sed 's/^# broker: *[a-z]* *[-—]* *//' <<< "$line")
+  case $need in
+    any) ;;
+    mock)
+      [[ $KT_KAFKA == mock ]] ||
+        fail "needs the mock broker ($why), but $env_file is Apache Kafka $KT_KAFKA_VERSION: run it against scripts/services start --kafka mock" ;;
+    apache)
+      [[ $KT_KAFKA == apache ]] ||
+        fail "needs Apache Kafka ($why), but $env_file is the mock: run scripts/services start --kafka apache (and KT_KAFKA=apache or KT_SERVICES_ENV)" ;;
+    *) fail "its header has no '# broker: any|mock|apache - why' line" ;;
+  esac
+}
+kt_check_broker
+
 kt_sql() {  # kt_sql DB SQL...: runs SQL, tab-separated output without headers
   local db=$1; shift
   mariadb -h "$KT_MYSQL_HOST" -P "$KT_MYSQL_PORT" -u "$KT_MYSQL_USER" \
@@ -47,14 +87,95 @@ kt_new_db() {  # kt_new_db NAME: a fresh, empty database; prints its URI
 
 kt_db_name() { echo "${1##*/}"; }  # the database of a URI
 
-kt_new_topic() {  # kt_new_topic NAME PARTITIONS: prints the topic name
-  local topic=$1_$RUN_ID
-  "$KT_BROKER" ctl --control "$KT_BROKER_CTL" create "$topic" "$2" >/dev/null \
-    || fail "cannot create topic $topic"
+kt_new_topic() {  # kt_new_topic NAME PARTITIONS [--replication N] [--config KEY=VALUE]...:
+                  # creates NAME_RUNID, waits until it is ready, prints its name;
+                  # replication and configs need Apache Kafka (3 replicas by default)
+  local topic=$1_$RUN_ID partitions=$2
+  shift 2
+  if [[ $KT_KAFKA == apache ]]; then
+    "$KT_ADMIN" --brokers "$KT_BROKERS" create "$topic" "$partitions" "$@" >/dev/null ||
+      fail "cannot create topic $topic"
+  else
+    (($# == 0)) ||
+      fail "kt_new_topic $topic: $* needs Apache Kafka (the mock knows no topic configs): mark the test '# broker: apache'"
+    "$KT_BROKER" ctl --control "$KT_BROKER_CTL" create "$topic" "$partitions" >/dev/null ||
+      fail "cannot create topic $topic"
+  fi
   echo "$topic"
 }
 
-kt_ctl() { "$KT_BROKER" ctl --control "$KT_BROKER_CTL" "$@"; }
+kt_new_trimmed_topic() {  # kt_new_trimmed_topic NAME PARTITIONS: like kt_new_topic, but each
+                          # partition keeps only about its last 5 MB, as the mock keeps every
+                          # topic: for tests of data lost to retention (see kt_wait_trimmed)
+  if [[ $KT_KAFKA == apache ]]; then
+    kt_new_topic "$1" "$2" --config retention.bytes=4194304 --config segment.bytes=1048576
+  else
+    kt_new_topic "$1" "$2"
+  fi
+}
+
+kt_log_start() {  # kt_log_start TOPIC PARTITION: the partition's log start offset
+  kt_watermarks "$1" | tr ' ' '\n' | awk -F: -v p="$2" '$1 == p { print $2 }'
+}
+
+kt_wait_trimmed() {  # kt_wait_trimmed TOPIC PARTITION ABOVE: prints the partition's log start
+                     # once retention has moved it above ABOVE and is done with it. The mock
+                     # trims as records arrive; Apache Kafka deletes whole segments on its own
+                     # timer (every second here), so there it must also stay put for 3 s.
+  local topic=$1 partition=$2 above=$3 low last=-1 since=$SECONDS deadline=$((SECONDS + 60))
+  while ((SECONDS < deadline)); do
+    low=$(kt_log_start "$topic" "$partition") || low=-1
+    if ((low > above)); then
+      [[ $KT_KAFKA == mock ]] && { echo "$low"; return 0; }
+      if ((low != last)); then last=$low; since=$SECONDS
+      elif ((SECONDS - since >= 3)); then echo "$low"; return 0; fi
+    fi
+    sleep 0.5
+  done
+  fail "retention did not move the log start of $topic/$partition above $above within 60 s (it is ${low:-unknown})"
+}
+
+kt_admin() {  # kt_admin COMMAND ARGS...: kt-admin on these services (see tests/support/kt-admin.c)
+  "$KT_ADMIN" --brokers "$KT_BROKERS" "$@"
+}
+
+kt_watermarks() {  # kt_watermarks TOPIC: one line, PARTITION:LOW:HIGH ..., on either broker
+  if [[ $KT_KAFKA == apache ]]; then
+    kt_admin watermarks "$1"
+  else
+    local reply
+    reply=$(kt_ctl watermarks "$1") || return 1
+    echo "${reply#ok }"
+  fi
+}
+
+kt_absent_topic() {  # kt_absent_topic NAME: prints NAME_RUNID, a topic that does not exist.
+                     # The mock creates any topic a client names, so there it answers
+                     # UNKNOWN_TOPIC_OR_PART for it instead; Apache Kafka never creates
+                     # one that only a consumer asks about.
+  local topic=$1_$RUN_ID
+  if [[ $KT_KAFKA == mock ]]; then
+    kt_ctl topic-error "$topic" UNKNOWN_TOPIC_OR_PART >/dev/null || fail "cannot hide topic $topic"
+  fi
+  echo "$topic"
+}
+
+# Mock-only: the control socket of kt-mock-broker (injected protocol
+# errors, rtt, brokers down/up, leader moves, topic errors). A test that
+# uses it says '# broker: mock'; on Apache Kafka it stops here, loudly.
+kt_ctl() {
+  [[ $KT_KAFKA == mock ]] ||
+    fail "kt_ctl $1: the mock's control socket does not exist on Apache Kafka $KT_KAFKA_VERSION (mark the test '# broker: mock', or use kt_broker)"
+  "$KT_BROKER" ctl --control "$KT_BROKER_CTL" "$@"
+}
+
+# Apache-Kafka-only: broker processes. kt_broker kill|restart|pause|resume N
+# (kill -9; start again and wait until it is back; SIGSTOP; SIGCONT).
+kt_broker() {
+  [[ $KT_KAFKA == apache ]] ||
+    fail "kt_broker $1: needs Apache Kafka (on the mock, kt_ctl down/up)"
+  "$KT_SERVICES" "$1-broker" "$2" >/dev/null || fail "scripts/services $1-broker $2 failed"
+}
 
 kt_gen() {  # kt_gen TOPIC ARGS...: produces with kt-gen; prints its summary
   local topic=$1; shift
@@ -136,6 +257,16 @@ kt_kill9() {  # kt_kill9 MIN_MS SPREAD_MS LOG COMMAND...: runs COMMAND (stderr t
 KT_SEED=${KT_SEED:-$(( $(date +%s) % 100000 ))}
 RANDOM=$KT_SEED
 note "$TEST_NAME: seed $KT_SEED (rerun with KT_SEED=$KT_SEED)"
+
+kt_dry_run_alike() {  # kt_dry_run_alike RC ERR COMMAND...: COMMAND has --execute, and exited
+                      # RC saying ERR (a file); without --execute it must exit RC and say
+                      # the same: a dry run refuses what the execution refuses (reset, forget)
+  local rc=$1 err=$2 arg dry=() drc=0; shift 2
+  for arg in "$@"; do [[ $arg == --execute ]] || dry+=("$arg"); done
+  "${dry[@]}" > "$WORK/dry.out" 2> "$WORK/dry.err" || drc=$?
+  [[ $drc == "$rc" ]] && cmp -s "$err" "$WORK/dry.err" \
+    || { cat "$WORK/dry.out" "$WORK/dry.err" >&2; fail "${dry[*]}: the dry run exited $drc, the execution $rc ($(head -c 300 "$err"))"; }
+}
 
 kt_audit() {  # kt_audit DB_URI: `ktally audit` must pass
   "$KTALLY" audit --db "$1" > "$WORK/audit.out" 2>&1 || { cat "$WORK/audit.out" >&2; fail "ktally audit failed"; }

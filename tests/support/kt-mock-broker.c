@@ -322,6 +322,7 @@ static const char help_text[]
       " | down BROKER | up BROKER | rtt BROKER MS"
       " | errors API COUNT ERR... | broker-errors BROKER API COUNT ERR [RTT_MS]"
       " | clear API | leader TOPIC PARTITION BROKER | topic-error TOPIC ERR"
+      " | apiversion API MIN MAX"
       " (BROKER -1 = all brokers for down/up/rtt)";
 
 static gchar *
@@ -392,6 +393,19 @@ handle_command (Broker *b, const char *line)
       if (!parse_int (W (2), 0, 3600 * 1000, &c))
         return g_strdup_printf ("error bad rtt '%s'", W (2));
       err = rd_kafka_mock_broker_set_rtt (b->mcluster, (int32_t) a, (int) c);
+      return reply_err (what, err);
+    }
+
+  /* The versions of API the brokers announce in ApiVersions: a broker
+   * that no longer serves the old ones (Kafka 4.0, KIP-896). */
+  if (strcmp (cmd, "apiversion") == 0 && n == 4)
+    {
+      g_autofree gchar *what = g_strdup_printf ("apiversion %s %s %s", W (1), W (2), W (3));
+      if (!parse_api (W (1), &api))
+        return g_strdup_printf ("error unknown API '%s'", W (1));
+      if (!parse_int (W (2), 0, G_MAXINT16, &a) || !parse_int (W (3), a, G_MAXINT16, &c))
+        return g_strdup_printf ("error bad version range %s..%s", W (2), W (3));
+      err = rd_kafka_mock_set_apiversion (b->mcluster, api, (int16_t) a, (int16_t) c);
       return reply_err (what, err);
     }
 
