@@ -54,7 +54,8 @@ kt_schema_statements (const char *text)
       g_auto(GStrv) lines = g_strsplit (*s, "\n", -1);
 
       for (char **l = lines; *l != NULL; l++)
-        if ((!g_str_has_prefix (g_strstrip (*l), "--") || g_str_has_prefix (*l, KT_SCHEMA_IF_DIRECTIVE))
+        if ((!g_str_has_prefix (g_strstrip (*l), "--")
+             || g_str_has_prefix (*l, KT_SCHEMA_IF_DIRECTIVE))
             && **l != '\0')
           g_string_append_printf (sql, "%s\n", *l);
       /* The last statement of a file keeps its ';' (no newline after it). */
