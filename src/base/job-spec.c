@@ -1,9 +1,23 @@
 /* job-spec.c - the words of a job's settings (job-spec.h). */
 #include "job-spec.h"
 
+#include <string.h>
 #include "error.h"
 
 const char *const kt_mode_names[] = { "transactional", "idempotent", NULL };
+
+gboolean
+kt_is_ascii_name (const char *s, const char *extra, gsize max_len)
+{
+  gsize n = 0;
+
+  if (s == NULL || *s == '\0')
+    return FALSE;
+  for (const char *p = s; *p != '\0'; p++, n++)
+    if (!g_ascii_isalnum (*p) && *p != '_' && (extra == NULL || strchr (extra, *p) == NULL))
+      return FALSE;
+  return n <= max_len;
+}
 
 static gint
 compare_partition_offsets (gconstpointer a, gconstpointer b)

@@ -40,6 +40,10 @@ typedef struct
   gint64 offset;
 } KtPartitionOffset;
 
+/* Whether @s is 1 to @max_len of [A-Za-z0-9_] and the characters of
+ * @extra (may be NULL): Kafka's topic and group names (".-"), fields. */
+gboolean kt_is_ascii_name (const char *s, const char *extra, gsize max_len);
+
 /* Parses "P:OFF[,P:OFF...]" for @flag into @out (KtPartitionOffset,
  * sorted by partition). A partition given twice is an error. */
 gboolean kt_partition_offsets_parse (const char *flag, const char *text, GArray *out,

@@ -338,19 +338,6 @@ kt_config_free (KtConfig *config)
   g_free (config);
 }
 
-static gboolean
-all_chars_in (const char *s, const char *extra, gsize max_len)
-{
-  gsize n = 0;
-
-  if (s == NULL || *s == '\0')
-    return FALSE;
-  for (const char *p = s; *p != '\0'; p++, n++)
-    if (!g_ascii_isalnum (*p) && *p != '_' && (extra == NULL || strchr (extra, *p) == NULL))
-      return FALSE;
-  return n <= max_len;
-}
-
 gboolean
 kt_is_job_name (const char *name)
 {
@@ -378,7 +365,7 @@ kt_scrub_argv (int argc, char **argv)
 static gboolean
 check_topic_name (const char *topic, const char *more, GError **error)
 {
-  if (all_chars_in (topic, ".-", 249))
+  if (kt_is_ascii_name (topic, ".-", 249))
     return TRUE;
   g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
                "--topic: '%s' is not a valid topic name ([A-Za-z0-9._-], at most 249 "
@@ -540,7 +527,7 @@ options_share (KtConfig *config, GError **error)
                            "the partitions itself");
       return FALSE;
     }
-  if (config->job.group != NULL && !all_chars_in (config->job.group, ".-", 200))
+  if (config->job.group != NULL && !kt_is_ascii_name (config->job.group, ".-", 200))
     {
       g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
                    "--group: '%s' is not a valid group name ([A-Za-z0-9._-])", config->job.group);

@@ -508,19 +508,13 @@ static const KtOptionNote notes[] = {
   { NULL, NULL }
 };
 
-static KtConfig *
-parse (int argc, char **argv, GError **error)
+static gboolean
+check (KtConfig *config, const KtOptionValues *values, GError **error)
 {
-  g_autoptr(KtOptionValues) values = NULL;
-  g_autoptr(KtConfig) config = kt_command_options (&kt_command_audit, argc, argv, &values,
-                                                   error);
-
-  if (config == NULL
-      || !kt_options_job (config, FALSE, "", error)
-      || !kt_options_db (config, error)
-      || !kt_options_brokers (config, FALSE, error))
-    return NULL;
-  return g_steal_pointer (&config);
+  (void) values;
+  return kt_options_job (config, FALSE, "", error)
+         && kt_options_db (config, error)
+         && kt_options_brokers (config, FALSE, error);
 }
 
 static gboolean
@@ -536,6 +530,6 @@ const KtCommand kt_command_audit = {
   .help = SUMMARY,
   .bit = KT_CMD_AUDIT,
   .notes = notes,
-  .parse = parse,
+  .check = check,
   .handle = handle,
 };

@@ -48,25 +48,17 @@ own (const KtConfig *config)
   return config->own;
 }
 
-static KtConfig *
-parse (int argc, char **argv, GError **error)
+static gboolean
+check (KtConfig *config, const KtOptionValues *values, GError **error)
 {
-  g_autoptr(KtOptionValues) values = NULL;
-  g_autoptr(KtConfig) config = kt_command_options (&kt_command_config, argc, argv, &values,
-                                                   error);
-
-  if (config == NULL)
-    return NULL;
   if (!own (config)->check)
     {
       g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
                            "config: expected 'ktally config --check [--connect] [--config "
                            "FILE] [run options]'");
-      return NULL;
+      return FALSE;
     }
-  if (!kt_run_check (config, values, error))
-    return NULL;
-  return g_steal_pointer (&config);
+  return kt_run_check (config, values, error);
 }
 
 static gboolean
@@ -163,6 +155,6 @@ const KtCommand kt_command_config = {
   .also = KT_CMD_RUN,
   .options = config_options,
   .options_size = sizeof (ConfigOptions),
-  .parse = parse,
+  .check = check,
   .handle = handle,
 };

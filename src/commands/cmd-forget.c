@@ -190,20 +190,14 @@ static const KtOptionNote notes[] = {
   { NULL, NULL }
 };
 
-static KtConfig *
-parse (int argc, char **argv, GError **error)
+static gboolean
+check (KtConfig *config, const KtOptionValues *values, GError **error)
 {
-  g_autoptr(KtOptionValues) values = NULL;
-  g_autoptr(KtConfig) config = kt_command_options (&kt_command_forget, argc, argv, &values,
-                                                   error);
-
-  if (config == NULL
-      || !kt_options_job (config, TRUE, " (`ktally jobs` lists them)", error)
-      || !kt_options_execute (config, error)
-      || !kt_options_db (config, error)
-      || !kt_options_brokers (config, FALSE, error))
-    return NULL;
-  return g_steal_pointer (&config);
+  (void) values;
+  return kt_options_job (config, TRUE, " (`ktally jobs` lists them)", error)
+         && kt_options_execute (config, error)
+         && kt_options_db (config, error)
+         && kt_options_brokers (config, FALSE, error);
 }
 
 static gboolean
@@ -219,6 +213,6 @@ const KtCommand kt_command_forget = {
   .help = SUMMARY,
   .bit = KT_CMD_FORGET,
   .notes = notes,
-  .parse = parse,
+  .check = check,
   .handle = handle,
 };

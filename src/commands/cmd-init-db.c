@@ -97,16 +97,11 @@ static const KtOptionNote notes[] = {
   { NULL, NULL }
 };
 
-static KtConfig *
-parse (int argc, char **argv, GError **error)
+static gboolean
+check (KtConfig *config, const KtOptionValues *values, GError **error)
 {
-  g_autoptr(KtOptionValues) values = NULL;
-  g_autoptr(KtConfig) config = kt_command_options (&kt_command_init_db, argc, argv, &values,
-                                                   error);
-
-  if (config == NULL || !kt_options_db (config, error))
-    return NULL;
-  return g_steal_pointer (&config);
+  (void) values;
+  return kt_options_db (config, error);
 }
 
 static gboolean
@@ -122,6 +117,6 @@ const KtCommand kt_command_init_db = {
   .help = SUMMARY,
   .bit = KT_CMD_INIT_DB,
   .notes = notes,
-  .parse = parse,
+  .check = check,
   .handle = handle,
 };

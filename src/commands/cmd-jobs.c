@@ -263,18 +263,12 @@ static const KtOptionNote notes[] = {
   { NULL, NULL }
 };
 
-static KtConfig *
-parse (int argc, char **argv, GError **error)
+static gboolean
+check (KtConfig *config, const KtOptionValues *values, GError **error)
 {
-  g_autoptr(KtOptionValues) values = NULL;
-  g_autoptr(KtConfig) config = kt_command_options (&kt_command_jobs, argc, argv, &values,
-                                                   error);
-
-  if (config == NULL
-      || !kt_options_db (config, error)
-      || !kt_options_brokers (config, FALSE, error))
-    return NULL;
-  return g_steal_pointer (&config);
+  (void) values;
+  return kt_options_db (config, error)
+         && kt_options_brokers (config, FALSE, error);
 }
 
 static gboolean
@@ -290,6 +284,6 @@ const KtCommand kt_command_jobs = {
   .help = SUMMARY,
   .bit = KT_CMD_JOBS,
   .notes = notes,
-  .parse = parse,
+  .check = check,
   .handle = handle,
 };

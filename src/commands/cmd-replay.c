@@ -285,20 +285,13 @@ replay_options (KtConfig *config, const KtOptionValues *values, GError **error)
   return TRUE;
 }
 
-static KtConfig *
-parse (int argc, char **argv, GError **error)
+static gboolean
+check_options (KtConfig *config, const KtOptionValues *values, GError **error)
 {
-  g_autoptr(KtOptionValues) values = NULL;
-  g_autoptr(KtConfig) config = kt_command_options (&kt_command_replay, argc, argv, &values,
-                                                   error);
-
-  if (config == NULL
-      || !kt_options_kafka (config, values, FALSE, error)
-      || !kt_options_db (config, error)
-      || !kt_options_run (config, error)
-      || !replay_options (config, values, error))
-    return NULL;
-  return g_steal_pointer (&config);
+  return kt_options_kafka (config, values, FALSE, error)
+         && kt_options_db (config, error)
+         && kt_options_run (config, error)
+         && replay_options (config, values, error);
 }
 
 static gboolean
@@ -312,6 +305,6 @@ const KtCommand kt_command_replay = {
   .summary = "count a fixed offset range into a table of its own, once",
   .help = SUMMARY,
   .bit = KT_CMD_REPLAY,
-  .parse = parse,
+  .check = check_options,
   .handle = handle,
 };

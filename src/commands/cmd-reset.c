@@ -715,19 +715,13 @@ static const KtOptionNote notes[] = {
   { NULL, NULL }
 };
 
-static KtConfig *
-parse (int argc, char **argv, GError **error)
+static gboolean
+check (KtConfig *config, const KtOptionValues *values, GError **error)
 {
-  g_autoptr(KtOptionValues) values = NULL;
-  g_autoptr(KtConfig) config = kt_command_options (&kt_command_reset, argc, argv, &values,
-                                                   error);
-
-  if (config == NULL
-      || !check_flags (config, error)
-      || !kt_options_db (config, error)
-      || !kt_options_brokers (config, TRUE, error))
-    return NULL;
-  return g_steal_pointer (&config);
+  (void) values;
+  return check_flags (config, error)
+         && kt_options_db (config, error)
+         && kt_options_brokers (config, TRUE, error);
 }
 
 static gboolean
@@ -745,6 +739,6 @@ const KtCommand kt_command_reset = {
   .notes = notes,
   .options = reset_options,
   .options_size = sizeof (ResetOptions),
-  .parse = parse,
+  .check = check,
   .handle = handle,
 };

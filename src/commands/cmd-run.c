@@ -67,17 +67,6 @@ kt_run_check (KtConfig *config, const KtOptionValues *values, GError **error)
          && check_job_name (config, values, error);
 }
 
-KtConfig *
-kt_run_parse (int argc, char **argv, GError **error)
-{
-  g_autoptr(KtOptionValues) values = NULL;
-  g_autoptr(KtConfig) config = kt_command_options (&kt_command_run, argc, argv, &values,
-                                                   error);
-
-  if (config == NULL || !kt_run_check (config, values, error))
-    return NULL;
-  return g_steal_pointer (&config);
-}
 
 
 /* The job as a service: under systemd it tells readiness, its lag and
@@ -239,6 +228,6 @@ const KtCommand kt_command_run = {
   .summary = "read the topic in micro-batches, forever (or until idle)",
   .help = SUMMARY,
   .bit = KT_CMD_RUN,
-  .parse = kt_run_parse,
+  .check = kt_run_check,
   .handle = handle,
 };

@@ -307,19 +307,13 @@ kt_status (const KtConfig *config, GError **error)
   return TRUE;
 }
 
-static KtConfig *
-parse (int argc, char **argv, GError **error)
+static gboolean
+check (KtConfig *config, const KtOptionValues *values, GError **error)
 {
-  g_autoptr(KtOptionValues) values = NULL;
-  g_autoptr(KtConfig) config = kt_command_options (&kt_command_status, argc, argv, &values,
-                                                   error);
-
-  if (config == NULL
-      || !kt_options_kafka (config, values, TRUE, error)
-      || !kt_options_db (config, error))
-    return NULL;
+  if (!kt_options_kafka (config, values, TRUE, error) || !kt_options_db (config, error))
+    return FALSE;
   config->job.table = g_strdup ("error_log");
-  return g_steal_pointer (&config);
+  return TRUE;
 }
 
 static gboolean
@@ -334,6 +328,6 @@ const KtCommand kt_command_status = {
   .summary = "show where every partition stands: offsets, lag, data loss",
   .help = SUMMARY,
   .bit = KT_CMD_STATUS,
-  .parse = parse,
+  .check = check,
   .handle = handle,
 };

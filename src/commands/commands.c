@@ -100,8 +100,7 @@ load_kind_options (KtConfig *config, const KtOptionValues *values, GError **erro
 }
 
 KtConfig *
-kt_command_options (const KtCommand *command, int argc, char **argv,
-                    KtOptionValues **values, GError **error)
+kt_command_parse (const KtCommand *command, int argc, char **argv, GError **error)
 {
   g_autoptr(KtConfig) config = g_new0 (KtConfig, 1);
   g_autoptr(KtOptionValues) parsed = kt_option_values_new (kt_option_tables (),
@@ -117,9 +116,9 @@ kt_command_options (const KtCommand *command, int argc, char **argv,
       || !kt_option_values_load (parsed, kt_option_table, config, error)
       || !load_kind_options (config, parsed, error)
       || (command->options != NULL
-          && !kt_option_values_load (parsed, command->options, config->own, error)))
+          && !kt_option_values_load (parsed, command->options, config->own, error))
+      || !command->check (config, parsed, error))
     return NULL;
-  *values = g_steal_pointer (&parsed);
   return g_steal_pointer (&config);
 }
 
@@ -180,7 +179,7 @@ kt_config_parse (const char *command, int argc, char **argv, GError **error)
       /* The file's words first: the command line's come later and win. */
       for (guint i = 0; i < words->len; i++)
         g_ptr_array_insert (args, (gint) (i + 1), words->pdata[i]);
-      config = cmd->parse ((int) args->len - 1, (char **) args->pdata, &local);
+      config = kt_command_parse (cmd, (int) args->len - 1, (char **) args->pdata, &local);
       /* A value from the file that does not do: its line too. */
       if (config == NULL && file != NULL && local->domain == KT_ERROR
           && local->code == KT_ERROR_USAGE)

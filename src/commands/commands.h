@@ -19,8 +19,10 @@ struct _KtCommand
    * KtConfig's `own`), or NULL. */
   const KtOption *options;
   gsize         options_size;
-  /* @argv[0] is the command's name; --help prints and exits 0 (GLib's way). */
-  KtConfig *(*parse)  (int argc, char **argv, GError **error);
+  /* What it checks of its options once the table loaded them (what each
+   * says together with the others, what a file it names holds): FALSE
+   * with KT_ERROR_USAGE and one line naming the flag. */
+  gboolean  (*check)  (KtConfig *config, const KtOptionValues *values, GError **error);
   /* Runs it; *@stop is set by SIGTERM/SIGINT. */
   gboolean  (*handle) (const KtConfig *config, volatile int *stop, GError **error);
 };
@@ -28,9 +30,6 @@ struct _KtCommand
 extern const KtCommand kt_command_run, kt_command_replay, kt_command_status,
                        kt_command_audit, kt_command_init_db, kt_command_config,
                        kt_command_jobs, kt_command_reset, kt_command_forget;
-
-/* `run`'s options into a config. */
-KtConfig *kt_run_parse (int argc, char **argv, GError **error);
 
 /* What `run` checks of its options once the table loaded them (`config
  * --check` checks the same). */
@@ -54,10 +53,11 @@ KtConfig *kt_config_parse (const char *command, int argc, char **argv, GError **
 
 /* Parses @argv (@argv[0] is the command's name) for @command: GOption
  * with every row it takes, --help with its summary; loads them into a new
- * KtConfig (the job kind's into job.options, the command's own into own).
- * The given options stay in *@values for the command's own checks. */
-KtConfig *kt_command_options (const KtCommand *command, int argc, char **argv,
-                              KtOptionValues **values, GError **error);
+ * KtConfig (the job kind's into job.options, the command's own into own)
+ * and has the command check them. --help prints and exits 0 (GLib's
+ * way). */
+KtConfig *kt_command_parse (const KtCommand *command, int argc, char **argv,
+                            GError **error);
 
 /* The rows @command takes: its own and those of @command->also. */
 KtCommandBits kt_command_bits (const KtCommand *command);

@@ -63,26 +63,12 @@ const KtOption kt_count_option_rows[] = {
   KT_OPTION_END
 };
 
-/* Whether @s is 1 to @max_len of [A-Za-z0-9_]. */
-static gboolean
-all_chars_in (const char *s, const char *extra, gsize max_len)
-{
-  gsize n = 0;
-
-  if (s == NULL || *s == '\0')
-    return FALSE;
-  for (const char *p = s; *p != '\0'; p++, n++)
-    if (!g_ascii_isalnum (*p) && *p != '_' && (extra == NULL || strchr (extra, *p) == NULL))
-      return FALSE;
-  return n <= max_len;
-}
-
 /* Whether @name is a pcre2 group name that is also a plain column name:
  * [A-Za-z_][A-Za-z0-9_]*, at most 32 characters (pcre2's limit). */
 static gboolean
 is_field_name (const char *name)
 {
-  return all_chars_in (name, NULL, 32) && !g_ascii_isdigit (*name);
+  return kt_is_ascii_name (name, NULL, 32) && !g_ascii_isdigit (*name);
 }
 
 /* --by or --sum (@flag): names of fields, each once (column names compare
