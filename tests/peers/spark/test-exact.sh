@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/peers/spark/test-exact.sh - the Spark peer (seed 001's program) is
+# tests/peers/spark/test-exact.sh - the Spark peer (the design's Spark program) is
 # exact through two kill -9s of its driver, and stops on a missed fence.
 #
 # Proves: with records arriving all the time, the driver killed -9 twice

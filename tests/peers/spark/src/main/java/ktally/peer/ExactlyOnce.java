@@ -1,4 +1,4 @@
-/* ExactlyOnce.java - seed 001's Spark Streaming program: ERROR lines per
+/* ExactlyOnce.java - the design's Spark Streaming program: ERROR lines per
  * minute from Kafka into MySQL, exactly once. ktally's yardstick.
  *
  * What the seed describes, step by step: read the offsets stored in
