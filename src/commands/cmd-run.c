@@ -6,6 +6,7 @@
 #include "schema.h"
 #include "error.h"
 #include "log.h"
+#include "metrics.h"
 #include "notify.h"
 #include "progress.h"
 #include "reload.h"
@@ -213,18 +214,22 @@ report_done (const KtConfig *config, const KtRunTotals *totals, gint64 started)
 static gboolean
 handle (const KtConfig *config, volatile int *stop, GError **error)
 {
+  /* The registry outlives the run: a reload reports into it too. */
+  g_autoptr(KtMetrics) metrics = kt_metrics_new (config->job.name, config->run.interval);
   g_autoptr(KtReload) reload = kt_reload_new (config);
   g_autoptr(KtNotify) notify = kt_notify_new ();
   Service service = { config, stop, NULL, 0, config->run.exit_when_idle && kt_log_interactive (),
                       reload, notify };
   /* Watched, the status line stands for the batch lines. */
   KtRunHooks hooks = { .ready = service_ready, .progress = service_progress,
-                       .turn = service_turn, .data = &service, .quiet = service.watched };
+                       .turn = service_turn, .data = &service, .quiet = service.watched,
+                       .metrics = metrics };
   gint64 started = g_get_monotonic_time ();
   KtRunTotals totals;
   gboolean ok;
 
   service.topics = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  kt_reload_set_metrics (reload, metrics);
   ok = kt_config_run (config, &hooks, stop, &totals, error);
   kt_notify_stopping (notify);
   kt_log_status_done ();

@@ -18,6 +18,7 @@ struct _KtReload
   GMutex          lock;
   KtConfig       *current;  /* the newest applied, or NULL: running's */
   KtRunSettings   settings; /* handed to the scheduler; generation counts reloads */
+  KtMetrics      *metrics;  /* borrowed, or NULL */
 };
 
 void
@@ -54,6 +55,20 @@ kt_reload_free (KtReload *self)
   kt_run_settings_clear (&self->settings);
   g_mutex_clear (&self->lock);
   g_free (self);
+}
+
+void
+kt_reload_set_metrics (KtReload *self, KtMetrics *metrics)
+{
+  self->metrics = metrics;
+}
+
+/* Whether the reload applied (and a restart is pending), for /metrics. */
+static void
+reported (KtReload *self, gboolean ok, gboolean restart_pending)
+{
+  if (self->metrics != NULL)
+    kt_metrics_reload (self->metrics, ok, restart_pending);
 }
 
 static const char *
@@ -247,6 +262,7 @@ reload (KtReload *self)
     {
       logged (running->job.name, G_LOG_LEVEL_WARNING, "error", "no command line",
               "these settings were not read from a command line: nothing to read again");
+      reported (self, FALSE, FALSE);
       return;
     }
   /* GOption takes apart the array it parses: give it a copy of the
@@ -261,6 +277,7 @@ reload (KtReload *self)
                                                error->message);
 
       logged (running->job.name, G_LOG_LEVEL_WARNING, "error", error->message, text);
+      reported (self, FALSE, FALSE);
       return;
     }
   kt_reload_diff (running, current, fresh, apply, restart);
@@ -272,6 +289,7 @@ reload (KtReload *self)
             apply->len > 0 ? applied : "nothing changed");
   if (restart->len > 0)
     logged (running->job.name, G_LOG_LEVEL_WARNING, "needs_restart", kept, kept);
+  reported (self, TRUE, restart->len > 0);
   if (apply->len == 0)
     return;
 

@@ -26,6 +26,10 @@ gboolean  kt_reload_active  (void);
 KtReload *kt_reload_new  (const KtConfig *config);
 void      kt_reload_free (KtReload *self);  /* NULL is fine */
 
+/* Where each reload reports whether it applied (ktally_config_*): the
+ * run's registry (borrowed: it must outlive the reloader); NULL: nowhere. */
+void      kt_reload_set_metrics (KtReload *self, KtMetrics *metrics);
+
 /* For KtRunHooks.turn, callable from any thread: if a reload was asked
  * for, one caller does it (parses again, applies the log level, logs one
  * line of what applies and one of what needs a restart); then, if

@@ -20,8 +20,9 @@ after_batch (const KtPartitionState *s, const GArray *ranges)
   return at;
 }
 
-/* Each partition's offset and lag after the batch into the metrics;
- * returns the lag of them all. */
+/* Each partition's offset and lag after the batch into the metrics, and
+ * where some is left, when its oldest record was written (the lag in
+ * time); returns the lag of them all. */
 static gint64
 report_partitions (KtBatchLog *log, const GArray *states, const GArray *ranges)
 {
@@ -32,7 +33,11 @@ report_partitions (KtBatchLog *log, const GArray *states, const GArray *ranges)
       const KtPartitionState *s = &g_array_index (states, KtPartitionState, j);
       gint64 at = after_batch (s, ranges);
 
-      kt_metrics_partition (log->metrics, log->topic, s->partition, at, s->high);
+      gint64 unread = s->high > at && log->source != NULL
+                      ? kt_source_unread_timestamp (log->source, s->partition, at) : 0;
+
+      kt_metrics_partition (log->metrics, log->topic, s->partition, at, s->high,
+                            MAX (unread, 0));
       lag += MAX (0, s->high - at);
     }
   return lag;

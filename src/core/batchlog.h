@@ -7,6 +7,7 @@
 #include "kind.h"
 #include "metrics.h"
 #include "plan.h"
+#include "source.h"
 
 /* What a run read and counted, over all its batches. */
 typedef struct
@@ -22,6 +23,7 @@ typedef struct
   const char *job;
   const char *topic;
   KtMetrics  *metrics;          /* borrowed */
+  KtSource   *source;           /* borrowed: when the next records to read were written */
   gboolean    quiet;            /* the batch line at debug level (a replay shows progress) */
   guint64     batch_no;
   guint64     fenced;           /* batches fenced off by another writer */

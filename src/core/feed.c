@@ -39,6 +39,7 @@ kt_feed_new (const KtRunJob *job, const char *topic, const KtJobKind *kind, KtDb
   f->log = (KtBatchLog) { .job = spec->name, .topic = topic, .metrics = metrics,
                           .quiet = quiet };
   f->source = kt_source_new (&source_config, error);
+  f->log.source = f->source;
   f->job = (KtJob) {
     .spec = spec, .job = spec->name, .topic = topic, .output = job->identity->output,
     .member = member, .db = db, .source = f->source, .identity = job->identity,

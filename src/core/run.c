@@ -292,6 +292,7 @@ startup_tables (gpointer data, int timeout_ms, GError **error)
   kt_metrics_alive (r->metrics);
   if (!kt_schema_ready (r->db, error))
     return FALSE;
+  kt_metrics_schema_version (r->metrics, KT_SCHEMA_VERSION);
   if (!kt_identity_check (kt_db_connection (r->db), kt_db_name (r->db), r->job->identity, &local))
     return kt_db_failed (r->db, local, error);
   for (guint i = 0; i < r->feeds->len; i++)
@@ -518,7 +519,9 @@ kt_run (const KtRunJob *job, const KtRunHooks *hooks, volatile int *stop,
   g_auto(Runner) r = { 0 };
   /* Declared in this order so that the server stops before the registry
    * it reads is freed. */
-  g_autoptr(KtMetrics) metrics = kt_metrics_new (job->spec->name, job->run->interval);
+  g_autoptr(KtMetrics) own = hooks != NULL && hooks->metrics != NULL
+                             ? NULL : kt_metrics_new (job->spec->name, job->run->interval);
+  KtMetrics *metrics = own != NULL ? own : hooks->metrics;
   g_autoptr(KtHttp) http = NULL;
   KtRunTotals ignored;
   gboolean stopped, ok;
