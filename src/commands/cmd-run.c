@@ -172,6 +172,27 @@ service_progress (gpointer data, const char *topic, const GArray *states,
   kt_log_status (line->str);
 }
 
+/* The schema is being migrated at start (or another instance's migration
+ * waited for): systemd's start timeout is pushed back meanwhile, from a
+ * thread of notify's, since an ALTER TABLE blocks this one. */
+static void
+service_migrating (gboolean migrating, gpointer data)
+{
+  Service *s = data;
+
+  if (!migrating)
+    {
+      kt_notify_extend_end (s->notify);
+      return;
+    }
+  {
+    g_autofree char *status = g_strdup_printf ("job %s: migrating the database's schema",
+                                               s->config->job.name);
+    kt_notify_status (s->notify, status);
+  }
+  kt_notify_extend_begin (s->notify, KT_NOTIFY_EXTEND_US);
+}
+
 /* Every turn of the loop: the watchdog fed, SIGTERM told, and SIGHUP's
  * settings handed over. */
 static gboolean
@@ -230,7 +251,9 @@ handle (const KtConfig *config, volatile int *stop, GError **error)
 
   service.topics = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   kt_reload_set_metrics (reload, metrics);
+  kt_schema_set_migrating (service_migrating, &service);
   ok = kt_config_run (config, &hooks, stop, &totals, error);
+  kt_schema_set_migrating (NULL, NULL);
   kt_notify_stopping (notify);
   kt_log_status_done ();
   if (ok && config->run.exit_when_idle && !*stop)
