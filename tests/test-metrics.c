@@ -69,9 +69,14 @@ value_of (const char *text, const char *series)
   return g_ascii_strtoull (v, NULL, 10);
 }
 
-/* The series of what the service runs with, its database at schema
- * version @v (a string literal). */
-#define SETTINGS_TEXT(v) \
+/* The series of readiness and of what the service runs with: @ready (as
+ * /readyz), its database at schema version @v (string literals). */
+#define SETTINGS_TEXT(ready, v) \
+  "# HELP ktally_ready Whether the job is committing, as /readyz answers it: 1 (200), or 0 " \
+  "(503: no success yet, the last batch failed, no success within --health-max-commit-age, or " \
+  "the lag over --health-max-lag).\n" \
+  "# TYPE ktally_ready gauge\n" \
+  "ktally_ready{ktally_job=\"j\"} " ready "\n" \
   "# HELP ktally_schema_version Schema version of the job's database once its tables are ready " \
   "(migrated to this ktally's); 0 before.\n" \
   "# TYPE ktally_schema_version gauge\n" \
@@ -89,6 +94,18 @@ value_of (const char *text, const char *series)
   "that only a restart applies (logged as needing a restart).\n" \
   "# TYPE ktally_config_restart_pending gauge\n" \
   "ktally_config_restart_pending{ktally_job=\"j\"} 0\n"
+
+/* The value (a float) of @series in a fresh rendering of @m. */
+static double
+rendered (KtMetrics *m, const char *series)
+{
+  g_autofree char *text = render (m);
+  const char *v = find_value (text, series);
+
+  if (v == NULL)
+    g_error ("no series %s in:\n%s", series, text);
+  return g_ascii_strtod (v, NULL);
+}
 
 static const char empty_text_head[] =
   "# HELP ktally_batches_total Batches finished, by result: committed (counts and offsets in), "
@@ -173,7 +190,7 @@ test_render_empty (void)
   g_autoptr(KtMetrics) m = new_faked ("j", 5);
   g_autofree char *text = render (m);
 
-  g_autofree char *want = g_strconcat (empty_text_head, empty_text_tail, SETTINGS_TEXT ("0"), NULL);
+  g_autofree char *want = g_strconcat (empty_text_head, empty_text_tail, SETTINGS_TEXT ("0", "0"), NULL);
 
   g_assert_cmpstr (text, ==, want);
 }
@@ -303,7 +320,7 @@ test_render_updates (void)
   kt_metrics_data_loss (m, 40);
 
   text = render (m);
-  want = g_strconcat (updated_text_head, updated_text_tail, SETTINGS_TEXT ("6"), NULL);
+  want = g_strconcat (updated_text_head, updated_text_tail, SETTINGS_TEXT ("1", "6"), NULL);
   g_assert_cmpstr (text, ==, want);
 }
 
@@ -605,6 +622,8 @@ test_probes (gconstpointer data)
       g_test_message ("step %u", i);
       g_assert_cmpint (kt_metrics_live (m, live), ==, s->live);
       g_assert_cmpint (kt_metrics_ready (m, ready), ==, s->ready);
+      /* The series alerting sees says what /readyz says. */
+      g_assert_cmpfloat (rendered (m, "ktally_ready{ktally_job=\"j\"}"), ==, s->ready ? 1 : 0);
       if (strstr (s->live ? ready->str : live->str, s->reason) == NULL)
         g_error ("step %u: '%s' lacks '%s'", i, s->live ? ready->str : live->str, s->reason);
       g_assert_true (g_str_has_suffix (live->str, "\n") && g_str_has_suffix (ready->str, "\n"));
@@ -768,18 +787,6 @@ test_partition_high (void)
   g_assert_cmpuint (value_of (text, "ktally_partition_lag{ktally_job=\"j\",topic=\"t\",partition=\"1\"}"), ==, 60);
   g_assert_cmpuint (value_of (text, "ktally_partition_high_watermark{ktally_job=\"j\",topic=\"t\","
                                     "partition=\"1\"}"), ==, 100);
-}
-
-/* The value (a float) of @series in a fresh rendering of @m. */
-static double
-rendered (KtMetrics *m, const char *series)
-{
-  g_autofree char *text = render (m);
-  const char *v = find_value (text, series);
-
-  if (v == NULL)
-    g_error ("no series %s in:\n%s", series, text);
-  return g_ascii_strtod (v, NULL);
 }
 
 #define LAG_SECONDS "ktally_partition_lag_seconds{ktally_job=\"j\",topic=\"t\",partition=\"0\"}"

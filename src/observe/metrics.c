@@ -665,6 +665,27 @@ append_troubles (GString *out, KtMetrics *self)
   append_u64 (out, self->data_lost_offsets);
 }
 
+static void unready_reasons (KtMetrics *self, gint64 now, gint64 lag, GString *why);
+
+/* /readyz's answer as a series, which alerting can see without probing:
+ * 1 when it would answer 200. */
+static void
+append_ready (GString *out, KtMetrics *self)
+{
+  g_autoptr(GString) why = g_string_new (NULL);
+  gint64 lag = 0;
+
+  for (guint i = 0; i < self->partitions->len; i++)
+    lag += g_array_index (self->partitions, KtPartitionRow, i).lag;
+  unready_reasons (self, now_monotonic (self), lag, why);
+  append_header (out, "ktally_ready", "gauge",
+                 "Whether the job is committing, as /readyz answers it: 1 (200), or 0 (503: "
+                 "no success yet, the last batch failed, no success within "
+                 "--health-max-commit-age, or the lag over --health-max-lag).");
+  append_series (out, self, "ktally_ready", NULL, NULL);
+  append_u64 (out, why->len == 0 ? 1 : 0);
+}
+
 /* What the service runs with: its database's schema and its settings. */
 static void
 append_settings (GString *out, KtMetrics *self)
@@ -723,6 +744,7 @@ kt_metrics_render (KtMetrics *self, GString *out)
   append_durations (out, self);
   append_positions (out, self);
   append_troubles (out, self);
+  append_ready (out, self);
   append_settings (out, self);
   append_build_info (out, self);
   g_mutex_unlock (&self->lock);
