@@ -74,6 +74,9 @@ template=/usr/lib/systemd/system/ktally@.service
 systemd-analyze security --offline=true --threshold=25 "$template" > "$WORK/security" 2>&1 \
   || fail "the installed template scores above 2.5: $(grep Overall "$WORK/security")"
 ! ls /etc/systemd/system/*.wants/ktally@* > /dev/null 2>&1 || fail "an instance of the template was enabled"
+for f in ktally-dashboard.json ktally-alerts.yml; do
+  [[ -s /usr/share/ktally/$f ]] || fail "the package lacks /usr/share/ktally/$f"
+done
 runuser -u ktally -- /usr/bin/ktally config --check --config /etc/ktally/ktally.conf > "$WORK/check" 2>&1 \
   || { cat "$WORK/check" >&2; fail "the shipped config does not pass config --check as the user ktally"; }
 
