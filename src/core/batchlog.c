@@ -92,12 +92,14 @@ report_back (KtBatchLog *log)
     return;
   seconds = since (log->outage_since);
   e = batch_event (log, "recovered");
+  /* The field in the retry events' spelling, the text in people's. */
   kt_log_event_string (e, "cause", log->outage_cause);
   kt_log_event_double (e, "duration", seconds, 3);
   kt_log_event_int (e, "failed", log->outage_failures);
   kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "job %s: %s back after %.1f s (%u failed "
-                     "batch%s)", log->job, log->outage_cause, seconds, log->outage_failures,
-                     log->outage_failures == 1 ? "" : "es");
+                     "batch%s)", log->job,
+                     g_str_equal (log->outage_cause, "kafka") ? "Kafka" : "MySQL", seconds,
+                     log->outage_failures, log->outage_failures == 1 ? "" : "es");
   log->outage_since = 0;
   log->outage_failures = 0;
 }
@@ -115,7 +117,7 @@ kt_batch_log_failed (KtBatchLog *log, const char *cause, const char *message, do
   if (log->outage_since == 0 && (g_str_equal (cause, "mysql") || g_str_equal (cause, "kafka")))
     {
       log->outage_since = started;
-      log->outage_cause = g_str_equal (cause, "kafka") ? "Kafka" : "MySQL";
+      log->outage_cause = g_str_equal (cause, "kafka") ? "kafka" : "mysql";
     }
   if (log->outage_since != 0)
     log->outage_failures++;

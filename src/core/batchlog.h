@@ -32,8 +32,9 @@ typedef struct
   guint64     folded;           /* lines counted as (other) not yet warned of */
   gint64      last_folded_at;
   KtRunTotals totals;
-  /* Failed batches in a row: since when (monotonic; 0: none), why
-   * ("MySQL", "Kafka"), how many. The next success says it is over. */
+  /* Failed batches in a row: since when (monotonic; 0: none), why (the
+   * metrics' word: "mysql", "kafka"), how many. The next success says it
+   * is over. */
   gint64      outage_since;
   const char *outage_cause;
   guint       outage_failures;
