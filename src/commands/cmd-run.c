@@ -212,11 +212,14 @@ service_turn (gpointer data, KtRunSettings *settings)
   return newer;
 }
 
-/* What an --exit-when-idle run did, in one line (and its fields). */
+/* What the run did, in one line (and its fields), as it ends well: @event
+ * "done" (idle with --exit-when-idle) or "stopped" (SIGTERM or SIGINT: the
+ * batch in flight committed whole or was abandoned whole). */
 static void
-report_done (const KtConfig *config, const KtRunTotals *totals, gint64 started)
+report_end (const KtConfig *config, const char *event, const KtRunTotals *totals,
+            gint64 started)
 {
-  g_autoptr(KtLogEvent) e = kt_log_event_new ("done");
+  g_autoptr(KtLogEvent) e = kt_log_event_new (event);
   double seconds = (double) (g_get_monotonic_time () - started) / G_USEC_PER_SEC;
 
   kt_log_event_string (e, "job", config->job.name);
@@ -225,11 +228,13 @@ report_done (const KtConfig *config, const KtRunTotals *totals, gint64 started)
   kt_log_event_int (e, "errors", (gint64) totals->errors);
   kt_log_event_int (e, "malformed", (gint64) totals->malformed);
   kt_log_event_double (e, "duration", seconds, 3);
-  kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "job %s: done: %" G_GUINT64_FORMAT " record%s, %"
+  kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "job %s: %s: %" G_GUINT64_FORMAT " record%s, %"
                      G_GUINT64_FORMAT " line%s, %" G_GUINT64_FORMAT " ERROR, %" G_GUINT64_FORMAT
-                     " malformed in %.1f s", config->job.name, totals->records,
+                     " malformed in %.1f s%s", config->job.name, event, totals->records,
                      totals->records == 1 ? "" : "s", totals->lines,
-                     totals->lines == 1 ? "" : "s", totals->errors, totals->malformed, seconds);
+                     totals->lines == 1 ? "" : "s", totals->errors, totals->malformed, seconds,
+                     g_str_equal (event, "stopped")
+                     ? " (the batch in flight committed whole or not at all)" : "");
 }
 
 static gboolean
@@ -256,8 +261,10 @@ handle (const KtConfig *config, volatile int *stop, GError **error)
   kt_schema_set_migrating (NULL, NULL);
   kt_notify_stopping (notify);
   kt_log_status_done ();
-  if (ok && config->run.exit_when_idle && !*stop)
-    report_done (config, &totals, started);
+  if (ok && *stop)
+    report_end (config, "stopped", &totals, started);
+  else if (ok && config->run.exit_when_idle)
+    report_end (config, "done", &totals, started);
   g_hash_table_unref (service.topics);
   return ok;
 }

@@ -8,7 +8,7 @@
 # topic and database, and its own HTTP port from its config. Each counts
 # its own topic exactly, its /metrics (scraped from the host) carries its
 # own job and records only, and a clean stop of both (systemd stopping
-# them with SIGTERM) exits 0. Red before: there was no template unit.
+# them with SIGTERM) exits 0, each log ending with its "stopped" record. Red before: there was no template unit.
 # The mock broker: the units are tested, not Kafka.
 source "$(dirname "$0")/lib.sh"
 source "$KT_SRC/tests/integration/sandbox.sh"
@@ -118,6 +118,9 @@ for n in "${names[@]}"; do
   kt_log_has start "$WORK/out/$n.log" || fail "ktally@$n logged no start"
   if kt_log_has exit "$WORK/out/$n.log"; then fail "ktally@$n ended with an error: $(grep '"exit"' "$WORK/out/$n.log")"; fi
   kt_log_match '.event == "signal"' "$WORK/out/$n.log" || fail "ktally@$n was not stopped by a signal"
+  tail -1 "$WORK/out/$n.log" | jq -e --arg n "$n" --argjson r "${lines[$n]}" \
+    '.event == "stopped" and .job == $n and .records == $r' > /dev/null \
+    || fail "ktally@$n's log does not end with its stopped record of ${lines[$n]} records: $(tail -1 "$WORK/out/$n.log")"
   # Every instance counted its own: the others' counts are not in its database.
   kt_check_counts "${db[$n]}" "$WORK/truth.$n"
 done

@@ -6,7 +6,8 @@
 # lines; SIGTERM is said when it comes ("stopping after the batch in
 # flight"), and so is the end of an outage ("MySQL back after 3.2 s"),
 # whose event spells its cause as the retry events do ("mysql": it was
-# "MySQL", red before).
+# "MySQL", red before); a clean SIGTERM ends the log with a "stopped"
+# record of what the run did.
 source "$(dirname "$0")/lib.sh"
 
 db_uri=$(kt_new_db wording); db=$(kt_db_name "$db_uri")
@@ -58,6 +59,11 @@ kt_stop "$pid" TERM || fail "exit $? on SIGTERM"
 kt_log_match '.event == "signal" and .signal == "SIGTERM"
               and .message == "SIGTERM received: stopping after the batch in flight (it commits whole or not at all)"' \
   "$WORK/svc.log" || { tail -3 "$WORK/svc.log" >&2; fail "SIGTERM was not said"; }
+# A clean stop ends with its own record: what the run did (red before:
+# the log just ended after the signal's line).
+tail -1 "$WORK/svc.log" | jq -e --arg j "$topic" '.event == "stopped" and .job == $j and .records >= 2
+    and (.message | test("^job [^ ]+: stopped: [0-9]+ records?, .* in [0-9.]+ s \\(the batch in flight committed whole or not at all\\)$"))' > /dev/null \
+  || { tail -3 "$WORK/svc.log" >&2; fail "no stopped record last after SIGTERM"; }
 kt_check_counts "$db" <(printf '2017-07-30 14:09:00\t2\n2017-07-30 15:09:00\t1\n')
 
 note "$TEST_NAME: singular and plural, minute and hour buckets, one line for 8 new partitions, SIGTERM said; $(jq -r 'select(.event == "recovered") | .message' "$WORK/svc.log")"
