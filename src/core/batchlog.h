@@ -25,7 +25,9 @@ typedef struct
   KtMetrics  *metrics;          /* borrowed */
   KtSource   *source;           /* borrowed: when the next records to read were written */
   gboolean    quiet;            /* the batch line at debug level (a replay shows progress) */
-  guint64     batch_no;
+  guint64     batch_no;         /* the loop's turns: every batch tried, idle and failed
+                                 * ones too (the events' "turn"); a committed batch
+                                 * is named by its audit id (its "batch") */
   guint64     fenced;           /* batches fenced off by another writer */
   guint64     retried;          /* commits tried again after a deadlock */
   gint64      last_sample_at;
@@ -77,8 +79,9 @@ void kt_batch_log_fenced    (KtBatchLog *log, const GArray *ranges, guint64 reco
 /* A batch that committed (@moved: a partition whose offsets another writer
  * moved while its output stood, or -1): the losses it skipped, its line
  * (with the kind's part, from @kind's summarise), its figures. @bytes:
- * the bytes of record values it read. */
+ * the bytes of record values it read; @audit_id: the first ktally_batches
+ * id it wrote (what `reset --to batch:ID` takes), which names it. */
 void kt_batch_log_committed (KtBatchLog *log, const KtJobKind *kind, gpointer state,
                              const GArray *states, const GArray *ranges,
                              const GArray *losses, guint64 records, gint64 bytes,
-                             gint32 moved, gint64 started);
+                             gint32 moved, gint64 audit_id, gint64 started);

@@ -121,6 +121,8 @@ commit_once (Runner *r, KtCommitResult *result, KtFeed **fenced_feed, gint32 *fe
   KtFeed *first = r->feeds->pdata[0];
 
   *result = KT_COMMIT_FAILED;
+  for (guint i = 0; i < r->feeds->len; i++)
+    ((KtFeed *) r->feeds->pdata[i])->job.audit_id = 0;
   /* The identity is the job's: one claim covers every topic. */
   if (!kt_job_begin (&first->job, error))
     return FALSE;
@@ -240,7 +242,7 @@ run_batch (Runner *r, gboolean *idle, GError **error)
             return FALSE;
           kt_batch_log_committed (&f->log, r->kind, f->state, f->states, f->ranges,
                                   f->losses, f->records, kt_source_last_bytes (f->source),
-                                  moved, started);
+                                  moved, f->job.audit_id, started);
           kt_plan_advance (f->states, f->ranges);
         }
       if (r->hooks != NULL && r->hooks->progress != NULL && !*idle)

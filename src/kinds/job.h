@@ -24,6 +24,8 @@ typedef struct
   KtSource         *source;    /* the topic's reader (--offsets kafka commits through it) */
   const KtIdentity *identity;  /* what the job is */
   gboolean          claimed;   /* a commit of this process recorded it */
+  gint64            audit_id;  /* the first ktally_batches id the kind's last write
+                                * recorded (`reset --to batch:ID`); 0: none */
 } KtJob;
 
 /* START TRANSACTION; in the first transaction of the process, records the

@@ -163,7 +163,7 @@ kt_offsets_fence (KtDb *db, const char *job, const char *topic, const GArray *ra
 gboolean
 kt_offsets_record (KtDb *db, const char *job, const char *topic, const char *target,
                    const char *member, const GArray *ranges, const KtRangeStats *stats,
-                   GError **error)
+                   gint64 *first_id, GError **error)
 {
   g_autoptr(GString) sql = g_string_new (
     "INSERT INTO ktally_batches (job, topic, `partition`, from_offset, until_offset, "
@@ -190,7 +190,16 @@ kt_offsets_record (KtDb *db, const char *job, const char *topic, const char *tar
       kt_db_quote (db, sql, member != NULL ? member : "");
       g_string_append_c (sql, ')');
     }
-  return rows == 0 || kt_db_run (db, sql->str, "cannot write ktally_batches", error);
+  if (first_id != NULL)
+    *first_id = 0;
+  if (rows == 0)
+    return TRUE;
+  if (!kt_db_run (db, sql->str, "cannot write ktally_batches", error))
+    return FALSE;
+  /* One INSERT of many rows: LAST_INSERT_ID() is its first row's id. */
+  if (first_id != NULL)
+    *first_id = (gint64) mysql_insert_id (kt_db_connection (db));
+  return TRUE;
 }
 
 gboolean

@@ -59,10 +59,12 @@ gboolean kt_offsets_fence (KtDb *db, const char *job, const char *topic,
 
 /* In the caller's transaction: one ktally_batches row per range that
  * moves, with its stats (@stats[i] for @ranges[i]), naming @target (the
- * table the counts went to) and @member (the committer). */
+ * table the counts went to) and @member (the committer). *@first_id (may
+ * be NULL): the id of the first row written, which names the batch for
+ * `reset --to batch:ID`; 0 when no range moved. */
 gboolean kt_offsets_record (KtDb *db, const char *job, const char *topic, const char *target,
                             const char *member, const GArray *ranges,
-                            const KtRangeStats *stats, GError **error);
+                            const KtRangeStats *stats, gint64 *first_id, GError **error);
 
 /* kt_offsets_fence() in a transaction of its own (idempotent mode, whose
  * output was written before). */
