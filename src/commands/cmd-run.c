@@ -57,15 +57,80 @@ check_job_name (const KtConfig *config, const KtOptionValues *values, GError **e
   return FALSE;
 }
 
+typedef gboolean (*Check) (KtConfig *config, const KtOptionValues *values, GError **error);
+
+/* The checks of run's options, in the order they always ran. */
+static gboolean
+check_kafka (KtConfig *config, const KtOptionValues *values, GError **error)
+{
+  return kt_options_kafka (config, values, TRUE, error);
+}
+
+static gboolean
+check_db (KtConfig *config, const KtOptionValues *values, GError **error)
+{
+  (void) values;
+  return kt_options_db (config, error);
+}
+
+static gboolean
+check_run (KtConfig *config, const KtOptionValues *values, GError **error)
+{
+  (void) values;
+  return kt_options_run (config, error);
+}
+
+static gboolean
+check_table (KtConfig *config, const KtOptionValues *values, GError **error)
+{
+  return kt_options_table (config, values, error) && check_table_name (config, error);
+}
+
+static gboolean
+check_replay_name (KtConfig *config, const KtOptionValues *values, GError **error)
+{
+  return check_job_name (config, values, error);
+}
+
+/* @check, its error appended to @errors; TRUE when it passed. */
+static gboolean
+kept (Check check, KtConfig *config, const KtOptionValues *values, GPtrArray *errors)
+{
+  GError *local = NULL;
+
+  if (check (config, values, &local))
+    return TRUE;
+  g_ptr_array_add (errors, local);
+  return FALSE;
+}
+
+void
+kt_run_check_every (KtConfig *config, const KtOptionValues *values, GPtrArray *errors)
+{
+  /* Independent of each other but for the job's name and table, which
+   * the Kafka options settle (the name defaults to the topic). */
+  gboolean kafka = kept (check_kafka, config, values, errors);
+
+  kept (check_db, config, values, errors);
+  kept (check_run, config, values, errors);
+  if (kafka)
+    {
+      kept (check_table, config, values, errors);
+      kept (check_replay_name, config, values, errors);
+    }
+}
+
 gboolean
 kt_run_check (KtConfig *config, const KtOptionValues *values, GError **error)
 {
-  return kt_options_kafka (config, values, TRUE, error)
-         && kt_options_db (config, error)
-         && kt_options_run (config, error)
-         && kt_options_table (config, values, error)
-         && check_table_name (config, error)
-         && check_job_name (config, values, error);
+  g_autoptr(GPtrArray) errors = g_ptr_array_new_with_free_func ((GDestroyNotify) g_error_free);
+
+  kt_run_check_every (config, values, errors);
+  if (errors->len == 0)
+    return TRUE;
+  /* The first, as the checks come in the order they always did. */
+  g_propagate_error (error, g_ptr_array_steal_index (errors, 0));
+  return FALSE;
 }
 
 KtConfig *

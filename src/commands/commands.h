@@ -19,6 +19,10 @@ struct _KtCommand
    * KtConfig's `own`), or NULL. */
   const KtOption *options;
   gsize         options_size;
+  /* It reports every error of its options at once, one line each, not the
+   * first (config --check); its parse finds them in
+   * kt_option_values_errors(). */
+  gboolean      every_error;
   /* @argv[0] is the command's name; --help prints and exits 0 (GLib's way). */
   KtConfig *(*parse)  (int argc, char **argv, GError **error);
   /* Runs it; *@stop is set by SIGTERM/SIGINT. */
@@ -33,8 +37,11 @@ extern const KtCommand kt_command_run, kt_command_replay, kt_command_status,
 KtConfig *kt_run_parse (int argc, char **argv, GError **error);
 
 /* What `run` checks of its options once the table loaded them (`config
- * --check` checks the same). */
+ * --check` checks the same): the first error, or with _every, every one
+ * appended to @errors (GError *). */
 gboolean  kt_run_check (KtConfig *config, const KtOptionValues *values, GError **error);
+void      kt_run_check_every (KtConfig *config, const KtOptionValues *values,
+                              GPtrArray *errors);
 
 /* The command named @name, or NULL. */
 const KtCommand *kt_command_find (const char *name);
@@ -55,9 +62,15 @@ KtConfig *kt_config_parse (const char *command, int argc, char **argv, GError **
 /* Parses @argv (@argv[0] is the command's name) for @command: GOption
  * with every row it takes, --help with its summary; loads them into a new
  * KtConfig (the job kind's into job.options, the command's own into own).
- * The given options stay in *@values for the command's own checks. */
+ * The given options stay in *@values for the command's own checks. With
+ * @command->every_error, a value that does not load is kept among
+ * kt_option_values_errors (*@values) instead of failing. */
 KtConfig *kt_command_options (const KtCommand *command, int argc, char **argv,
                               KtOptionValues **values, GError **error);
+
+/* @errors (GError *) as one error: their messages one a line, the code
+ * of the first. FALSE when there were some. */
+gboolean kt_command_errors (GPtrArray *errors, GError **error);
 
 /* The rows @command takes: its own and those of @command->also. */
 KtCommandBits kt_command_bits (const KtCommand *command);

@@ -4,7 +4,11 @@
 # a bad librdkafka property in [kafka] is librdkafka's error, and one that
 # exactly-once depends on is refused, each naming the line; a password file
 # others may read is refused; `config --check` prints the effective
-# settings with every secret hidden.
+# settings with every secret hidden, and reports every error of a file at
+# once, one line each with its file line, exit 2: unknown keys and
+# sections, bad values, and files it names that cannot be read (ssl-ca,
+# password-file). Red before: the first error only, and an ssl-ca that
+# does not exist passed.
 source "$(dirname "$0")/lib.sh"
 
 db_uri=$(kt_new_db config); db=$(kt_db_name "$db_uri")
@@ -78,6 +82,39 @@ bad "--db-password-file: '$WORK/pw-open' is readable or writable by group or oth
   "[mysql]\npassword-file = $WORK/pw-open\n"
 bad "--interval" "[batch]\ninterval = -3\n"
 bad "exit-when-idle: expected true or false" "[batch]\nexit-when-idle = maybe\n"
+# Every error at once, one line each, each with its line.
+cat > "$WORK/many.conf" <<CONF
+[kafka]
+brokers = $KT_BROKERS
+topic = $topic
+[mysql]
+host = $KT_MYSQL_HOST
+user = $KT_MYSQL_USER
+database = $db
+ssl-mode = verify-ca
+ssl-ca = $WORK/no-such-ca.pem
+[batch]
+intervall = 3
+max-per-partition = 0
+mode = sometimes
+[bach]
+x = 1
+CONF
+rc=0; "$KTALLY" config --check --config "$WORK/many.conf" > /dev/null 2> "$WORK/err" || rc=$?
+((rc == 2)) || { cat "$WORK/err" >&2; fail "a file of many errors: exit $rc"; }
+for want in "many.conf:11: unknown key 'intervall' in \[batch\]" "many.conf:14: unknown section \[bach\]" \
+            "many.conf:12: --max-per-partition: 0 is not" "many.conf:13: --mode: expected" \
+            "many.conf:4: --db: ssl-ca '$WORK/no-such-ca.pem': cannot read it: No such file"; do
+  grep -q "^ktally: --config: .*$want" "$WORK/err" || { cat "$WORK/err" >&2; fail "config --check does not report '$want'"; }
+done
+[[ $(wc -l < "$WORK/err") == 5 ]] || { cat "$WORK/err" >&2; fail "five errors, not one line each"; }
+bad "bad.conf:2: --db-password-file: cannot read '$WORK/no-such-pw'" "[mysql]\npassword-file = $WORK/no-such-pw\n"
+# A run is refused the same way, before it connects.
+rc=0; "$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" \
+  --db "$db_uri?ssl-mode=verify-ca&ssl-ca=$WORK/no-such-ca.pem" 2> "$WORK/err" || rc=$?
+((rc == 2)) && grep -q "ssl-ca '$WORK/no-such-ca.pem': cannot read it" "$WORK/err" \
+  || { cat "$WORK/err" >&2; fail "run with an ssl-ca that does not exist: exit $rc"; }
+
 # samples/ktally.conf documents every key: each one must be known.
 grep -v '^password-file' "$KT_SRC/samples/ktally.conf" > "$WORK/sample.conf"
 "$KTALLY" config --check --config "$WORK/sample.conf" > /dev/null 2> "$WORK/err" \
