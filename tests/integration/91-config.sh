@@ -61,6 +61,38 @@ kt_check_counts "$db" "$WORK/truth"
 kt_log_match '.event == "batch" and .partitions == 3 and .records == 2997' "$WORK/run.log" \
   || { cat "$WORK/run.log" >&2; fail "max-per-partition 999 from the file not used"; }
 
+# The commands that manage jobs read [mysql] (and [kafka]'s brokers) from
+# a config file too, as run, replay and status do (red before the option
+# table: audit, jobs, reset and forget ignored them and wanted --db).
+cat > "$WORK/manage.conf" <<CONF
+[kafka]
+brokers = $KT_BROKERS
+[mysql]
+host = $KT_MYSQL_HOST
+port = $KT_MYSQL_PORT
+user = $KT_MYSQL_USER
+database = $db
+password-file = $WORK/pw
+CONF
+"$KTALLY" jobs --config "$WORK/manage.conf" > "$WORK/jobs.out" 2> "$WORK/err" && grep -q "^$topic " "$WORK/jobs.out" \
+  || { cat "$WORK/jobs.out" "$WORK/err" >&2; fail "jobs --config did not read [mysql]"; }
+"$KTALLY" audit --config "$WORK/manage.conf" > "$WORK/audit.out" 2> "$WORK/err" \
+  || { cat "$WORK/audit.out" "$WORK/err" >&2; fail "audit --config did not read [mysql]"; }
+"$KTALLY" reset --config "$WORK/manage.conf" --job "$topic" --to latest > "$WORK/reset.out" 2> "$WORK/err" \
+  && grep -q "^job $topic: count, transactional" "$WORK/reset.out" \
+  || { cat "$WORK/reset.out" "$WORK/err" >&2; fail "reset --config did not read [mysql]"; }
+"$KTALLY" forget --config "$WORK/manage.conf" --job "$topic" > "$WORK/forget.out" 2> "$WORK/err" \
+  && grep -q "^dry run: nothing changed" "$WORK/forget.out" \
+  || { cat "$WORK/forget.out" "$WORK/err" >&2; fail "forget --config did not read [mysql]"; }
+# config --help is config's own help, exit 0, and so is config --check
+# --help (red before the option table: exit 2 naming itself, and run's).
+for words in "--help" "--check --help"; do
+  # shellcheck disable=SC2086  # the words, split
+  "$KTALLY" config $words > "$WORK/help" 2>&1 || fail "ktally config $words: exit $?"
+  grep -q "Checks the options of a \`run\`" "$WORK/help" && grep -q -- "--connect" "$WORK/help" \
+    || { head -5 "$WORK/help" >&2; fail "ktally config $words is not config's help"; }
+done
+
 bad() {  # bad PATTERN FILE-CONTENT: config --check exits 2 with one line
   printf '%b' "$2" > "$WORK/bad.conf"
   local rc=0
