@@ -232,6 +232,8 @@ run_batch (Runner *r, gboolean *idle, GError **error)
         kt_batch_log_idle (&f->log, f->states, started);
       else if (result == KT_COMMIT_FENCED)
         {
+          /* Still where it was planned from: whoever moved it is said at
+           * the next plan (a reset is news, another writer is not). */
           if (f == fenced_feed)
             kt_batch_log_fenced (&f->log, f->ranges, f->records, fenced, started);
         }
@@ -245,6 +247,7 @@ run_batch (Runner *r, gboolean *idle, GError **error)
                                   moved, f->job.audit_id, started);
           kt_plan_advance (f->states, f->ranges);
         }
+      kt_feed_settled (f);
       if (r->hooks != NULL && r->hooks->progress != NULL && !*idle)
         r->hooks->progress (r->hooks->data, f->job.topic, f->states, &f->log.totals);
     }

@@ -344,6 +344,29 @@ kt_offsets_load_all (KtDb *db, GHashTable *offsets, GError **error)
 }
 
 gboolean
+kt_offsets_mover (KtDb *db, const char *job, const char *topic, gint32 partition, gint64 from,
+                  gint64 to, char **member, GError **error)
+{
+  g_autoptr(GString) sql = g_string_new ("SELECT member FROM ktally_batches");
+  g_autoptr(MYSQL_RES) res = NULL;
+  MYSQL_ROW row;
+
+  *member = NULL;
+  where_job (db, sql, job, topic);
+  /* by_chain's whole prefix: (job, topic, partition, from_offset). */
+  g_string_append_printf (sql, " AND `partition` = %d AND from_offset = %" G_GINT64_FORMAT
+                          " AND until_offset = %" G_GINT64_FORMAT " ORDER BY id DESC LIMIT 1",
+                          partition, from, to);
+  res = kt_db_rows (db, sql->str, "cannot read ktally_batches", error);
+  if (res == NULL)
+    return FALSE;
+  row = mysql_fetch_row (res);
+  if (row != NULL && row[0] != NULL)
+    *member = g_strdup (row[0]);
+  return TRUE;
+}
+
+gboolean
 kt_offsets_last_committers (KtDb *db, const char *job, const char *topic,
                          GHashTable *owners, GError **error)
 {

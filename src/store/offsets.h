@@ -84,6 +84,13 @@ gboolean kt_offsets_read_batches (KtDb *db, const char *job, GArray *rows, GErro
 /* Every kafka_offset row into @offsets: "job\ttopic\tpartition" -> gint64*. */
 gboolean kt_offsets_load_all (KtDb *db, GHashTable *offsets, GError **error);
 
+/* Who moved @job/@topic/@partition on from @from to @to: the member of
+ * the last audit row [@from, @to) (a writer's batch, or the skip a `reset`
+ * records: "reset-PID@host") into *@member (new string), or NULL when no
+ * row says (a move back records none). One indexed lookup. */
+gboolean kt_offsets_mover (KtDb *db, const char *job, const char *topic, gint32 partition,
+                           gint64 from, gint64 to, char **member, GError **error);
+
 /* The member that last committed each partition of @job/@topic, from the
  * audit rows: partition -> "client@host" (char*, owned by @owners). */
 gboolean kt_offsets_last_committers (KtDb *db, const char *job, const char *topic,
