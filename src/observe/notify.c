@@ -139,7 +139,9 @@ send_status (KtNotify *self, const char *status)
 void
 kt_notify_ready (KtNotify *self, const char *status)
 {
-  if (self->fd < 0)
+  /* Never READY=1 after STOPPING=1: systemd would read the service as
+   * started again while it stops. */
+  if (self->fd < 0 || self->stopping)
     return;
   send_status (self, status);
   if (!self->ready)
@@ -186,7 +188,8 @@ kt_notify_reloaded (KtNotify *self)
 {
   g_autofree char *reloading = NULL;
 
-  if (self->fd < 0)
+  /* A SIGHUP taken once SIGTERM was: the service is stopping, not ready. */
+  if (self->fd < 0 || self->stopping)
     return;
   /* Type=notify-reload wants the reload's start on CLOCK_MONOTONIC, which
    * g_get_monotonic_time() reads on Linux. */

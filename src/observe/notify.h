@@ -33,7 +33,9 @@ void      kt_notify_status   (KtNotify *self, const char *status);
 /* The loop turned: WATCHDOG=1 when a quarter of the watchdog's period
  * has passed since the last ping; a held-back STATUS= once it may go. */
 void      kt_notify_alive    (KtNotify *self);
-/* A reload was applied: RELOADING=1 (with MONOTONIC_USEC) then READY=1. */
+/* A reload was applied: RELOADING=1 (with MONOTONIC_USEC) then READY=1;
+ * nothing once stopping (kt_notify_ready() neither: never READY=1 after
+ * STOPPING=1). */
 void      kt_notify_reloaded (KtNotify *self);
 /* While a step of the start that may outlast systemd's start timeout
  * runs on the caller's thread (a schema migration, or the wait for
