@@ -64,16 +64,9 @@ kt_log_match '.event == "batch" and .partitions == 3 and .records == 2997' "$WOR
 # The commands that manage jobs read [mysql] (and [kafka]'s brokers) from
 # a config file too, as run, replay and status do (red before the option
 # table: audit, jobs, reset and forget ignored them and wanted --db).
-cat > "$WORK/manage.conf" <<CONF
-[kafka]
-brokers = $KT_BROKERS
-[mysql]
-host = $KT_MYSQL_HOST
-port = $KT_MYSQL_PORT
-user = $KT_MYSQL_USER
-database = $db
-password-file = $WORK/pw
-CONF
+{ printf '[kafka]\nbrokers = %s\n' "$KT_BROKERS"; sed -n '/^\[mysql\]$/,/^$/p' "$WORK/ktally.conf"; } \
+  > "$WORK/manage.conf"
+grep -q "^password-file = " "$WORK/manage.conf" || fail "manage.conf lacks the [mysql] section"
 "$KTALLY" jobs --config "$WORK/manage.conf" > "$WORK/jobs.out" 2> "$WORK/err" && grep -q "^$topic " "$WORK/jobs.out" \
   || { cat "$WORK/jobs.out" "$WORK/err" >&2; fail "jobs --config did not read [mysql]"; }
 "$KTALLY" audit --config "$WORK/manage.conf" > "$WORK/audit.out" 2> "$WORK/err" \
