@@ -14,11 +14,11 @@
 #define T0 (G_GINT64_CONSTANT (1501423748) * G_USEC_PER_SEC + 123456)
 
 static const KtLogField batch_fields[] = {
-  { "event", "batch", FALSE },
-  { "job", "logs", FALSE },
-  { "batch", "12", TRUE },
-  { "records", "100000", TRUE },
-  { "duration", "0.112", TRUE },
+  { "event", "batch", FALSE, FALSE },
+  { "job", "logs", FALSE, FALSE },
+  { "batch", "12", TRUE, FALSE },
+  { "records", "100000", TRUE, FALSE },
+  { "duration", "0.112", TRUE, FALSE },
 };
 
 static char *
@@ -93,6 +93,28 @@ test_json_fields (void)
   g_assert_cmpstr (json_object_get_string_member (o, "job"), ==, "logs");
 }
 
+/* A structured field (what a reload changed): the json format embeds it,
+ * logfmt quotes it as a string. */
+static void
+test_structured (void)
+{
+  static const char changes[] = "[{\"setting\":\"interval\",\"from\":\"5\",\"to\":\"0.25\"}]";
+  KtLogField field = { "applied", changes, FALSE, TRUE };
+  g_autofree char *json = format (&kt_log_format_json, "info", "m", &field, 1);
+  g_autofree char *logfmt = format (&kt_log_format_logfmt, "info", "m", &field, 1);
+  g_autoptr(JsonObject) o = parse_object (json);
+  JsonArray *applied;
+
+  g_assert_cmpint (json_node_get_node_type (json_object_get_member (o, "applied")), ==,
+                   JSON_NODE_ARRAY);
+  applied = json_object_get_array_member (o, "applied");
+  g_assert_cmpuint (json_array_get_length (applied), ==, 1);
+  g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (applied, 0),
+                                                  "to"), ==, "0.25");
+  g_assert_true (g_str_has_suffix (logfmt, " applied=\"[{\\\"setting\\\":\\\"interval\\\","
+                                           "\\\"from\\\":\\\"5\\\",\\\"to\\\":\\\"0.25\\\"}]\""));
+}
+
 typedef struct
 {
   const char *path;
@@ -113,7 +135,7 @@ static void
 test_json_case (gconstpointer data)
 {
   const JsonCase *c = data;
-  KtLogField field = { "sample", c->message, FALSE };
+  KtLogField field = { "sample", c->message, FALSE, FALSE };
   g_autofree char *text = format (&kt_log_format_json, "warning", c->message, &field, 1);
   g_autoptr(JsonObject) o = parse_object (text);
 
@@ -145,7 +167,7 @@ static void
 test_logfmt_case (gconstpointer data)
 {
   const LogfmtCase *c = data;
-  KtLogField field = { "v", c->value, FALSE };
+  KtLogField field = { "v", c->value, FALSE, FALSE };
   g_autofree char *text = format (&kt_log_format_logfmt, "info", "m", &field, 1);
   g_autofree char *want = g_strdup_printf ("time=2017-07-30T14:09:08.123Z level=info msg=m v=%s",
                                            c->written);
@@ -207,6 +229,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/log/lookup", test_lookup);
   g_test_add_func ("/log/text", test_text);
   g_test_add_func ("/log/json/fields", test_json_fields);
+  g_test_add_func ("/log/json/structured", test_structured);
   for (gsize i = 0; i < G_N_ELEMENTS (json_cases); i++)
     g_test_add_data_func (json_cases[i].path, &json_cases[i], test_json_case);
   for (gsize i = 0; i < G_N_ELEMENTS (logfmt_cases); i++)

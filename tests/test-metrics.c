@@ -3,8 +3,9 @@
  * Covers the exact exposition text after a few updates (and before any),
  * cumulative histogram buckets at and around their bounds, label
  * escaping, the cap on retry causes, partition series kept sorted, the
- * ring of recent batches, the /healthz rule on a fake clock, and a smoke
- * test of writers and readers on several threads. */
+ * ring of recent batches, the /healthz rule on a fake clock, the lag in
+ * time and the reload's series on a fake clock, and a smoke test of
+ * writers and readers on several threads. */
 #include <string.h>
 #include "metrics.h"
 
@@ -68,7 +69,45 @@ value_of (const char *text, const char *series)
   return g_ascii_strtoull (v, NULL, 10);
 }
 
-static const char empty_text[] =
+/* The series of readiness and of what the service runs with: @ready (as
+ * /readyz), its database at schema version @v (string literals). */
+#define SETTINGS_TEXT(ready, v) \
+  "# HELP ktally_ready Whether the job is committing, as /readyz answers it: 1 (200), or 0 " \
+  "(503: no success yet, the last batch failed, no success within --health-max-commit-age, or " \
+  "the lag over --health-max-lag).\n" \
+  "# TYPE ktally_ready gauge\n" \
+  "ktally_ready{ktally_job=\"j\"} " ready "\n" \
+  "# HELP ktally_schema_version Schema version of the job's database once its tables are ready " \
+  "(migrated to this ktally's); 0 before.\n" \
+  "# TYPE ktally_schema_version gauge\n" \
+  "ktally_schema_version{ktally_job=\"j\"} " v "\n" \
+  "# HELP ktally_config_last_reload_successful Whether the last reload (SIGHUP) read the settings " \
+  "back and applied what may change (1; before any reload, the start's settings), or kept the " \
+  "running ones (0).\n" \
+  "# TYPE ktally_config_last_reload_successful gauge\n" \
+  "ktally_config_last_reload_successful{ktally_job=\"j\"} 1\n" \
+  "# HELP ktally_config_last_reload_success_timestamp_seconds Unix time of the last successful " \
+  "load of the settings: the start, then each successful reload.\n" \
+  "# TYPE ktally_config_last_reload_success_timestamp_seconds gauge\n" \
+  "ktally_config_last_reload_success_timestamp_seconds{ktally_job=\"j\"} 1700000000.000\n" \
+  "# HELP ktally_config_restart_pending 1 when the last successful reload found changed settings " \
+  "that only a restart applies (logged as needing a restart).\n" \
+  "# TYPE ktally_config_restart_pending gauge\n" \
+  "ktally_config_restart_pending{ktally_job=\"j\"} 0\n"
+
+/* The value (a float) of @series in a fresh rendering of @m. */
+static double
+rendered (KtMetrics *m, const char *series)
+{
+  g_autofree char *text = render (m);
+  const char *v = find_value (text, series);
+
+  if (v == NULL)
+    g_error ("no series %s in:\n%s", series, text);
+  return g_ascii_strtod (v, NULL);
+}
+
+static const char empty_text_head[] =
   "# HELP ktally_batches_total Batches finished, by result: committed (counts and offsets in), "
   "fenced (another writer moved an offset first; rolled back), failed (an error; planned again "
   "after a pause), idle (nothing new).\n"
@@ -92,7 +131,9 @@ static const char empty_text[] =
   "# HELP ktally_lines_folded_total Counted lines whose key came past --max-keys in its "
   "bucket and batch: counted in the bucket's (other) row.\n"
   "# TYPE ktally_lines_folded_total counter\n"
-  "ktally_lines_folded_total{ktally_job=\"j\"} 0\n"
+  "ktally_lines_folded_total{ktally_job=\"j\"} 0\n";
+
+static const char empty_text_tail[] =
   "# HELP ktally_batch_duration_seconds Time from planning a batch to the answer to its commit "
   "(or its failure); idle batches are not observed.\n"
   "# TYPE ktally_batch_duration_seconds histogram\n"
@@ -120,6 +161,9 @@ static const char empty_text[] =
   "# HELP ktally_partition_high_watermark High watermark of each partition (a replay: its "
   "--until) when the last successful batch was planned.\n"
   "# TYPE ktally_partition_high_watermark gauge\n"
+  "# HELP ktally_partition_lag_seconds Age of the oldest record of each partition not yet "
+  "committed, from its Kafka timestamp; 0 when none was left after the last successful batch.\n"
+  "# TYPE ktally_partition_lag_seconds gauge\n"
   "# HELP ktally_last_commit_timestamp_seconds Unix time of the last committed batch; 0 before "
   "the first.\n"
   "# TYPE ktally_last_commit_timestamp_seconds gauge\n"
@@ -146,7 +190,9 @@ test_render_empty (void)
   g_autoptr(KtMetrics) m = new_faked ("j", 5);
   g_autofree char *text = render (m);
 
-  g_assert_cmpstr (text, ==, empty_text);
+  g_autofree char *want = g_strconcat (empty_text_head, empty_text_tail, SETTINGS_TEXT ("0", "0"), NULL);
+
+  g_assert_cmpstr (text, ==, want);
 }
 
 /* In two parts: C99 compilers need not take a string over 4095 bytes. */
@@ -213,6 +259,12 @@ static const char updated_text_tail[] =
   "ktally_partition_high_watermark{ktally_job=\"j\",topic=\"logs\",partition=\"0\"} 100\n"
   "ktally_partition_high_watermark{ktally_job=\"j\",topic=\"logs\",partition=\"1\"} 75\n"
   "ktally_partition_high_watermark{ktally_job=\"j\",topic=\"logs\",partition=\"10\"} 10\n"
+  "# HELP ktally_partition_lag_seconds Age of the oldest record of each partition not yet "
+  "committed, from its Kafka timestamp; 0 when none was left after the last successful batch.\n"
+  "# TYPE ktally_partition_lag_seconds gauge\n"
+  "ktally_partition_lag_seconds{ktally_job=\"j\",topic=\"logs\",partition=\"0\"} 0.000\n"
+  "ktally_partition_lag_seconds{ktally_job=\"j\",topic=\"logs\",partition=\"1\"} 30.500\n"
+  "ktally_partition_lag_seconds{ktally_job=\"j\",topic=\"logs\",partition=\"10\"} 0.000\n"
   "# HELP ktally_last_commit_timestamp_seconds Unix time of the last committed batch; 0 before "
   "the first.\n"
   "# TYPE ktally_last_commit_timestamp_seconds gauge\n"
@@ -254,10 +306,13 @@ test_render_updates (void)
   kt_metrics_batch (m, &(KtBatchReport) { KT_BATCH_COMMITTED, 0.5, 1, 50, 2, 95, 3, NULL, 2000, 0 });
   kt_metrics_batch (m, &(KtBatchReport) { KT_BATCH_IDLE, 0.001, 0, 0, 0, 0, 0, NULL, 0, 0 });
   /* Out of order, partition 1 twice: numeric order (10 after 1), last wins. */
-  kt_metrics_partition (m, "logs", 10, 9, 10);
-  kt_metrics_partition (m, "logs", 1, 60, 75);
-  kt_metrics_partition (m, "logs", 0, 100, 100);
-  kt_metrics_partition (m, "logs", 1, 70, 75);
+  kt_metrics_partition (m, "logs", 10, 9, 10, 0);
+  kt_metrics_partition (m, "logs", 1, 60, 75, 0);
+  kt_metrics_partition (m, "logs", 0, 100, 100, fake_wall_us / 1000 - 99000);
+  /* Partition 1's oldest unread record was written 30.5 s ago; 10 has
+   * one left but its time is not known; 0 has none left. */
+  kt_metrics_partition (m, "logs", 1, 70, 75, fake_wall_us / 1000 - 30500);
+  kt_metrics_schema_version (m, 6);
   kt_metrics_retry (m, "mysql");
   kt_metrics_retry (m, "deadlock");
   kt_metrics_retry (m, "mysql");
@@ -265,7 +320,7 @@ test_render_updates (void)
   kt_metrics_data_loss (m, 40);
 
   text = render (m);
-  want = g_strconcat (updated_text_head, updated_text_tail, NULL);
+  want = g_strconcat (updated_text_head, updated_text_tail, SETTINGS_TEXT ("1", "6"), NULL);
   g_assert_cmpstr (text, ==, want);
 }
 
@@ -318,7 +373,7 @@ test_labels_escaping (void)
   g_autoptr(KtMetrics) m = new_faked ("a\"b\\c\nd", 5);
   g_autofree char *text = NULL;
 
-  kt_metrics_partition (m, "t\"1", 3, 10, 12);
+  kt_metrics_partition (m, "t\"1", 3, 10, 12, 0);
   kt_metrics_retry (m, "we\\ird");
   text = render (m);
   g_assert_nonnull (strstr (text, "ktally_records_total{ktally_job=\"a\\\"b\\\\c\\nd\"} 0\n"));
@@ -563,10 +618,12 @@ test_probes (gconstpointer data)
       if (report.result != KT_BATCH_N_RESULTS)
         kt_metrics_batch (m, &report);
       if (s->action == LAG)
-        kt_metrics_partition (m, s->topic, 0, 0, s->lag);
+        kt_metrics_partition (m, s->topic, 0, 0, s->lag, 0);
       g_test_message ("step %u", i);
       g_assert_cmpint (kt_metrics_live (m, live), ==, s->live);
       g_assert_cmpint (kt_metrics_ready (m, ready), ==, s->ready);
+      /* The series alerting sees says what /readyz says. */
+      g_assert_cmpfloat (rendered (m, "ktally_ready{ktally_job=\"j\"}"), ==, s->ready ? 1 : 0);
       if (strstr (s->live ? ready->str : live->str, s->reason) == NULL)
         g_error ("step %u: '%s' lacks '%s'", i, s->live ? ready->str : live->str, s->reason);
       g_assert_true (g_str_has_suffix (live->str, "\n") && g_str_has_suffix (ready->str, "\n"));
@@ -587,7 +644,7 @@ writer (gpointer data)
     {
       kt_metrics_batch (m, &(KtBatchReport) { i % 2 ? KT_BATCH_COMMITTED : KT_BATCH_IDLE,
                                               0.001 * (i % 7), 1, 3, 1, 1, 1, NULL, 0, 0 });
-      kt_metrics_partition (m, "t", (gint32) (i % 5), i, i + 1);
+      kt_metrics_partition (m, "t", (gint32) (i % 5), i, i + 1, 0);
       if (i % 100 == 0)
         kt_metrics_retry (m, "kafka");
     }
@@ -747,13 +804,83 @@ test_partition_high (void)
   g_autoptr(KtMetrics) m = new_faked ("j", 5);
   g_autofree char *text = NULL;
 
-  kt_metrics_partition (m, "t", 0, 120, 100);
-  kt_metrics_partition (m, "t", 1, 40, 100);
+  kt_metrics_partition (m, "t", 0, 120, 100, 0);
+  kt_metrics_partition (m, "t", 1, 40, 100, 0);
   text = render (m);
   g_assert_cmpuint (value_of (text, "ktally_partition_lag{ktally_job=\"j\",topic=\"t\",partition=\"0\"}"), ==, 0);
   g_assert_cmpuint (value_of (text, "ktally_partition_lag{ktally_job=\"j\",topic=\"t\",partition=\"1\"}"), ==, 60);
   g_assert_cmpuint (value_of (text, "ktally_partition_high_watermark{ktally_job=\"j\",topic=\"t\","
                                     "partition=\"1\"}"), ==, 100);
+}
+
+#define LAG_SECONDS "ktally_partition_lag_seconds{ktally_job=\"j\",topic=\"t\",partition=\"0\"}"
+
+/* The lag in time: the age of the oldest record not yet committed, at
+ * each scrape; 0 when none was left; kept while the offset stands still
+ * and its time is not told again; forgotten when the offset moves. */
+static void
+test_partition_lag_seconds (void)
+{
+  g_autoptr(KtMetrics) m = new_faked ("j", 5);
+  gint64 now_ms = fake_wall_us / 1000;
+
+  kt_metrics_partition (m, "t", 0, 10, 15, 0);
+  g_assert_cmpfloat (rendered (m, LAG_SECONDS), ==, 0);  /* not known yet */
+  kt_metrics_partition (m, "t", 0, 10, 15, now_ms - 42500);
+  g_assert_cmpfloat_with_epsilon (rendered (m, LAG_SECONDS), 42.5, 1e-9);
+  /* It grows while the job stands still (MySQL down: no batch succeeds). */
+  fake_wall_us += 10 * G_USEC_PER_SEC;
+  g_assert_cmpfloat_with_epsilon (rendered (m, LAG_SECONDS), 52.5, 1e-9);
+  /* The same offset again, its record's time unknown this time: kept. */
+  kt_metrics_partition (m, "t", 0, 10, 20, 0);
+  g_assert_cmpfloat_with_epsilon (rendered (m, LAG_SECONDS), 52.5, 1e-9);
+  /* The offset moved on: the next record's time, or 0 until it is told. */
+  kt_metrics_partition (m, "t", 0, 12, 20, 0);
+  g_assert_cmpfloat (rendered (m, LAG_SECONDS), ==, 0);
+  kt_metrics_partition (m, "t", 0, 12, 20, now_ms + 5000);
+  g_assert_cmpfloat_with_epsilon (rendered (m, LAG_SECONDS), 5, 1e-9);
+  /* A record stamped in the future (a producer's clock ahead): never below 0. */
+  kt_metrics_partition (m, "t", 0, 12, 20, now_ms + 60000);
+  g_assert_cmpfloat (rendered (m, LAG_SECONDS), ==, 0);
+  /* Caught up: nothing unread, whatever time is told. */
+  kt_metrics_partition (m, "t", 0, 20, 20, now_ms - 1000);
+  g_assert_cmpfloat (rendered (m, LAG_SECONDS), ==, 0);
+  /* A stored offset beyond the high watermark (a replay's --until). */
+  kt_metrics_partition (m, "t", 0, 25, 20, now_ms - 1000);
+  g_assert_cmpfloat (rendered (m, LAG_SECONDS), ==, 0);
+}
+
+/* A reload's outcome: the start counts as a success; a reload that keeps
+ * the running settings sets 0 and leaves the time of the last success; a
+ * successful one with changes needing a restart says so. */
+static void
+test_reload (void)
+{
+  g_autoptr(KtMetrics) m = new_faked ("j", 5);
+  const char *ok = "ktally_config_last_reload_successful{ktally_job=\"j\"}";
+  const char *at = "ktally_config_last_reload_success_timestamp_seconds{ktally_job=\"j\"}";
+  const char *pending = "ktally_config_restart_pending{ktally_job=\"j\"}";
+  const char *schema = "ktally_schema_version{ktally_job=\"j\"}";
+
+  g_assert_cmpfloat (rendered (m, ok), ==, 1);
+  g_assert_cmpfloat (rendered (m, at), ==, 1700000000);
+  g_assert_cmpfloat (rendered (m, schema), ==, 0);
+  kt_metrics_schema_version (m, 6);
+  g_assert_cmpfloat (rendered (m, schema), ==, 6);
+  fake_wall_us += 30 * G_USEC_PER_SEC;
+  kt_metrics_reload (m, FALSE, FALSE);
+  g_assert_cmpfloat (rendered (m, ok), ==, 0);
+  g_assert_cmpfloat (rendered (m, at), ==, 1700000000);
+  fake_wall_us += 30 * G_USEC_PER_SEC;
+  kt_metrics_reload (m, TRUE, TRUE);
+  g_assert_cmpfloat (rendered (m, ok), ==, 1);
+  g_assert_cmpfloat (rendered (m, at), ==, 1700000060);
+  g_assert_cmpfloat (rendered (m, pending), ==, 1);
+  /* A failed one says nothing new of what needs a restart. */
+  kt_metrics_reload (m, FALSE, FALSE);
+  g_assert_cmpfloat (rendered (m, pending), ==, 1);
+  kt_metrics_reload (m, TRUE, FALSE);
+  g_assert_cmpfloat (rendered (m, pending), ==, 0);
 }
 
 int
@@ -775,5 +902,7 @@ main (int argc, char **argv)
   g_test_add_func ("/metrics/mysql-server", test_mysql_server);
   g_test_add_func ("/metrics/process/real", test_process_real);
   g_test_add_func ("/metrics/partition/high-watermark", test_partition_high);
+  g_test_add_func ("/metrics/partition/lag-seconds", test_partition_lag_seconds);
+  g_test_add_func ("/metrics/reload", test_reload);
   return g_test_run ();
 }

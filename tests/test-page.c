@@ -33,8 +33,8 @@ figures_new (const char *job, const char *topic, const char *error)
   kt_metrics_set_clock (m, fake_clock, fake_clock);
   kt_metrics_set_process (m, NULL);
   kt_metrics_batch (m, &committed);
-  kt_metrics_partition (m, topic, 0, 500, 510);
-  kt_metrics_partition (m, topic, 1, 400, 400);
+  kt_metrics_partition (m, topic, 0, 500, 510, 0);
+  kt_metrics_partition (m, topic, 1, 400, 400, 0);
   kt_metrics_batch (m, &failed);
   kt_metrics_batch (m, &committed);
   return m;

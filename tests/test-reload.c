@@ -56,11 +56,16 @@ static const DiffCase diff_cases[] = {
     "[kafka] sasl.password changed: needs a restart" },
 };
 
+/* The changes' texts joined by "|". */
 static char *
-joined (GPtrArray *lines)
+joined (GPtrArray *changes)
 {
-  g_ptr_array_add (lines, NULL);
-  return g_strjoinv ("|", (char **) lines->pdata);
+  g_autoptr(GPtrArray) texts = g_ptr_array_new ();
+
+  for (guint i = 0; i < changes->len; i++)
+    g_ptr_array_add (texts, ((KtReloadChange *) changes->pdata[i])->text);
+  g_ptr_array_add (texts, NULL);
+  return g_strjoinv ("|", (char **) texts->pdata);
 }
 
 static void
@@ -69,8 +74,8 @@ test_diff (gconstpointer data)
   const DiffCase *c = data;
   g_autoptr(KtConfig) before = parse (c->before);
   g_autoptr(KtConfig) after = parse (c->after);
-  g_autoptr(GPtrArray) apply = g_ptr_array_new_with_free_func (g_free);
-  g_autoptr(GPtrArray) restart = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GPtrArray) apply = g_ptr_array_new_with_free_func (kt_reload_change_free);
+  g_autoptr(GPtrArray) restart = g_ptr_array_new_with_free_func (kt_reload_change_free);
   g_autofree char *a = NULL, *r = NULL;
 
   kt_reload_diff (before, before, after, apply, restart);
@@ -80,6 +85,47 @@ test_diff (gconstpointer data)
   g_assert_cmpstr (r, ==, c->restart);
   g_assert_null (strstr (a, PW));
   g_assert_null (strstr (r, PW));
+}
+
+/* The changes as data: which setting, its section, from, to; a secret's
+ * values are not kept at all. */
+static void
+test_diff_structured (void)
+{
+  const char *before[] = { BASE, "--db", "mysql://u:old" PW "@h/d", "-X", "sasl.password=a" PW,
+                           NULL };
+  const char *after[] = { BASE, "--db", "mysql://u:new" PW "@h2/d", "-X", "sasl.password=b" PW,
+                          "--interval", "250ms", NULL };
+  g_autoptr(KtConfig) a = parse (before);
+  g_autoptr(KtConfig) b = parse (after);
+  g_autoptr(GPtrArray) apply = g_ptr_array_new_with_free_func (kt_reload_change_free);
+  g_autoptr(GPtrArray) restart = g_ptr_array_new_with_free_func (kt_reload_change_free);
+  const KtReloadChange *c;
+
+  kt_reload_diff (a, a, b, apply, restart);
+  g_assert_cmpuint (apply->len, ==, 2);
+  c = apply->pdata[0];
+  g_assert_cmpstr (c->setting, ==, "interval");
+  g_assert_cmpstr (c->section, ==, "batch");
+  g_assert_cmpstr (c->from, ==, "5");
+  g_assert_cmpstr (c->to, ==, "0.25");
+  g_assert_false (c->secret);
+  c = apply->pdata[1];
+  g_assert_cmpstr (c->setting, ==, "password");
+  g_assert_true (c->secret);
+  g_assert_null (c->from);
+  g_assert_null (c->to);
+  g_assert_cmpuint (restart->len, ==, 2);
+  c = restart->pdata[0];
+  g_assert_cmpstr (c->setting, ==, "host");
+  g_assert_cmpstr (c->section, ==, "mysql");
+  g_assert_cmpstr (c->from, ==, "h");
+  g_assert_cmpstr (c->to, ==, "h2");
+  c = restart->pdata[1];
+  g_assert_cmpstr (c->setting, ==, "sasl.password");
+  g_assert_cmpstr (c->section, ==, "kafka");
+  g_assert_true (c->secret);
+  g_assert_null (c->from);
 }
 
 /* What needs a restart is said against the running settings at every
@@ -93,13 +139,13 @@ test_diff_after_reload (void)
   g_autoptr(KtConfig) running = parse (run);
   g_autoptr(KtConfig) current = parse (one);
   g_autoptr(KtConfig) fresh = parse (one);
-  g_autoptr(GPtrArray) apply = g_ptr_array_new_with_free_func (g_free);
-  g_autoptr(GPtrArray) restart = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GPtrArray) apply = g_ptr_array_new_with_free_func (kt_reload_change_free);
+  g_autoptr(GPtrArray) restart = g_ptr_array_new_with_free_func (kt_reload_change_free);
 
   kt_reload_diff (running, current, fresh, apply, restart);
   g_assert_cmpuint (apply->len, ==, 0);
   g_assert_cmpuint (restart->len, ==, 1);
-  g_assert_nonnull (strstr (restart->pdata[0], "[batch] mode"));
+  g_assert_nonnull (strstr (((KtReloadChange *) restart->pdata[0])->text, "[batch] mode"));
 }
 
 /* One reload, seen by each runner once; a bad file changes nothing. */
@@ -158,6 +204,7 @@ main (int argc, char *argv[])
   g_unsetenv ("MYSQL_PWD");
   for (gsize i = 0; i < G_N_ELEMENTS (diff_cases); i++)
     g_test_add_data_func (diff_cases[i].path, &diff_cases[i], test_diff);
+  g_test_add_func ("/reload/diff/structured", test_diff_structured);
   g_test_add_func ("/reload/diff/after-reload", test_diff_after_reload);
   g_test_add_func ("/reload/poll", test_poll);
   return g_test_run ();

@@ -1,10 +1,12 @@
 /* test-schema.c - what schema.c decides without a database: the committer
  * name that ktally_batches.member holds (the longest job and host names
  * must fit, anything longer is cut, never an error), how an embedded
- * .sql file splits into statements, which table a view reads, and which
- * names are ktally's own tables. The migrations' own forms are
+ * .sql file splits into statements, which table a view reads, which
+ * names are ktally's own tables, and which tables a migration's statement
+ * touches (init-db --dry-run). The migrations' own forms are
  * test-migrations'. */
 #include <string.h>
+#include "migrations.h"
 #include "schema.h"
 
 static void
@@ -155,6 +157,75 @@ test_own_tables (void)
     g_assert_false (kt_schema_own_table (not_own[i]));
 }
 
+/* What a migration's statement does to which table, for init-db
+ * --dry-run: one case per form the migrations use, and what must not
+ * count (a string, a subquery, another database, ON DUPLICATE KEY UPDATE). */
+typedef struct
+{
+  const char *path;
+  const char *sql;
+  const char *uses;  /* "does\ttable" joined by '|' */
+} UsesCase;
+
+static const UsesCase uses_cases[] = {
+  { "/schema/uses/alter", "ALTER TABLE IF EXISTS kafka_offset\n  MODIFY job VARCHAR(64)",
+    "alter\tkafka_offset" },
+  { "/schema/uses/create", "CREATE TABLE IF NOT EXISTS `ktally_job` (job VARCHAR(64))",
+    "create\tktally_job" },
+  { "/schema/uses/view", "-- ktally: if error_log_chunk error_log:view\nCREATE OR REPLACE VIEW "
+    "error_log AS SELECT log_time FROM error_log_partition GROUP BY log_time",
+    "create view\terror_log|read\terror_log_partition" },
+  { "/schema/uses/copy", "INSERT INTO error_log_topic (job) SELECT job FROM "
+    "error_log_partition p JOIN ktally_coverage c ON c.job = p.job ON DUPLICATE KEY UPDATE "
+    "log_count = VALUES(log_count)",
+    "insert\terror_log_topic|read\terror_log_partition|read\tktally_coverage" },
+  { "/schema/uses/insert-ignore", "INSERT IGNORE INTO ktally_job SELECT 'a FROM b', x FROM "
+    "(SELECT job AS x FROM ktally_batches) AS t", "insert\tktally_job|read\tktally_batches" },
+  { "/schema/uses/update", "UPDATE ktally_batches SET committed_at = CONVERT_TZ(committed_at, "
+    "@@global.time_zone, '+00:00')", "update\tktally_batches" },
+  { "/schema/uses/drop", "DROP TABLE IF EXISTS ktally_chunk", "drop\tktally_chunk" },
+  { "/schema/uses/delete", "DELETE FROM ktally_schema WHERE version = 0", "delete\tktally_schema" },
+  { "/schema/uses/other-db", "INSERT INTO t SELECT * FROM information_schema.tables",
+    "insert\tt" },
+  { "/schema/uses/none", "SET SESSION group_concat_max_len = 16777215", "" },
+};
+
+static void
+test_statement_uses (gconstpointer data)
+{
+  const UsesCase *c = data;
+  g_autoptr(GPtrArray) uses = g_ptr_array_new_with_free_func (g_free);
+  g_autofree char *joined = NULL;
+
+  kt_migrations_statement_uses (c->sql, uses);
+  g_ptr_array_add (uses, NULL);
+  joined = g_strjoinv ("|", (char **) uses->pdata);
+  g_assert_cmpstr (joined, ==, c->uses);
+}
+
+/* Every migration's statements name only tables the dry run can size:
+ * none is left out for a form the parser does not know (each statement
+ * but SET names one). */
+static void
+test_migrations_uses (void)
+{
+  for (guint i = 0; kt_migrations_get (i) != NULL; i++)
+    {
+      g_autoptr(GPtrArray) statements = kt_schema_statements (kt_migrations_get (i)->sql);
+
+      for (guint j = 0; j < statements->len; j++)
+        {
+          g_autoptr(GPtrArray) uses = g_ptr_array_new_with_free_func (g_free);
+          const char *sql = statements->pdata[j];
+
+          kt_migrations_statement_uses (sql, uses);
+          if (strstr (sql, "SET SESSION") == NULL && uses->len == 0)
+            g_error ("migration %d: no table found in:\n%s", kt_migrations_get (i)->version,
+                     sql);
+        }
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -168,5 +239,8 @@ main (int argc, char **argv)
   for (gsize i = 0; i < G_N_ELEMENTS (view_cases); i++)
     g_test_add_data_func (view_cases[i].path, &view_cases[i], test_view_reads);
   g_test_add_func ("/schema/own-tables", test_own_tables);
+  for (gsize i = 0; i < G_N_ELEMENTS (uses_cases); i++)
+    g_test_add_data_func (uses_cases[i].path, &uses_cases[i], test_statement_uses);
+  g_test_add_func ("/schema/uses/every-migration", test_migrations_uses);
   return g_test_run ();
 }

@@ -256,7 +256,7 @@ kt_log_writer (GLogLevelFlags level, const GLogField *fields, gsize n_fields,
         record.message = fields[i].value;
       if (glib_internal (fields[i].key) || fields[i].length != -1)
         continue;
-      f = (KtLogField) { g_ascii_strdown (fields[i].key, -1), fields[i].value, FALSE };
+      f = (KtLogField) { g_ascii_strdown (fields[i].key, -1), fields[i].value, FALSE, FALSE };
       g_ptr_array_add (keys, (char *) f.key);
       g_array_append_val (extra, f);
     }
@@ -290,7 +290,7 @@ kt_log_event_free (KtLogEvent *self)
 static void
 add_field (KtLogEvent *self, const char *key, char *value, gboolean number)
 {
-  KtLogField f = { g_strdup (key), value, number };
+  KtLogField f = { g_strdup (key), value, number, FALSE };
 
   g_ptr_array_add (self->strings, (char *) f.key);
   g_ptr_array_add (self->strings, value);
@@ -301,6 +301,13 @@ void
 kt_log_event_string (KtLogEvent *self, const char *key, const char *value)
 {
   add_field (self, key, g_strdup (value != NULL ? value : ""), FALSE);
+}
+
+void
+kt_log_event_json (KtLogEvent *self, const char *key, const char *json)
+{
+  add_field (self, key, g_strdup (json), FALSE);
+  g_array_index (self->fields, KtLogField, self->fields->len - 1).json = TRUE;
 }
 
 void

@@ -18,6 +18,8 @@ typedef struct
   const char *key;     /* lower case, [a-z0-9_]: "job", "records", "exit_status" */
   const char *value;   /* as text: "logs", "12", "0.112" */
   gboolean    number;  /* a number (JSON writes it bare), not a string */
+  gboolean    json;    /* JSON text (an array, an object): the json format
+                        * writes it as it is, the others as a string */
 } KtLogField;
 
 /* One record, as a format sees it. */
@@ -89,6 +91,10 @@ void        kt_log_event_free   (KtLogEvent *self);  /* NULL is fine */
 /* Adds a field (@key lower case, [a-z0-9_]); @value is copied. */
 void        kt_log_event_string (KtLogEvent *self, const char *key, const char *value);
 void        kt_log_event_int    (KtLogEvent *self, const char *key, gint64 value);
+/* @json: valid JSON text (an array or an object, its strings valid
+ * UTF-8), which the json format embeds as it is: structured data (what a
+ * reload changed). The other formats and journald take it as a string. */
+void        kt_log_event_json   (KtLogEvent *self, const char *key, const char *json);
 /* Written with at most @decimals decimals, never a decimal comma. */
 void        kt_log_event_double (KtLogEvent *self, const char *key, double value,
                                  int decimals);

@@ -22,6 +22,7 @@ struct _KtOptionValues
   KtCommandBits command;
   GPtrArray    *rows;   /* const KtOption *, in table order */
   Slot         *slots;  /* one per row */
+  GPtrArray    *errors; /* GError *, kt_option_values_collect()'s; NULL: stop at the first */
 };
 
 KtOptionValues *
@@ -58,6 +59,7 @@ kt_option_values_free (KtOptionValues *self)
     g_clear_pointer (&self->slots[i].texts, g_ptr_array_unref);
   g_free (self->slots);
   g_ptr_array_unref (self->rows);
+  g_clear_pointer (&self->errors, g_ptr_array_unref);
   g_free (self);
 }
 
@@ -518,16 +520,43 @@ check_needs (const KtOptionValues *self, const Slot *s, GError **error)
   return FALSE;
 }
 
+void
+kt_option_values_collect (KtOptionValues *self)
+{
+  if (self->errors == NULL)
+    self->errors = g_ptr_array_new_with_free_func ((GDestroyNotify) g_error_free);
+}
+
+GPtrArray *
+kt_option_values_errors (const KtOptionValues *self)
+{
+  return self->errors;
+}
+
 gboolean
 kt_option_values_load (const KtOptionValues *self, const KtOption *table, gpointer target,
                        GError **error)
 {
   for (const KtOption *row = table; row->name != NULL; row++)
     for (guint i = 0; i < self->rows->len; i++)
-      if (self->slots[i].row == row
-          && (!check_needs (self, &self->slots[i], error)
-              || !load_row (&self->slots[i], target, error)))
-        return FALSE;
+      {
+        GError *local = NULL;
+
+        if (self->slots[i].row != row
+            || (check_needs (self, &self->slots[i], &local)
+                && load_row (&self->slots[i], target, &local)))
+          continue;
+        if (self->errors == NULL)
+          {
+            g_propagate_error (error, local);
+            return FALSE;
+          }
+        g_ptr_array_add (self->errors, local);
+        /* Left as if not given: the later checks see a usable value. */
+        field_clear (row, target);
+        if (row->fallback != NULL && row->type != KT_OPT_SWITCH)
+          field_set (row, "", row->fallback, target, NULL);
+      }
   return TRUE;
 }
 

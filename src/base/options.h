@@ -129,9 +129,18 @@ gboolean kt_option_given (const KtOptionValues *values, const char *name);
 
 /* Every row of @table that @values holds into @target (the struct the
  * table's offsets point into): the given value, else the fallback, else
- * unset; checked against the row. KT_ERROR_USAGE naming the option. */
+ * unset; checked against the row. KT_ERROR_USAGE naming the option; with
+ * kt_option_values_collect(), every row's error instead (the row left at
+ * its fallback), and TRUE. */
 gboolean kt_option_values_load (const KtOptionValues *values, const KtOption *table,
                                 gpointer target, GError **error);
+
+/* From now on, kt_option_values_load() keeps the error of each row that
+ * does not load and goes on: a check that reports every error at once
+ * (config --check). kt_option_values_errors(): those errors (GError *),
+ * where the caller may add its own; NULL when not collecting. */
+void       kt_option_values_collect (KtOptionValues *values);
+GPtrArray *kt_option_values_errors  (const KtOptionValues *values);
 
 /* The first row of @table that @values holds and that was given, or NULL:
  * for refusing options that do not apply ("--workers: --kind count takes

@@ -4,6 +4,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <glib/gstdio.h>
 #include <math.h>
 #include <fcntl.h>
 #include <stddef.h>
@@ -451,6 +452,27 @@ kt_options_kafka (KtConfig *config, const KtOptionValues *values, gboolean sever
   return TRUE;
 }
 
+/* The TLS files of --db (or [mysql] ssl-ca, ssl-cert, ssl-key): files
+ * this process can read, found before a connection fails on them. */
+static gboolean
+check_tls_files (const KtDbConfig *db, GError **error)
+{
+  const char *const files[][2] = {
+    { "ssl-ca", db->ssl_ca }, { "ssl-cert", db->ssl_cert }, { "ssl-key", db->ssl_key },
+  };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (files); i++)
+    if (files[i][1] != NULL && g_access (files[i][1], R_OK) != 0)
+      {
+        int saved = errno;
+
+        g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--db: %s '%s': cannot read it: %s",
+                     files[i][0], files[i][1], g_strerror (saved));
+        return FALSE;
+      }
+  return TRUE;
+}
+
 gboolean
 kt_options_db (KtConfig *config, GError **error)
 {
@@ -477,7 +499,7 @@ kt_options_db (KtConfig *config, GError **error)
                    "--db-defaults-file: '%s' is not a readable file", config->db.defaults_file);
       return FALSE;
     }
-  return TRUE;
+  return check_tls_files (&config->db, error);
 }
 
 gboolean

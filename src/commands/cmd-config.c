@@ -22,8 +22,9 @@ static const char SUMMARY[] =
   "without running it, and prints the effective settings as a config file\n"
   "that reads back (secrets only as comments). With --connect it also\n"
   "reaches Kafka and MySQL and reports what it found; it creates nothing.\n\n"
-  "Exit status: 0 the settings are good, 2 they are not (one line naming the\n"
-  "option), 3 --connect could not reach Kafka or MySQL, or lacks grants.";
+  "Exit status: 0 the settings are good, 2 they are not (every error, one\n"
+  "line each, naming the option and the file's line), 3 --connect could not\n"
+  "reach Kafka or MySQL, or lacks grants.";
 
 /* config's own options. */
 typedef struct
@@ -58,7 +59,10 @@ check (KtConfig *config, const KtOptionValues *values, GError **error)
                            "FILE] [run options]'");
       return FALSE;
     }
-  return kt_run_check (config, values, error);
+  /* Every error at once: the values that did not load (the table kept
+   * them), then what run checks of them together. */
+  kt_run_check_every (config, values, kt_option_values_errors (values));
+  return kt_command_errors (kt_option_values_errors (values), error);
 }
 
 static gboolean
@@ -155,6 +159,7 @@ const KtCommand kt_command_config = {
   .also = KT_CMD_RUN,
   .options = config_options,
   .options_size = sizeof (ConfigOptions),
+  .every_error = TRUE,
   .check = check,
   .handle = handle,
 };

@@ -1,16 +1,34 @@
 /* cmd-init-db.c - `ktally init-db`: a database ready for a mode's jobs. */
 #include "commands.h"
 
+#include <stddef.h>
+#include <stdio.h>
 #include "autocleanups.h"
 #include "counts.h"
 #include "migrations.h"
+#include "error.h"
 #include "schema.h"
 
 /* What `ktally init-db --help` says before the options. */
 static const char SUMMARY[] =
   "Creates ktally's tables where absent (sql/common.sql, and counts.sql or\n"
   "idempotent.sql by --mode), checks the shape of those present, and brings\n"
-  "an older schema forward (sql/migrations/).";
+  "an older schema forward (sql/migrations/). --dry-run lists the pending\n"
+  "migrations, the tables each touches and their sizes, and changes nothing.";
+
+/* init-db's own options. */
+typedef struct
+{
+  gboolean dry_run;  /* --dry-run */
+} InitDbOptions;
+
+static const KtOption init_db_options[] = {
+  { "dry-run", 0, NULL, KT_OPT_SWITCH, offsetof (InitDbOptions, dry_run),
+    .commands = KT_CMD_INIT_DB,
+    .help = "List the migrations an older schema needs, the tables each would touch and "
+            "their sizes now (rows about, bytes); change nothing" },
+  KT_OPTION_END
+};
 
 /* The shape error_log holds: what ktally_table records of it (a job with
  * --by or --sum may have made error_log in its own), or else what its
@@ -74,6 +92,77 @@ error_log_shape (KtDb *db, char ***dimensions, char ***sums, GError **error)
   return TRUE;
 }
 
+/* "12 kB": a size for people, in powers of 1024. */
+static char *
+size_text (gint64 bytes)
+{
+  static const char *const units[] = { "B", "kB", "MB", "GB", "TB" };
+  double v = (double) bytes;
+  guint u = 0;
+
+  while (v >= 1024 && u + 1 < G_N_ELEMENTS (units))
+    v /= 1024, u++;
+  return u == 0 ? g_strdup_printf ("%" G_GINT64_FORMAT " B", bytes)
+                : g_strdup_printf ("%.1f %s", v, units[u]);
+}
+
+/* --dry-run: what init-db (or the next start) would migrate, on stdout. */
+static gboolean
+dry_run (const KtConfig *config, GError **error)
+{
+  g_autoptr(KtDb) db = kt_db_new (&config->db);
+  g_autoptr(GArray) pending = g_array_new (FALSE, TRUE, sizeof (KtPendingTable));
+  GError *local = NULL;
+  int version;
+
+  g_array_set_clear_func (pending, kt_pending_table_clear);
+  if (!kt_db_connect (db, error))
+    return FALSE;
+  if (!kt_migrations_pending (kt_db_connection (db), kt_db_name (db), &version, pending, &local))
+    return kt_db_failed (db, local, error);
+  if (version == 0)
+    printf ("%s holds no ktally table: init-db would create them at schema version %d "
+            "(a dry run: nothing changed)\n", kt_db_name (db), KT_SCHEMA_VERSION);
+  else if (version == KT_SCHEMA_VERSION)
+    printf ("%s is at schema version %d, this ktally's: nothing to migrate (a dry run: "
+            "nothing changed)\n", kt_db_name (db), version);
+  else
+    {
+      printf ("%s is at schema version %d; this ktally migrates it to %d, %d migration%s "
+              "(a dry run: nothing changed)\n", kt_db_name (db), version, KT_SCHEMA_VERSION,
+              KT_SCHEMA_VERSION - version, KT_SCHEMA_VERSION - version == 1 ? "" : "s");
+      printf ("%-8s %-20s %-24s %-20s %14s %10s\n", "version", "migration", "table", "does",
+              "rows (about)", "size");
+      for (guint m = 0; kt_migrations_get (m) != NULL; m++)
+        {
+          const KtMigration *migration = kt_migrations_get (m);
+          gboolean any = FALSE;
+
+          if (migration->version <= version)
+            continue;
+          for (guint i = 0; i < pending->len; i++)
+            {
+              const KtPendingTable *t = &g_array_index (pending, KtPendingTable, i);
+              g_autofree char *rows = NULL, *size = NULL;
+
+              if (t->version != migration->version)
+                continue;
+              rows = t->rows >= 0 ? g_strdup_printf ("%" G_GINT64_FORMAT, t->rows)
+                                  : g_strdup ("-");
+              size = t->bytes >= 0 ? size_text (t->bytes) : g_strdup ("new");
+              printf ("%-8d %-20s %-24s %-20s %14s %10s\n", t->version, t->migration, t->table,
+                      t->does, rows, size);
+              any = TRUE;
+            }
+          /* Its tables are of a kind or mode this database never used. */
+          if (!any)
+            printf ("%-8d %-20s %-24s %-20s %14s %10s\n", migration->version, migration->name,
+                    "-", "(none here)", "-", "-");
+        }
+    }
+  return TRUE;
+}
+
 gboolean
 kt_init_db (const KtConfig *config, GError **error)
 {
@@ -107,8 +196,10 @@ check (KtConfig *config, const KtOptionValues *values, GError **error)
 static gboolean
 handle (const KtConfig *config, volatile int *stop, GError **error)
 {
+  const InitDbOptions *own = config->own;
+
   (void) stop;
-  return kt_init_db (config, error);
+  return own->dry_run ? dry_run (config, error) : kt_init_db (config, error);
 }
 
 const KtCommand kt_command_init_db = {
@@ -117,6 +208,8 @@ const KtCommand kt_command_init_db = {
   .help = SUMMARY,
   .bit = KT_CMD_INIT_DB,
   .notes = notes,
+  .options = init_db_options,
+  .options_size = sizeof (InitDbOptions),
   .check = check,
   .handle = handle,
 };

@@ -3,9 +3,11 @@
 #include "commands.h"
 
 #include <string.h>
+#include "migrations.h"
 #include "schema.h"
 #include "error.h"
 #include "log.h"
+#include "metrics.h"
 #include "notify.h"
 #include "progress.h"
 #include "reload.h"
@@ -56,15 +58,80 @@ check_job_name (const KtConfig *config, const KtOptionValues *values, GError **e
   return FALSE;
 }
 
+typedef gboolean (*Check) (KtConfig *config, const KtOptionValues *values, GError **error);
+
+/* The checks of run's options, in the order they always ran. */
+static gboolean
+check_kafka (KtConfig *config, const KtOptionValues *values, GError **error)
+{
+  return kt_options_kafka (config, values, TRUE, error);
+}
+
+static gboolean
+check_db (KtConfig *config, const KtOptionValues *values, GError **error)
+{
+  (void) values;
+  return kt_options_db (config, error);
+}
+
+static gboolean
+check_run (KtConfig *config, const KtOptionValues *values, GError **error)
+{
+  (void) values;
+  return kt_options_run (config, error);
+}
+
+static gboolean
+check_table (KtConfig *config, const KtOptionValues *values, GError **error)
+{
+  return kt_options_table (config, values, error) && check_table_name (config, error);
+}
+
+static gboolean
+check_replay_name (KtConfig *config, const KtOptionValues *values, GError **error)
+{
+  return check_job_name (config, values, error);
+}
+
+/* @check, its error appended to @errors; TRUE when it passed. */
+static gboolean
+kept (Check check, KtConfig *config, const KtOptionValues *values, GPtrArray *errors)
+{
+  GError *local = NULL;
+
+  if (check (config, values, &local))
+    return TRUE;
+  g_ptr_array_add (errors, local);
+  return FALSE;
+}
+
+void
+kt_run_check_every (KtConfig *config, const KtOptionValues *values, GPtrArray *errors)
+{
+  /* Independent of each other but for the job's name and table, which
+   * the Kafka options settle (the name defaults to the topic). */
+  gboolean kafka = kept (check_kafka, config, values, errors);
+
+  kept (check_db, config, values, errors);
+  kept (check_run, config, values, errors);
+  if (kafka)
+    {
+      kept (check_table, config, values, errors);
+      kept (check_replay_name, config, values, errors);
+    }
+}
+
 gboolean
 kt_run_check (KtConfig *config, const KtOptionValues *values, GError **error)
 {
-  return kt_options_kafka (config, values, TRUE, error)
-         && kt_options_db (config, error)
-         && kt_options_run (config, error)
-         && kt_options_table (config, values, error)
-         && check_table_name (config, error)
-         && check_job_name (config, values, error);
+  g_autoptr(GPtrArray) errors = g_ptr_array_new_with_free_func ((GDestroyNotify) g_error_free);
+
+  kt_run_check_every (config, values, errors);
+  if (errors->len == 0)
+    return TRUE;
+  /* The first, as the checks come in the order they always did. */
+  g_propagate_error (error, g_ptr_array_steal_index (errors, 0));
+  return FALSE;
 }
 
 
@@ -160,6 +227,27 @@ service_progress (gpointer data, const char *topic, const GArray *states,
   kt_log_status (line->str);
 }
 
+/* The schema is being migrated at start (or another instance's migration
+ * waited for): systemd's start timeout is pushed back meanwhile, from a
+ * thread of notify's, since an ALTER TABLE blocks this one. */
+static void
+service_migrating (gboolean migrating, gpointer data)
+{
+  Service *s = data;
+
+  if (!migrating)
+    {
+      kt_notify_extend_end (s->notify);
+      return;
+    }
+  {
+    g_autofree char *status = g_strdup_printf ("job %s: migrating the database's schema",
+                                               s->config->job.name);
+    kt_notify_status (s->notify, status);
+  }
+  kt_notify_extend_begin (s->notify, KT_NOTIFY_EXTEND_US);
+}
+
 /* Every turn of the loop: the watchdog fed, SIGTERM told, and SIGHUP's
  * settings handed over. */
 static gboolean
@@ -179,11 +267,14 @@ service_turn (gpointer data, KtRunSettings *settings)
   return newer;
 }
 
-/* What an --exit-when-idle run did, in one line (and its fields). */
+/* What the run did, in one line (and its fields), as it ends well: @event
+ * "done" (idle with --exit-when-idle) or "stopped" (SIGTERM or SIGINT: the
+ * batch in flight committed whole or was abandoned whole). */
 static void
-report_done (const KtConfig *config, const KtRunTotals *totals, gint64 started)
+report_end (const KtConfig *config, const char *event, const KtRunTotals *totals,
+            gint64 started)
 {
-  g_autoptr(KtLogEvent) e = kt_log_event_new ("done");
+  g_autoptr(KtLogEvent) e = kt_log_event_new (event);
   double seconds = (double) (g_get_monotonic_time () - started) / G_USEC_PER_SEC;
 
   kt_log_event_string (e, "job", config->job.name);
@@ -192,33 +283,43 @@ report_done (const KtConfig *config, const KtRunTotals *totals, gint64 started)
   kt_log_event_int (e, "errors", (gint64) totals->errors);
   kt_log_event_int (e, "malformed", (gint64) totals->malformed);
   kt_log_event_double (e, "duration", seconds, 3);
-  kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "job %s: done: %" G_GUINT64_FORMAT " record%s, %"
+  kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "job %s: %s: %" G_GUINT64_FORMAT " record%s, %"
                      G_GUINT64_FORMAT " line%s, %" G_GUINT64_FORMAT " ERROR, %" G_GUINT64_FORMAT
-                     " malformed in %.1f s", config->job.name, totals->records,
+                     " malformed in %.1f s%s", config->job.name, event, totals->records,
                      totals->records == 1 ? "" : "s", totals->lines,
-                     totals->lines == 1 ? "" : "s", totals->errors, totals->malformed, seconds);
+                     totals->lines == 1 ? "" : "s", totals->errors, totals->malformed, seconds,
+                     g_str_equal (event, "stopped")
+                     ? " (the batch in flight committed whole or not at all)" : "");
 }
 
 static gboolean
 handle (const KtConfig *config, volatile int *stop, GError **error)
 {
+  /* The registry outlives the run: a reload reports into it too. */
+  g_autoptr(KtMetrics) metrics = kt_metrics_new (config->job.name, config->run.interval);
   g_autoptr(KtReload) reload = kt_reload_new (config);
   g_autoptr(KtNotify) notify = kt_notify_new ();
   Service service = { config, stop, NULL, 0, config->run.exit_when_idle && kt_log_interactive (),
                       reload, notify };
   /* Watched, the status line stands for the batch lines. */
   KtRunHooks hooks = { .ready = service_ready, .progress = service_progress,
-                       .turn = service_turn, .data = &service, .quiet = service.watched };
+                       .turn = service_turn, .data = &service, .quiet = service.watched,
+                       .metrics = metrics };
   gint64 started = g_get_monotonic_time ();
   KtRunTotals totals;
   gboolean ok;
 
   service.topics = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  kt_reload_set_metrics (reload, metrics);
+  kt_migrations_set_migrating (service_migrating, &service);
   ok = kt_config_run (config, &hooks, stop, &totals, error);
+  kt_migrations_set_migrating (NULL, NULL);
   kt_notify_stopping (notify);
   kt_log_status_done ();
-  if (ok && config->run.exit_when_idle && !*stop)
-    report_done (config, &totals, started);
+  if (ok && *stop)
+    report_end (config, "stopped", &totals, started);
+  else if (ok && config->run.exit_when_idle)
+    report_end (config, "done", &totals, started);
   g_hash_table_unref (service.topics);
   return ok;
 }

@@ -19,7 +19,8 @@
 /* What `ktally status --help` says before the options. */
 static const char SUMMARY[] =
   "Shows, per partition, the job's stored offset, the log start, the high\n"
-  "watermark, the lag, and whether data was lost to retention.";
+  "watermark, the lag, and whether data was lost to retention. --job alone\n"
+  "shows every topic the job reads.";
 
 /* One partition of `ktally status`: its lag and what was lost. */
 typedef struct
@@ -255,19 +256,46 @@ status_database (gpointer data, int timeout_ms, GError **error)
   return kt_schema_readable (data, error);
 }
 
+/* --job without --topic: the topics the job reads, as the database knows
+ * them, into @config's copy (@topics owns them). */
+static gboolean
+job_topics (KtDb *db, KtConfig *config, GStrv *topics, GError **error)
+{
+  g_autoptr(GPtrArray) jobs = g_ptr_array_new_with_free_func ((GDestroyNotify) kt_job_info_free);
+  const KtJobInfo *info;
+
+  if (!kt_jobs_load (db, jobs, error)
+      || (info = kt_jobs_require (db, jobs, config->job.name, error)) == NULL)
+    return FALSE;
+  if (info->topics == NULL || info->topics[0] == NULL)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "job %s has no topic recorded in %s: "
+                   "give --topic", config->job.name, kt_db_name (db));
+      return FALSE;
+    }
+  *topics = g_strdupv (info->topics);
+  config->job.topics = *topics;
+  config->job.topic = (*topics)[0];
+  return TRUE;
+}
+
 gboolean
-kt_status (const KtConfig *config, GError **error)
+kt_status (const KtConfig *given, GError **error)
 {
   static const volatile int never = 0;
-  g_autoptr(JsonArray) docs = config->json ? json_array_new () : NULL;
+  g_autoptr(JsonArray) docs = given->json ? json_array_new () : NULL;
   g_autoptr(GString) text = g_string_new (NULL);
-  g_autoptr(KtDb) db = kt_db_new (&config->db);
+  g_autoptr(KtDb) db = kt_db_new (&given->db);
+  g_auto(GStrv) topics = NULL;
+  KtConfig copy = *given;  /* shallow: the job's topics, when --topic is not given */
+  const KtConfig *config = &copy;
   gboolean present;
 
   kt_db_allow_read_only (db);  /* reads only: a replica will do */
   /* A mistyped --job (or a topic of none) is not a new job with
    * everything to do: it is refused, naming the jobs there are. */
   if (!kt_retry (&never, config->run.startup_timeout, "MySQL", status_database, db, error)
+      || (copy.job.topics == NULL && !job_topics (db, &copy, &topics, error))
       || !kt_jobs_check (db, config->job.name, (const char *const *) config->job.topics, error)
       || !kt_offsets_present (db, &present, error))
     return FALSE;
@@ -310,7 +338,12 @@ kt_status (const KtConfig *config, GError **error)
 static gboolean
 check (KtConfig *config, const KtOptionValues *values, GError **error)
 {
-  if (!kt_options_kafka (config, values, TRUE, error) || !kt_options_db (config, error))
+  /* --job alone: the job knows its topics (kt_status reads them). */
+  if (config->job.topics == NULL && kt_option_given (values, "job")
+      ? !kt_options_job (config, TRUE, "", error) || !kt_options_brokers (config, TRUE, error)
+      : !kt_options_kafka (config, values, TRUE, error))
+    return FALSE;
+  if (!kt_options_db (config, error))
     return FALSE;
   config->job.table = g_strdup ("error_log");
   return TRUE;

@@ -107,6 +107,8 @@ kt_command_parse (const KtCommand *command, int argc, char **argv, GError **erro
                                                            kt_command_bits (command));
 
   config->command = command->name;
+  if (command->every_error)
+    kt_option_values_collect (parsed);
   if (command->options != NULL)
     {
       config->own = g_malloc0 (command->options_size);
@@ -120,6 +122,21 @@ kt_command_parse (const KtCommand *command, int argc, char **argv, GError **erro
       || !command->check (config, parsed, error))
     return NULL;
   return g_steal_pointer (&config);
+}
+
+gboolean
+kt_command_errors (GPtrArray *errors, GError **error)
+{
+  g_autoptr(GString) all = NULL;
+
+  if (errors == NULL || errors->len == 0)
+    return TRUE;
+  all = g_string_new (NULL);
+  for (guint i = 0; i < errors->len; i++)
+    g_string_append_printf (all, "%s%s", i > 0 ? "\n" : "",
+                            ((GError *) errors->pdata[i])->message);
+  g_set_error_literal (error, KT_ERROR, ((GError *) errors->pdata[0])->code, all->str);
+  return FALSE;
 }
 
 /* Blanks, in @message, what the command's @words hold where a mysql://
@@ -151,6 +168,7 @@ kt_config_parse (const char *command, int argc, char **argv, GError **error)
   g_autoptr(GPtrArray) args = g_ptr_array_new ();  /* borrowed strings */
   g_autoptr(GPtrArray) words = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(GArray) lines = g_array_new (FALSE, FALSE, sizeof (guint));
+  g_autoptr(GPtrArray) file_errors = g_ptr_array_new_with_free_func ((GDestroyNotify) g_error_free);
   g_auto(GStrv) given = NULL;  /* the command line's words, for the file's errors */
   const char *file;
   KtConfig *config = NULL;
@@ -174,21 +192,37 @@ kt_config_parse (const char *command, int argc, char **argv, GError **error)
     g_set_error (&local, KT_ERROR, KT_ERROR_USAGE, "unknown command '%s'", command);
   else if (file == NULL
            || kt_config_file_words (file, kt_option_tables (), kt_command_bits (cmd), words,
-                                    lines, &local))
+                                    lines, cmd->every_error ? file_errors : NULL, &local))
     {
       /* The file's words first: the command line's come later and win. */
       for (guint i = 0; i < words->len; i++)
         g_ptr_array_insert (args, (gint) (i + 1), words->pdata[i]);
       config = kt_command_parse (cmd, (int) args->len - 1, (char **) args->pdata, &local);
-      /* A value from the file that does not do: its line too. */
+      /* A value from the file that does not do: its line too (each one's,
+       * when the command says every error, one a line). */
       if (config == NULL && file != NULL && local->domain == KT_ERROR
           && local->code == KT_ERROR_USAGE)
         {
-          g_autofree char *where = kt_config_file_blame (file, local->message, words, lines,
-                                                         given, kt_option_tables (),
-                                                         kt_command_bits (cmd));
-          if (where != NULL)
-            g_prefix_error (&local, "--config: %s: ", where);
+          g_auto(GStrv) each = g_strsplit (local->message, "\n", -1);
+
+          for (char **m = each; *m != NULL; m++)
+            {
+              g_autofree char *where = kt_config_file_blame (file, *m, words, lines, given,
+                                                             kt_option_tables (),
+                                                             kt_command_bits (cmd));
+              g_ptr_array_add (file_errors, where != NULL
+                               ? g_error_new (KT_ERROR, KT_ERROR_USAGE, "--config: %s: %s",
+                                              where, *m)
+                               : g_error_new_literal (KT_ERROR, KT_ERROR_USAGE, *m));
+            }
+          g_clear_error (&local);
+        }
+      /* The file's errors, then the values': all of them, or none. */
+      if (file_errors->len > 0)
+        {
+          g_clear_pointer (&config, kt_config_free);
+          g_clear_error (&local);
+          kt_command_errors (file_errors, &local);
         }
     }
 

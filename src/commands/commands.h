@@ -19,6 +19,10 @@ struct _KtCommand
    * KtConfig's `own`), or NULL. */
   const KtOption *options;
   gsize         options_size;
+  /* It reports every error of its options at once, one line each, not the
+   * first (config --check): the table keeps the values that do not load
+   * (kt_option_values_errors()), and its check adds its own. */
+  gboolean      every_error;
   /* What it checks of its options once the table loaded them (what each
    * says together with the others, what a file it names holds): FALSE
    * with KT_ERROR_USAGE and one line naming the flag. */
@@ -32,8 +36,11 @@ extern const KtCommand kt_command_run, kt_command_replay, kt_command_status,
                        kt_command_jobs, kt_command_reset, kt_command_forget;
 
 /* What `run` checks of its options once the table loaded them (`config
- * --check` checks the same). */
+ * --check` checks the same): the first error, or with _every, every one
+ * appended to @errors (GError *). */
 gboolean  kt_run_check (KtConfig *config, const KtOptionValues *values, GError **error);
+void      kt_run_check_every (KtConfig *config, const KtOptionValues *values,
+                              GPtrArray *errors);
 
 /* The command named @name, or NULL. */
 const KtCommand *kt_command_find (const char *name);
@@ -58,6 +65,10 @@ KtConfig *kt_config_parse (const char *command, int argc, char **argv, GError **
  * way). */
 KtConfig *kt_command_parse (const KtCommand *command, int argc, char **argv,
                             GError **error);
+
+/* @errors (GError *) as one error: their messages one a line, the code
+ * of the first. FALSE when there were some. */
+gboolean kt_command_errors (GPtrArray *errors, GError **error);
 
 /* The rows @command takes: its own and those of @command->also. */
 KtCommandBits kt_command_bits (const KtCommand *command);

@@ -333,7 +333,8 @@ mysql_words (Reading *r)
 
 gboolean
 kt_config_file_words (const char *path, const KtOption *const *tables,
-                      KtCommandBits command, GPtrArray *words, GArray *lines, GError **error)
+                      KtCommandBits command, GPtrArray *words, GArray *lines, GPtrArray *every,
+                      GError **error)
 {
   g_autoptr(GKeyFile) file = g_key_file_new ();
   g_autoptr(GError) local = NULL;
@@ -360,16 +361,32 @@ kt_config_file_words (const char *path, const KtOption *const *tables,
       if (!g_strv_contains ((const char *const *) sections, *g))
         {
           g_autofree char *known = g_strjoinv (", ", sections);
+          GError *bad = g_error_new (KT_ERROR, KT_ERROR_USAGE,
+                                     "--config: %s:%u: unknown section [%s] (known: %s)",
+                                     path, line_of (text, *g, NULL), *g, known);
 
-          g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
-                       "--config: %s:%u: unknown section [%s] (known: %s)", path,
-                       line_of (text, *g, NULL), *g, known);
-          return FALSE;
+          if (every == NULL)
+            {
+              g_propagate_error (error, bad);
+              return FALSE;
+            }
+          g_ptr_array_add (every, bad);
+          continue;
         }
       names = g_key_file_get_keys (file, *g, NULL, NULL);
       for (char **k = names; *k != NULL; k++)
-        if (!key_words (&r, *g, *k, error))
-          return FALSE;
+        {
+          GError *bad = NULL;
+
+          if (key_words (&r, *g, *k, &bad))
+            continue;
+          if (every == NULL)
+            {
+              g_propagate_error (error, bad);
+              return FALSE;
+            }
+          g_ptr_array_add (every, bad);
+        }
     }
   mysql_words (&r);
   return TRUE;

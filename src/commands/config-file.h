@@ -14,10 +14,12 @@
  * word comes from. Values may name the environment: ${NAME} is NAME's
  * value, $${ a literal ${. An unknown section or key, a key given twice,
  * an unset ${NAME}, a file that cannot be read or parsed: KT_ERROR_USAGE
- * naming the file and the line. */
+ * naming the file and the line. With @every (GError *, may be NULL), an
+ * unknown section or key is appended there instead, and the other keys
+ * still give their words: a check that reports every error at once. */
 gboolean kt_config_file_words (const char *path, const KtOption *const *tables,
                                KtCommandBits command, GPtrArray *words, GArray *lines,
-                               GError **error);
+                               GPtrArray *every, GError **error);
 
 /* When @message (a failed parse's) is about an option whose value came
  * from @words (and @lines, as kt_config_file_words() gave them) and not

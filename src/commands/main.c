@@ -151,12 +151,16 @@ fail (const char *command, const GError *error)
 {
   int code = kt_error_exit_code (error);
   g_autofree char *message = NULL;
+  g_auto(GStrv) lines = NULL;
 
   if (code == KT_EXIT_USAGE)
     message = g_strdup_printf ("%s (try 'ktally%s%s --help')", error->message,
                                kt_command_find (command) != NULL ? " " : "",
                                kt_command_find (command) != NULL ? command : "");
-  kt_log_exit (code, message != NULL ? message : error->message);
+  /* Every error of a check that reports them all: one line each. */
+  lines = g_strsplit (message != NULL ? message : error->message, "\n", -1);
+  for (char **l = lines; *l != NULL; l++)
+    kt_log_exit (code, *l);
   return code;
 }
 

@@ -18,6 +18,7 @@ struct _KtReload
   GMutex          lock;
   KtConfig       *current;  /* the newest applied, or NULL: running's */
   KtRunSettings   settings; /* handed to the scheduler; generation counts reloads */
+  KtMetrics      *metrics;  /* borrowed, or NULL */
 };
 
 void
@@ -56,6 +57,51 @@ kt_reload_free (KtReload *self)
   g_free (self);
 }
 
+void
+kt_reload_set_metrics (KtReload *self, KtMetrics *metrics)
+{
+  self->metrics = metrics;
+}
+
+/* Whether the reload applied (and a restart is pending), for /metrics. */
+static void
+reported (KtReload *self, gboolean ok, gboolean restart_pending)
+{
+  if (self->metrics != NULL)
+    kt_metrics_reload (self->metrics, ok, restart_pending);
+}
+
+void
+kt_reload_change_free (gpointer change)
+{
+  KtReloadChange *c = change;
+
+  if (c == NULL)
+    return;
+  g_free (c->setting);
+  g_free (c->section);
+  g_free (c->from);
+  g_free (c->to);
+  g_free (c->text);
+  g_free (c);
+}
+
+/* A change into @into; @text is taken. */
+static void
+add_change (GPtrArray *into, const char *setting, const char *section, const char *from,
+            const char *to, gboolean secret, char *text)
+{
+  KtReloadChange *c = g_new0 (KtReloadChange, 1);
+
+  c->setting = g_strdup (setting);
+  c->section = g_strdup (section);
+  c->from = secret ? NULL : g_strdup (from);
+  c->to = secret ? NULL : g_strdup (to);
+  c->secret = secret;
+  c->text = text;
+  g_ptr_array_add (into, c);
+}
+
 static const char *
 level_name (const KtConfig *c)
 {
@@ -89,9 +135,10 @@ diff_table (const KtOption *table, gconstpointer current, gconstpointer fresh, G
         was = kt_option_text (row, current);
         now = kt_option_text (row, fresh);
         if (g_strcmp0 (was, now) != 0)
-          g_ptr_array_add (apply, g_strdup_printf ("--%s %s%s -> %s%s", row->name,
-                                                   was != NULL ? was : "(not set)", unit,
-                                                   now != NULL ? now : "(not set)", unit));
+          add_change (apply, row->name, row->section, was, now, FALSE,
+                      g_strdup_printf ("--%s %s%s -> %s%s", row->name,
+                                       was != NULL ? was : "(not set)", unit,
+                                       now != NULL ? now : "(not set)", unit));
       }
 }
 
@@ -132,7 +179,8 @@ diff_secrets (char **before, char **after, GPtrArray *restart)
         if (!g_hash_table_add (seen, key) || !kt_kprops_is_secret (key)
             || g_strcmp0 (property (before, key), property (after, key)) == 0)
           continue;
-        g_ptr_array_add (restart, g_strdup_printf ("[kafka] %s changed: needs a restart", key));
+        add_change (restart, key, "kafka", NULL, NULL, TRUE,
+                    g_strdup_printf ("[kafka] %s changed: needs a restart", key));
       }
 }
 
@@ -160,7 +208,7 @@ diff_described (GKeyFile *before, GKeyFile *after, GPtrArray *restart)
 
               if (!g_hash_table_add (seen, id) || applies (*g, *k) || g_strcmp0 (was, now) == 0)
                 continue;
-              g_ptr_array_add (restart, g_strdup_printf (
+              add_change (restart, *k, *g, was, now, FALSE, g_strdup_printf (
                 "%s: '%s' -> '%s' needs a restart; still '%s'", id,
                 was != NULL ? was : "(not set)", now != NULL ? now : "(not set)",
                 was != NULL ? was : "(not set)"));
@@ -180,21 +228,24 @@ kt_reload_diff (const KtConfig *running, const KtConfig *current, const KtConfig
 
   diff_applied (current, fresh, apply);
   if (g_strcmp0 (current->db.password, fresh->db.password) != 0)
-    g_ptr_array_add (apply, g_strdup ("the MySQL password changed: the next connection "
-                                      "uses it"));
+    add_change (apply, "password", "mysql", NULL, NULL, TRUE,
+                g_strdup ("the MySQL password changed: the next connection uses it"));
   if (g_strcmp0 (current->db.password_file, fresh->db.password_file) != 0)
-    g_ptr_array_add (apply, g_strdup_printf (
+    add_change (apply, "db-password-file", NULL, current->db.password_file,
+                fresh->db.password_file, FALSE, g_strdup_printf (
       "--db-password-file %s -> %s: read at the next connection",
       current->db.password_file != NULL ? current->db.password_file : "(none)",
       fresh->db.password_file != NULL ? fresh->db.password_file : "(none)"));
   if (g_strcmp0 (current->db.defaults_file, fresh->db.defaults_file) != 0)
-    g_ptr_array_add (apply, g_strdup_printf (
+    add_change (apply, "db-defaults-file", NULL, current->db.defaults_file,
+                fresh->db.defaults_file, FALSE, g_strdup_printf (
       "--db-defaults-file %s -> %s: the next connection reads it",
       current->db.defaults_file != NULL ? current->db.defaults_file : "(none)",
       fresh->db.defaults_file != NULL ? fresh->db.defaults_file : "(none)"));
   if (current->log.verbose != fresh->log.verbose || current->log.quiet != fresh->log.quiet)
-    g_ptr_array_add (apply, g_strdup_printf ("log level %s -> %s", level_name (current),
-                                             level_name (fresh)));
+    add_change (apply, "log-level", NULL, level_name (current), level_name (fresh), FALSE,
+                g_strdup_printf ("log level %s -> %s", level_name (current),
+                                 level_name (fresh)));
 
   /* Both texts are ktally's own INI: they load. */
   g_key_file_load_from_data (before, before_text, (gsize) -1, G_KEY_FILE_NONE, NULL);
@@ -204,28 +255,69 @@ kt_reload_diff (const KtConfig *running, const KtConfig *current, const KtConfig
 }
 
 /* A reload's line "job JOB: reload: @text"; for machines, @value as
- * field @key. */
+ * field @key (@json: JSON text, structured data). */
 static void
 logged (const char *job, GLogLevelFlags level, const char *key, const char *value,
-        const char *text)
+        gboolean json, const char *text)
 {
   g_autoptr(KtLogEvent) e = kt_log_event_new ("reload");
 
   kt_log_event_string (e, "job", job);
-  kt_log_event_string (e, key, value);
+  if (json)
+    kt_log_event_json (e, key, value);
+  else
+    kt_log_event_string (e, key, value);
   kt_log_event_emit (e, level, "job %s: reload: %s", job, text);
 }
 
-/* @lines joined by "; ". */
+/* The texts of @changes joined by "; ", for people. */
 static char *
-joined (GPtrArray *lines)
+joined (GPtrArray *changes)
 {
-  char *text;
+  g_autoptr(GString) text = g_string_new (NULL);
 
-  g_ptr_array_add (lines, NULL);
-  text = g_strjoinv ("; ", (char **) lines->pdata);
-  g_ptr_array_set_size (lines, lines->len - 1);
-  return text;
+  for (guint i = 0; i < changes->len; i++)
+    g_string_append_printf (text, "%s%s", i > 0 ? "; " : "",
+                            ((KtReloadChange *) changes->pdata[i])->text);
+  return g_string_free (g_steal_pointer (&text), FALSE);
+}
+
+static void
+append_json_string (GString *out, const char *name, const char *value)
+{
+  g_string_append_printf (out, "\"%s\":", name);
+  if (value != NULL)
+    kt_log_append_quoted (out, value);
+  else
+    g_string_append (out, "null");
+}
+
+/* @changes for machines: a JSON array of {"setting", "section" (when the
+ * key has one), "from", "to" (null: not set or a secret), "secret"}. */
+static char *
+changes_json (GPtrArray *changes)
+{
+  g_autoptr(GString) out = g_string_new ("[");
+
+  for (guint i = 0; i < changes->len; i++)
+    {
+      const KtReloadChange *c = changes->pdata[i];
+
+      g_string_append (out, i > 0 ? ",{" : "{");
+      append_json_string (out, "setting", c->setting);
+      if (c->section != NULL)
+        {
+          g_string_append_c (out, ',');
+          append_json_string (out, "section", c->section);
+        }
+      g_string_append_c (out, ',');
+      append_json_string (out, "from", c->from);
+      g_string_append_c (out, ',');
+      append_json_string (out, "to", c->to);
+      g_string_append_printf (out, ",\"secret\":%s}", c->secret ? "true" : "false");
+    }
+  g_string_append_c (out, ']');
+  return g_string_free (g_steal_pointer (&out), FALSE);
 }
 
 /* Parses the command's words again, logs what changed, and makes what
@@ -236,8 +328,8 @@ reload (KtReload *self)
   const KtConfig *running = self->running;
   const KtConfig *current = self->current != NULL ? self->current : running;
   g_autoptr(GError) error = NULL;
-  g_autoptr(GPtrArray) apply = g_ptr_array_new_with_free_func (g_free);
-  g_autoptr(GPtrArray) restart = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GPtrArray) apply = g_ptr_array_new_with_free_func (kt_reload_change_free);
+  g_autoptr(GPtrArray) restart = g_ptr_array_new_with_free_func (kt_reload_change_free);
   g_autoptr(KtConfig) fresh = NULL;
   g_auto(GStrv) words = g_strdupv (running->words);
   g_autofree char *applied = NULL, *kept = NULL;
@@ -245,8 +337,9 @@ reload (KtReload *self)
 
   if (words == NULL)
     {
-      logged (running->job.name, G_LOG_LEVEL_WARNING, "error", "no command line",
+      logged (running->job.name, G_LOG_LEVEL_WARNING, "error", "no command line", FALSE,
               "these settings were not read from a command line: nothing to read again");
+      reported (self, FALSE, FALSE);
       return;
     }
   /* GOption takes apart the array it parses: give it a copy of the
@@ -260,18 +353,27 @@ reload (KtReload *self)
       g_autofree char *text = g_strdup_printf ("%s; keeping the running settings",
                                                error->message);
 
-      logged (running->job.name, G_LOG_LEVEL_WARNING, "error", error->message, text);
+      logged (running->job.name, G_LOG_LEVEL_WARNING, "error", error->message, FALSE, text);
+      reported (self, FALSE, FALSE);
       return;
     }
   kt_reload_diff (running, current, fresh, apply, restart);
-  /* One line for what applies, one for what does not. */
+  /* One line for what applies, one for what does not; their fields say
+   * the same as structured data (which setting, from, to). */
   applied = joined (apply);
   kept = joined (restart);
   if (apply->len > 0 || restart->len == 0)
-    logged (running->job.name, G_LOG_LEVEL_MESSAGE, "applied", applied,
-            apply->len > 0 ? applied : "nothing changed");
+    {
+      g_autofree char *json = changes_json (apply);
+      logged (running->job.name, G_LOG_LEVEL_MESSAGE, "applied", json, TRUE,
+              apply->len > 0 ? applied : "nothing changed");
+    }
   if (restart->len > 0)
-    logged (running->job.name, G_LOG_LEVEL_WARNING, "needs_restart", kept, kept);
+    {
+      g_autofree char *json = changes_json (restart);
+      logged (running->job.name, G_LOG_LEVEL_WARNING, "needs_restart", json, TRUE, kept);
+    }
+  reported (self, TRUE, restart->len > 0);
   if (apply->len == 0)
     return;
 

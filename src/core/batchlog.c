@@ -20,8 +20,9 @@ after_batch (const KtPartitionState *s, const GArray *ranges)
   return at;
 }
 
-/* Each partition's offset and lag after the batch into the metrics;
- * returns the lag of them all. */
+/* Each partition's offset and lag after the batch into the metrics, and
+ * where some is left, when its oldest record was written (the lag in
+ * time); returns the lag of them all. */
 static gint64
 report_partitions (KtBatchLog *log, const GArray *states, const GArray *ranges)
 {
@@ -32,7 +33,11 @@ report_partitions (KtBatchLog *log, const GArray *states, const GArray *ranges)
       const KtPartitionState *s = &g_array_index (states, KtPartitionState, j);
       gint64 at = after_batch (s, ranges);
 
-      kt_metrics_partition (log->metrics, log->topic, s->partition, at, s->high);
+      gint64 unread = s->high > at && log->source != NULL
+                      ? kt_source_unread_timestamp (log->source, s->partition, at) : 0;
+
+      kt_metrics_partition (log->metrics, log->topic, s->partition, at, s->high,
+                            MAX (unread, 0));
       lag += MAX (0, s->high - at);
     }
   return lag;
@@ -44,7 +49,9 @@ since (gint64 started)
   return (double) (g_get_monotonic_time () - started) / G_USEC_PER_SEC;
 }
 
-/* An event of this runner's batch: its job, topic and batch number. */
+/* An event of this runner's batch: its job, topic and turn of the loop
+ * (every batch tried, idle and failed ones too: not what names a
+ * committed batch, its audit id). */
 static KtLogEvent *
 batch_event (KtBatchLog *log, const char *event)
 {
@@ -52,7 +59,7 @@ batch_event (KtBatchLog *log, const char *event)
 
   kt_log_event_string (e, "job", log->job);
   kt_log_event_string (e, "topic", log->topic);
-  kt_log_event_int (e, "batch", (gint64) log->batch_no);
+  kt_log_event_int (e, "turn", (gint64) log->batch_no);
   return e;
 }
 
@@ -88,12 +95,14 @@ report_back (KtBatchLog *log)
     return;
   seconds = since (log->outage_since);
   e = batch_event (log, "recovered");
+  /* The field in the retry events' spelling, the text in people's. */
   kt_log_event_string (e, "cause", log->outage_cause);
   kt_log_event_double (e, "duration", seconds, 3);
   kt_log_event_int (e, "failed", log->outage_failures);
   kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "job %s: %s back after %.1f s (%u failed "
-                     "batch%s)", log->job, log->outage_cause, seconds, log->outage_failures,
-                     log->outage_failures == 1 ? "" : "es");
+                     "batch%s)", log->job,
+                     g_str_equal (log->outage_cause, "kafka") ? "Kafka" : "MySQL", seconds,
+                     log->outage_failures, log->outage_failures == 1 ? "" : "es");
   log->outage_since = 0;
   log->outage_failures = 0;
 }
@@ -111,7 +120,7 @@ kt_batch_log_failed (KtBatchLog *log, const char *cause, const char *message, do
   if (log->outage_since == 0 && (g_str_equal (cause, "mysql") || g_str_equal (cause, "kafka")))
     {
       log->outage_since = started;
-      log->outage_cause = g_str_equal (cause, "kafka") ? "Kafka" : "MySQL";
+      log->outage_cause = g_str_equal (cause, "kafka") ? "kafka" : "mysql";
     }
   if (log->outage_since != 0)
     log->outage_failures++;
@@ -119,8 +128,8 @@ kt_batch_log_failed (KtBatchLog *log, const char *cause, const char *message, do
   kt_log_event_double (e, "backoff", backoff, 3);
   /* Whether it landed is said by the next batch (kt_batch_log_unknown). */
   kt_log_event_int (e, "lost_commit", log->lost_commit == log->batch_no);
-  kt_log_event_emit (e, G_LOG_LEVEL_WARNING, "job %s: batch %" G_GUINT64_FORMAT ": %s; "
-                     "retrying in %g s", log->job, log->batch_no, message, backoff);
+  kt_log_event_emit (e, G_LOG_LEVEL_WARNING, "job %s: %s; retrying in %g s", log->job, message,
+                     backoff);
 }
 
 void
@@ -130,8 +139,7 @@ kt_batch_log_abandoned (KtBatchLog *log, const char *cause, const char *message)
 
   kt_metrics_retry (log->metrics, cause);
   kt_log_event_string (e, "cause", cause);
-  kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "job %s: batch %" G_GUINT64_FORMAT ": %s",
-                     log->job, log->batch_no, message);
+  kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "job %s: %s", log->job, message);
 }
 
 void
@@ -143,9 +151,8 @@ kt_batch_log_commit_again (KtBatchLog *log, const char *message, guint attempt,
   log->retried++;
   kt_metrics_retry (log->metrics, "deadlock");
   kt_log_event_int (e, "attempt", attempt);
-  kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "job %s: batch %" G_GUINT64_FORMAT ": %s; "
-                     "committing again (%u/%u)", log->job, log->batch_no, message, attempt,
-                     attempts);
+  kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "job %s: %s; committing again (%u/%u)", log->job,
+                     message, attempt, attempts);
 }
 
 void
@@ -157,7 +164,7 @@ kt_batch_log_idle (KtBatchLog *log, const GArray *states, gint64 started)
                                                       .duration = since (started) });
   report_partitions (log, states, none);
   report_back (log);
-  g_debug ("job %s: batch %" G_GUINT64_FORMAT ": nothing new", log->job, log->batch_no);
+  g_debug ("job %s: turn %" G_GUINT64_FORMAT ": nothing new", log->job, log->batch_no);
 }
 
 void
@@ -170,9 +177,9 @@ kt_batch_log_fenced (KtBatchLog *log, const GArray *ranges, guint64 records,
   report_back (log);
   kt_log_event_int (e, "partition", partition);
   kt_log_event_int (e, "records", (gint64) records);
-  kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "job %s: batch %" G_GUINT64_FORMAT ": fenced: "
-                     "%s/%d was moved by another writer; rolled back, re-planning from the "
-                     "stored offsets", log->job, log->batch_no, log->topic, partition);
+  kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "job %s: fenced: %s/%d was moved by another "
+                     "writer; rolled back, re-planning from the stored offsets", log->job,
+                     log->topic, partition);
   kt_metrics_batch (log->metrics, &(KtBatchReport) {
     .result = KT_BATCH_FENCED, .partitions = ranges->len, .records = records,
     .duration = since (started) });
@@ -223,7 +230,8 @@ report_folded (KtBatchLog *log, guint64 folded, gint64 started)
 void
 kt_batch_log_committed (KtBatchLog *log, const KtJobKind *kind, gpointer state,
                         const GArray *states, const GArray *ranges, const GArray *losses,
-                        guint64 records, gint64 bytes, gint32 moved, gint64 started)
+                        guint64 records, gint64 bytes, gint32 moved, gint64 audit_id,
+                        gint64 started)
 {
   g_autoptr(GString) line = g_string_new (NULL);
   g_autoptr(KtLogEvent) e = batch_event (log, "batch");
@@ -237,17 +245,18 @@ kt_batch_log_committed (KtBatchLog *log, const KtJobKind *kind, gpointer state,
       g_autoptr(KtLogEvent) m = batch_event (log, "moved");
 
       log->fenced++;
+      kt_log_event_int (m, "batch", audit_id);
       kt_log_event_int (m, "partition", moved);
-      kt_log_event_emit (m, G_LOG_LEVEL_MESSAGE, "job %s: batch %" G_GUINT64_FORMAT ": %s/%d "
+      kt_log_event_emit (m, G_LOG_LEVEL_MESSAGE, "job %s: batch %" G_GINT64_FORMAT ": %s/%d "
                          "was moved by another writer: its output stands (idempotent), its "
-                         "offsets are theirs", log->job, log->batch_no, log->topic, moved);
+                         "offsets are theirs", log->job, audit_id, log->topic, moved);
     }
   /* A skipped loss is part of what this batch committed: reported once,
    * here, and not by a batch that failed or was fenced off. */
   report_losses (log, losses);
 
-  g_string_printf (line, "job %s: batch %" G_GUINT64_FORMAT ": %u partition%s, %"
-                   G_GUINT64_FORMAT " record%s, ", log->job, log->batch_no, ranges->len,
+  g_string_printf (line, "job %s: batch %" G_GINT64_FORMAT ": %u partition%s, %"
+                   G_GUINT64_FORMAT " record%s, ", log->job, audit_id, ranges->len,
                    ranges->len == 1 ? "" : "s", records, records == 1 ? "" : "s");
   kind->summarise (state, &summary, line);
   duration = since (started);
@@ -262,6 +271,7 @@ kt_batch_log_committed (KtBatchLog *log, const KtJobKind *kind, gpointer state,
   if (log->fenced > 0 || log->retried > 0)
     g_string_append_printf (line, " (so far %" G_GUINT64_FORMAT " fenced, %" G_GUINT64_FORMAT
                             " commits retried after a deadlock)", log->fenced, log->retried);
+  kt_log_event_int (e, "batch", audit_id);
   kt_log_event_int (e, "partitions", ranges->len);
   kt_log_event_int (e, "records", (gint64) records);
   kt_log_event_int (e, "bytes", bytes);

@@ -7,6 +7,7 @@
 #include "kind.h"
 #include "metrics.h"
 #include "plan.h"
+#include "source.h"
 
 /* What a run read and counted, over all its batches. */
 typedef struct
@@ -22,16 +23,20 @@ typedef struct
   const char *job;
   const char *topic;
   KtMetrics  *metrics;          /* borrowed */
+  KtSource   *source;           /* borrowed: when the next records to read were written */
   gboolean    quiet;            /* the batch line at debug level (a replay shows progress) */
-  guint64     batch_no;
+  guint64     batch_no;         /* the loop's turns: every batch tried, idle and failed
+                                 * ones too (the events' "turn"); a committed batch
+                                 * is named by its audit id (its "batch") */
   guint64     fenced;           /* batches fenced off by another writer */
   guint64     retried;          /* commits tried again after a deadlock */
   gint64      last_sample_at;
   guint64     folded;           /* lines counted as (other) not yet warned of */
   gint64      last_folded_at;
   KtRunTotals totals;
-  /* Failed batches in a row: since when (monotonic; 0: none), why
-   * ("MySQL", "Kafka"), how many. The next success says it is over. */
+  /* Failed batches in a row: since when (monotonic; 0: none), why (the
+   * metrics' word: "mysql", "kafka"), how many. The next success says it
+   * is over. */
   gint64      outage_since;
   const char *outage_cause;
   guint       outage_failures;
@@ -74,8 +79,9 @@ void kt_batch_log_fenced    (KtBatchLog *log, const GArray *ranges, guint64 reco
 /* A batch that committed (@moved: a partition whose offsets another writer
  * moved while its output stood, or -1): the losses it skipped, its line
  * (with the kind's part, from @kind's summarise), its figures. @bytes:
- * the bytes of record values it read. */
+ * the bytes of record values it read; @audit_id: the first ktally_batches
+ * id it wrote (what `reset --to batch:ID` takes), which names it. */
 void kt_batch_log_committed (KtBatchLog *log, const KtJobKind *kind, gpointer state,
                              const GArray *states, const GArray *ranges,
                              const GArray *losses, guint64 records, gint64 bytes,
-                             gint32 moved, gint64 started);
+                             gint32 moved, gint64 audit_id, gint64 started);

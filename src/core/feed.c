@@ -34,11 +34,13 @@ kt_feed_new (const KtRunJob *job, const char *topic, const KtJobKind *kind, KtDb
   f->partitions = g_array_new (FALSE, FALSE, sizeof (gint32));
   f->unknown_commit = g_array_new (FALSE, FALSE, sizeof (KtRange));
   f->states = g_array_new (FALSE, TRUE, sizeof (KtPartitionState));
+  f->expected = g_array_new (FALSE, TRUE, sizeof (KtPartitionState));
   f->ranges = g_array_new (FALSE, TRUE, sizeof (KtRange));
   f->losses = g_array_new (FALSE, TRUE, sizeof (KtDataLoss));
   f->log = (KtBatchLog) { .job = spec->name, .topic = topic, .metrics = metrics,
                           .quiet = quiet };
   f->source = kt_source_new (&source_config, error);
+  f->log.source = f->source;
   f->job = (KtKindContext) {
     .spec = spec, .job = spec->name, .topic = topic, .output = job->identity->output,
     .member = member, .db = db, .source = f->source, .identity = job->identity,
@@ -62,6 +64,7 @@ kt_feed_free (KtFeed *f)
   g_clear_pointer (&f->partitions, g_array_unref);
   g_clear_pointer (&f->unknown_commit, g_array_unref);
   g_clear_pointer (&f->states, g_array_unref);
+  g_clear_pointer (&f->expected, g_array_unref);
   g_clear_pointer (&f->ranges, g_array_unref);
   g_clear_pointer (&f->losses, g_array_unref);
   g_free (f);
@@ -111,8 +114,13 @@ kt_feed_plan (KtFeed *f, gboolean fresh, gint64 max_per_partition, KtOnDataLoss 
   f->last_range = 0;
   if ((fresh || f->member) && !refresh (f, 10000, error))
     return FALSE;
-  if (!kt_positions_load (&f->job, f->partitions, f->states, error))
-    return FALSE;
+  if (!kt_positions_load (&f->job, f->partitions, f->expected, f->states, error))
+    {
+      g_array_set_size (f->expected, 0);
+      return FALSE;
+    }
+  /* Used once: a batch that fails before it settles leaves nothing known. */
+  g_array_set_size (f->expected, 0);
   if (f->unknown_commit->len > 0)
     kt_batch_log_unknown (&f->log, f->unknown_commit, f->states);
   if (!kt_plan_make ((const KtPartitionState *) (void *) f->states->data, f->states->len,
@@ -123,6 +131,13 @@ kt_feed_plan (KtFeed *f, gboolean fresh, gint64 max_per_partition, KtOnDataLoss 
     }
   return f->ranges->len == 0
          || f->kind->plan (f->state, f->ranges, f->states, max_per_partition, error);
+}
+
+void
+kt_feed_settled (KtFeed *f)
+{
+  g_array_set_size (f->expected, 0);
+  g_array_append_vals (f->expected, f->states->data, f->states->len);
 }
 
 static void

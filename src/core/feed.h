@@ -27,6 +27,10 @@ typedef struct
    * back and says whether it landed. */
   GArray          *unknown_commit;
   KtBatchLog       log;          /* its lines, metrics and totals */
+  /* Where each partition stood after this process's last batch that
+   * ended knowing where (committed, idle or fenced: KtPartitionState);
+   * empty after a failure. The next plan tells a reset or a forget apart. */
+  GArray          *expected;
   /* The batch in flight. */
   GArray          *states;       /* KtPartitionState */
   GArray          *ranges;       /* KtRange */
@@ -53,6 +57,10 @@ gboolean kt_feed_start (KtFeed *self, int timeout_ms, GError **error);
  * which the kind may then move (idempotent mode skips what it counted). */
 gboolean kt_feed_plan  (KtFeed *self, gboolean refresh, gint64 max_per_partition,
                         KtOnDataLoss on_data_loss, GError **error);
+
+/* The batch ended knowing where every partition stands (committed, idle,
+ * fenced): the next plan compares the stored offsets with that. */
+void     kt_feed_settled (KtFeed *self);
 
 /* Reads the planned ranges, every record to the kind. */
 gboolean kt_feed_read  (KtFeed *self, const volatile int *stop, int stall_ms, GError **error);

@@ -70,8 +70,72 @@ report_new (KtKindContext *job, const GArray *fresh)
                      fresh->len == 1 ? "" : "s", backlog, backlog == 1 ? "" : "s");
 }
 
+/* One partition's stored offset moved since this process's last batch
+ * (@was, to @now; -1: its row is gone): by `ktally reset` or `forget`,
+ * said in the log; by another writer of the job, not news. */
+static gboolean
+report_moved (KtKindContext *job, gint32 partition, gint64 was, gint64 now, GError **error)
+{
+  g_autoptr(KtLogEvent) e = NULL;
+  g_autofree char *member = NULL;
+
+  /* Only reset moves an offset back, and a forward move by reset
+   * records its skip with reset's member name. */
+  if (now > was && (!kt_offsets_mover (job->db, job->job, job->topic, partition, was, now,
+                                       &member, error)))
+    return FALSE;
+  if (now > was && (member == NULL || !g_str_has_prefix (member, "reset-")))
+    {
+      g_debug ("job %s: %s/%d: another writer moved it from %" G_GINT64_FORMAT " to %"
+               G_GINT64_FORMAT, job->job, job->topic, partition, was, now);
+      return TRUE;
+    }
+  e = kt_log_event_new ("offsets-moved");
+  kt_log_event_string (e, "job", job->job);
+  kt_log_event_string (e, "topic", job->topic);
+  kt_log_event_int (e, "partition", partition);
+  kt_log_event_int (e, "from", was);
+  if (now < 0)
+    {
+      kt_log_event_string (e, "by", "forget");
+      kt_log_event_emit (e, G_LOG_LEVEL_WARNING, "job %s: %s/%d: its stored offset (%"
+                         G_GINT64_FORMAT ") is gone while the job ran (`ktally forget`): "
+                         "it starts again as a partition seen for the first time", job->job,
+                         job->topic, partition, was);
+      return TRUE;
+    }
+  kt_log_event_int (e, "to", now);
+  kt_log_event_string (e, "by", "reset");
+  if (member != NULL)
+    kt_log_event_string (e, "member", member);
+  kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "job %s: %s/%d: its offset was moved %s from %"
+                     G_GINT64_FORMAT " to %" G_GINT64_FORMAT " while the job ran, by `ktally "
+                     "reset`%s%s: reading on from %" G_GINT64_FORMAT, job->job, job->topic,
+                     partition, now < was ? "back" : "on", was, now, member != NULL ? " " : "",
+                     member != NULL ? member : "", now);
+  return TRUE;
+}
+
+/* Each of @s whose stored offset is not where @expected left it. */
+static gboolean
+report_moves (KtKindContext *job, const GArray *expected, const KtPartitionState *s, guint n,
+              GError **error)
+{
+  for (guint i = 0; expected != NULL && i < expected->len; i++)
+    {
+      const KtPartitionState *e = &g_array_index (expected, KtPartitionState, i);
+
+      for (guint j = 0; j < n; j++)
+        if (s[j].partition == e->partition && e->stored >= 0 && s[j].stored != e->stored
+            && !report_moved (job, e->partition, e->stored, s[j].stored, error))
+          return FALSE;
+    }
+  return TRUE;
+}
+
 gboolean
-kt_positions_load (KtKindContext *job, const GArray *partitions, GArray *states, GError **error)
+kt_positions_load (KtKindContext *job, const GArray *partitions, const GArray *expected,
+                   GArray *states, GError **error)
 {
   const KtJobSpec *spec = job->spec;
   g_autoptr(GArray) starts = g_array_new (FALSE, FALSE, sizeof (KtRange));
@@ -85,7 +149,8 @@ kt_positions_load (KtKindContext *job, const GArray *partitions, GArray *states,
     s[i] = (KtPartitionState) { g_array_index (partitions, gint32, i), -1, 0, 0 };
 
   if (!load_stored (job, s, states->len, error)
-      || !kt_source_watermarks (job->source, s, states->len, KAFKA_TIMEOUT_MS, error))
+      || !kt_source_watermarks (job->source, s, states->len, KAFKA_TIMEOUT_MS, error)
+      || !report_moves (job, expected, s, states->len, error))
     return FALSE;
 
   for (guint i = 0; i < states->len; i++)

@@ -13,9 +13,13 @@
 /* Fills @states (KtPartitionState) for @partitions (gint32): the stored
  * offsets first, then the watermarks, so that a stored offset is never
  * ahead of the high watermark asked after it, even while another writer
- * commits. Failures are the source's or the database's. */
-gboolean kt_positions_load (KtKindContext *job, const GArray *partitions, GArray *states,
-                            GError **error);
+ * commits. @expected (KtPartitionState, may be NULL or empty): where each
+ * partition stood after this process's last batch; a stored offset that
+ * `ktally reset` moved since, or one `ktally forget` removed, is said in
+ * the log (an offsets-moved event), where another writer's batch is not
+ * news. Failures are the source's or the database's. */
+gboolean kt_positions_load (KtKindContext *job, const GArray *partitions, const GArray *expected,
+                            GArray *states, GError **error);
 
 /* --group: where the partitions the group just assigned start: their
  * stored offsets in ->stored of @states (rows created, as above, for new

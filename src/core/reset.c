@@ -279,7 +279,7 @@ kt_reset_record_skips (KtDb *db, const char *job, const char *output, const char
       if (m->rebuild || m->to <= m->stored)
         continue;
       g_array_append_val (range, ((KtRange) { m->partition, m->stored, m->stored, m->to }));
-      if (!kt_offsets_record (db, job, m->topic, output, member, range, &none, error))
+      if (!kt_offsets_record (db, job, m->topic, output, member, range, &none, NULL, error))
         return FALSE;
     }
   return TRUE;

@@ -124,6 +124,8 @@ commit_once (Runner *r, KtCommitResult *result, KtFeed **fenced_feed, gint32 *fe
   KtFeed *first = r->feeds->pdata[0];
 
   *result = KT_COMMIT_FAILED;
+  for (guint i = 0; i < r->feeds->len; i++)
+    ((KtFeed *) r->feeds->pdata[i])->job.audit_id = 0;
   /* The identity is the job's: one claim covers every topic. */
   if (!kt_kind_context_begin (&first->job, error))
     return FALSE;
@@ -259,6 +261,8 @@ run_batch (Runner *r, gboolean *idle, GError **error)
         kt_batch_log_idle (&f->log, f->states, started);
       else if (result == KT_COMMIT_FENCED)
         {
+          /* Still where it was planned from: whoever moved it is said at
+           * the next plan (a reset is news, another writer is not). */
           if (f == fenced_feed)
             kt_batch_log_fenced (&f->log, f->ranges, f->records, fenced, started);
         }
@@ -269,9 +273,10 @@ run_batch (Runner *r, gboolean *idle, GError **error)
             return FALSE;
           kt_batch_log_committed (&f->log, r->kind, f->state, f->states, f->ranges,
                                   f->losses, f->records, kt_source_last_bytes (f->source),
-                                  moved, started);
+                                  moved, f->job.audit_id, started);
           kt_plan_advance (f->states, f->ranges);
         }
+      kt_feed_settled (f);
       if (r->hooks != NULL && r->hooks->progress != NULL && !*idle)
         r->hooks->progress (r->hooks->data, f->job.topic, f->states, &f->log.totals);
     }
@@ -321,6 +326,7 @@ startup_tables (gpointer data, int timeout_ms, GError **error)
   kt_metrics_alive (r->metrics);
   if (!kt_migrations_ready (r->db, error))
     return FALSE;
+  kt_metrics_schema_version (r->metrics, KT_SCHEMA_VERSION);
   if (!kt_identity_check (kt_db_connection (r->db), kt_db_name (r->db), r->job->identity, &local))
     return kt_db_failed (r->db, local, error);
   for (guint i = 0; i < r->feeds->len; i++)
@@ -549,7 +555,9 @@ kt_run (const KtRunJob *job, const KtRunHooks *hooks, volatile int *stop,
   g_auto(Runner) r = { 0 };
   /* Declared in this order so that the server stops before the registry
    * it reads is freed. */
-  g_autoptr(KtMetrics) metrics = kt_metrics_new (job->spec->name, job->run->interval);
+  g_autoptr(KtMetrics) own = hooks != NULL && hooks->metrics != NULL
+                             ? NULL : kt_metrics_new (job->spec->name, job->run->interval);
+  KtMetrics *metrics = own != NULL ? own : hooks->metrics;
   g_autoptr(KtHttp) http = NULL;
   KtRunTotals ignored;
   gboolean stopped, ok;

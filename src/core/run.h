@@ -55,6 +55,10 @@ typedef struct
   gboolean (*turn)     (gpointer data, KtRunSettings *settings);
   gpointer   data;
   gboolean   quiet;  /* the batch lines at debug level (progress says enough) */
+  /* The registry the run reports to (/metrics): the caller's, which
+   * outlives the run and may report into it too (a reload); NULL: the run
+   * makes its own. */
+  KtMetrics *metrics;
 } KtRunHooks;
 
 /* Runs @job until *@stop is set (returns TRUE: the batch in

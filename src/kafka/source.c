@@ -542,6 +542,7 @@ typedef struct
   gint64   pulled;
   GQueue   carry;        /* rd_kafka_message_t *, owned */
   gint64   carry_bytes;
+  gint64   handed_ts;    /* Kafka timestamp (ms) of the record at handed - 1; -1: none */
   /* The range of the batch being read, if any. */
   gboolean active;
   gboolean done;
@@ -565,6 +566,7 @@ stream_new (gint32 partition, gint64 at)
 
   st->partition = partition;
   st->handed = st->pulled = at;
+  st->handed_ts = -1;
   g_queue_init (&st->carry);
   return st;
 }
@@ -603,6 +605,7 @@ hand_over (Reading *rd, Stream *st, const rd_kafka_message_t *m)
   rd->bytes += (gint64) m->len;
   rd->handed++;
   st->handed = m->offset + 1;
+  st->handed_ts = rd_kafka_message_timestamp (m, NULL);
 }
 
 /* A range is done once nothing below `until` is left to hand over: a record
@@ -1284,6 +1287,21 @@ void
 kt_source_set_max_batch_bytes (KtSource *self, gint64 max_batch_bytes)
 {
   self->max_batch_bytes = max_batch_bytes > 0 ? max_batch_bytes : G_MAXINT64;
+}
+
+gint64
+kt_source_unread_timestamp (KtSource *self, gint32 partition, gint64 offset)
+{
+  Stream *st = self->streams != NULL
+               ? g_hash_table_lookup (self->streams, GINT_TO_POINTER (partition)) : NULL;
+  rd_kafka_message_t *head;
+
+  if (st == NULL)
+    return -1;
+  head = g_queue_peek_head (&st->carry);
+  if (head != NULL && head->offset == offset)
+    return rd_kafka_message_timestamp (head, NULL);
+  return st->handed == offset ? st->handed_ts : -1;
 }
 
 gint64

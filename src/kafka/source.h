@@ -121,6 +121,13 @@ void      kt_source_set_max_batch_bytes (KtSource *self, gint64 max_batch_bytes)
 /* librdkafka's version, "2.0.2". */
 const char *kt_source_library_version (void);
 
+/* The Kafka timestamp (milliseconds since the epoch) of the record at
+ * @offset of @partition, the next one to read after a kt_source_read():
+ * its own when it was fetched already (carried for the next batch), else
+ * that of the record before it, handed over last (no later than its own
+ * when timestamps grow with offsets); -1 when neither is at hand. */
+gint64    kt_source_unread_timestamp (KtSource *self, gint32 partition, gint64 offset);
+
 /* Value bytes handed to @func by the last kt_source_read(). */
 gint64    kt_source_last_bytes (KtSource *self);
 

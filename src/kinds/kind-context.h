@@ -27,6 +27,8 @@ typedef struct
   const KtIdentity *identity;  /* what the job is */
   gboolean          claimed;     /* a commit of this process recorded it... */
   guint             claimed_on;  /* ...on this connection (kt_db_connections()) */
+  gint64            audit_id;  /* the first ktally_batches id the kind's last write
+                                * recorded (`reset --to batch:ID`); 0: none */
 } KtKindContext;
 
 /* START TRANSACTION; in the first transaction of the process, records the

@@ -279,7 +279,8 @@ write_output (Idempotent *self, const GArray *ranges, const GArray *write, gint3
   /* 3. The counts, then the sets that include them, and the audit rows. */
   if (!add_counts (self, write, error)
       || !kt_offsets_record (job->db, job->job, job->topic, job->output, job->member, written,
-                             (const KtRangeStats *) (void *) stats->data, error))
+                             (const KtRangeStats *) (void *) stats->data, &job->audit_id,
+                             error))
     return FALSE;
   for (guint i = 0; i < write->len; i++)
     {

@@ -105,7 +105,7 @@ count_write (gpointer data, const GArray *ranges, gint32 *fenced, GError **error
                                error)
              && kt_offsets_record (job->db, job->job, job->topic, job->output, job->member,
                                    ranges, (const KtRangeStats *) (void *) self->stats->data,
-                                   error));
+                                   &job->audit_id, error));
 }
 
 static void

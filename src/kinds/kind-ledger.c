@@ -306,7 +306,8 @@ ledger_write (gpointer data, const GArray *ranges, gint32 *fenced, GError **erro
       || !kt_ledger_batch_apply (batch, workers (job), error)
       || !write_ledger (self, job->topic, batch, error)
       || !kt_offsets_record (job->db, job->job, job->topic, job->output, job->member, ranges,
-                             (const KtRangeStats *) (void *) self->stats->data, error))
+                             (const KtRangeStats *) (void *) self->stats->data, &job->audit_id,
+                             error))
     return FALSE;
 
   /* Told by summarise only if the transaction commits. */

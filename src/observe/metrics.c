@@ -70,6 +70,10 @@ struct _KtMetrics
   gint64         max_lag;       /* /readyz; -1: no bound */
   double         max_commit_age;  /* /readyz, seconds; 0: from the interval */
   double         max_stall;     /* /livez, seconds */
+  int            schema_version;  /* 0: the tables are not ready yet */
+  gboolean       reload_ok;     /* the last load of the settings (start, SIGHUP) */
+  gboolean       restart_pending;  /* the last reload found changes that need a restart */
+  gint64         loaded;        /* wall: the last successful load of the settings */
 };
 
 static gint64
@@ -110,6 +114,8 @@ kt_metrics_new (const char *job, double interval)
   self->cause_counts = g_array_new (FALSE, TRUE, sizeof (guint64));
   self->max_lag = -1;
   self->max_stall = 120;
+  self->reload_ok = TRUE;
+  self->loaded = g_get_real_time ();
   for (guint i = 0; i < G_N_ELEMENTS (seeded_causes); i++)
     {
       guint64 zero = 0;
@@ -141,6 +147,7 @@ kt_metrics_set_clock (KtMetrics *self, KtMetricsClock wall, KtMetricsClock monot
   self->wall = wall;
   self->monotonic = monotonic;
   self->created = now_monotonic (self);
+  self->loaded = now_wall (self);
 }
 
 void
@@ -315,45 +322,84 @@ partition_cmp (const char *topic_a, gint32 part_a, const KtPartitionRow *b)
   return c != 0 ? c : (part_a > b->partition) - (part_a < b->partition);
 }
 
-void
-kt_metrics_partition (KtMetrics *self, const char *topic, gint32 partition,
-                      gint64 offset, gint64 high)
+/* Where @topic/@partition's row is, or would go: the partitions are
+ * sorted on insert, so that rendering needs no sort and the lookup of
+ * each of a batch's partitions is a binary search. Call locked. */
+static guint
+partition_index (KtMetrics *self, const char *topic, gint32 partition, gboolean *found)
 {
-  gint64 wall = now_wall (self);
-  guint lo = 0, hi;
+  guint lo = 0, hi = self->partitions->len;
 
-  g_return_if_fail (topic != NULL);
-
-  g_mutex_lock (&self->lock);
-  /* Sorted on insert, so that rendering needs no sort and the lookup of
-   * each of a batch's partitions is a binary search. */
-  hi = self->partitions->len;
   while (lo < hi)
     {
       guint mid = lo + (hi - lo) / 2;
       int c = partition_cmp (topic, partition,
                              &g_array_index (self->partitions, KtPartitionRow, mid));
       if (c == 0)
-        lo = hi = mid;
-      else if (c < 0)
+        {
+          *found = TRUE;
+          return mid;
+        }
+      if (c < 0)
         hi = mid;
       else
         lo = mid + 1;
     }
-  if (lo == self->partitions->len
-      || partition_cmp (topic, partition,
-                        &g_array_index (self->partitions, KtPartitionRow, lo)) != 0)
+  *found = FALSE;
+  return lo;
+}
+
+void
+kt_metrics_partition (KtMetrics *self, const char *topic, gint32 partition,
+                      gint64 offset, gint64 high, gint64 unread_ms)
+{
+  gint64 wall = now_wall (self);
+  KtPartitionRow *row;
+  gboolean found;
+  guint at;
+
+  g_return_if_fail (topic != NULL);
+
+  g_mutex_lock (&self->lock);
+  at = partition_index (self, topic, partition, &found);
+  if (!found)
     {
-      KtPartitionRow row = { g_strdup (topic), partition, 0, 0, 0, 0 };
-      g_array_insert_val (self->partitions, lo, row);
+      KtPartitionRow fresh = { g_strdup (topic), partition, 0, 0, 0, 0, 0 };
+      g_array_insert_val (self->partitions, at, fresh);
     }
-  {
-    KtPartitionRow *row = &g_array_index (self->partitions, KtPartitionRow, lo);
-    row->offset = offset;
-    row->high = high;
-    row->lag = MAX (0, high - offset);
-    row->updated = wall;
-  }
+  row = &g_array_index (self->partitions, KtPartitionRow, at);
+  /* Another offset, another oldest record; nothing left, no record. */
+  if (row->offset != offset || high <= offset)
+    row->unread = 0;
+  if (high > offset && unread_ms > 0)
+    row->unread = unread_ms;
+  row->offset = offset;
+  row->high = high;
+  row->lag = MAX (0, high - offset);
+  row->updated = wall;
+  g_mutex_unlock (&self->lock);
+}
+
+void
+kt_metrics_schema_version (KtMetrics *self, int version)
+{
+  g_mutex_lock (&self->lock);
+  self->schema_version = version;
+  g_mutex_unlock (&self->lock);
+}
+
+void
+kt_metrics_reload (KtMetrics *self, gboolean ok, gboolean restart_pending)
+{
+  gint64 wall = now_wall (self);
+
+  g_mutex_lock (&self->lock);
+  self->reload_ok = ok;
+  if (ok)
+    {
+      self->loaded = wall;
+      self->restart_pending = restart_pending;
+    }
   g_mutex_unlock (&self->lock);
 }
 
@@ -564,6 +610,31 @@ append_durations (GString *out, KtMetrics *self)
   append_u64 (out, self->duration_count);
 }
 
+/* The age of each partition's oldest record not yet committed, now: the
+ * lag in time. 0 when none was left after the last successful batch (or
+ * its timestamp is not known). */
+static void
+append_lag_seconds (GString *out, KtMetrics *self)
+{
+  gint64 now_ms = now_wall (self) / 1000;
+
+  append_header (out, "ktally_partition_lag_seconds", "gauge",
+                 "Age of the oldest record of each partition not yet committed, from its "
+                 "Kafka timestamp; 0 when none was left after the last successful batch.");
+  for (guint i = 0; i < self->partitions->len; i++)
+    {
+      const KtPartitionRow *p = &g_array_index (self->partitions, KtPartitionRow, i);
+      gint64 age_ms = p->lag > 0 && p->unread > 0 ? MAX (0, now_ms - p->unread) : 0;
+
+      g_string_append (out, "ktally_partition_lag_seconds{");
+      append_label (out, "ktally_job", self->job);
+      g_string_append_c (out, ',');
+      append_label (out, "topic", p->topic);
+      g_string_append_printf (out, ",partition=\"%d\"} ", p->partition);
+      append_double (out, "%.3f", (double) age_ms / 1000);
+    }
+}
+
 /* Where each partition stands: offset, lag, high watermark. */
 static void
 append_positions (GString *out, KtMetrics *self)
@@ -581,6 +652,7 @@ append_positions (GString *out, KtMetrics *self)
                  "successful batch was planned.");
   append_partitions (out, self, "ktally_partition_high_watermark",
                      G_STRUCT_OFFSET (KtPartitionRow, high));
+  append_lag_seconds (out, self);
 }
 
 /* What went wrong or late: the last commit, retries, data lost. */
@@ -628,6 +700,55 @@ append_mysql_server (GString *out, KtMetrics *self)
   append_u64 (out, self->mysql_server_changes);
 }
 
+static void unready_reasons (KtMetrics *self, gint64 now, gint64 lag, GString *why);
+
+/* /readyz's answer as a series, which alerting can see without probing:
+ * 1 when it would answer 200. */
+static void
+append_ready (GString *out, KtMetrics *self)
+{
+  g_autoptr(GString) why = g_string_new (NULL);
+  gint64 lag = 0;
+
+  for (guint i = 0; i < self->partitions->len; i++)
+    lag += g_array_index (self->partitions, KtPartitionRow, i).lag;
+  unready_reasons (self, now_monotonic (self), lag, why);
+  append_header (out, "ktally_ready", "gauge",
+                 "Whether the job is committing, as /readyz answers it: 1 (200), or 0 (503: "
+                 "no success yet, the last batch failed, no success within "
+                 "--health-max-commit-age, or the lag over --health-max-lag).");
+  append_series (out, self, "ktally_ready", NULL, NULL);
+  append_u64 (out, why->len == 0 ? 1 : 0);
+}
+
+/* What the service runs with: its database's schema and its settings. */
+static void
+append_settings (GString *out, KtMetrics *self)
+{
+  append_header (out, "ktally_schema_version", "gauge",
+                 "Schema version of the job's database once its tables are ready (migrated "
+                 "to this ktally's); 0 before.");
+  append_series (out, self, "ktally_schema_version", NULL, NULL);
+  append_u64 (out, (guint64) MAX (self->schema_version, 0));
+
+  append_header (out, "ktally_config_last_reload_successful", "gauge",
+                 "Whether the last reload (SIGHUP) read the settings back and applied what "
+                 "may change (1; before any reload, the start's settings), or kept the "
+                 "running ones (0).");
+  append_series (out, self, "ktally_config_last_reload_successful", NULL, NULL);
+  append_u64 (out, self->reload_ok ? 1 : 0);
+  append_header (out, "ktally_config_last_reload_success_timestamp_seconds", "gauge",
+                 "Unix time of the last successful load of the settings: the start, then "
+                 "each successful reload.");
+  append_series (out, self, "ktally_config_last_reload_success_timestamp_seconds", NULL, NULL);
+  append_double (out, "%.3f", (double) self->loaded / G_USEC_PER_SEC);
+  append_header (out, "ktally_config_restart_pending", "gauge",
+                 "1 when the last successful reload found changed settings that only a "
+                 "restart applies (logged as needing a restart).");
+  append_series (out, self, "ktally_config_restart_pending", NULL, NULL);
+  append_u64 (out, self->restart_pending ? 1 : 0);
+}
+
 /* ktally_build_info, once the versions are known. */
 static void
 append_build_info (GString *out, KtMetrics *self)
@@ -659,6 +780,8 @@ kt_metrics_render (KtMetrics *self, GString *out)
   append_positions (out, self);
   append_troubles (out, self);
   append_mysql_server (out, self);
+  append_ready (out, self);
+  append_settings (out, self);
   append_build_info (out, self);
   g_mutex_unlock (&self->lock);
   if (have_process)

@@ -61,6 +61,8 @@ typedef struct
   gint64  high;     /* the high watermark when the batch planned */
   gint64  lag;      /* high watermark minus offset */
   gint64  updated;  /* wall clock, microseconds since the epoch */
+  gint64  unread;   /* Kafka timestamp (ms) of the oldest record not yet
+                     * committed; 0: none left, or not known */
 } KtPartitionRow;
 
 /* A consistent copy of the registry, for the page: taken under the lock
@@ -131,11 +133,26 @@ void        kt_metrics_alive    (KtMetrics *self);
  * histogram in zeros. @report->error is copied. */
 void        kt_metrics_batch    (KtMetrics *self, const KtBatchReport *report);
 
-/* @topic/@partition's stored offset after a successful batch, and the
+/* @topic/@partition's stored offset after a successful batch, the
  * high watermark it planned with (the lag is their difference, never below
- * 0). The first report of a partition adds its series. */
+ * 0), and, when some is left, the Kafka timestamp (milliseconds since the
+ * epoch) of the record at @offset, the oldest not yet committed:
+ * ktally_partition_lag_seconds is its age at each scrape (0 with nothing
+ * left). @unread_ms 0: not known (the one known for the same offset
+ * stays). The first report of a partition adds its series. */
 void        kt_metrics_partition (KtMetrics *self, const char *topic, gint32 partition,
-                                  gint64 offset, gint64 high);
+                                  gint64 offset, gint64 high, gint64 unread_ms);
+
+/* The schema version of the job's database, once its tables are ready
+ * (ktally_schema_version; 0 before). */
+void        kt_metrics_schema_version (KtMetrics *self, int version);
+
+/* A reload (SIGHUP) ended: @ok when the settings read back and what may
+ * change was applied (a file that no longer parses: FALSE, the running
+ * settings kept); @restart_pending when some change needs a restart.
+ * Until the first reload, the settings of the start count as a successful
+ * load at the registry's creation. */
+void        kt_metrics_reload (KtMetrics *self, gboolean ok, gboolean restart_pending);
 
 /* A batch (or a commit inside it) is tried again after a transient
  * failure. @cause is a short constant word ("mysql", "kafka",

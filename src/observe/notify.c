@@ -24,6 +24,12 @@ struct _KtNotify
   char              *pending;      /* a newer one, held back by STATUS_EVERY_US */
   gboolean           ready;
   gboolean           stopping;
+  /* The extender: its thread, and how it is told to end. */
+  GThread           *extender;
+  GMutex             extend_lock;
+  GCond              extend_cond;
+  gboolean           extend_done;
+  gint64             extend_usec;
 };
 
 static void
@@ -80,6 +86,8 @@ kt_notify_new (void)
   const char *socket_name = g_getenv ("NOTIFY_SOCKET");
 
   self->fd = -1;
+  g_mutex_init (&self->extend_lock);
+  g_cond_init (&self->extend_cond);
   if (socket_name == NULL)
     return self;
   if (!parse_address (self, socket_name))
@@ -100,6 +108,9 @@ kt_notify_free (KtNotify *self)
 {
   if (self == NULL)
     return;
+  kt_notify_extend_end (self);
+  g_mutex_clear (&self->extend_lock);
+  g_cond_clear (&self->extend_cond);
   if (self->fd >= 0)
     close (self->fd);
   g_free (self->status);
@@ -128,7 +139,9 @@ send_status (KtNotify *self, const char *status)
 void
 kt_notify_ready (KtNotify *self, const char *status)
 {
-  if (self->fd < 0)
+  /* Never READY=1 after STOPPING=1: systemd would read the service as
+   * started again while it stops. */
+  if (self->fd < 0 || self->stopping)
     return;
   send_status (self, status);
   if (!self->ready)
@@ -175,7 +188,8 @@ kt_notify_reloaded (KtNotify *self)
 {
   g_autofree char *reloading = NULL;
 
-  if (self->fd < 0)
+  /* A SIGHUP taken once SIGTERM was: the service is stopping, not ready. */
+  if (self->fd < 0 || self->stopping)
     return;
   /* Type=notify-reload wants the reload's start on CLOCK_MONOTONIC, which
    * g_get_monotonic_time() reads on Linux. */
@@ -184,6 +198,51 @@ kt_notify_reloaded (KtNotify *self)
   send_state (self, reloading);
   if (self->ready)
     send_state (self, "READY=1");
+}
+
+/* The extender's thread: the message at once, then every
+ * KT_NOTIFY_EXTEND_EVERY_US until told to end. send_state() only reads
+ * what kt_notify_new() set. */
+static gpointer
+extend_thread (gpointer data)
+{
+  KtNotify *self = data;
+  g_autofree char *extend = g_strdup_printf ("EXTEND_TIMEOUT_USEC=%" G_GINT64_FORMAT,
+                                             self->extend_usec);
+
+  g_mutex_lock (&self->extend_lock);
+  while (!self->extend_done)
+    {
+      gint64 next = g_get_monotonic_time () + KT_NOTIFY_EXTEND_EVERY_US;
+
+      send_state (self, extend);
+      while (!self->extend_done && g_cond_wait_until (&self->extend_cond, &self->extend_lock, next))
+        ;
+    }
+  g_mutex_unlock (&self->extend_lock);
+  return NULL;
+}
+
+void
+kt_notify_extend_begin (KtNotify *self, gint64 usec)
+{
+  if (self->fd < 0 || self->extender != NULL)
+    return;
+  self->extend_done = FALSE;
+  self->extend_usec = usec;
+  self->extender = g_thread_new ("ktally-notify-extend", extend_thread, self);
+}
+
+void
+kt_notify_extend_end (KtNotify *self)
+{
+  if (self->extender == NULL)
+    return;
+  g_mutex_lock (&self->extend_lock);
+  self->extend_done = TRUE;
+  g_cond_signal (&self->extend_cond);
+  g_mutex_unlock (&self->extend_lock);
+  g_thread_join (g_steal_pointer (&self->extender));
 }
 
 void

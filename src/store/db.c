@@ -704,9 +704,20 @@ error_text (MYSQL *conn)
 {
   g_autofree char *grants = NULL;
 
+  /* ktally makes its tables, never its database. */
+  if (mysql_errno (conn) == ER_BAD_DB_ERROR)
+    return g_strdup_printf ("%s (create it first: CREATE DATABASE; ktally creates its "
+                            "tables in it)", mysql_error (conn));
   if (!is_grant_error (mysql_errno (conn)))
     return g_strdup (mysql_error (conn));
   grants = g_strjoinv (", ", (char **) kt_db_grants);
+  /* To a user without a grant on a database, MySQL says "access denied"
+   * whether the database exists or not. */
+  if (mysql_errno (conn) == ER_DBACCESS_DENIED_ERROR)
+    return g_strdup_printf ("%s: the database does not exist, or the user may not use it "
+                            "(MySQL does not tell which to a user without grants on it): "
+                            "create it if it is missing (CREATE DATABASE), and GRANT %s ON "
+                            "it to the user", mysql_error (conn), grants);
   return g_strdup_printf ("%s (ktally needs GRANT %s ON its database; `ktally config "
                           "--check --connect` lists what is missing)", mysql_error (conn), grants);
 }

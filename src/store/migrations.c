@@ -42,19 +42,27 @@ typedef struct
    * NULL for nothing. Each step must be safe to run again. */
   gboolean  (*between) (MYSQL *conn, const char *description, GHashTable *tables,
                         GError **error);
+  /* The tables @between alters, appended to @names (char *), for a dry
+   * run; NULL when @between is. */
+  gboolean  (*touches) (MYSQL *conn, const char *description, GHashTable *tables,
+                        GPtrArray *names, GError **error);
 } Migration;
 
 static gboolean widen_counts (MYSQL *conn, const char *description, GHashTable *tables,
                               GError **error);
+static gboolean narrow_counts (MYSQL *conn, const char *description, GHashTable *tables,
+                               GPtrArray *names, GError **error);
 static gboolean utf8_job_columns (MYSQL *conn, const char *description, GHashTable *tables,
                                   GError **error);
+static gboolean ascii_job_columns (MYSQL *conn, const char *description, GHashTable *tables,
+                                   GPtrArray *names, GError **error);
 
 static const Migration migrations[] = {
-  { { 2, "names-bigint-utc", kt_migration_002_sql }, widen_counts },
-  { { 3, "job-identity", kt_migration_003_sql }, NULL },
-  { { 4, "idempotent-minutes", kt_migration_004_sql }, NULL },
-  { { 5, "replay-range", kt_migration_005_sql }, NULL },
-  { { 6, "utf8-names", kt_migration_006_sql }, utf8_job_columns },
+  { { 2, "names-bigint-utc", kt_migration_002_sql }, widen_counts, narrow_counts },
+  { { 3, "job-identity", kt_migration_003_sql }, NULL, NULL },
+  { { 4, "idempotent-minutes", kt_migration_004_sql }, NULL, NULL },
+  { { 5, "replay-range", kt_migration_005_sql }, NULL, NULL },
+  { { 6, "utf8-names", kt_migration_006_sql }, utf8_job_columns, ascii_job_columns },
 };
 
 G_STATIC_ASSERT (G_N_ELEMENTS (migrations) == KT_SCHEMA_VERSION - 1);
@@ -143,7 +151,8 @@ apply_sql (MYSQL *conn, const char *description, const char *text, GHashTable *t
  * those sql/migrations/006 names) becomes utf8mb4, binary. Safe to run
  * again: a column already converted is no longer listed. */
 static gboolean
-utf8_job_columns (MYSQL *conn, const char *description, GHashTable *tables, GError **error)
+ascii_job_columns (MYSQL *conn, const char *description, GHashTable *tables, GPtrArray *names,
+                   GError **error)
 {
   g_autoptr(MYSQL_RES) res = kt_db_select (
     conn, description,
@@ -152,14 +161,23 @@ utf8_job_columns (MYSQL *conn, const char *description, GHashTable *tables, GErr
     "AND t.table_name = c.table_name AND t.table_type = 'BASE TABLE' "
     "WHERE c.table_schema = DATABASE() AND c.column_name = 'job' "
     "AND c.character_set_name = 'ascii'", "cannot read the tables' columns", error);
-  g_autoptr(GPtrArray) narrow = g_ptr_array_new_with_free_func (g_free);
   MYSQL_ROW row;
 
   (void) tables;
   if (res == NULL)
     return FALSE;
   while ((row = mysql_fetch_row (res)) != NULL)
-    g_ptr_array_add (narrow, g_strdup (row[0]));
+    g_ptr_array_add (names, g_strdup (row[0]));
+  return TRUE;
+}
+
+static gboolean
+utf8_job_columns (MYSQL *conn, const char *description, GHashTable *tables, GError **error)
+{
+  g_autoptr(GPtrArray) narrow = g_ptr_array_new_with_free_func (g_free);
+
+  if (!ascii_job_columns (conn, description, tables, narrow, error))
+    return FALSE;
   for (guint i = 0; i < narrow->len; i++)
     {
       g_autofree char *sql = g_strdup_printf (
@@ -179,8 +197,11 @@ utf8_job_columns (MYSQL *conn, const char *description, GHashTable *tables, GErr
  * counted into (ktally_batches.target), where that is a base table whose
  * log_count is a narrower integer: idempotent mode's error_log is a view,
  * and a table of another shape is not ours to change. */
+/* The tables whose log_count is narrower than BIGINT: error_log and those
+ * a batch counted into, where they are base tables. */
 static gboolean
-widen_counts (MYSQL *conn, const char *description, GHashTable *tables, GError **error)
+narrow_counts (MYSQL *conn, const char *description, GHashTable *tables, GPtrArray *names,
+               GError **error)
 {
   g_autoptr(GString) sql = g_string_new (
     "SELECT c.table_name FROM information_schema.columns c "
@@ -189,7 +210,6 @@ widen_counts (MYSQL *conn, const char *description, GHashTable *tables, GError *
     "AND t.table_type = 'BASE TABLE') AND c.column_name = 'log_count' "
     "AND c.data_type IN ('tinyint', 'smallint', 'mediumint', 'int') "
     "AND c.table_name IN ('error_log'");
-  g_autoptr(GPtrArray) narrow = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(MYSQL_RES) res = NULL;
   MYSQL_ROW row;
 
@@ -211,8 +231,17 @@ widen_counts (MYSQL *conn, const char *description, GHashTable *tables, GError *
   if (res == NULL)
     return FALSE;
   while ((row = mysql_fetch_row (res)) != NULL)
-    g_ptr_array_add (narrow, g_strdup (row[0]));
+    g_ptr_array_add (names, g_strdup (row[0]));
+  return TRUE;
+}
 
+static gboolean
+widen_counts (MYSQL *conn, const char *description, GHashTable *tables, GError **error)
+{
+  g_autoptr(GPtrArray) narrow = g_ptr_array_new_with_free_func (g_free);
+
+  if (!narrow_counts (conn, description, tables, narrow, error))
+    return FALSE;
   for (guint i = 0; i < narrow->len; i++)
     {
       g_autofree char *alter = g_strdup_printf (
@@ -360,21 +389,40 @@ take_lock (MYSQL *conn, const char *description, GError **error)
     }
 }
 
+static KtMigrationsMigrating migrating_hook;
+static gpointer migrating_data;
+
+void
+kt_migrations_set_migrating (KtMigrationsMigrating hook, gpointer data)
+{
+  migrating_hook = hook;
+  migrating_data = data;
+}
+
 gboolean
 kt_migrations_bring_forward (MYSQL *conn, const char *description, GError **error)
 {
   gboolean ok;
 
-  if (!kt_schema_refuse_newer (conn, description, error)
-      || !take_lock (conn, description, error))
+  if (!kt_schema_refuse_newer (conn, description, error))
     return FALSE;
+  /* From the wait for the lock on: either may last. */
+  if (migrating_hook != NULL)
+    migrating_hook (TRUE, migrating_data);
+  ok = take_lock (conn, description, error);
   /* Under the lock, read again: whoever held it may have migrated. */
-  ok = bring_forward_locked (conn, description, error);
-  /* Closing the connection would release it too. */
-  if (mysql_query (conn, "SELECT RELEASE_LOCK(" LOCK_NAME ")") == 0)
-    mysql_free_result (mysql_store_result (conn));
+  if (ok)
+    {
+      ok = bring_forward_locked (conn, description, error);
+      /* Closing the connection would release it too. */
+      if (mysql_query (conn, "SELECT RELEASE_LOCK(" LOCK_NAME ")") == 0)
+        mysql_free_result (mysql_store_result (conn));
+    }
+  if (migrating_hook != NULL)
+    migrating_hook (FALSE, migrating_data);
   return ok;
 }
+
 
 gboolean
 kt_migrations_ready (KtDb *db, GError **error)
@@ -391,4 +439,248 @@ kt_migrations_ready (KtDb *db, GError **error)
         return FALSE;
     }
   return kt_schema_prepare (db, KT_TABLES_COMMON, NULL, error);
+}
+
+/* ---- A dry run of the migrations ------------------------------------------ */
+
+void
+kt_pending_table_clear (gpointer row)
+{
+  KtPendingTable *t = row;
+
+  g_clear_pointer (&t->table, g_free);
+  g_clear_pointer (&t->does, g_free);
+}
+
+/* The words of @sql: identifiers (`quoted` ones unquoted), numbers and
+ * single punctuation; strings ('...') dropped. */
+static GPtrArray *
+sql_words (const char *sql)
+{
+  GPtrArray *words = g_ptr_array_new_with_free_func (g_free);
+
+  for (const char *p = sql; *p != '\0';)
+    {
+      if (g_ascii_isspace (*p))
+        p++;
+      else if (*p == '`')
+        {
+          const char *end = strchr (p + 1, '`');
+          if (end == NULL)
+            break;
+          g_ptr_array_add (words, g_strndup (p + 1, (gsize) (end - p - 1)));
+          p = end + 1;
+        }
+      else if (*p == '\'')
+        {
+          const char *end = p + 1;
+          while (*end != '\0' && (*end != '\'' || end[-1] == '\\'))
+            end++;
+          p = *end != '\0' ? end + 1 : end;
+        }
+      else if (g_ascii_isalnum (*p) || *p == '_' || *p == '.' || *p == '@')
+        {
+          const char *end = p;
+          while (g_ascii_isalnum (*end) || *end == '_' || *end == '.' || *end == '@')
+            end++;
+          g_ptr_array_add (words, g_strndup (p, (gsize) (end - p)));
+          p = end;
+        }
+      else
+        g_ptr_array_add (words, g_strndup (p++, 1));
+    }
+  return words;
+}
+
+static gboolean
+word_is (GPtrArray *words, guint i, const char *keyword)
+{
+  return i < words->len && g_ascii_strcasecmp (words->pdata[i], keyword) == 0;
+}
+
+/* The name at @i, past IF [NOT] EXISTS, or NULL (a subquery, another
+ * database's table); *@next: the word after it. */
+static const char *
+name_at (GPtrArray *words, guint i, guint *next)
+{
+  const char *name;
+
+  if (word_is (words, i, "IF"))
+    i += word_is (words, i + 1, "NOT") ? 3 : 2;
+  *next = i + 1;
+  if (i >= words->len)
+    return NULL;
+  name = words->pdata[i];
+  if (!(g_ascii_isalpha (*name) || *name == '_') || strchr (name, '.') != NULL)
+    return NULL;
+  return name;
+}
+
+void
+kt_migrations_statement_uses (const char *sql, GPtrArray *out)
+{
+  g_autoptr(GPtrArray) words = NULL;
+  const char *end_of_directive;
+
+  if (g_str_has_prefix (sql, KT_SCHEMA_IF_DIRECTIVE))
+    {
+      end_of_directive = strchr (sql, '\n');
+      sql = end_of_directive != NULL ? end_of_directive + 1 : "";
+    }
+  words = sql_words (sql);
+  for (guint i = 0; i < words->len; i++)
+    {
+      const char *does = NULL, *name;
+      guint at = i + 1, next;
+
+      if (word_is (words, i, "ALTER") && word_is (words, i + 1, "TABLE"))
+        does = "alter", at = i + 2;
+      else if (word_is (words, i, "CREATE"))
+        {
+          at = word_is (words, i + 1, "OR") ? i + 3 : i + 1;
+          if (word_is (words, at, "TABLE") || word_is (words, at, "VIEW"))
+            does = word_is (words, at, "VIEW") ? "create view" : "create", at++;
+        }
+      else if (word_is (words, i, "DROP")
+               && (word_is (words, i + 1, "TABLE") || word_is (words, i + 1, "VIEW")))
+        does = "drop", at = i + 2;
+      else if (word_is (words, i, "INSERT"))
+        {
+          at = word_is (words, i + 1, "IGNORE") ? i + 2 : i + 1;
+          if (word_is (words, at, "INTO"))
+            does = "insert", at++;
+        }
+      else if (word_is (words, i, "UPDATE") && i == 0)
+        does = "update";
+      else if (word_is (words, i, "DELETE") && word_is (words, i + 1, "FROM"))
+        does = "delete", at = i + 2;
+      else if ((word_is (words, i, "FROM") || word_is (words, i, "JOIN"))
+               && !word_is (words, i - 1, "DELETE") && i > 0)
+        does = "read";
+      if (does == NULL || (name = name_at (words, at, &next)) == NULL)
+        continue;
+      g_ptr_array_add (out, g_strdup_printf ("%s\t%s", does, name));
+      i = next - 1;
+    }
+}
+
+/* Every base table's size now: name -> gint64[2] (rows about, bytes). */
+static GHashTable *
+table_sizes (MYSQL *conn, const char *description, GError **error)
+{
+  g_autoptr(GHashTable) sizes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  g_autoptr(MYSQL_RES) res = kt_db_select (
+    conn, description, "SELECT table_name, table_rows, data_length + index_length "
+                       "FROM information_schema.tables WHERE table_schema = DATABASE() "
+                       "AND table_type = 'BASE TABLE'", "cannot read the tables' sizes", error);
+  MYSQL_ROW row;
+
+  if (res == NULL)
+    return NULL;
+  while ((row = mysql_fetch_row (res)) != NULL)
+    {
+      gint64 *size = g_new (gint64, 2);
+
+      size[0] = row[1] != NULL ? g_ascii_strtoll (row[1], NULL, 10) : 0;
+      size[1] = row[2] != NULL ? g_ascii_strtoll (row[2], NULL, 10) : 0;
+      g_hash_table_insert (sizes, g_strdup (row[0]), size);
+    }
+  return g_steal_pointer (&sizes);
+}
+
+/* @use ("does\ttable") into @m's rows in @pending, one row per table,
+ * its verbs joined; @tables follows what the migration creates and drops. */
+static void
+add_use (GArray *pending, guint first, const Migration *m, const char *use, GHashTable *tables,
+         GHashTable *sizes)
+{
+  g_autofree char *does = g_strndup (use, strcspn (use, "\t"));
+  const char *table = use + strlen (does) + 1;
+  const gint64 *size = g_hash_table_lookup (sizes, table);
+  KtPendingTable row = { m->m.version, m->m.name, NULL, NULL, -1, -1 };
+
+  /* IF EXISTS: a statement on a table the database will not hold then
+   * does nothing. */
+  if (!g_str_has_prefix (does, "create") && !g_hash_table_contains (tables, table))
+    return;
+  if (g_str_has_prefix (does, "create"))
+    g_hash_table_insert (tables, g_strdup (table),
+                         g_strdup (g_str_equal (does, "create view") ? "VIEW" : "BASE TABLE"));
+  else if (g_str_equal (does, "drop"))
+    g_hash_table_remove (tables, table);
+  for (guint i = first; i < pending->len; i++)
+    {
+      KtPendingTable *t = &g_array_index (pending, KtPendingTable, i);
+      g_auto(GStrv) verbs = NULL;
+
+      if (!g_str_equal (t->table, table))
+        continue;
+      verbs = g_strsplit (t->does, ", ", -1);
+      if (!g_strv_contains ((const char *const *) verbs, does))
+        {
+          char *more = g_strdup_printf ("%s, %s", t->does, does);
+          g_free (t->does);
+          t->does = more;
+        }
+      return;
+    }
+  row.table = g_strdup (table);
+  row.does = g_steal_pointer (&does);
+  if (size != NULL)
+    {
+      row.rows = size[0];
+      row.bytes = size[1];
+    }
+  g_array_append_val (pending, row);
+}
+
+gboolean
+kt_migrations_pending (MYSQL *conn, const char *description, int *version, GArray *pending,
+                   GError **error)
+{
+  g_autoptr(GHashTable) tables = kt_schema_tables (conn, description, error);
+  g_autoptr(GHashTable) sizes = NULL;
+
+  if (tables == NULL || !kt_schema_version_of (conn, description, tables, version, error))
+    return FALSE;
+  if (*version > KT_SCHEMA_VERSION)
+    {
+      kt_schema_set_newer_error (error, description, *version);
+      return FALSE;
+    }
+  if (*version == 0 || *version == KT_SCHEMA_VERSION)
+    return TRUE;
+  sizes = table_sizes (conn, description, error);
+  if (sizes == NULL)
+    return FALSE;
+  for (gsize i = 0; i < G_N_ELEMENTS (migrations); i++)
+    {
+      const Migration *m = &migrations[i];
+      g_autoptr(GPtrArray) statements = NULL;
+      g_autoptr(GPtrArray) uses = g_ptr_array_new_with_free_func (g_free);
+      guint first = pending->len;
+
+      if (m->m.version <= *version)
+        continue;
+      statements = kt_schema_statements (m->m.sql);
+      for (guint j = 0; j < statements->len; j++)
+        {
+          const char *sql;
+
+          if (kt_migrations_statement_applies (statements->pdata[j], tables, &sql))
+            kt_migrations_statement_uses (sql, uses);
+        }
+      if (m->touches != NULL)
+        {
+          g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+
+          if (!m->touches (conn, description, tables, names, error))
+            return FALSE;
+          for (guint j = 0; j < names->len; j++)
+            g_ptr_array_add (uses, g_strdup_printf ("alter\t%s", (char *) names->pdata[j]));
+        }
+      for (guint j = 0; j < uses->len; j++)
+        add_use (pending, first, m, uses->pdata[j], tables, sizes);
+    }
+  return TRUE;
 }

@@ -45,6 +45,48 @@ gboolean kt_migrations_statement_applies (const char *statement, GHashTable *tab
  * time on big tables: give @conn a generous read timeout. */
 gboolean kt_migrations_bring_forward (MYSQL *conn, const char *description, GError **error);
 
+/* Told when kt_migrations_bring_forward() starts (@migrating TRUE: it may
+ * wait for another instance's migration, then migrate, each step maybe as
+ * long as an ALTER TABLE of a big table) and ends (FALSE), on the thread
+ * that migrates. Installed from above (a service manager's start timeout
+ * must be pushed back meanwhile: notify.h), once, before any thread
+ * migrates; NULL: nobody. */
+typedef void (*KtMigrationsMigrating) (gboolean migrating, gpointer data);
+void     kt_migrations_set_migrating (KtMigrationsMigrating hook, gpointer data);
+
+/* ---- Before a migration: init-db --dry-run ------------------------------ */
+
+/* One table a pending migration touches: a row of `init-db --dry-run`. */
+typedef struct
+{
+  int         version;    /* the migration's (to version) */
+  const char *migration;  /* its name (static) */
+  char       *table;
+  char       *does;       /* "alter", "create", "create view", "insert",
+                           * "update", "delete", "drop", "read" (a copy's
+                           * source), joined by ", " */
+  gint64      rows;       /* about (InnoDB's estimate); -1: not a table now */
+  gint64      bytes;      /* data and indexes; -1: not a table now */
+} KtPendingTable;
+
+/* Clears the strings of a KtPendingTable (an array's clear function). */
+void     kt_pending_table_clear (gpointer row);
+
+/* What @sql (one statement of a migration, as kt_schema_statements()
+ * gives it, an IF directive line first or not) does to which table:
+ * appends "does\ttable" (new strings) to @out, in the order the statement
+ * names them. Tables of other databases (db.table) are left out. Pure. */
+void     kt_migrations_statement_uses (const char *sql, GPtrArray *out);
+
+/* A dry run of kt_migrations_bring_forward(), which changes nothing: the
+ * database's version into *@version, and, when it is older than
+ * KT_SCHEMA_VERSION, a row in @pending (KtPendingTable) for each table
+ * each migration would touch, in order, with the table's size now. Which
+ * statements apply follows the tables each migration before would create
+ * or drop. A newer schema is refused as by kt_schema_refuse_newer(). */
+gboolean kt_migrations_pending (MYSQL *conn, const char *description, int *version,
+                                GArray *pending, GError **error);
+
 /* For a KtDb (db.h), what commands and kinds call: connects, refuses a
  * view or a sequence named like one of ktally's own tables (before
  * anything is written), brings the schema to KT_SCHEMA_VERSION (on a

@@ -163,7 +163,7 @@ kt_offsets_fence (KtDb *db, const char *job, const char *topic, const GArray *ra
 gboolean
 kt_offsets_record (KtDb *db, const char *job, const char *topic, const char *target,
                    const char *member, const GArray *ranges, const KtRangeStats *stats,
-                   GError **error)
+                   gint64 *first_id, GError **error)
 {
   g_autoptr(GString) sql = g_string_new (
     "INSERT INTO ktally_batches (job, topic, `partition`, from_offset, until_offset, "
@@ -190,7 +190,16 @@ kt_offsets_record (KtDb *db, const char *job, const char *topic, const char *tar
       kt_db_quote (db, sql, member != NULL ? member : "");
       g_string_append_c (sql, ')');
     }
-  return rows == 0 || kt_db_run (db, sql->str, "cannot write ktally_batches", error);
+  if (first_id != NULL)
+    *first_id = 0;
+  if (rows == 0)
+    return TRUE;
+  if (!kt_db_run (db, sql->str, "cannot write ktally_batches", error))
+    return FALSE;
+  /* One INSERT of many rows: LAST_INSERT_ID() is its first row's id. */
+  if (first_id != NULL)
+    *first_id = (gint64) mysql_insert_id (kt_db_connection (db));
+  return TRUE;
 }
 
 gboolean
@@ -331,6 +340,29 @@ kt_offsets_load_all (KtDb *db, GHashTable *offsets, GError **error)
       g_hash_table_insert (offsets, g_strdup_printf ("%s\t%s\t%s", row[0], row[1], row[2]),
                            offset);
     }
+  return TRUE;
+}
+
+gboolean
+kt_offsets_mover (KtDb *db, const char *job, const char *topic, gint32 partition, gint64 from,
+                  gint64 to, char **member, GError **error)
+{
+  g_autoptr(GString) sql = g_string_new ("SELECT member FROM ktally_batches");
+  g_autoptr(MYSQL_RES) res = NULL;
+  MYSQL_ROW row;
+
+  *member = NULL;
+  where_job (db, sql, job, topic);
+  /* by_chain's whole prefix: (job, topic, partition, from_offset). */
+  g_string_append_printf (sql, " AND `partition` = %d AND from_offset = %" G_GINT64_FORMAT
+                          " AND until_offset = %" G_GINT64_FORMAT " ORDER BY id DESC LIMIT 1",
+                          partition, from, to);
+  res = kt_db_rows (db, sql->str, "cannot read ktally_batches", error);
+  if (res == NULL)
+    return FALSE;
+  row = mysql_fetch_row (res);
+  if (row != NULL && row[0] != NULL)
+    *member = g_strdup (row[0]);
   return TRUE;
 }
 

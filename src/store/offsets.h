@@ -59,10 +59,12 @@ gboolean kt_offsets_fence (KtDb *db, const char *job, const char *topic,
 
 /* In the caller's transaction: one ktally_batches row per range that
  * moves, with its stats (@stats[i] for @ranges[i]), naming @target (the
- * table the counts went to) and @member (the committer). */
+ * table the counts went to) and @member (the committer). *@first_id (may
+ * be NULL): the id of the first row written, which names the batch for
+ * `reset --to batch:ID`; 0 when no range moved. */
 gboolean kt_offsets_record (KtDb *db, const char *job, const char *topic, const char *target,
                             const char *member, const GArray *ranges,
-                            const KtRangeStats *stats, GError **error);
+                            const KtRangeStats *stats, gint64 *first_id, GError **error);
 
 /* kt_offsets_fence() in a transaction of its own (idempotent mode, whose
  * output was written before). */
@@ -81,6 +83,13 @@ gboolean kt_offsets_read_batches (KtDb *db, const char *job, GArray *rows, GErro
 
 /* Every kafka_offset row into @offsets: "job\ttopic\tpartition" -> gint64*. */
 gboolean kt_offsets_load_all (KtDb *db, GHashTable *offsets, GError **error);
+
+/* Who moved @job/@topic/@partition on from @from to @to: the member of
+ * the last audit row [@from, @to) (a writer's batch, or the skip a `reset`
+ * records: "reset-PID@host") into *@member (new string), or NULL when no
+ * row says (a move back records none). One indexed lookup. */
+gboolean kt_offsets_mover (KtDb *db, const char *job, const char *topic, gint32 partition,
+                           gint64 from, gint64 to, char **member, GError **error);
 
 /* The member that last committed each partition of @job/@topic, from the
  * audit rows: partition -> "client@host" (char*, owned by @owners). */

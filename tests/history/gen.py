@@ -60,6 +60,7 @@ class Gen:
         self.r_reload = random.Random("%s:reload" % seed)
         self.r_spell = random.Random("%s:spelling" % seed)
         self.r_collide = random.Random("%s:collide" % seed)
+        self.r_health = random.Random("%s:health" % seed)
         self.seed = seed
         self.open = set(KNOWN_OPEN) if open_ is None else set(open_)
         self.focus = focus
@@ -479,6 +480,15 @@ class Gen:
             a["respell"] = self.r_spell.choice(["levels", "time", "both"])
         if self.r_reload.random() < 0.2:
             a["health_max_lag"] = self.r_reload.choice([0, 10, 100000])
+        # What systemd and a prober see (#24): /readyz's commit age and
+        # /livez's stall bound (each with --http), and a NOTIFY_SOCKET
+        # listener that holds the notifications to their order.
+        if self.r_health.random() < 0.2:
+            a["health_max_commit_age"] = self.r_health.choice([1, 30, 3600])
+        if self.r_health.random() < 0.2:
+            a["health_max_stall"] = self.r_health.choice([15, 60, 600])
+        if self.r_health.random() < 0.3:
+            a["notify"] = True
         if job["kind"] == LEDGER:
             a["workers"] = r.choice([1, 2, 4])
             if self.focus == "ledger-two-writers":

@@ -12,7 +12,9 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -163,6 +165,8 @@ class Instance:
         self.started = time.monotonic()
         self.conf = None     # its --config file, which op_sighup rewrites
         self.http = False    # serves /livez (--http)
+        self.max_stall = 120  # /livez's bound, seconds (--health-max-stall)
+        self.notify = None   # its NotifyListener, or None
 
     def tail(self, n=12):
         try:
@@ -193,6 +197,70 @@ class Instance:
 
     def close(self):
         self.log.close()
+        if self.notify is not None:
+            self.notify.close()
+
+
+class NotifyListener:
+    """$NOTIFY_SOCKET for one instance, as systemd would listen: every
+    datagram kept in order, read by a thread of its own so that none is
+    lost to a full socket buffer."""
+
+    def __init__(self, path):
+        self.path = path
+        self.messages = []
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(path)
+        self.sock.settimeout(0.2)
+        self.done = False
+        self.thread = threading.Thread(target=self.read, daemon=True)
+        self.thread.start()
+
+    def read(self):
+        while not self.done:
+            try:
+                data = self.sock.recv(4096)
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            self.messages.append(data.decode(errors="replace"))
+
+    def close(self):
+        """Stops reading once what the ended process sent is in."""
+        if self.done:
+            return
+        self.done = True
+        self.thread.join()
+        self.sock.setblocking(False)
+        while True:
+            try:
+                data = self.sock.recv(4096)
+            except OSError:
+                break
+            self.messages.append(data.decode(errors="replace"))
+        self.sock.close()
+        os.unlink(self.path)
+
+    def problems(self, job, stopped):
+        """What breaks the protocol's order, as text; "" when nothing does."""
+        m = self.messages
+        ready = [i for i, x in enumerate(m) if x == "READY=1"]
+        lags = [i for i, x in enumerate(m) if x.startswith("STATUS=job %s: lag " % job)]
+        stopping = [i for i, x in enumerate(m) if x == "STOPPING=1"]
+        extends = [i for i, x in enumerate(m) if x.startswith("EXTEND_TIMEOUT_USEC=")]
+        if lags and (not ready or ready[0] > lags[0]):
+            return "a batch's STATUS= (message %d) before READY=1" % lags[0]
+        for i in ready[1:]:
+            if not m[i - 1].startswith("RELOADING=1\nMONOTONIC_USEC="):
+                return "READY=1 (message %d) neither the first nor right after RELOADING=1" % i
+        if stopping and any(i > stopping[0] for i in ready):
+            return "READY=1 after STOPPING=1"
+        if ready and any(i > ready[0] for i in extends):
+            return "EXTEND_TIMEOUT_USEC= after READY=1: the start was over"
+        if stopped and not stopping:
+            return "no STOPPING=1 although SIGTERM ended it (exit 0)"
+        return ""
 
 
 def catches_sighup(pid):
@@ -350,11 +418,27 @@ class Runner:
                 raise Failure("exit:%s" % inst.job, "instance %s (%s) exited %s by itself:\n%s" % (
                     name, inst.job, rc, inst.tail()))
 
-    def scan_log(self, inst, killed=False):
+    def scan_log(self, inst, killed=False, stopped=False):
         with open(inst.log_path, "rb") as f:
             data = f.read()
         self.scan_sanitizer(inst.job, data)
         self.check_log_format(inst, data[inst.log_from:], killed)
+        self.check_notify(inst, stopped)
+
+    def check_notify(self, inst, stopped):
+        """The notifications of an instance that ended, in systemd's order:
+        READY=1 before the first batch's STATUS=, then again only after
+        RELOADING=1, never after STOPPING=1; EXTEND_TIMEOUT_USEC= only
+        before READY=1; STOPPING=1 when SIGTERM ended it well."""
+        if inst.notify is None:
+            return
+        inst.notify.close()
+        why = inst.notify.problems(self.job_name(inst.job), stopped)
+        self.stats["notify_checked"] += 1
+        if why:
+            raise Failure("notify:%s" % inst.job, "instance %s: %s; it sent:\n%s\n%s" % (
+                inst.name, why, "\n".join(repr(x) for x in inst.notify.messages[-20:]),
+                inst.tail()))
 
     def check_log_format(self, inst, data, killed):
         """Every line the instance wrote is one record of its --log-format:
@@ -402,7 +486,7 @@ class Runner:
                           "SIGTERM: %s\n%s\n%s" % (name, self.HANG_TERM * self.slow,
                                                    shell_quote(inst.argv), inst.tail(), stacks))
         inst.close()
-        self.scan_log(inst)
+        self.scan_log(inst, stopped=rc == 0)
         self.stats["sigterms"] += 1
         # -15: the signal came before ktally installed its handler.
         if rc not in (0, -signal.SIGTERM):
@@ -491,8 +575,14 @@ class Runner:
             a += ["--interval", str(ia.get("interval", 0.3))]
             if ia.get("max_per_partition"):
                 a += ["--max-per-partition", str(ia["max_per_partition"])]
+        if self.serves_http(ia):
+            a += ["--http", "127.0.0.1:0"]
         if ia.get("health_max_lag") is not None:
-            a += ["--http", "127.0.0.1:0", "--health-max-lag", str(ia["health_max_lag"])]
+            a += ["--health-max-lag", str(ia["health_max_lag"])]
+        if ia.get("health_max_commit_age") is not None:
+            a += ["--health-max-commit-age", "%gs" % ia["health_max_commit_age"]]
+        if ia.get("health_max_stall") is not None:
+            a += ["--health-max-stall", "%gs" % (ia["health_max_stall"] * self.slow)]
         if ia.get("workers"):
             a += ["--workers", str(ia["workers"])]
         if ia.get("log_format"):
@@ -503,6 +593,11 @@ class Runner:
             a += ["--group", "g_" + self.job_name(jid), "-X", "session.timeout.ms=6000",
                   "-X", "heartbeat.interval.ms=500"]
         return a
+
+    @staticmethod
+    def serves_http(ia):
+        return any(ia.get(k) is not None for k in ("health_max_lag", "health_max_commit_age",
+                                                  "health_max_stall"))
 
     def long_host(self, jid):
         return self.jobs[jid].get("name") == "long"
@@ -632,10 +727,19 @@ class Runner:
         base = os.path.join(self.work, "inst-%s" % op["inst"].replace("#", "-"))
         conf = base + ".conf" if op["args"].get("config") else None
         args = self.job_args(jid, op["args"], conf=conf)
+        env, notify = self.env, None
+        if op["args"].get("notify"):
+            # A socket per start: an instance name may start again.
+            self.n_notify = getattr(self, "n_notify", 0) + 1
+            notify = NotifyListener(os.path.join(self.work, "notify-%d.sock" % self.n_notify))
+            env = dict(self.env, NOTIFY_SOCKET=notify.path)
         inst = Instance(op["inst"], jid, self.ktally_argv(args, self.long_host(jid)),
-                        base + ".log", self.env, op["args"].get("log_format"))
+                        base + ".log", env, op["args"].get("log_format"))
+        inst.notify = notify
         inst.conf = conf
-        inst.http = op["args"].get("health_max_lag") is not None
+        inst.http = self.serves_http(op["args"])
+        if op["args"].get("health_max_stall") is not None:
+            inst.max_stall = op["args"]["health_max_stall"] * self.slow
         self.live[op["inst"]] = inst
         self.all_instances.append(inst)
         self.stats["starts"] += 1
@@ -703,9 +807,22 @@ class Runner:
         inst.proc.send_signal(signal.SIGHUP)
         self.stats["sighups"] += 1
 
+    def probe(self, name, inst, port, path):
+        """GET @path of an instance: (status, body text)."""
+        url = "http://127.0.0.1:%d%s" % (port, path)
+        try:
+            with urllib.request.urlopen(url, timeout=10 * self.slow) as r:
+                return r.status, r.read().decode(errors="replace")
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode(errors="replace")
+        except OSError as e:
+            raise Failure("livez:%s" % inst.job, "instance %s: %s: %s" % (name, url, e))
+
     def check_livez(self):
         """Every live instance with --http says its batch loop is alive (a
-        fault ktally waits out never makes /livez 503)."""
+        fault ktally waits out never makes /livez 503), against the
+        --health-max-stall it was given, and /readyz answers 200 or 503
+        with its reasons, one a line."""
         for name, inst in self.live.items():
             if not inst.http:
                 continue
@@ -713,17 +830,22 @@ class Runner:
                 m = re.search(rb"on port (\d+) of", f.read())
             if m is None:
                 continue    # still starting: not serving yet
-            url = "http://127.0.0.1:%d/livez" % int(m.group(1))
-            try:
-                with urllib.request.urlopen(url, timeout=10 * self.slow) as r:
-                    code, body = r.status, r.read()
-            except urllib.error.HTTPError as e:
-                code, body = e.code, e.read()
-            except OSError as e:
-                raise Failure("livez:%s" % inst.job, "instance %s: %s: %s" % (name, url, e))
+            port = int(m.group(1))
+            code, body = self.probe(name, inst, port, "/livez")
             if code != 200:
-                raise Failure("livez:%s" % inst.job, "instance %s: %s answered %d: %s\n%s" % (
-                    name, url, code, body.decode(errors="replace"), inst.tail()))
+                raise Failure("livez:%s" % inst.job, "instance %s: /livez answered %d: %s\n%s" % (
+                    name, code, body, inst.tail()))
+            if "(--health-max-stall %g s)" % inst.max_stall not in body:
+                raise Failure("livez:%s" % inst.job, "instance %s: /livez does not judge by "
+                              "--health-max-stall %g s: %s" % (name, inst.max_stall, body))
+            code, body = self.probe(name, inst, port, "/readyz")
+            lines = body.strip().splitlines()
+            well = (code == 200 and len(lines) == 1 and lines[0].startswith("ready: ")) or (
+                code == 503 and lines and all(l.startswith("not ready: ") for l in lines))
+            if not well:
+                raise Failure("readyz:%s" % inst.job, "instance %s: /readyz answered %d: %r" % (
+                    name, code, body))
+            self.stats["probes_checked"] += 1
 
     def op_kill9(self, op):
         self.stop_instance(op["inst"], signal.SIGKILL)

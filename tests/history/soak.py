@@ -92,7 +92,8 @@ class Soak:
                        "faults": 0, "refused": 0, "starts": 0, "records": 0, "rewinds": 0,
                        "resets": 0, "forgets": 0, "refused_tables": 0, "refused_formats": 0,
                        "errors_checked": 0, "keyed_tables": 0, "folded_tables": 0,
-                       "folded_checked": 0, "folded_exact_buckets": 0}
+                       "folded_checked": 0, "folded_exact_buckets": 0, "notify_checked": 0,
+                       "probes_checked": 0}
         self.failures = []
 
     def sanitized(self):
@@ -238,6 +239,10 @@ class Soak:
                 "--max-keys (%d lines in (other) rows, %d buckets exact per key)" % (
                     t["keyed_tables"], t["folded_tables"], t["folded_checked"],
                     t["folded_exact_buckets"]))
+        if t["notify_checked"] or t["probes_checked"]:
+            say("soak: systemd's side: %d instances' notifications checked in order, %d times "
+                "/livez and /readyz probed against their bounds" % (
+                    t["notify_checked"], t["probes_checked"]))
         for seed, sig, path in self.failures:
             say("soak: FAILED seed %s: %s: replay with: sh %s" % (seed, sig, os.path.relpath(path, REPO)))
         if getattr(self, "harness_errors", 0):

@@ -12,6 +12,11 @@
 # both versions (the server runs in UTC, so committed_at is too), except
 # idempotent mode's, where version 1 kept chunks: those are made from the
 # run's per-partition counts and covered sets.
+#
+# Before the migration, `init-db --dry-run` lists every pending migration
+# and the tables it would touch (ktally_batches altered and updated by
+# version 2 with its row count, the replay table widened, ktally_job
+# created by version 3) and alters nothing; after it, nothing is pending.
 # broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 source "$KT_SRC/tests/integration/schema-v1/lib.sh"
@@ -50,6 +55,26 @@ kt_log_match "$older" "$WORK/audit.log" || fail "audit did not report the older 
 kt_shape "$v1" | diff -q - "$WORK/v1_shape" > /dev/null || fail "status or audit altered a version-1 database"
 [[ $(kt_schema_version "$v1") == none ]] || fail "status or audit recorded a schema version"
 
+# init-db --dry-run: every pending migration and the tables it touches,
+# with their sizes, and nothing changed (red before: no such option).
+kt_sql "$v1" "ANALYZE TABLE ktally_batches, kafka_offset" > /dev/null
+"$KTALLY" init-db --dry-run --db "$v1_uri" > "$WORK/dry.out" 2> "$WORK/dry.log" \
+  || { cat "$WORK/dry.out" "$WORK/dry.log" >&2; fail "init-db --dry-run failed"; }
+kt_shape "$v1" | diff -q - "$WORK/v1_shape" > /dev/null || fail "init-db --dry-run altered a version-1 database"
+[[ $(kt_schema_version "$v1") == none ]] || fail "init-db --dry-run recorded a schema version"
+grep -q "is at schema version 1; this ktally migrates it to $KT_SCHEMA_LATEST, $((KT_SCHEMA_LATEST - 1)) migrations" "$WORK/dry.out" \
+  || { cat "$WORK/dry.out" >&2; fail "the dry run does not say what it migrates from and to"; }
+for ((v = 2; v <= KT_SCHEMA_LATEST; v++)); do
+  awk -v v="$v" '$1 == v' "$WORK/dry.out" | grep -q . || { cat "$WORK/dry.out" >&2; fail "the dry run lists no table for version $v"; }
+done
+dry_row() { awk -v v="$1" -v t="$2" '$1 == v && $3 == t' "$WORK/dry.out"; }  # dry_row VERSION TABLE
+batches=$(kt_sql "$v1" "SELECT COUNT(*) FROM ktally_batches")
+dry_row 2 ktally_batches | grep -Eq "alter, update +$batches " \
+  || { cat "$WORK/dry.out" >&2; fail "version 2 should alter and update ktally_batches, $batches rows"; }
+# The replay table: widened by what the SQL cannot say (its log_count INT).
+dry_row 2 error_log_replay | grep -q "alter" || { cat "$WORK/dry.out" >&2; fail "the dry run misses the replay table version 2 widens"; }
+dry_row 3 ktally_job | grep -q "create, insert .* - *new$" || { cat "$WORK/dry.out" >&2; fail "version 3 creates ktally_job"; }
+
 # The migrating run: one migration logged, counts exact, still counting.
 kt_gen "$topic" --lines 4000 --seed 141 --truth "$WORK/t2" > /dev/null
 kt_sum_truths "$WORK/t1" "$WORK/t2" > "$WORK/truth"
@@ -59,6 +84,8 @@ run "$v1_uri" "$WORK/v1.log" --topic "$topic" --max-per-partition 500
 kt_check_counts "$v1" "$WORK/truth"
 kt_check_counts "$v1" <(kt_sql "$scratch" "SELECT log_time, log_count FROM error_log_replay ORDER BY log_time") error_log_replay
 "$KTALLY" "${replay[@]}" --db "$v1_uri" 2>> "$WORK/v1.log" || fail "replay after the migration failed"
+"$KTALLY" init-db --dry-run --db "$v1_uri" 2> /dev/null | grep -q "at schema version $KT_SCHEMA_LATEST, this ktally's: nothing to migrate" \
+  || fail "init-db --dry-run after the migration should find nothing to do"
 kt_check_counts "$v1" <(kt_sql "$scratch" "SELECT log_time, log_count FROM error_log_replay ORDER BY log_time") error_log_replay
 kt_audit "$v1_uri"
 [[ $(kt_offset_sum "$v1" "$topic") == 10000 ]] || fail "transactional: offsets do not reach 10000"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Debian package, on this machine, as root: scripts/package builds it,
 # dpkg -i installs it (the user ktally, the config readable by that user
-# only, the unit enabled but not started), the installed ktally runs the
+# only, the unit enabled but not started, the template ktally@.service
+# beside it), the installed ktally runs the
 # demo's job as the unit would (its ExecStart, as ktally, the password as a
 # systemd credential) and counts exactly, a reinstall keeps the edited
 # config, and dpkg --purge leaves nothing behind but the user, which the
@@ -68,6 +69,15 @@ unit=/usr/lib/systemd/system/ktally.service
 ! pgrep -u ktally > /dev/null || fail "something runs as ktally after the install: the unit was started"
 systemd-analyze security --offline=true --threshold=25 "$unit" > "$WORK/security" 2>&1 \
   || fail "the installed unit scores above 2.5: $(grep Overall "$WORK/security")"
+# The template, beside it: installed, hardened the same, enabled for no instance.
+template=/usr/lib/systemd/system/ktally@.service
+[[ -f $template ]] || fail "the package lacks $template"
+systemd-analyze security --offline=true --threshold=25 "$template" > "$WORK/security" 2>&1 \
+  || fail "the installed template scores above 2.5: $(grep Overall "$WORK/security")"
+! ls /etc/systemd/system/*.wants/ktally@* > /dev/null 2>&1 || fail "an instance of the template was enabled"
+for f in ktally-dashboard.json ktally-alerts.yml; do
+  [[ -s /usr/share/ktally/$f ]] || fail "the package lacks /usr/share/ktally/$f"
+done
 runuser -u ktally -- /usr/bin/ktally config --check --config /etc/ktally/ktally.conf > "$WORK/check" 2>&1 \
   || { cat "$WORK/check" >&2; fail "the shipped config does not pass config --check as the user ktally"; }
 

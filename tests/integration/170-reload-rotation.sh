@@ -10,6 +10,9 @@
 #     process never ends (it was exit 129);
 #  4. the counts are exact, the audit passes; then a rotation the file does
 #     not follow ends the job (exit 3), saying the file holds the same one.
+# The reload records say what changed as data, for machines: "applied" and
+# "needs_restart" are arrays of {setting, section, from, to, secret}, a
+# secret's values never in them (red before: free text only).
 # And SIGHUP never ends ktally while it waits at start-up, nor `status`.
 # broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
@@ -67,7 +70,8 @@ kt_wait_for 20 caught_up || { cat "$WORK/run.log" >&2; fail "the first lines wer
 # 1. With SIGHUP: the password is taken before any connection needs it.
 rotate "two$RUN_ID"
 kill -HUP "$pid"
-kt_wait_for 10 logged '.event == "reload" and (.applied | contains("the MySQL password changed"))' \
+kt_wait_for 10 logged '.event == "reload" and (.message | contains("the MySQL password changed"))
+                       and (.applied | any(.setting == "password" and .secret and .from == null and .to == null))' \
   || { cat "$WORK/run.log" >&2; fail "SIGHUP did not read the new password"; }
 logged '.event == "signal" and .signal == "SIGHUP"' || fail "the SIGHUP itself was not logged"
 kill_connections
@@ -90,7 +94,9 @@ sed -i 's/^interval = .*/interval = 100ms\nmax-per-partition = 50/' "$WORK/ktall
 kill -HUP "$pid"
 # (It also says the password changed: the one step 2 read is not the
 # last reload's.)
-applied='.event == "reload" and (.applied | startswith("--interval 0.2 s -> 0.1 s; --max-per-partition 100000 -> 50"))'
+applied='.event == "reload" and (.message | contains("reload: --interval 0.2 s -> 0.1 s; --max-per-partition 100000 -> 50"))
+         and (.applied | map(select(.secret | not) | [.setting, .section, .from, .to])
+              == [["interval", "batch", "0.2", "0.1"], ["max-per-partition", "batch", "100000", "50"]])'
 kt_wait_for 10 logged "$applied" || { cat "$WORK/run.log" >&2; fail "--interval and --max-per-partition not reloaded"; }
 produce 600 4 "2017-08-02 14:00:00"
 kt_wait_for 20 caught_up || fail "no batch after the reload of the limits"
@@ -102,7 +108,8 @@ jq -Rn "[inputs | fromjson? | objects] | (map($applied) | index(true)) as \$i
   || fail "--max-per-partition 50 not applied: batches of $(tr '\n' ' ' < "$WORK/sizes")"
 sed -i "s/^topic = .*/topic = other_$RUN_ID/" "$WORK/ktally.conf"
 kill -HUP "$pid"
-kt_wait_for 10 logged '.event == "reload" and (.needs_restart | startswith("[kafka] topic: '"'$topic' -> 'other_$RUN_ID' needs a restart; still '$topic'"'"))' \
+kt_wait_for 10 logged '.event == "reload" and (.message | contains("[kafka] topic: '"'$topic' -> 'other_$RUN_ID' needs a restart; still '$topic'"'"))
+                       and (.needs_restart | index([{"setting": "topic", "section": "kafka", "from": "'"$topic"'", "to": "other_'"$RUN_ID"'", "secret": false}]) != null)' \
   || { cat "$WORK/run.log" >&2; fail "a topic change was not logged as needing a restart"; }
 echo "no equals sign" >> "$WORK/ktally.conf"
 kill -HUP "$pid"
@@ -138,7 +145,7 @@ kt_wait_for 10 hup_caught || fail "replay never caught SIGHUP"
 kill -HUP "$rpid"; kill -HUP "$rpid"
 rc=0; wait "$rpid" || rc=$?
 [[ $rc == 0 ]] || { cat "$WORK/replay.log" >&2; fail "replay after SIGHUP: exit $rc, not 0"; }
-kt_log_match '.event == "reload" and .applied == ""' "$WORK/replay.log" \
+kt_log_match '.event == "reload" and .applied == [] and .message == "job \(.job): reload: nothing changed"' "$WORK/replay.log" \
   || { cat "$WORK/replay.log" >&2; fail "the replay did not reload"; }
 kt_check_counts "$db" "$WORK/truth" rp
 

@@ -92,7 +92,7 @@ kt_log_match '.level == "error" and .event == "exit" and .exit_status == 3
 # ...and in text, the one line scripts have always matched.
 "$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" --db "$KT_DB_URI_BASE/no_such_db_$RUN_ID" \
   --startup-timeout 1 2> "$WORK/fail.txt" && fail "a missing database succeeded"
-grep -qx "ktally: cannot connect to MySQL at .*Unknown database 'no_such_db_$RUN_ID'" "$WORK/fail.txt" \
+grep -qx "ktally: cannot connect to MySQL at .*Unknown database 'no_such_db_$RUN_ID' (create it first: CREATE DATABASE; ktally creates its tables in it)" "$WORK/fail.txt" \
   || { cat "$WORK/fail.txt" >&2; fail "text: no 'ktally: ...' line"; }
 
 rc=0; "$KTALLY" run --log-format yaml 2> "$WORK/usage" || rc=$?

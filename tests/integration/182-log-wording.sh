@@ -4,7 +4,11 @@
 # the summary of a run or replay of one ("1 record, 1 line", not "1 lines"); eight
 # partitions seen for the first time are one line, not eight "is new"
 # lines; SIGTERM is said when it comes ("stopping after the batch in
-# flight"), and so is the end of an outage ("MySQL back after 3.2 s").
+# flight"), and so is the end of an outage ("MySQL back after 3.2 s"),
+# whose event spells its cause as the retry events do ("mysql": it was
+# "MySQL", red before); a clean SIGTERM ends the log with a "stopped"
+# record of what the run did; a committed batch is named by its audit id
+# (what `reset --to batch:ID` takes), the loop's turn being a field apart.
 # broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
@@ -46,13 +50,50 @@ kt_wait_for 20 kt_log_has batch "$WORK/svc.log" || kt_wait_for 20 grep -q '"read
 kt_wait_for 30 kt_log_has retry "$WORK/svc.log" || fail "no batch failed with MySQL down"
 "$KT_SERVICES" restart-mysql > /dev/null; mysql_down=no
 kt_wait_for 90 kt_log_has recovered "$WORK/svc.log" || { tail -5 "$WORK/svc.log" >&2; fail "the end of the outage was not said"; }
-kt_log_match '.event == "recovered" and .cause == "MySQL" and .failed >= 1 and .duration > 0
+# One spelling of the cause for machines: the retry events' and the
+# metrics' (it was "mysql" in retry events and "MySQL" in this one).
+kt_log_match '.event == "retry" and .cause == "mysql"' "$WORK/svc.log" \
+  || { grep '"retry"' "$WORK/svc.log" >&2; fail "no retry event with cause mysql"; }
+kt_log_match '.event == "recovered" and .cause == "mysql" and .failed >= 1 and .duration > 0
               and (.message | test("^job [^ ]+: MySQL back after [0-9.]+ s \\([0-9]+ failed batch(es)?\\)$"))' \
   "$WORK/svc.log" || { grep recovered "$WORK/svc.log" >&2; fail "the recovery line"; }
 kt_stop "$pid" TERM || fail "exit $? on SIGTERM"
 kt_log_match '.event == "signal" and .signal == "SIGTERM"
               and .message == "SIGTERM received: stopping after the batch in flight (it commits whole or not at all)"' \
   "$WORK/svc.log" || { tail -3 "$WORK/svc.log" >&2; fail "SIGTERM was not said"; }
+# A clean stop ends with its own record: what the run did (red before:
+# the log just ended after the signal's line).
+tail -1 "$WORK/svc.log" | jq -e --arg j "$topic" '.event == "stopped" and .job == $j and .records >= 2
+    and (.message | test("^job [^ ]+: stopped: [0-9]+ records?, .* in [0-9.]+ s \\(the batch in flight committed whole or not at all\\)$"))' > /dev/null \
+  || { tail -3 "$WORK/svc.log" >&2; fail "no stopped record last after SIGTERM"; }
 kt_check_counts "$db" <(printf '2017-07-30 14:09:00\t2\n2017-07-30 15:09:00\t1\n')
+
+# A committed batch is named by its audit id, the one `reset --to
+# batch:ID` takes, not by the loop's turn (idle turns before it counted:
+# red before, "batch 14" named audit row 1); the turn is a field of its own.
+ids=$(kt_new_topic wording_ids 2)
+ids_uri=$(kt_new_db wording_ids); ids_db=$(kt_db_name "$ids_uri")
+"$KTALLY" run --brokers "$KT_BROKERS" --topic "$ids" --db "$ids_uri" --mode idempotent \
+  --interval 0.1 --verbose --log-format json 2> "$WORK/ids.log" &
+pid=$!; KT_CHILDREN+=("$pid")
+idle_turns() { (($(grep -c "nothing new" "$WORK/ids.log") >= 3)); }
+kt_wait_for 20 idle_turns || { tail -5 "$WORK/ids.log" >&2; fail "no idle turns"; }
+batches_logged() { (($(kt_log_count batch "$WORK/ids.log") >= $1)); }
+printf '2017-07-30 14:09:08 ERROR a\n2017-07-30 15:09:08 ERROR b\n' | kcat -b "$KT_BROKERS" -P -t "$ids" -p 1
+kt_wait_for 20 batches_logged 1 || fail "no first batch"
+printf '2017-07-30 14:09:09 ERROR c\n' | kcat -b "$KT_BROKERS" -P -t "$ids" -p 1
+kt_wait_for 20 batches_logged 2 || fail "no second batch"
+kt_stop "$pid" || fail "exit $? on SIGTERM"
+jq -c 'select(.event == "batch") | [.batch, .turn, .message]' "$WORK/ids.log" > "$WORK/ids.batches"
+[[ $(jq -r '.[0]' "$WORK/ids.batches" | paste -sd ' ') == \
+   "$(kt_sql "$ids_db" "SELECT id FROM ktally_batches WHERE job = '$ids' ORDER BY id" | paste -sd ' ')" ]] \
+  || { cat "$WORK/ids.batches" >&2; fail "the batch records do not carry the audit ids"; }
+jq -se --arg j "$ids" 'all(.[]; .[1] > .[0] and (.[2] | startswith("job \($j): batch ")))
+    and all(.[]; . as $b | $b[2] | startswith("job \($j): batch \($b[0]): "))' "$WORK/ids.batches" > /dev/null \
+  || { cat "$WORK/ids.batches" >&2; fail "the line does not say the audit id, or the turn is not a field of its own"; }
+second=$(jq -r '.[0]' "$WORK/ids.batches" | tail -1)
+"$KTALLY" reset --brokers "$KT_BROKERS" --db "$ids_uri" --job "$ids" --to "batch:$second" > "$WORK/reset.out" \
+  || fail "reset --to batch:$second (the logged id) refused"
+grep -Eq "^ +1 +3 +0 +3 +2 +back" "$WORK/reset.out" || { cat "$WORK/reset.out" >&2; fail "reset --to batch:$second does not go back to where that batch started"; }
 
 note "$TEST_NAME: singular and plural, minute and hour buckets, one line for 8 new partitions, SIGTERM said; $(jq -r 'select(.event == "recovered") | .message' "$WORK/svc.log")"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Usage and dependency errors: exactly one clear line on stderr, the
-# documented exit code, and no table created.
+# documented exit code, and no table created. A missing database says
+# how to make it, also to a user MySQL tells "access denied" instead.
 # broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
@@ -58,7 +59,16 @@ expect 2 "x.conf:3: \[kafka\] enable.auto.commit: refused" config --check \
 # Dependencies refusing us: exit 3, within the start-up timeout.
 expect 3 "Kafka" run --brokers 127.0.0.1:1 --topic "$topic" --db "$db_uri" --startup-timeout 2
 expect 3 "Access denied" $(run) --db "mysql://kt:s3cr3tPW@$KT_MYSQL_HOST:$KT_MYSQL_PORT/$db"
-expect 3 "Unknown database" $(run) --db "$KT_DB_URI_BASE/no_such_db_$RUN_ID"
+expect 3 "Unknown database 'no_such_db_$RUN_ID' (create it first: CREATE DATABASE" $(run) \
+  --db "$KT_DB_URI_BASE/no_such_db_$RUN_ID"
+# A user with grants on its own database only, given another that does not
+# exist: MySQL says "access denied" whatever; the line names both causes
+# (red before: a hint about grants only).
+lone=kt_lone_$RUN_ID
+kt_sql mysql "CREATE USER '$lone'@'%' IDENTIFIED BY 'lonePW'; GRANT ALL ON \`$db\`.* TO '$lone'@'%'"
+trap 'kt_sql mysql "DROP USER IF EXISTS '"'$lone'"'@'"'%'"'" 2> /dev/null; kt_cleanup' EXIT
+expect 3 "to database 'no_such_db_$RUN_ID': the database does not exist, or the user may not use it .*CREATE DATABASE.*GRANT SELECT" \
+  $(run) --db "mysql://$lone:lonePW@$KT_MYSQL_HOST:$KT_MYSQL_PORT/no_such_db_$RUN_ID"
 expect 3 "Kafka\|MySQL" $(run) --db "mysql://kt@127.0.0.1:1/$db" --startup-timeout 2
 ghost=$(kt_absent_topic ghost)
 expect 3 "topic '$ghost'" run --brokers "$KT_BROKERS" --topic "$ghost" --db "$db_uri"

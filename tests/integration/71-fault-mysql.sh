@@ -84,7 +84,7 @@ retries=$(kt_log_count retry "$log")
 ((landed + not_landed <= lost)) || fail "more commit resolutions ($((landed + not_landed))) than lost answers ($lost)"
 # Where the kills landed, as ktally saw them (words for people: a note).
 hits=$(jq -Rr 'fromjson? | objects | select(.event == "retry") | .message' "$log" \
-       | sed -n 's/.*batch [0-9]*: \(.*\) on kt@[^:]*:[0-9]*\/[^:]*: \(.*\); retrying in.*/\1: \2/p' \
+       | sed -n 's/^job [^:]*: \(.*\) on kt@[^:]*:[0-9]*\/[^:]*: \(.*\); retrying in.*/\1: \2/p' \
        | sed 's/the answer to COMMIT was lost.*/COMMIT/; s/^cannot //; s/: Lost connection to server during query$//' \
        | sort | uniq -c \
        | awk '{ $1 = $1 " x"; print }' | paste -sd, -)

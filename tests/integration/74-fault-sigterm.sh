@@ -33,11 +33,12 @@ top_up() {  # one more chunk of data, with its truth
 }
 backlog() { echo $((messages - $(kt_offset_sum "$db" "$topic" 2>/dev/null || echo 0))); }
 
-# events LOG: its start and batch records as "EPOCH EVENT BATCH DURATION".
+# events LOG: its start and batch records as "EPOCH EVENT TURN DURATION" (the
+# turn of the loop: 1 for the first batch of the process).
 events() {
   jq -Rr 'fromjson? | objects | select(.event == "start" or .event == "batch")
           | (.time | capture("^(?<s>.*)\\.(?<ms>[0-9]+)Z$")) as $t
-          | "\(($t.s + "Z" | fromdateiso8601) + ($t.ms | tonumber) / 1000) \(.event) \(.batch // 0) \(.duration // 0)"' "$1"
+          | "\(($t.s + "Z" | fromdateiso8601) + ($t.ms | tonumber) / 1000) \(.event) \(.turn // 0) \(.duration // 0)"' "$1"
 }
 
 # in_flight LOG EPOCH: whether a batch was running at EPOCH, from the log

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ktally status: stored offsets, log start, high watermark, lag and data
 # loss per partition match the broker's watermarks and kafka_offset,
-# including a partition whose stored offset fell behind the log start.
+# including a partition whose stored offset fell behind the log start;
+# --job alone shows every topic the job reads (it knows them).
 # broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
@@ -77,4 +78,13 @@ kt_gen "$t2" --lines 500 --seed 18 > /dev/null
    == "[('$t1', 'kafka', 900, 0), ('$t2', 'kafka', 500, 0)]" ]] || { cat "$WORK/k.json" >&2; fail "status of a --offsets kafka job of two topics is wrong"; }
 "$KTALLY" status --brokers "$KT_BROKERS" --topic "$t1,$t2" --job "k$RUN_ID" --db "$kdb_uri" > "$WORK/k.txt" || fail "status --topic a,b failed"
 [[ $(grep -c "offsets in Kafka's consumer group ktally-k$RUN_ID" "$WORK/k.txt") == 2 ]] || { cat "$WORK/k.txt" >&2; fail "the table does not say where the offsets are"; }
-note "$TEST_NAME: a --offsets kafka job of two topics: the group's offsets, lag 0"
+# --job alone: the job knows its topics (red before: "--topic is required").
+"$KTALLY" status --brokers "$KT_BROKERS" --job "k$RUN_ID" --db "$kdb_uri" --json > "$WORK/kj.json" \
+  || fail "status --job without --topic failed"
+cmp -s "$WORK/k.json" "$WORK/kj.json" || { diff "$WORK/k.json" "$WORK/kj.json" >&2; fail "status --job alone differs from status --topic a,b --job"; }
+rc=0; "$KTALLY" status --brokers "$KT_BROKERS" --job "nosuch$RUN_ID" --db "$kdb_uri" 2> "$WORK/kn.err" || rc=$?
+[[ $rc == 2 ]] && grep -q "no job 'nosuch$RUN_ID'.*its jobs: k$RUN_ID" "$WORK/kn.err" \
+  || { cat "$WORK/kn.err" >&2; fail "status --job of an unknown job: exit $rc"; }
+rc=0; "$KTALLY" status --brokers "$KT_BROKERS" --db "$kdb_uri" 2> "$WORK/kt.err" || rc=$?
+[[ $rc == 2 ]] && grep -q "topic is required" "$WORK/kt.err" || fail "status without --topic or --job: exit $rc"
+note "$TEST_NAME: a --offsets kafka job of two topics: the group's offsets, lag 0; --job alone shows the same"

@@ -4,7 +4,11 @@
 # a bad librdkafka property in [kafka] is librdkafka's error, and one that
 # exactly-once depends on is refused, each naming the line; a password file
 # others may read is refused; `config --check` prints the effective
-# settings with every secret hidden.
+# settings with every secret hidden, and reports every error of a file at
+# once, one line each with its file line, exit 2: unknown keys and
+# sections, bad values, and files it names that cannot be read (ssl-ca,
+# password-file). Red before: the first error only, and an ssl-ca that
+# does not exist passed.
 # broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
@@ -58,6 +62,31 @@ kt_check_counts "$db" "$WORK/truth"
 kt_log_match '.event == "batch" and .partitions == 3 and .records == 2997' "$WORK/run.log" \
   || { cat "$WORK/run.log" >&2; fail "max-per-partition 999 from the file not used"; }
 
+# The commands that manage jobs read [mysql] (and [kafka]'s brokers) from
+# a config file too, as run, replay and status do (red before the option
+# table: audit, jobs, reset and forget ignored them and wanted --db).
+{ printf '[kafka]\nbrokers = %s\n' "$KT_BROKERS"; sed -n '/^\[mysql\]$/,/^$/p' "$WORK/ktally.conf"; } \
+  > "$WORK/manage.conf"
+grep -q "^password-file = " "$WORK/manage.conf" || fail "manage.conf lacks the [mysql] section"
+"$KTALLY" jobs --config "$WORK/manage.conf" > "$WORK/jobs.out" 2> "$WORK/err" && grep -q "^$topic " "$WORK/jobs.out" \
+  || { cat "$WORK/jobs.out" "$WORK/err" >&2; fail "jobs --config did not read [mysql]"; }
+"$KTALLY" audit --config "$WORK/manage.conf" > "$WORK/audit.out" 2> "$WORK/err" \
+  || { cat "$WORK/audit.out" "$WORK/err" >&2; fail "audit --config did not read [mysql]"; }
+"$KTALLY" reset --config "$WORK/manage.conf" --job "$topic" --to latest > "$WORK/reset.out" 2> "$WORK/err" \
+  && grep -q "^job $topic: count, transactional" "$WORK/reset.out" \
+  || { cat "$WORK/reset.out" "$WORK/err" >&2; fail "reset --config did not read [mysql]"; }
+"$KTALLY" forget --config "$WORK/manage.conf" --job "$topic" > "$WORK/forget.out" 2> "$WORK/err" \
+  && grep -q "^dry run: nothing changed" "$WORK/forget.out" \
+  || { cat "$WORK/forget.out" "$WORK/err" >&2; fail "forget --config did not read [mysql]"; }
+# config --help is config's own help, exit 0, and so is config --check
+# --help (red before the option table: exit 2 naming itself, and run's).
+for words in "--help" "--check --help"; do
+  # shellcheck disable=SC2086  # the words, split
+  "$KTALLY" config $words > "$WORK/help" 2>&1 || fail "ktally config $words: exit $?"
+  grep -q "Checks the options of a \`run\`" "$WORK/help" && grep -q -- "--connect" "$WORK/help" \
+    || { head -5 "$WORK/help" >&2; fail "ktally config $words is not config's help"; }
+done
+
 bad() {  # bad PATTERN FILE-CONTENT: config --check exits 2 with one line
   printf '%b' "$2" > "$WORK/bad.conf"
   local rc=0
@@ -79,6 +108,39 @@ bad "--db-password-file: '$WORK/pw-open' is readable or writable by group or oth
   "[mysql]\npassword-file = $WORK/pw-open\n"
 bad "--interval" "[batch]\ninterval = -3\n"
 bad "exit-when-idle: expected true or false" "[batch]\nexit-when-idle = maybe\n"
+# Every error at once, one line each, each with its line.
+cat > "$WORK/many.conf" <<CONF
+[kafka]
+brokers = $KT_BROKERS
+topic = $topic
+[mysql]
+host = $KT_MYSQL_HOST
+user = $KT_MYSQL_USER
+database = $db
+ssl-mode = verify-ca
+ssl-ca = $WORK/no-such-ca.pem
+[batch]
+intervall = 3
+max-per-partition = 0
+mode = sometimes
+[bach]
+x = 1
+CONF
+rc=0; "$KTALLY" config --check --config "$WORK/many.conf" > /dev/null 2> "$WORK/err" || rc=$?
+((rc == 2)) || { cat "$WORK/err" >&2; fail "a file of many errors: exit $rc"; }
+for want in "many.conf:11: unknown key 'intervall' in \[batch\]" "many.conf:14: unknown section \[bach\]" \
+            "many.conf:12: --max-per-partition: 0 is not" "many.conf:13: --mode: expected" \
+            "many.conf:4: --db: ssl-ca '$WORK/no-such-ca.pem': cannot read it: No such file"; do
+  grep -q "^ktally: --config: .*$want" "$WORK/err" || { cat "$WORK/err" >&2; fail "config --check does not report '$want'"; }
+done
+[[ $(wc -l < "$WORK/err") == 5 ]] || { cat "$WORK/err" >&2; fail "five errors, not one line each"; }
+bad "bad.conf:2: --db-password-file: cannot read '$WORK/no-such-pw'" "[mysql]\npassword-file = $WORK/no-such-pw\n"
+# A run is refused the same way, before it connects.
+rc=0; "$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" \
+  --db "$db_uri?ssl-mode=verify-ca&ssl-ca=$WORK/no-such-ca.pem" 2> "$WORK/err" || rc=$?
+((rc == 2)) && grep -q "ssl-ca '$WORK/no-such-ca.pem': cannot read it" "$WORK/err" \
+  || { cat "$WORK/err" >&2; fail "run with an ssl-ca that does not exist: exit $rc"; }
+
 # samples/ktally.conf documents every key: each one must be known.
 grep -v '^password-file' "$KT_SRC/samples/ktally.conf" > "$WORK/sample.conf"
 "$KTALLY" config --check --config "$WORK/sample.conf" > /dev/null 2> "$WORK/err" \
