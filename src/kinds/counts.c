@@ -583,6 +583,235 @@ kt_counts_upsert (KtDb *db, const char *table, const KtCountsShape *shape, const
   return statement == 0 || finish_insert (db, sql, shape, table, error);
 }
 
+/* "(log_time, `d1`, ...)" of @shape */
+static void
+append_key_columns (GString *sql, const KtCountsShape *shape)
+{
+  g_string_append (sql, "(log_time");
+  for (const char *const *d = shape->dimensions; d != NULL && *d != NULL; d++)
+    g_string_append_printf (sql, ", `%s`", *d);
+  g_string_append_c (sql, ')');
+}
+
+/* "('YYYY-MM-DD HH:MM:00',X'..',...)": a row's key as a row value. */
+static void
+append_key_value (GString *sql, const KtKeyedRow *row, guint n_dims)
+{
+  char when[20];
+
+  kt_minute_format (row->bucket, when);
+  g_string_append_printf (sql, "('%s'", when);
+  append_key (sql, row, n_dims);
+  g_string_append_c (sql, ')');
+}
+
+/* The lookup key of a row: its bucket's text, then each key column as a
+ * length byte and the bytes (KtKeyedRow's key). New string. */
+static GString *
+key_of_row (const KtKeyedRow *row)
+{
+  char when[20];
+  GString *key;
+
+  kt_minute_format (row->bucket, when);
+  key = g_string_new (when);
+  g_string_append_len (key, (const char *) row->key, (gssize) row->key_len);
+  return key;
+}
+
+/* The same from a row read back: log_time, then the key columns. */
+static GString *
+key_of_result (MYSQL_ROW row, const unsigned long *lengths, guint n_dims)
+{
+  GString *key = g_string_new (row[0]);
+
+  for (guint i = 0; i < n_dims; i++)
+    {
+      g_string_append_c (key, (char) MIN (lengths[1 + i], 255));
+      g_string_append_len (key, row[1 + i] != NULL ? row[1 + i] : "", (gssize) lengths[1 + i]);
+    }
+  return key;
+}
+
+/* What the table holds of @rows[@from, @until) (FOR UPDATE when @lock)
+ * into @held: key -> the row's columns after the keys, "count\tsum..." */
+static gboolean
+read_held (KtDb *db, const char *table, const KtCountsShape *shape, const GArray *rows,
+           guint from, guint until, gboolean lock, GHashTable *held, GError **error)
+{
+  guint n_dims = shape->dimensions != NULL ? g_strv_length ((char **) shape->dimensions) : 0;
+  guint n_sums = shape->sums != NULL ? g_strv_length ((char **) shape->sums) : 0;
+  g_autoptr(GString) sql = g_string_new ("SELECT log_time");
+  g_autoptr(MYSQL_RES) res = NULL;
+  g_autofree char *what = g_strdup_printf ("cannot read the counts of %s", table);
+  MYSQL_ROW row;
+
+  for (const char *const *d = shape->dimensions; d != NULL && *d != NULL; d++)
+    g_string_append_printf (sql, ", `%s`", *d);
+  g_string_append (sql, ", log_count");
+  for (const char *const *m = shape->sums; m != NULL && *m != NULL; m++)
+    g_string_append_printf (sql, ", `sum_%s`", *m);
+  g_string_append_printf (sql, " FROM `%s` WHERE ", table);
+  append_key_columns (sql, shape);
+  g_string_append (sql, " IN (");
+  for (guint i = from; i < until; i++)
+    {
+      if (i > from)
+        g_string_append_c (sql, ',');
+      append_key_value (sql, &g_array_index (rows, KtKeyedRow, i), n_dims);
+    }
+  g_string_append (sql, lock ? ") FOR UPDATE" : ")");
+  res = kt_db_rows (db, sql->str, what, error);
+  if (res == NULL)
+    return FALSE;
+  while ((row = mysql_fetch_row (res)) != NULL)
+    {
+      GString *key = key_of_result (row, mysql_fetch_lengths (res), n_dims);
+      GString *value = g_string_new (row[1 + n_dims]);
+
+      for (guint i = 0; i < n_sums; i++)
+        g_string_append_printf (value, "\t%s", row[2 + n_dims + i]);
+      g_hash_table_replace (held, g_string_free (key, FALSE), g_string_free (value, FALSE));
+    }
+  return TRUE;
+}
+
+/* Whether one of the buckets of @rows[@from, @until) has an (other) row. */
+static gboolean
+find_other (KtDb *db, const char *table, const KtCountsShape *shape, const GArray *rows,
+            guint from, guint until, char **bucket, GError **error)
+{
+  g_autoptr(GString) sql = g_string_new ("SELECT log_time FROM ");
+  g_autoptr(MYSQL_RES) res = NULL;
+  g_autofree char *what = g_strdup_printf ("cannot read the counts of %s", table);
+  MYSQL_ROW row;
+
+  g_string_append_printf (sql, "`%s` WHERE log_time IN (", table);
+  for (guint i = from; i < until; i++)
+    {
+      char when[20];
+
+      kt_minute_format (g_array_index (rows, KtKeyedRow, i).bucket, when);
+      g_string_append_printf (sql, "%s'%s'", i > from ? "," : "", when);
+    }
+  g_string_append_c (sql, ')');
+  for (const char *const *d = shape->dimensions; d != NULL && *d != NULL; d++)
+    g_string_append_printf (sql, " AND `%s` = '" KT_OTHER_KEY "'", *d);
+  g_string_append (sql, " LIMIT 1");
+  res = kt_db_rows (db, sql->str, what, error);
+  if (res == NULL)
+    return FALSE;
+  row = mysql_fetch_row (res);
+  *bucket = row != NULL ? g_strdup (row[0]) : NULL;
+  return TRUE;
+}
+
+/* A row of @rows against what the table holds (@held): it must be there
+ * with at least the row's count, and reaching 0, with the row's sums. */
+static gboolean
+check_held (const char *table, const KtKeyedRow *row, guint n_sums, GHashTable *held,
+            GError **error)
+{
+  g_autoptr(GString) key = key_of_row (row);
+  const char *value = g_hash_table_lookup (held, key->str);
+  g_autoptr(GString) want = g_string_new (NULL);
+  char when[20];
+  guint64 count;
+
+  kt_minute_format (row->bucket, when);
+  count = value != NULL ? g_ascii_strtoull (value, NULL, 10) : 0;
+  g_string_printf (want, "%" G_GUINT64_FORMAT, row->count);
+  for (guint i = 0; i < n_sums; i++)
+    {
+      char sum[48];
+
+      kt_sum_format (row->sums[i], sum);
+      g_string_append_printf (want, "\t%s", sum);
+    }
+  if (value != NULL && (count > row->count || g_str_equal (value, want->str)))
+    return TRUE;
+  g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+               "the range counted %" G_GUINT64_FORMAT " in %s's row of %s%s, which holds %s: "
+               "the table is not what the job counted (rows edited or deleted?), and taking "
+               "the range back would leave it wrong; refused", row->count, table, when,
+               n_sums > 0 || row->key_len > 0 ? " (and its key)" : "",
+               value == NULL ? "no such row" : count < row->count ? "less"
+                                                                  : "other sums");
+  return FALSE;
+}
+
+gboolean
+kt_counts_retract (KtDb *db, const char *table, const KtCountsShape *shape, KtCounts *counts,
+                   gboolean execute, guint *n_rows, GError **error)
+{
+  guint n_dims = shape->dimensions != NULL ? g_strv_length ((char **) shape->dimensions) : 0;
+  guint n_sums = shape->sums != NULL ? g_strv_length ((char **) shape->sums) : 0;
+  g_autoptr(GArray) rows = all_rows (&counts, 1);
+  g_autoptr(GString) sql = g_string_new (NULL);
+  g_autofree char *what = g_strdup_printf ("cannot take counts back from %s", table);
+
+  *n_rows = rows->len;
+  /* Checked first, all of them: nothing is written unless every row can
+   * be taken back. The rows stay locked until the caller commits. */
+  for (guint at = 0; at < rows->len; at += UPSERT_ROWS)
+    {
+      guint until = MIN (rows->len, at + UPSERT_ROWS);
+      g_autoptr(GHashTable) held = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                                          g_free);
+      g_autofree char *other = NULL;
+
+      if (n_dims > 0 && !find_other (db, table, shape, rows, at, until, &other, error))
+        return FALSE;
+      if (other != NULL)
+        {
+          g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                       "%s's bucket %s has an (other) row: which keys its batches folded "
+                       "past --max-keys depended on those batches, so what the range "
+                       "counted per key cannot be taken back; refused", table, other);
+          return FALSE;
+        }
+      if (!read_held (db, table, shape, rows, at, until, execute, held, error))
+        return FALSE;
+      for (guint i = at; i < until; i++)
+        if (!check_held (table, &g_array_index (rows, KtKeyedRow, i), n_sums, held, error))
+          return FALSE;
+    }
+  if (!execute)
+    return TRUE;
+  for (guint at = 0; at < rows->len; at += UPSERT_ROWS)
+    {
+      guint until = MIN (rows->len, at + UPSERT_ROWS);
+
+      /* Every row exists (checked, locked): the INSERT always updates. */
+      start_insert (sql, table, shape, FALSE);
+      for (guint i = at; i < until; i++)
+        {
+          if (i > at)
+            g_string_append_c (sql, ',');
+          append_row (sql, &g_array_index (rows, KtKeyedRow, i), "", n_dims, n_sums);
+        }
+      g_string_append (sql, " ON DUPLICATE KEY UPDATE log_count = log_count - "
+                            "VALUES(log_count)");
+      for (const char *const *m = shape->sums; m != NULL && *m != NULL; m++)
+        g_string_append_printf (sql, ", `sum_%s` = `sum_%s` - VALUES(`sum_%s`)", *m, *m, *m);
+      if (!kt_db_run (db, sql->str, what, error))
+        return FALSE;
+      g_string_printf (sql, "DELETE FROM `%s` WHERE log_count = 0 AND ", table);
+      append_key_columns (sql, shape);
+      g_string_append (sql, " IN (");
+      for (guint i = at; i < until; i++)
+        {
+          if (i > at)
+            g_string_append_c (sql, ',');
+          append_key_value (sql, &g_array_index (rows, KtKeyedRow, i), n_dims);
+        }
+      g_string_append_c (sql, ')');
+      if (!kt_db_run (db, sql->str, what, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
 void
 kt_counts_line (const KtBatchSummary *summary, guint rows, int bucket, GString *line)
 {

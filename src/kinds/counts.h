@@ -96,6 +96,21 @@ gboolean  kt_counts_upsert (KtDb *db, const char *table, const KtCountsShape *sh
                             const char *job, const char *topic, KtCounts *const *parts,
                             guint n, GError **error);
 
+/* reset --rebuild of a range, in the caller's transaction: takes the rows
+ * of @counts (what re-reading the range counted, unbounded by
+ * --max-keys) back out of the transactional count table @table of
+ * @shape: each row lowered by them, and deleted where its count reaches 0.
+ * Refused with KT_ERROR_USAGE, before anything is written, where a row is
+ * missing or holds less than that, or reaching 0 holds other sums (the
+ * table is not what the job counted: edited, or counted by another
+ * parser), and where a bucket touched has an (other) row (which keys it
+ * folded depended on the batches that counted them). Without @execute,
+ * the same reads and checks, no lock, no write. *@rows: the rows it
+ * lowers. */
+gboolean  kt_counts_retract (KtDb *db, const char *table, const KtCountsShape *shape,
+                             KtCounts *counts, gboolean execute, guint *rows,
+                             GError **error);
+
 /* "L lines, E ERROR, M malformed, K minute buckets" (@rows of them;
  * @bucket: --bucket in minutes, which names the buckets: "5-minute",
  * "hour"), or with --by or --sum "K rows" (of buckets and keys); and the

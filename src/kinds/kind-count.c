@@ -108,6 +108,25 @@ count_write (gpointer data, const GArray *ranges, gint32 *fenced, GError **error
                                    error));
 }
 
+static gboolean
+count_retract (gpointer data, gboolean execute, guint *rows, GError **error)
+{
+  Count *self = data;
+  KtKindContext *job = self->job;
+
+  if (self->counts->keyed != NULL && kt_keyed_counts_folded (self->counts->keyed) > 0)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "read again in one pass, the range has more keys in a bucket than "
+                   "--max-keys %" G_GINT64_FORMAT " gives rows of their own, so what it "
+                   "counted per key cannot be told apart; refused",
+                   kt_counts_options (job)->max_keys);
+      return FALSE;
+    }
+  return kt_counts_retract (job->db, job->output, &self->shape, self->counts, execute, rows,
+                            error);
+}
+
 static void
 count_summarise (gpointer data, KtBatchSummary *out, GString *line)
 {
@@ -129,6 +148,7 @@ const KtJobKind kt_kind_count = {
   .parses = TRUE,
   .reread = KT_REREAD_COUNTS_TWICE,
   .rebuilds = TRUE,  /* error_log holds no job column: only when the table is the job's alone */
+  .retract = count_retract,
   .open = count_open,
   .close = count_close,
   .prepare = count_prepare,
