@@ -30,7 +30,10 @@ typedef struct
   char     *from_datetime;   /* as given (instant.h parses it) */
   char     *until_datetime;
   double    last;            /* seconds; 0: not given */
-  gboolean  named;           /* --job was given (not a row) */
+  /* Not rows: */
+  gboolean  named;           /* --job was given */
+  gint64    from_ms;         /* the moments, once parsed (--last: before now, at start) */
+  gint64    until_ms;        /* -1: the end of each partition */
 } ReplayOptions;
 
 static const KtOption replay_own_options[] = {
@@ -135,6 +138,23 @@ ready (gpointer data)
   const KtConfig *config = ((Replay *) data)->config;
 
   ((Replay *) data)->ready_at = g_get_monotonic_time ();
+  /* It is that range, by offsets, that a rerun must give to resume this
+   * replay: --last run again later is another range. */
+  if (by_time (config))
+    {
+      g_autoptr(KtLogEvent) e = kt_log_event_new ("replay-range");
+      g_autofree char *from = kt_instant_format (own (config)->from_ms);
+      g_autofree char *until = own (config)->until_ms >= 0
+                               ? kt_instant_format (own (config)->until_ms) : g_strdup ("the end");
+
+      kt_log_event_string (e, "job", config->job.name);
+      kt_log_event_string (e, "from_time", from);
+      kt_log_event_string (e, "until_time", until);
+      kt_log_event_string (e, "range", config->job.replay_range);
+      kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "replay %s: from %s to %s is offsets %s "
+                         "(rerun with --from and --until of these offsets to resume it)",
+                         config->job.name, from, until, config->job.replay_range);
+    }
   if (g_str_equal (config->job.table, "error_log"))
     {
       g_autoptr(KtLogEvent) e = kt_log_event_new ("replay-into-live");
@@ -315,9 +335,8 @@ check_name_length (const char *name, GError **error)
 static gboolean
 check_times (KtConfig *config, GError **error)
 {
-  const ReplayOptions *o = own (config);
+  ReplayOptions *o = config->own;
   g_autoptr(GTimeZone) local = g_time_zone_new_local ();
-  gint64 from, until;
 
   if (config->job.replay_from != NULL || config->job.replay_until != NULL)
     {
@@ -332,13 +351,18 @@ check_times (KtConfig *config, GError **error)
                            "exclude each other: --last 1h is --from-datetime one hour ago");
       return FALSE;
     }
+  o->until_ms = -1;
   if (o->from_datetime == NULL)
-    return TRUE;
-  if (!kt_instant_parse ("--from-datetime", o->from_datetime, local, &from, error)
+    {
+      o->from_ms = kt_instant_now () - (gint64) (o->last * 1000);
+      return TRUE;
+    }
+  if (!kt_instant_parse ("--from-datetime", o->from_datetime, local, &o->from_ms, error)
       || (o->until_datetime != NULL
-          && !kt_instant_parse ("--until-datetime", o->until_datetime, local, &until, error)))
+          && !kt_instant_parse ("--until-datetime", o->until_datetime, local, &o->until_ms,
+                                error)))
     return FALSE;
-  if (o->until_datetime != NULL && until <= from)
+  if (o->until_datetime != NULL && o->until_ms <= o->from_ms)
     {
       g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--until-datetime %s is not after "
                    "--from-datetime %s", o->until_datetime, o->from_datetime);
@@ -403,14 +427,11 @@ source_partitions (gpointer data, int timeout_ms, GError **error)
 /* A range given by time, as offsets: every partition of the topic, from
  * its offset at the first moment to its offset at the second (or its end
  * now), asked of Kafka once; into @resolved (a copy of @config whose range
- * and derived name are new, freed by resolved_clear()). Logged
- * (`replay-range`), since it is that range, by offsets, that a rerun must
- * give to resume this replay: --last run again later is another range. */
+ * and derived name are new, freed by resolved_clear()). */
 static gboolean
 resolve (const KtConfig *config, KtConfig *resolved, GError **error)
 {
   const ReplayOptions *o = own (config);
-  g_autoptr(GTimeZone) local = g_time_zone_new_local ();
   KtSourceConfig source_config = {
     .brokers = config->kafka.brokers, .topic = config->job.topic,
     .client_id = config->job.name, .properties = (const char *const *) config->kafka.properties,
@@ -419,25 +440,13 @@ resolve (const KtConfig *config, KtConfig *resolved, GError **error)
   g_autoptr(GArray) partitions = g_array_new (FALSE, FALSE, sizeof (gint32));
   g_autoptr(GArray) states = g_array_new (FALSE, TRUE, sizeof (KtPartitionState));
   g_autofree KtTimeOffset *from = NULL, *until = NULL;
-  g_autofree char *from_text = NULL, *until_text = NULL;
-  g_autoptr(KtLogEvent) e = NULL;
   gpointer args[] = { source, partitions };
-  gint64 from_ms, until_ms = -1;
+  gint64 from_ms = o->from_ms, until_ms = o->until_ms;
   static const volatile int never = 0;
 
   if (source == NULL
       || !kt_retry (&never, config->run.startup_timeout, "Kafka", source_partitions, args, error))
     return FALSE;
-  if (o->from_datetime != NULL)
-    {
-      if (!kt_instant_parse ("--from-datetime", o->from_datetime, local, &from_ms, error)
-          || (o->until_datetime != NULL
-              && !kt_instant_parse ("--until-datetime", o->until_datetime, local, &until_ms,
-                                    error)))
-        return FALSE;
-    }
-  else
-    from_ms = kt_instant_now () - (gint64) (o->last * 1000);
   for (guint i = 0; i < partitions->len; i++)
     g_array_append_val (states, ((KtPartitionState) { g_array_index (partitions, gint32, i),
                                                       -1, 0, 0 }));
@@ -467,17 +476,6 @@ resolve (const KtConfig *config, KtConfig *resolved, GError **error)
     }
   resolved->job.replay_range = range_text (resolved->job.replay_from, resolved->job.replay_until);
   resolved->job.name = o->named ? g_strdup (config->job.name) : derived_name (resolved);
-
-  from_text = kt_instant_format (from_ms);
-  until_text = until_ms >= 0 ? kt_instant_format (until_ms) : g_strdup ("the end");
-  e = kt_log_event_new ("replay-range");
-  kt_log_event_string (e, "job", resolved->job.name);
-  kt_log_event_string (e, "from_time", from_text);
-  kt_log_event_string (e, "until_time", until_text);
-  kt_log_event_string (e, "range", resolved->job.replay_range);
-  kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "replay %s: from %s to %s is offsets %s (rerun "
-                     "with --from and --until of these offsets to resume it)",
-                     resolved->job.name, from_text, until_text, resolved->job.replay_range);
   return check_name_length (resolved->job.name, error);
 }
 

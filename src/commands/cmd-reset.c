@@ -904,7 +904,7 @@ check_flags (KtConfig *config, GError **error)
   if (o->rebuild && g_strcmp0 (o->to, "latest") == 0)
     {
       g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE, "--rebuild counts again what the "
-                           "job counted from the new offsets on: it goes back, not to latest");
+                           "job counted from where it goes back to: not with --to latest");
       return FALSE;
     }
   if (o->rebuild && g_strcmp0 (o->to, "earliest") == 0 && config->job.topics != NULL)
@@ -917,7 +917,7 @@ check_flags (KtConfig *config, GError **error)
   if (o->accept_data_loss && !(o->rebuild && g_strcmp0 (o->to, "earliest") == 0))
     {
       g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE, "--accept-data-loss goes with "
-                           "--to earliest --rebuild only");
+                           "--rebuild only, of --to earliest");
       return FALSE;
     }
   return TRUE;

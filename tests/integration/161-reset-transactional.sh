@@ -39,7 +39,7 @@ refused "back from 1000 to 0 would count [0, 1000) again into error_log" --to ea
 refused "back from 1000 to 999 would count [999, 1000) again" --to 2:999 --execute
 refused "$topic/0:1001 is beyond the high watermark 1000" --to 0:1001 --execute
 refused "stores no offset for $topic/7" --to 7:0 --execute
-refused "--rebuild counts everything again from the log start" --to latest --rebuild
+refused "--rebuild counts again what the job counted from where it goes back to: not with --to latest" --to latest --rebuild
 refused "--dry-run and --execute exclude each other" --to latest --dry-run --execute
 refused "--to: expected earliest, latest, PARTITION:OFFSET" --to 0:x
 id=$(kt_sql "$db" "SELECT MAX(id) FROM ktally_batches WHERE from_offset = 400")
