@@ -106,14 +106,19 @@ def truth(args):
             part, span = item.split(":")
             a, b = span.split("-")
             ranges.append((int(part), int(a), int(b)))
-    fmt = lines.Format(bucket=args.bucket)
+    fmt = lines.Format(bucket=args.bucket, levels=args.levels, by=args.by)
     counts = {}
     for r in recs:
         if ranges is not None and not any(p == r["p"] and a <= r["o"] < b for p, a, b in ranges):
             continue
         fmt.value(r["v"].encode("latin-1"), counts)
-    for minute in sorted(counts):
-        print("%s\t%d" % (lines.minute_text(minute), counts[minute]))
+    for k in sorted(counts):
+        if fmt.keyed:
+            minute, key = k
+            print("%s\t%s\t%d" % (lines.minute_text(minute), "\t".join(v.decode() for v in key),
+                                  counts[k][0]))
+        else:
+            print("%s\t%d" % (lines.minute_text(k), counts[k]))
 
 
 def open_txn(args):
@@ -155,6 +160,8 @@ def main():
     t.add_argument("--records", required=True)
     t.add_argument("--ranges", help="P:FROM-UNTIL,... (default: every record)")
     t.add_argument("--bucket", default="1m")
+    t.add_argument("--levels", default="ERROR")
+    t.add_argument("--by", help="level: per minute and level (minute, level, count)")
     o = sub.add_parser("open-txn")
     o.add_argument("--brokers", required=True)
     o.add_argument("--topic", required=True)
