@@ -59,6 +59,15 @@ const KtOption kt_count_option_rows[] = {
     .max = 10000000, .commands = JOB_CMDS, .needs = "by", .metavar = "N",
     .help = "With --by: at most N keys per bucket per batch get rows of their own; the "
             "rest are counted in one (other) row per bucket" },
+  { "dead-letters", 0, "parse", KT_OPT_TEXT, AT (dead_letters), .commands = JOB_CMDS,
+    .metavar = "TABLE",
+    .help = "Keep each malformed line in this table (created if absent): its topic, "
+            "partition, offset and line number, its bytes (up to 2048) and why, written in "
+            "the batch's transaction, each line once whatever reads it again" },
+  { "dead-letters-max", 0, "parse", KT_OPT_INT, AT (dead_letters_max), .fallback = "1000",
+    .min = 1, .max = 1000000, .commands = JOB_CMDS, .needs = "dead-letters", .metavar = "N",
+    .help = "With --dead-letters: at most N malformed lines kept per batch; the rest are "
+            "counted (the batch's log record, ktally_dead_letters_total)" },
 
   KT_OPTION_END
 };
@@ -151,6 +160,19 @@ kt_counts_check (gconstpointer options, GError **error)
   if (!check_fields ("--by", config->dimensions, KT_MAX_DIMENSIONS, error)
       || !check_fields ("--sum", config->sums, KT_MAX_SUMS, error))
     return FALSE;
+  if (config->dead_letters != NULL && !kt_is_identifier (config->dead_letters))
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "--dead-letters: '%s' is not a plain identifier (letters, digits and _, "
+                   "at most 64 characters)", config->dead_letters);
+      return FALSE;
+    }
+  if (config->dead_letters != NULL && kt_schema_own_table (config->dead_letters))
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--dead-letters: %s is the name of one of "
+                   "ktally's own tables: give another", config->dead_letters);
+      return FALSE;
+    }
   for (char **s = config->sums; s != NULL && *s != NULL; s++)
     if (g_str_equal (*s, "level"))
       {
@@ -829,4 +851,194 @@ kt_counts_line (const KtBatchSummary *summary, guint rows, int bucket, GString *
   if (summary->folded > 0)
     g_string_append_printf (line, " (%" G_GUINT64_FORMAT " lines past --max-keys counted "
                             "as (other))", summary->folded);
+  if (summary->dead_letters != NULL && summary->malformed > 0)
+    g_string_append_printf (line, ", %" G_GUINT64_FORMAT " malformed kept in %s",
+                            summary->dead_kept, summary->dead_letters);
+  if (summary->dead_dropped > 0)
+    g_string_append_printf (line, " (%" G_GUINT64_FORMAT " past --dead-letters-max not kept)",
+                            summary->dead_dropped);
+}
+
+/* ---- --dead-letters ---------------------------------------------------------- */
+
+/* The longest raw line kept (sql/dead-letters.sql's VARBINARY). */
+#define DEAD_BYTES 2048
+/* Rows per INSERT: 2048-byte lines as hex keep it near 4 MB. */
+#define DEAD_ROWS 500
+
+typedef struct
+{
+  gint32          partition;
+  gint64          offset;
+  guint           line_no;
+  gsize           len;        /* the whole line's */
+  KtMalformedWhy  why;
+  guint8         *raw;        /* its first MIN (len, DEAD_BYTES) bytes */
+} DeadLine;
+
+struct _KtDeadLetters
+{
+  const char *table;
+  guint64     max;
+  GArray     *lines;     /* DeadLine */
+  guint64     dropped;   /* past max */
+  gint32      partition; /* the record being read */
+  gint64      offset;
+};
+
+static void
+dead_line_clear (gpointer data)
+{
+  g_free (((DeadLine *) data)->raw);
+}
+
+static void
+dead_take (const char *line, gsize len, guint number, KtMalformedWhy why, gpointer data)
+{
+  KtDeadLetters *self = data;
+  DeadLine dl = { self->partition, self->offset, number, len, why, NULL };
+
+  if (self->lines->len >= self->max)
+    {
+      self->dropped++;
+      return;
+    }
+  dl.raw = g_memdup2 (line, MIN (len, DEAD_BYTES));
+  g_array_append_val (self->lines, dl);
+}
+
+KtDeadLetters *
+kt_dead_letters_new (const KtCountOptions *options, KtParser *parser)
+{
+  KtDeadLetters *self;
+
+  if (options->dead_letters == NULL)
+    return NULL;
+  self = g_new0 (KtDeadLetters, 1);
+  self->table = options->dead_letters;
+  self->max = (guint64) options->dead_letters_max;
+  self->lines = g_array_new (FALSE, FALSE, sizeof (DeadLine));
+  g_array_set_clear_func (self->lines, dead_line_clear);
+  kt_parser_set_malformed_func (parser, dead_take, self);
+  return self;
+}
+
+void
+kt_dead_letters_free (KtDeadLetters *self)
+{
+  if (self == NULL)
+    return;
+  g_array_unref (self->lines);
+  g_free (self);
+}
+
+void
+kt_dead_letters_clear (KtDeadLetters *self)
+{
+  if (self == NULL)
+    return;
+  g_array_set_size (self->lines, 0);
+  self->dropped = 0;
+}
+
+void
+kt_dead_letters_at (KtDeadLetters *self, gint32 partition, gint64 offset)
+{
+  if (self == NULL)
+    return;
+  self->partition = partition;
+  self->offset = offset;
+}
+
+gboolean
+kt_dead_letters_prepare (KtDb *db, const char *table, const char *output, GError **error)
+{
+  g_autofree char *topics = g_strconcat (output, KT_TOPIC_SUFFIX, NULL);
+  g_autofree char *type = NULL;
+  GError *local = NULL;
+
+  if (g_str_equal (table, output) || g_str_equal (table, topics))
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--dead-letters: %s is the job's own count "
+                   "table: give another", table);
+      return FALSE;
+    }
+  if (!kt_db_table_type (db, table, &type, error))
+    return FALSE;
+  if (!kt_schema_check_dead_letters (kt_db_connection (db), kt_db_name (db), table, &local))
+    return kt_db_failed (db, local, error);
+  if (type != NULL)
+    return TRUE;
+  g_message ("creating dead-letter table %s in %s", table, kt_db_name (db));
+  /* Checked again after: a job starting meanwhile may have made it. */
+  if (!kt_schema_create_dead_letters (kt_db_connection (db), kt_db_name (db), table, &local)
+      || !kt_schema_check_dead_letters (kt_db_connection (db), kt_db_name (db), table, &local))
+    return kt_db_failed (db, local, error);
+  return TRUE;
+}
+
+static gint
+dead_line_compare (gconstpointer a, gconstpointer b)
+{
+  const DeadLine *x = a, *y = b;
+
+  if (x->partition != y->partition)
+    return x->partition < y->partition ? -1 : 1;
+  if (x->offset != y->offset)
+    return x->offset < y->offset ? -1 : 1;
+  return (x->line_no > y->line_no) - (x->line_no < y->line_no);
+}
+
+gboolean
+kt_dead_letters_write (KtDeadLetters *self, KtDb *db, const char *job, const char *topic,
+                       GError **error)
+{
+  static const char hex[] = "0123456789ABCDEF";
+  g_autoptr(GString) sql = g_string_new (NULL);
+  g_autoptr(GString) prefix = g_string_new ("(");
+  g_autofree char *what = NULL;
+
+  if (self == NULL || self->lines->len == 0)
+    return TRUE;
+  what = g_strdup_printf ("cannot write the malformed lines to %s", self->table);
+  kt_db_quote (db, prefix, topic);
+  g_array_sort (self->lines, dead_line_compare);
+  for (guint at = 0; at < self->lines->len; at += DEAD_ROWS)
+    {
+      g_string_printf (sql, "INSERT INTO `%s` (topic, `partition`, `offset`, line_no, raw, "
+                       "raw_bytes, reason, job) VALUES ", self->table);
+      for (guint i = at; i < MIN (self->lines->len, at + DEAD_ROWS); i++)
+        {
+          const DeadLine *dl = &g_array_index (self->lines, DeadLine, i);
+
+          g_string_append_printf (sql, "%s%s,%d,%" G_GINT64_FORMAT ",%u,X'", i > at ? "," : "",
+                                  prefix->str, dl->partition, dl->offset, dl->line_no);
+          /* Hex: any bytes (NUL, invalid UTF-8) reach VARBINARY as they are. */
+          for (gsize b = 0; b < MIN (dl->len, DEAD_BYTES); b++)
+            {
+              g_string_append_c (sql, hex[dl->raw[b] >> 4]);
+              g_string_append_c (sql, hex[dl->raw[b] & 15]);
+            }
+          g_string_append_printf (sql, "',%" G_GSIZE_FORMAT ",'%s',", dl->len,
+                                  kt_malformed_why_name (dl->why));
+          kt_db_quote (db, sql, job);
+          g_string_append_c (sql, ')');
+        }
+      /* A line there already (read again) stays as it is: no error, and
+       * unlike INSERT IGNORE no other error turned into a warning. */
+      g_string_append (sql, " ON DUPLICATE KEY UPDATE line_no = line_no");
+      if (!kt_db_run (db, sql->str, what, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+void
+kt_dead_letters_summarise (KtDeadLetters *self, KtBatchSummary *summary)
+{
+  if (self == NULL)
+    return;
+  summary->dead_letters = self->table;
+  summary->dead_kept = self->lines->len;
+  summary->dead_dropped = self->dropped;
 }

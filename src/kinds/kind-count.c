@@ -20,6 +20,7 @@ typedef struct
   KtCounts       *counts;    /* the batch's rows */
   GArray         *stats;     /* KtRangeStats per range */
   KtBatchSummary  summary;
+  KtDeadLetters  *dead;      /* --dead-letters, or NULL */
 } Count;
 
 static void
@@ -29,6 +30,7 @@ count_close (gpointer data)
 
   if (self == NULL)
     return;
+  kt_dead_letters_free (self->dead);
   kt_parser_free (self->parser);
   kt_counts_free (self->counts);
   kt_key_limit_free (self->limit);
@@ -52,6 +54,7 @@ count_open (KtKindContext *job, GError **error)
       count_close (self);
       return NULL;
     }
+  self->dead = kt_dead_letters_new (kt_counts_options (job), self->parser);
   return self;
 }
 
@@ -59,7 +62,10 @@ static gboolean
 count_prepare (gpointer data, GError **error)
 {
   Count *self = data;
-  return kt_counts_prepare (self->job->db, FALSE, self->job->output, &self->shape, error);
+  return kt_counts_prepare (self->job->db, FALSE, self->job->output, &self->shape, error)
+         && (self->dead == NULL
+             || kt_dead_letters_prepare (self->job->db, kt_counts_options (self->job)->dead_letters,
+                                         self->job->output, error));
 }
 
 static gboolean
@@ -72,6 +78,7 @@ count_plan (gpointer data, GArray *ranges, const GArray *states,
   (void) states;
   (void) error;
   kt_counts_clear (self->counts);
+  kt_dead_letters_clear (self->dead);
   kt_key_limit_clear (self->limit);
   g_array_set_size (self->stats, 0);
   g_array_set_size (self->stats, ranges->len);
@@ -85,6 +92,7 @@ count_take (gpointer data, guint range, gint32 partition, gint64 offset, const c
 {
   Count *self = data;
 
+  kt_dead_letters_at (self->dead, partition, offset);
   kt_counts_take (self->parser, self->counts, partition, offset, value, len,
                   &g_array_index (self->stats, KtRangeStats, range), &self->summary);
 }
@@ -99,10 +107,12 @@ count_write (gpointer data, const GArray *ranges, gint32 *fenced, GError **error
    * off before it adds a single count. */
   if (!kt_offsets_fence (job->db, job->job, job->topic, ranges, fenced, error))
     return FALSE;
-  /* Every row of the batch added to the output table. */
+  /* Every row of the batch added to the output table, its malformed lines
+   * kept (--dead-letters), its audit rows. */
   return *fenced >= 0
          || (kt_counts_upsert (job->db, job->output, &self->shape, NULL, NULL, &self->counts, 1,
                                error)
+             && kt_dead_letters_write (self->dead, job->db, job->job, job->topic, error)
              && kt_offsets_record (job->db, job->job, job->topic, job->output, job->member,
                                    ranges, (const KtRangeStats *) (void *) self->stats->data,
                                    error));
@@ -133,6 +143,7 @@ count_summarise (gpointer data, KtBatchSummary *out, GString *line)
   Count *self = data;
 
   *out = self->summary;
+  kt_dead_letters_summarise (self->dead, out);
   out->keyed = self->counts->keyed != NULL;
   out->folded = self->counts->keyed != NULL ? kt_keyed_counts_folded (self->counts->keyed) : 0;
   kt_counts_line (out, kt_counts_size (self->counts), kt_counts_options (self->job)->bucket, line);

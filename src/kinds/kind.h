@@ -25,6 +25,9 @@ typedef struct
   guint64  malformed;      /* skipped: malformed lines, bad messages */
   gboolean keyed;          /* rows are per bucket and key (--by, --sum) */
   guint64  folded;         /* of the lines counted, those past --max-keys: in (other) rows */
+  const char *dead_letters;  /* --dead-letters: the table, or NULL */
+  guint64  dead_kept;      /* of the malformed lines, those written there */
+  guint64  dead_dropped;   /* ...and those past --dead-letters-max, not kept */
   /* One record the kind skipped, for the log (once a minute). */
   gboolean have_sample;
   gint32   sample_partition;
