@@ -357,6 +357,17 @@ kt_counts_prepare (KtDb *db, gboolean idempotent, const char *output,
   return check_output (db, FALSE, output, shape, error);
 }
 
+gboolean
+kt_counts_prepare_job (KtDb *db, gboolean idempotent, const char *output,
+                       const KtCountsShape *shape, const char *dead_letters, GError **error)
+{
+  return (dead_letters == NULL
+          || kt_dead_letters_prepare (db, dead_letters, output, FALSE, error))
+         && kt_counts_prepare (db, idempotent, output, shape, error)
+         && (dead_letters == NULL
+             || kt_dead_letters_prepare (db, dead_letters, output, TRUE, error));
+}
+
 KtCounts *
 kt_counts_new (const KtCountOptions *config, gint32 partition, KtKeyLimit *limit)
 {
@@ -951,7 +962,8 @@ kt_dead_letters_at (KtDeadLetters *self, gint32 partition, gint64 offset)
 }
 
 gboolean
-kt_dead_letters_prepare (KtDb *db, const char *table, const char *output, GError **error)
+kt_dead_letters_prepare (KtDb *db, const char *table, const char *output, gboolean create,
+                         GError **error)
 {
   g_autofree char *topics = g_strconcat (output, KT_TOPIC_SUFFIX, NULL);
   g_autofree char *type = NULL;
@@ -967,7 +979,7 @@ kt_dead_letters_prepare (KtDb *db, const char *table, const char *output, GError
     return FALSE;
   if (!kt_schema_check_dead_letters (kt_db_connection (db), kt_db_name (db), table, &local))
     return kt_db_failed (db, local, error);
-  if (type != NULL)
+  if (type != NULL || !create)
     return TRUE;
   g_message ("creating dead-letter table %s in %s", table, kt_db_name (db));
   /* Checked again after: a job starting meanwhile may have made it. */

@@ -66,6 +66,13 @@ void      kt_counts_shape  (const KtCountOptions *options, KtCountsShape *out);
 gboolean  kt_counts_prepare (KtDb *db, gboolean idempotent, const char *output,
                              const KtCountsShape *shape, GError **error);
 
+/* A count kind's tables: kt_counts_prepare(), and the dead-letter table
+ * @dead_letters (or NULL), which is checked before anything is created and
+ * created after the counts' (kt_dead_letters_prepare()). */
+gboolean  kt_counts_prepare_job (KtDb *db, gboolean idempotent, const char *output,
+                                 const KtCountsShape *shape, const char *dead_letters,
+                                 GError **error);
+
 /* One batch's rows (or one partition's, in idempotent mode). */
 typedef struct
 {
@@ -130,10 +137,11 @@ void           kt_dead_letters_clear (KtDeadLetters *self);  /* NULL is fine */
 /* The record whose value the parser reads next. */
 void           kt_dead_letters_at    (KtDeadLetters *self, gint32 partition, gint64 offset);
 /* The table, checked (a table of dead-letters.sql's shape, not a view, not
- * one of ktally's own names nor the job's @output) and created if absent.
- * KT_ERROR_USAGE naming --dead-letters. */
+ * one of ktally's own names nor the job's @output) and, with @create,
+ * created if absent: a kind checks it before it creates anything, and
+ * creates it after its own tables. KT_ERROR_USAGE naming --dead-letters. */
 gboolean       kt_dead_letters_prepare (KtDb *db, const char *table, const char *output,
-                                        GError **error);
+                                        gboolean create, GError **error);
 /* In the caller's transaction: the lines kept, as rows of @job and @topic
  * (in key order: writers lock in one order). May run again for the same
  * batch (a commit retried). */

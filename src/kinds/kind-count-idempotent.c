@@ -97,10 +97,8 @@ static gboolean
 idem_prepare (gpointer data, GError **error)
 {
   Idempotent *self = data;
-  return kt_counts_prepare (self->job->db, TRUE, self->job->output, &self->shape, error)
-         && (self->dead == NULL
-             || kt_dead_letters_prepare (self->job->db, kt_counts_options (self->job)->dead_letters,
-                                         self->job->output, error));
+  return kt_counts_prepare_job (self->job->db, TRUE, self->job->output, &self->shape,
+                                kt_counts_options (self->job)->dead_letters, error);
 }
 
 /* Appends " WHERE job = 'J' AND topic = 'T' AND `partition` IN (...)" for

@@ -62,10 +62,8 @@ static gboolean
 count_prepare (gpointer data, GError **error)
 {
   Count *self = data;
-  return kt_counts_prepare (self->job->db, FALSE, self->job->output, &self->shape, error)
-         && (self->dead == NULL
-             || kt_dead_letters_prepare (self->job->db, kt_counts_options (self->job)->dead_letters,
-                                         self->job->output, error));
+  return kt_counts_prepare_job (self->job->db, FALSE, self->job->output, &self->shape,
+                                kt_counts_options (self->job)->dead_letters, error);
 }
 
 static gboolean
