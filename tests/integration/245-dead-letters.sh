@@ -7,7 +7,9 @@
 # records (tests/support/kt-malformed.py over tests/history/lines.py), by
 # topic, partition, offset and line number, with their bytes (cut at 2048,
 # raw_bytes the whole length), no more, no fewer; the audit rows' malformed
-# lines must add up to its rows. A replay of everything into another
+# lines must add up to its rows; and in every consistent snapshot taken
+# while a job runs, it holds exactly the lines below the stored offsets
+# (the batch's transaction). A replay of everything into another
 # table, keeping into the same dead-letter table, adds no row (and one into
 # a table of its own finds them all); an idempotent rewind and a rebuild,
 # read again, add none. --dead-letters-max bounds a batch's lines, the rest
@@ -47,6 +49,52 @@ check_dead() {  # check_dead DB TABLE WHAT: TABLE holds exactly the oracle's lin
   fi
 }
 high=$(kt_watermarks "$topic" | tr ' ' '\n' | awk -F: '{ printf "%s%d:%d", (NR > 1 ? "," : ""), $1, $3 }')
+
+# 0. The same transaction: at every moment, in one consistent snapshot,
+#    a transactional job's table holds exactly the malformed lines below
+#    its stored offsets (lines written after the commit, or before it
+#    outside it, show as a snapshot where the two disagree).
+db_uri=$(kt_new_db dead_live); db=$(kt_db_name "$db_uri")
+"$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" --dead-letters dl \
+  --interval 0 --max-per-partition 2 2> "$WORK/live.log" &
+live=$!
+KT_CHILDREN+=("$live")
+records=$(kt_watermarks "$topic" | tr ' ' '\n' | awk -F: '{ n += $3 - $2 } END { print n }')
+snapshots=$(/usr/bin/python3 - "$db" "$topic" "$records" "$WORK/want.tsv" <<'PY'
+import sys, time, MySQLdb, os
+db, topic, records, want_file = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+want = [l.split("\t") for l in open(want_file).read().splitlines()]
+want = [(int(p), int(o), int(n)) for _, p, o, n, _, _ in want]
+c = MySQLdb.connect(host=os.environ["KT_MYSQL_HOST"], port=int(os.environ["KT_MYSQL_PORT"]),
+                    user=os.environ["KT_MYSQL_USER"], passwd=os.environ["KT_MYSQL_PASSWORD"], db=db)
+cur = c.cursor()
+n, deadline = 0, time.time() + 120
+while time.time() < deadline:
+    try:
+        cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+        cur.execute("SELECT `partition`, `offset` FROM kafka_offset WHERE job = %s", (topic,))
+        stored = {int(p): int(o) for p, o in cur.fetchall()}
+        cur.execute("SELECT `partition`, `offset`, line_no FROM dl")
+        got = sorted((int(p), int(o), int(l)) for p, o, l in cur.fetchall())
+        cur.execute("COMMIT")
+    except (MySQLdb.ProgrammingError, MySQLdb.OperationalError):  # tables not there, or new
+        cur.execute("ROLLBACK")
+        time.sleep(0.01)
+        continue
+    below = sorted(w for w in want if w[1] < stored.get(w[0], 0))
+    if got != below:
+        sys.exit("a snapshot with offsets %s holds %d malformed lines, not the %d below them "
+                 "(e.g. %s)" % (stored, len(got), len(below), sorted(set(got) ^ set(below))[:3]))
+    n += 1
+    if sum(stored.values()) >= records:
+        print(n)
+        sys.exit(0)
+sys.exit("the job did not reach the end in 120 s (%d snapshots)" % n)
+PY
+) || fail "the dead-letter table and the offsets disagreed in a snapshot: $snapshots"
+kt_stop "$live" || fail "the live job did not stop cleanly"
+((snapshots >= 20)) || fail "only $snapshots snapshots taken"
+note "$snapshots consistent snapshots: the lines kept are always those below the offsets"
 
 for mode in transactional idempotent; do
   db_uri=$(kt_new_db "dead_$mode"); db=$(kt_db_name "$db_uri")
