@@ -56,7 +56,7 @@ high=$(kt_watermarks "$topic" | tr ' ' '\n' | awk -F: '{ printf "%s%d:%d", (NR >
 #    outside it, show as a snapshot where the two disagree).
 db_uri=$(kt_new_db dead_live); db=$(kt_db_name "$db_uri")
 "$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" --dead-letters dl \
-  --interval 0 --max-per-partition 2 2> "$WORK/live.log" &
+  --interval 0 --max-per-partition 5 2> "$WORK/live.log" &
 live=$!
 KT_CHILDREN+=("$live")
 records=$(kt_watermarks "$topic" | tr ' ' '\n' | awk -F: '{ n += $3 - $2 } END { print n }')
