@@ -587,8 +587,8 @@ effect (const KtResetMove *m)
       return g_string_free (out, FALSE);
     }
   if (m->by_time)
-    g_string_append_printf (out, "%s at %" G_GINT64_FORMAT "; ", kt_time_place_words (m->place),
-                            m->at);
+    g_string_append_printf (out, "the moment is at %" G_GINT64_FORMAT " (%s); ", m->at,
+                            kt_time_place_words (m->place));
   if (m->clamped)
     g_string_append_printf (out, "stopped at the %s; ",
                             m->to == m->low ? "log start" : "high watermark");

@@ -129,8 +129,8 @@ expect_at "$ms" "--by-duration 90m"
 "$KTALLY" reset --brokers "$KT_BROKERS" --db "$idb_uri" --job "$topic" --by-duration 90m > "$WORK/plan.txt" \
   || fail "the text plan failed"
 grep -q "^--by-duration: .*Z; each partition goes to its first record whose timestamp is at or after it" "$WORK/plan.txt" \
-  && grep -q "the first record at or after it at " "$WORK/plan.txt" \
-  && grep -q "no record at or after it: the high watermark" "$WORK/plan.txt" \
+  && grep -q "the moment is at [0-9]* (the first record at or after it); " "$WORK/plan.txt" \
+  && grep -q "the moment is at [0-9]* (no record at or after it: the high watermark); stays" "$WORK/plan.txt" \
   || { cat "$WORK/plan.txt" >&2; fail "the text plan does not say where the moment fell"; }
 
 # 4. Going back: refused in transactional mode without --rebuild, and an
