@@ -513,7 +513,11 @@ reset_mysql (Reset *r, GArray *moves, const char *member, gboolean execute, GErr
       KtCommitResult result = KT_COMMIT_FAILED;
 
       g_array_set_size (moves, 0);
-      if (kt_db_begin (r->db, &local) && reset_plan (r, execute, moves, &local)
+      /* A dry run reads without locks, in one consistent snapshot: the
+       * offsets and the audit rows a recount compares agree even while
+       * the job commits (sessions are READ COMMITTED). */
+      if ((execute ? kt_db_begin (r->db, &local) : kt_db_snapshot (r->db, &local))
+          && reset_plan (r, execute, moves, &local)
           && reset_recount (r, moves, member, execute, &local))
         {
           if (!kt_reset_changes (moves))
