@@ -316,9 +316,7 @@ derived_name (const KtConfig *config)
   return g_strdup_printf ("%s%s.%.24s", KT_REPLAY_JOB_PREFIX, table, digest);
 }
 
-/* A replay's offsets live under a job of its own, whatever --job says:
- * "replay." names are never a live job's (cmd-run.c refuses them), so a
- * replay can never move a live job's offsets. */
+/* A replay's job name fits ktally_job.job. */
 static gboolean
 check_name_length (const char *name, GError **error)
 {
@@ -378,6 +376,9 @@ replay_options (KtConfig *config, const KtOptionValues *values, GError **error)
 
   if (!kt_options_table (config, values, error))
     return FALSE;
+  /* A replay's offsets live under a job of its own, whatever --job says:
+   * "replay." names are never a live job's (cmd-run.c refuses them), so a
+   * replay can never move a live job's offsets. */
   o->named = kt_option_given (values, "job");
   if (o->named)
     {

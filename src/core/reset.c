@@ -199,6 +199,14 @@ plan_back (const KtResetPolicy *policy, const char *topic, const KtPartitionStat
       mv->recount = TRUE;
       return TRUE;
     }
+  if (policy->recount && policy->reread == KT_REREAD_COUNTS_TWICE)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "--rebuild: job %s's kind cannot take counts back out of %s, so it "
+                   "cannot recount a range; refused (--to earliest --rebuild empties it and "
+                   "counts everything again)", policy->job, policy->output);
+      return FALSE;
+    }
   if (policy->recount && policy->reread == KT_REREAD_SKIPS)
     {
       g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
@@ -268,6 +276,10 @@ kt_reset_plan (const KtResetPolicy *policy, const KtResetTarget *target, const c
       if (!target_offset (target, topic, s, starts, &mv->to, error))
         return FALSE;
       mv->clamped = target->to == KT_RESET_SHIFT && mv->to - s->stored != target->shift;
+      /* A recount counts again what the job counted: it never skips what
+       * the job has not counted yet (a partition behind the moment). */
+      if (policy->recount && mv->to > s->stored)
+        mv->to = s->stored;
       if (mv->to > s->stored)
         split (done, s->stored, mv->to, mv->counted_already, mv->skipped);
       else if (mv->to < s->stored && !plan_back (policy, topic, s, done, mv, error))

@@ -56,7 +56,8 @@ typedef struct
   gboolean    rebuild;          /* --to earliest --rebuild: every partition to its log
                                  * start, output emptied */
   gboolean    recount;          /* --rebuild with another target: a move back takes what
-                                 * the job counted from there back out, and counts it again */
+                                 * the job counted from there back out, and counts it again;
+                                 * a partition behind the target stays */
   gboolean    retracts;         /* its kind can take counts back (kind.h's retract) */
   gboolean    accept_data_loss; /* --accept-data-loss: rebuild although retention took
                                  * offsets the job had counted */
