@@ -131,7 +131,13 @@ static const char empty_text_head[] =
   "# HELP ktally_lines_folded_total Counted lines whose key came past --max-keys in its "
   "bucket and batch: counted in the bucket's (other) row.\n"
   "# TYPE ktally_lines_folded_total counter\n"
-  "ktally_lines_folded_total{ktally_job=\"j\"} 0\n";
+  "ktally_lines_folded_total{ktally_job=\"j\"} 0\n"
+  "# HELP ktally_dead_letters_total Malformed lines of committed batches with --dead-letters, by "
+  "outcome: kept (written to its table, where a line read again stays once), dropped (past "
+  "--dead-letters-max in their batch).\n"
+  "# TYPE ktally_dead_letters_total counter\n"
+  "ktally_dead_letters_total{ktally_job=\"j\",outcome=\"kept\"} 0\n"
+  "ktally_dead_letters_total{ktally_job=\"j\",outcome=\"dropped\"} 0\n";
 
 static const char empty_text_tail[] =
   "# HELP ktally_batch_duration_seconds Time from planning a batch to the answer to its commit "
@@ -189,8 +195,8 @@ test_render_empty (void)
 {
   g_autoptr(KtMetrics) m = new_faked ("j", 5);
   g_autofree char *text = render (m);
-
-  g_autofree char *want = g_strconcat (empty_text_head, empty_text_tail, SETTINGS_TEXT ("0", "0"), NULL);
+  g_autofree char *want = g_strconcat (empty_text_head, empty_text_tail, SETTINGS_TEXT ("0", "0"),
+                                       NULL);
 
   g_assert_cmpstr (text, ==, want);
 }
@@ -220,7 +226,13 @@ static const char updated_text_head[] =
   "# HELP ktally_lines_folded_total Counted lines whose key came past --max-keys in its "
   "bucket and batch: counted in the bucket's (other) row.\n"
   "# TYPE ktally_lines_folded_total counter\n"
-  "ktally_lines_folded_total{ktally_job=\"j\"} 4\n";
+  "ktally_lines_folded_total{ktally_job=\"j\"} 4\n"
+  "# HELP ktally_dead_letters_total Malformed lines of committed batches with --dead-letters, by "
+  "outcome: kept (written to its table, where a line read again stays once), dropped (past "
+  "--dead-letters-max in their batch).\n"
+  "# TYPE ktally_dead_letters_total counter\n"
+  "ktally_dead_letters_total{ktally_job=\"j\",outcome=\"kept\"} 5\n"
+  "ktally_dead_letters_total{ktally_job=\"j\",outcome=\"dropped\"} 1\n";
 
 static const char updated_text_tail[] =
   "# HELP ktally_batch_duration_seconds Time from planning a batch to the answer to its commit "
@@ -296,15 +308,17 @@ test_render_updates (void)
   /* Records and lines count for the two committed batches only; the
    * durations of all but the idle ones: 0.0025 + 0.02 + 2 + 0.5. */
   kt_metrics_batch (m, &(KtBatchReport) { KT_BATCH_COMMITTED, 0.0025, 2, 100, 10, 185, 5, NULL,
-                                          5000, 4 });
-  kt_metrics_batch (m, &(KtBatchReport) { KT_BATCH_IDLE, 0.001, 0, 0, 0, 0, 0, NULL, 0, 0 });
-  kt_metrics_batch (m, &(KtBatchReport) { KT_BATCH_FENCED, 0.02, 1, 30, 9, 9, 9, NULL, 900, 9 });
+                                          5000, 4, 4, 1 });
+  kt_metrics_batch (m, &(KtBatchReport) { KT_BATCH_IDLE, 0.001, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0 });
+  kt_metrics_batch (m, &(KtBatchReport) { KT_BATCH_FENCED, 0.02, 1, 30, 9, 9, 9, NULL, 900, 9,
+                                          9, 9 });
   kt_metrics_batch (m, &(KtBatchReport) { KT_BATCH_FAILED, 2.0, 1, 7, 7, 7, 7, "MySQL went away",
-                                          70, 0 });
-  kt_metrics_batch (m, &(KtBatchReport) { KT_BATCH_IDLE, 0, 0, 0, 0, 0, 0, NULL, 0, 0 });
+                                          70, 0, 0, 0 });
+  kt_metrics_batch (m, &(KtBatchReport) { KT_BATCH_IDLE, 0, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0 });
   fake_wall_us += 2250000;
-  kt_metrics_batch (m, &(KtBatchReport) { KT_BATCH_COMMITTED, 0.5, 1, 50, 2, 95, 3, NULL, 2000, 0 });
-  kt_metrics_batch (m, &(KtBatchReport) { KT_BATCH_IDLE, 0.001, 0, 0, 0, 0, 0, NULL, 0, 0 });
+  kt_metrics_batch (m, &(KtBatchReport) { KT_BATCH_COMMITTED, 0.5, 1, 50, 2, 95, 3, NULL, 2000, 0,
+                                          1, 0 });
+  kt_metrics_batch (m, &(KtBatchReport) { KT_BATCH_IDLE, 0.001, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0 });
   /* Out of order, partition 1 twice: numeric order (10 after 1), last wins. */
   kt_metrics_partition (m, "logs", 10, 9, 10, 0);
   kt_metrics_partition (m, "logs", 1, 60, 75, 0);
@@ -348,7 +362,7 @@ test_histogram_cumulative (void)
 
   for (guint i = 0; i < G_N_ELEMENTS (bucket_cases); i++)
     kt_metrics_batch (m, &(KtBatchReport) { KT_BATCH_COMMITTED, bucket_cases[i].duration,
-                                            1, 1, 0, 1, 0, NULL, 0, 0 });
+                                            1, 1, 0, 1, 0, NULL, 0, 0, 0, 0 });
   text = render (m);
   for (guint b = 0; b < G_N_ELEMENTS (les); b++)
     {
@@ -422,10 +436,10 @@ test_recent_ring (void)
 
   for (guint i = 1; i <= 25; i++)
     {
-      kt_metrics_batch (m, &(KtBatchReport) { KT_BATCH_IDLE, 0, 0, 0, 0, 0, 0, NULL, 0, 0 });
+      kt_metrics_batch (m, &(KtBatchReport) { KT_BATCH_IDLE, 0, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0 });
       kt_metrics_batch (m, &(KtBatchReport) { i == 25 ? KT_BATCH_FAILED : KT_BATCH_COMMITTED,
                                               0.1, 1, i, 0, i, 0,
-                                              i == 25 ? long_error : NULL, 0, 0 });
+                                              i == 25 ? long_error : NULL, 0, 0, 0, 0 });
     }
   kt_metrics_snapshot (m, &snap);
   g_assert_cmpuint (snap.recent->len, ==, KT_METRICS_RECENT);
@@ -499,7 +513,7 @@ test_health (gconstpointer data)
       fake_mono_us += (gint64) (s->advance * G_USEC_PER_SEC);
       if (s->report >= 0)
         kt_metrics_batch (m, &(KtBatchReport) { (KtBatchResult) s->report, 0.1, 1, 1, 0, 1, 0,
-                                                s->report == KT_BATCH_FAILED ? "boom" : NULL, 0, 0 });
+                                                s->report == KT_BATCH_FAILED ? "boom" : NULL, 0, 0, 0, 0 });
       g_assert_cmpint (kt_metrics_healthy (m, reason), ==, s->healthy);
       if (strstr (reason->str, s->reason) == NULL)
         g_error ("step %u: reason '%s' lacks '%s'", i, reason->str, s->reason);
@@ -643,7 +657,7 @@ writer (gpointer data)
   for (guint i = 0; i < N_ROUNDS; i++)
     {
       kt_metrics_batch (m, &(KtBatchReport) { i % 2 ? KT_BATCH_COMMITTED : KT_BATCH_IDLE,
-                                              0.001 * (i % 7), 1, 3, 1, 1, 1, NULL, 0, 0 });
+                                              0.001 * (i % 7), 1, 3, 1, 1, 1, NULL, 0, 0, 0, 0 });
       kt_metrics_partition (m, "t", (gint32) (i % 5), i, i + 1, 0);
       if (i % 100 == 0)
         kt_metrics_retry (m, "kafka");

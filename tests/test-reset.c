@@ -256,6 +256,120 @@ test_no_change (void)
   kt_reset_target_clear (&target);
 }
 
+/* Plans @target (not from text) for @p; NULL and *@error on a refusal. */
+static GArray *
+plan_target (const KtResetPolicy *p, const KtResetTarget *target, const GArray *starts,
+             GError **error)
+{
+  g_autoptr(GArray) moves = g_array_new (FALSE, FALSE, sizeof (KtResetMove));
+
+  g_array_set_clear_func (moves, (GDestroyNotify) kt_reset_move_clear);
+  return kt_reset_plan (p, target, "t", STATES, G_N_ELEMENTS (STATES), NULL, NULL, starts,
+                        moves, error)
+         ? g_steal_pointer (&moves) : NULL;
+}
+
+/* --shift-by: each stored offset moved by N, stopping at the log's ends
+ * (and saying so); far beyond either end it does not overflow. */
+static void
+test_shift (void)
+{
+  KtResetPolicy p = policy (KT_REREAD_SKIPS);
+  static const struct { gint64 shift; gint64 to[3]; gboolean clamped[3]; } cases[] = {
+    { -7, { 93, 43, 0 }, { FALSE, FALSE, TRUE } },
+    { -45, { 55, 10, 0 }, { FALSE, TRUE, TRUE } },
+    { 20, { 120, 70, 0 }, { FALSE, FALSE, TRUE } },
+    { 25, { 120, 75, 0 }, { TRUE, FALSE, TRUE } },
+    { 0, { 100, 50, 0 }, { FALSE, FALSE, FALSE } },
+    { G_GINT64_CONSTANT (1) << 62, { 120, 80, 0 }, { TRUE, TRUE, TRUE } },
+    { -(G_GINT64_CONSTANT (1) << 62), { 0, 10, 0 }, { TRUE, TRUE, TRUE } },
+  };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      KtResetTarget target = { .to = KT_RESET_SHIFT, .shift = cases[i].shift };
+      g_autoptr(GArray) moves = plan_target (&p, &target, NULL, NULL);
+
+      g_assert_nonnull (moves);
+      for (guint j = 0; j < 3; j++)
+        {
+          g_assert_cmpint (move (moves, j)->to, ==, cases[i].to[j]);
+          g_assert_cmpint (move (moves, j)->clamped, ==, cases[i].clamped[j]);
+        }
+    }
+}
+
+/* A moment, resolved per partition by the caller, goes where @starts
+ * says; transactional, a move back is refused without --rebuild and a
+ * recount with it (where the kind can take counts back); an idempotent
+ * job's --rebuild of a range is refused, saying it needs none. */
+static void
+test_time_and_recount (void)
+{
+  KtResetTarget target = { .to = KT_RESET_TIME, .ms = 1714564800000 };
+  g_autoptr(GArray) starts = g_array_new (FALSE, FALSE, sizeof (KtPartitionOffset));
+  KtResetPolicy tx = policy (KT_REREAD_COUNTS_TWICE);
+  KtResetPolicy idem = policy (KT_REREAD_SKIPS);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GArray) moves = NULL;
+
+  g_array_append_val (starts, ((KtPartitionOffset) { 0, 60 }));
+  g_array_append_val (starts, ((KtPartitionOffset) { 1, 80 }));
+  g_array_append_val (starts, ((KtPartitionOffset) { 2, 0 }));
+  g_assert_null (plan_target (&tx, &target, starts, &error));
+  g_assert_nonnull (strstr (error->message, "add --rebuild to take [60, 100) back out of "
+                                            "error_log and count it again"));
+  g_clear_error (&error);
+
+  tx.recount = TRUE;
+  g_assert_null (plan_target (&tx, &target, starts, &error));  /* no retract: refused */
+  g_assert_nonnull (strstr (error->message, "cannot take counts back out of error_log"));
+  g_clear_error (&error);
+  tx.retracts = TRUE;
+  moves = plan_target (&tx, &target, starts, &error);
+  g_assert_no_error (error);
+  g_assert_true (move (moves, 0)->recount);
+  g_assert_cmpint (move (moves, 0)->to, ==, 60);
+  /* Behind the moment: a recount never skips what is not counted yet. */
+  g_assert_false (move (moves, 1)->recount);
+  g_assert_cmpint (move (moves, 1)->to, ==, 50);
+  g_assert_cmpuint (move (moves, 1)->skipped->len, ==, 0);
+  g_assert_false (move (moves, 2)->recount);  /* stays */
+  g_clear_pointer (&moves, g_array_unref);
+
+  idem.recount = TRUE;
+  idem.retracts = TRUE;
+  g_assert_null (plan_target (&idem, &target, starts, &error));
+  g_assert_error (error, KT_ERROR, KT_ERROR_USAGE);
+  g_assert_nonnull (strstr (error->message, "is idempotent: moved back, it counts nothing twice"));
+}
+
+/* Where Kafka's answer puts a moment: -1 or past what we know is the
+ * high watermark; below the log start (retention since), the log start. */
+static void
+test_time_place (void)
+{
+  static const struct { KtPartitionState s; gint64 answer, offset; KtTimePlace place; } cases[] = {
+    { { 0, 5, 10, 20 }, 15, 15, KT_AT_RECORD },
+    { { 0, 5, 10, 20 }, 10, 10, KT_AT_RECORD },
+    { { 0, 5, 10, 20 }, 3, 10, KT_AT_RECORD },
+    { { 0, 5, 10, 20 }, -1, 20, KT_AT_END },
+    { { 0, 5, 10, 20 }, 20, 20, KT_AT_END },
+    { { 0, 5, 10, 20 }, 25, 20, KT_AT_END },
+    { { 3, 0, 0, 0 }, -1, 0, KT_AT_END },
+  };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      KtTimeOffset at;
+
+      kt_time_offset_place (&cases[i].s, cases[i].answer, &at);
+      g_assert_cmpint (at.partition, ==, cases[i].s.partition);
+      g_assert_cmpint (at.offset, ==, cases[i].offset);
+      g_assert_cmpint (at.place, ==, cases[i].place);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -268,5 +382,8 @@ main (int argc, char **argv)
   g_test_add_func ("/reset/rebuild", test_rebuild);
   g_test_add_func ("/reset/batch", test_batch);
   g_test_add_func ("/reset/no-change", test_no_change);
+  g_test_add_func ("/reset/shift", test_shift);
+  g_test_add_func ("/reset/time-and-recount", test_time_and_recount);
+  g_test_add_func ("/reset/time-place", test_time_place);
   return g_test_run ();
 }

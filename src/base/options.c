@@ -560,6 +560,14 @@ kt_option_values_load (const KtOptionValues *self, const KtOption *table, gpoint
   return TRUE;
 }
 
+gboolean
+kt_option_set_text (const KtOption *row, const char *text, gpointer target, GError **error)
+{
+  g_autofree char *flag = g_strdup_printf ("--%s", row->name);
+
+  return field_set (row, flag, text, target, error);
+}
+
 const KtOption *
 kt_option_values_first_given (const KtOptionValues *self, const KtOption *table)
 {

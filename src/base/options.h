@@ -148,6 +148,12 @@ GPtrArray *kt_option_values_errors  (const KtOptionValues *values);
 const KtOption *kt_option_values_first_given (const KtOptionValues *values,
                                               const KtOption *table);
 
+/* @text, as a user writes it (a stored identity's text too), into @row's
+ * field of @target, checked as a given value is. KT_ERROR_USAGE naming
+ * the option. */
+gboolean kt_option_set_text (const KtOption *row, const char *text, gpointer target,
+                             GError **error);
+
 /* Frees what kt_option_values_load() put into @target for @table's rows. */
 void kt_option_table_clear (const KtOption *table, gpointer target);
 

@@ -4,10 +4,14 @@
  * --from and end at --until. */
 #include "commands.h"
 
+#include <stddef.h>
+#include "by-time.h"
 #include "error.h"
+#include "instant.h"
 #include "log.h"
 #include "progress.h"
 #include "reload.h"
+#include "retry.h"
 #include "run.h"
 #include "source.h"
 
@@ -16,7 +20,50 @@ static const char SUMMARY[] =
   "Reads exactly [--from, --until) of the listed partitions and adds their\n"
   "per-minute ERROR counts to --table, exactly once: a replay keeps its own\n"
   "offsets (job replay.TABLE.HASH), so rerunning it resumes it or, once\n"
-  "finished, changes nothing. The live job's offsets are never touched.";
+  "finished, changes nothing. The live job's offsets are never touched.\n"
+  "By time instead of offsets: --from-datetime [--until-datetime], or --last,\n"
+  "resolved once, at start, per partition (the range is logged).";
+
+/* replay's own options: a range given by time. */
+typedef struct
+{
+  char     *from_datetime;   /* as given (instant.h parses it) */
+  char     *until_datetime;
+  double    last;            /* seconds; 0: not given */
+  /* Not rows: */
+  gboolean  named;           /* --job was given */
+  gint64    from_ms;         /* the moments, once parsed (--last: before now, at start) */
+  gint64    until_ms;        /* -1: the end of each partition */
+} ReplayOptions;
+
+static const KtOption replay_own_options[] = {
+  { "from-datetime", 0, NULL, KT_OPT_TEXT, offsetof (ReplayOptions, from_datetime),
+    .commands = KT_CMD_REPLAY, .metavar = "TIME",
+    .help = "Instead of --from: each partition from its first record whose Kafka timestamp "
+            "is at or after TIME (ISO 8601, e.g. 2024-05-01T14:00:00+02:00; without an "
+            "offset, local time)" },
+  { "until-datetime", 0, NULL, KT_OPT_TEXT, offsetof (ReplayOptions, until_datetime),
+    .commands = KT_CMD_REPLAY, .needs = "from-datetime", .metavar = "TIME",
+    .help = "Instead of --until: up to (not including) each partition's first record at or "
+            "after TIME" },
+  { "last", 0, NULL, KT_OPT_SECONDS, offsetof (ReplayOptions, last), .min = 0, .max = 1e11,
+    .commands = KT_CMD_REPLAY, .flags = KT_OPT_OPEN_MIN, .metavar = "DURATION",
+    .help = "Instead of --from and --until: from DURATION (e.g. 1h) before now to the end of "
+            "each partition" },
+  KT_OPTION_END
+};
+
+static const ReplayOptions *
+own (const KtConfig *config)
+{
+  return config->own;
+}
+
+static gboolean
+by_time (const KtConfig *config)
+{
+  return own (config)->from_datetime != NULL || own (config)->last > 0;
+}
 
 typedef struct
 {
@@ -91,6 +138,23 @@ ready (gpointer data)
   const KtConfig *config = ((Replay *) data)->config;
 
   ((Replay *) data)->ready_at = g_get_monotonic_time ();
+  /* It is that range, by offsets, that a rerun must give to resume this
+   * replay: --last run again later is another range. */
+  if (by_time (config))
+    {
+      g_autoptr(KtLogEvent) e = kt_log_event_new ("replay-range");
+      g_autofree char *from = kt_instant_format (own (config)->from_ms);
+      g_autofree char *until = own (config)->until_ms >= 0
+                               ? kt_instant_format (own (config)->until_ms) : g_strdup ("the end");
+
+      kt_log_event_string (e, "job", config->job.name);
+      kt_log_event_string (e, "from_time", from);
+      kt_log_event_string (e, "until_time", until);
+      kt_log_event_string (e, "range", config->job.replay_range);
+      kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "replay %s: from %s to %s is offsets %s "
+                         "(rerun with --from and --until of these offsets to resume it)",
+                         config->job.name, from, until, config->job.replay_range);
+    }
   if (g_str_equal (config->job.table, "error_log"))
     {
       g_autoptr(KtLogEvent) e = kt_log_event_new ("replay-into-live");
@@ -193,7 +257,8 @@ parse_range (KtConfig *config, GError **error)
   if (config->job.replay_from == NULL || config->job.replay_until == NULL)
     {
       g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE, config->job.replay_from == NULL
-                           ? "--from is required" : "--until is required");
+                           ? "--from is required (or --from-datetime, or --last)"
+                           : "--until is required");
       return FALSE;
     }
   for (guint i = 0; i < MAX (config->job.replay_from->len, config->job.replay_until->len); i++)
@@ -225,64 +290,116 @@ parse_range (KtConfig *config, GError **error)
   return TRUE;
 }
 
-/* The replay's job, always under "replay.": --job's name, or one derived
- * from what it replays. */
-static void
-name_job (KtConfig *config, const KtOptionValues *values)
+/* The name of the replay of @config's range, table and topic: derived
+ * from the table, the topic and the range as parsed (partitions in order,
+ * offsets as numbers), so that any spelling of one range is one replay:
+ * rerunning it resumes it, or finds it finished. The topic is in it byte
+ * for byte: the same range of another topic (or of one named in another
+ * case) is another replay, not one already done. New string. */
+static char *
+derived_name (const KtConfig *config)
 {
-  /* A replay's offsets live under a job of its own, whatever --job says:
-   * "replay." names are never a live job's (cmd-run.c refuses them), so
-   * a replay can never move a live job's offsets. */
-  if (kt_option_given (values, "job"))
-    {
-      g_autofree char *given = g_steal_pointer (&config->job.name);
-      config->job.name = g_strdup_printf ("%s%s", KT_REPLAY_JOB_PREFIX, given);
-    }
-  else
-    {
-      /* Derived from the table, the topic and the range as parsed
-       * (partitions in order, offsets as numbers), so that any spelling of
-       * one range is one replay: rerunning it resumes it, or finds it
-       * finished. The topic is in it byte for byte: the same range of
-       * another topic (or of one named in another case) is another replay,
-       * not one already done. */
-      g_autoptr(GString) key = g_string_new (config->job.table);
-      g_autofree char *digest = NULL;
-      g_autofree char *table = NULL;
+  g_autoptr(GString) key = g_string_new (config->job.table);
+  g_autofree char *digest = NULL;
+  g_autofree char *table = NULL;
 
-      g_string_append_printf (key, "|%zu:%s", strlen (config->job.topic), config->job.topic);
-      for (guint i = 0; i < config->job.replay_from->len; i++)
-        g_string_append_printf (key, "|%d:%" G_GINT64_FORMAT "-%" G_GINT64_FORMAT,
-                                g_array_index (config->job.replay_from, KtPartitionOffset, i).partition,
-                                g_array_index (config->job.replay_from, KtPartitionOffset, i).offset,
-                                g_array_index (config->job.replay_until, KtPartitionOffset, i).offset);
-      digest = g_compute_checksum_for_string (G_CHECKSUM_SHA256, key->str, -1);
-      /* The table's name is only for people: the digest covers all of it.
-       * Cut by characters: a name is UTF-8. */
-      table = g_utf8_substring (config->job.table, 0,
-                                MIN (32, g_utf8_strlen (config->job.table, -1)));
-      g_free (config->job.name);
-      config->job.name = g_strdup_printf ("%s%s.%.24s", KT_REPLAY_JOB_PREFIX, table,
-                                     digest);
+  g_string_append_printf (key, "|%zu:%s", strlen (config->job.topic), config->job.topic);
+  for (guint i = 0; i < config->job.replay_from->len; i++)
+    g_string_append_printf (key, "|%d:%" G_GINT64_FORMAT "-%" G_GINT64_FORMAT,
+                            g_array_index (config->job.replay_from, KtPartitionOffset, i).partition,
+                            g_array_index (config->job.replay_from, KtPartitionOffset, i).offset,
+                            g_array_index (config->job.replay_until, KtPartitionOffset, i).offset);
+  digest = g_compute_checksum_for_string (G_CHECKSUM_SHA256, key->str, -1);
+  /* The table's name is only for people: the digest covers all of it.
+   * Cut by characters: a name is UTF-8. */
+  table = g_utf8_substring (config->job.table, 0, MIN (32, g_utf8_strlen (config->job.table, -1)));
+  return g_strdup_printf ("%s%s.%.24s", KT_REPLAY_JOB_PREFIX, table, digest);
+}
+
+/* A replay's job name fits ktally_job.job. */
+static gboolean
+check_name_length (const char *name, GError **error)
+{
+  if (g_utf8_strlen (name, -1) <= 64)
+    return TRUE;
+  g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+               "--job: a replay's job is '%s' followed by its name, at most 64 "
+               "characters in all", KT_REPLAY_JOB_PREFIX);
+  return FALSE;
+}
+
+/* --from-datetime, --until-datetime and --last: one way of giving the
+ * range, spelled right, and a range that is not empty. */
+static gboolean
+check_times (KtConfig *config, GError **error)
+{
+  ReplayOptions *o = config->own;
+  g_autoptr(GTimeZone) local = g_time_zone_new_local ();
+
+  if (config->job.replay_from != NULL || config->job.replay_until != NULL)
+    {
+      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE, "--from and --until (offsets) "
+                           "exclude --from-datetime, --until-datetime and --last (times): "
+                           "give the range one way");
+      return FALSE;
     }
+  if (o->last > 0 && o->from_datetime != NULL)
+    {
+      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE, "--last and --from-datetime "
+                           "exclude each other: --last 1h is --from-datetime one hour ago");
+      return FALSE;
+    }
+  o->until_ms = -1;
+  if (o->from_datetime == NULL)
+    {
+      o->from_ms = kt_instant_now () - (gint64) (o->last * 1000);
+      return TRUE;
+    }
+  if (!kt_instant_parse ("--from-datetime", o->from_datetime, local, &o->from_ms, error)
+      || (o->until_datetime != NULL
+          && !kt_instant_parse ("--until-datetime", o->until_datetime, local, &o->until_ms,
+                                error)))
+    return FALSE;
+  if (o->until_datetime != NULL && o->until_ms <= o->from_ms)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--until-datetime %s is not after "
+                   "--from-datetime %s", o->until_datetime, o->from_datetime);
+      return FALSE;
+    }
+  return TRUE;
 }
 
 static gboolean
 replay_options (KtConfig *config, const KtOptionValues *values, GError **error)
 {
-  if (!parse_range (config, error) || !kt_options_table (config, values, error))
+  ReplayOptions *o = config->own;
+
+  if (!kt_options_table (config, values, error))
     return FALSE;
-  name_job (config, values);
-  if (g_utf8_strlen (config->job.name, -1) > 64)
+  /* A replay's offsets live under a job of its own, whatever --job says:
+   * "replay." names are never a live job's (cmd-run.c refuses them), so a
+   * replay can never move a live job's offsets. */
+  o->named = kt_option_given (values, "job");
+  if (o->named)
     {
-      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
-                   "--job: a replay's job is '%s' followed by its name, at most 64 "
-                   "characters in all", KT_REPLAY_JOB_PREFIX);
-      return FALSE;
+      g_autofree char *given = g_steal_pointer (&config->job.name);
+      config->job.name = g_strdup_printf ("%s%s", KT_REPLAY_JOB_PREFIX, given);
+      if (!check_name_length (config->job.name, error))
+        return FALSE;
     }
   config->run.interval = 0;
   config->run.exit_when_idle = TRUE;
-  return TRUE;
+  /* A range by time is resolved against Kafka when the replay runs. */
+  if (by_time (config))
+    return check_times (config, error);
+  if (!parse_range (config, error))
+    return FALSE;
+  if (!o->named)
+    {
+      g_free (config->job.name);
+      config->job.name = derived_name (config);
+    }
+  return check_name_length (config->job.name, error);
 }
 
 static gboolean
@@ -295,9 +412,89 @@ check_options (KtConfig *config, const KtOptionValues *values, GError **error)
 }
 
 static gboolean
+source_partitions (gpointer data, int timeout_ms, GError **error)
+{
+  gpointer *args = data;
+  return kt_source_partitions (args[0], args[1], timeout_ms, error);
+}
+
+/* A range given by time, as offsets: every partition of the topic, from
+ * its offset at the first moment to its offset at the second (or its end
+ * now), asked of Kafka once; into @resolved (a copy of @config whose range
+ * and derived name are new, freed by resolved_clear()). */
+static gboolean
+resolve (const KtConfig *config, KtConfig *resolved, GError **error)
+{
+  const ReplayOptions *o = own (config);
+  KtSourceConfig source_config = {
+    .brokers = config->kafka.brokers, .topic = config->job.topic,
+    .client_id = config->job.name, .properties = (const char *const *) config->kafka.properties,
+  };
+  g_autoptr(KtSource) source = kt_source_new (&source_config, error);
+  g_autoptr(GArray) partitions = g_array_new (FALSE, FALSE, sizeof (gint32));
+  g_autoptr(GArray) states = g_array_new (FALSE, TRUE, sizeof (KtPartitionState));
+  g_autofree KtTimeOffset *from = NULL, *until = NULL;
+  gpointer args[] = { source, partitions };
+  gint64 from_ms = o->from_ms, until_ms = o->until_ms;
+  static const volatile int never = 0;
+
+  if (source == NULL
+      || !kt_retry (&never, config->run.startup_timeout, "Kafka", source_partitions, args, error))
+    return FALSE;
+  for (guint i = 0; i < partitions->len; i++)
+    g_array_append_val (states, ((KtPartitionState) { g_array_index (partitions, gint32, i),
+                                                      -1, 0, 0 }));
+  from = g_new0 (KtTimeOffset, partitions->len);
+  until = g_new0 (KtTimeOffset, partitions->len);
+  if (!kt_source_watermarks (source, (KtPartitionState *) (void *) states->data, states->len,
+                             10000, error)
+      || !kt_time_offsets (source, (KtPartitionState *) (void *) states->data, states->len,
+                           from_ms, from, 10000, error)
+      || (until_ms >= 0
+          && !kt_time_offsets (source, (KtPartitionState *) (void *) states->data, states->len,
+                               until_ms, until, 10000, error)))
+    return FALSE;
+
+  *resolved = *config;
+  resolved->job.replay_from = g_array_new (FALSE, FALSE, sizeof (KtPartitionOffset));
+  resolved->job.replay_until = g_array_new (FALSE, FALSE, sizeof (KtPartitionOffset));
+  for (guint i = 0; i < states->len; i++)
+    {
+      const KtPartitionState *s = &g_array_index (states, KtPartitionState, i);
+
+      g_array_append_val (resolved->job.replay_from,
+                          ((KtPartitionOffset) { s->partition, from[i].offset }));
+      g_array_append_val (resolved->job.replay_until,
+                          ((KtPartitionOffset) { s->partition,
+                                                 until_ms >= 0 ? until[i].offset : s->high }));
+    }
+  resolved->job.replay_range = range_text (resolved->job.replay_from, resolved->job.replay_until);
+  resolved->job.name = o->named ? g_strdup (config->job.name) : derived_name (resolved);
+  return check_name_length (resolved->job.name, error);
+}
+
+/* What resolve() put into @resolved (the rest is its config's). */
+static void
+resolved_clear (KtConfig *resolved)
+{
+  g_clear_pointer (&resolved->job.replay_from, g_array_unref);
+  g_clear_pointer (&resolved->job.replay_until, g_array_unref);
+  g_clear_pointer (&resolved->job.replay_range, g_free);
+  g_clear_pointer (&resolved->job.name, g_free);
+}
+
+static gboolean
 handle (const KtConfig *config, volatile int *stop, GError **error)
 {
-  return kt_replay (config, stop, error);
+  KtConfig resolved = { 0 };
+  gboolean ok;
+
+  if (!by_time (config))
+    return kt_replay (config, stop, error);
+  ok = resolve (config, &resolved, error) && kt_replay (&resolved, stop, error);
+  if (resolved.job.replay_from != NULL || resolved.job.name != NULL)
+    resolved_clear (&resolved);
+  return ok;
 }
 
 const KtCommand kt_command_replay = {
@@ -305,6 +502,8 @@ const KtCommand kt_command_replay = {
   .summary = "count a fixed offset range into a table of its own, once",
   .help = SUMMARY,
   .bit = KT_CMD_REPLAY,
+  .options = replay_own_options,
+  .options_size = sizeof (ReplayOptions),
   .check = check_options,
   .handle = handle,
 };

@@ -19,7 +19,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <json-glib/json-glib.h>
+#include "by-time.h"
 #include "error.h"
+#include "instant.h"
 #include "jobs.h"
 #include "kind.h"
 #include "migrations.h"
@@ -39,16 +41,21 @@
 static const char SUMMARY[] =
   "Moves a job's stored offsets: --to earliest (the log start), latest (the\n"
   "high watermark), PARTITION:OFFSET[,...] or batch:ID (where the audited\n"
-  "batch ID started). Prints the plan, per partition, and what it means;\n"
-  "--execute applies it in one transaction, fenced against running\n"
-  "instances. A move that would count offsets twice is refused (exit 2):\n"
-  "moving a transactional job back needs --rebuild (--to earliest), which\n"
-  "empties its table and counts everything again.";
+  "batch ID started); --to-datetime TIME or --by-duration DURATION (the\n"
+  "first record at or after that moment, per partition); --shift-by N.\n"
+  "Prints the plan, per partition, and what it means; --execute applies it\n"
+  "in one transaction, fenced against running instances. A move that would\n"
+  "count offsets twice is refused (exit 2): moving a transactional job back\n"
+  "needs --rebuild, which takes back what the job counted from there (or,\n"
+  "with --to earliest, empties its table) and counts it again.";
 
 /* reset's own options. */
 typedef struct
 {
   char     *to;                /* --to, as given (reset.h parses it) */
+  char     *to_datetime;       /* --to-datetime, as given (instant.h parses it) */
+  double    by_duration;       /* --by-duration, seconds; 0: not given */
+  char     *shift_by;          /* --shift-by, as given */
   gboolean  rebuild;           /* --rebuild */
   gboolean  accept_data_loss;  /* --accept-data-loss */
 } ResetOptions;
@@ -56,9 +63,23 @@ typedef struct
 static const KtOption reset_options[] = {
   { "to", 0, NULL, KT_OPT_TEXT, offsetof (ResetOptions, to), .commands = KT_CMD_RESET, .metavar = "WHERE",
     .help = "Where to: earliest, latest, PARTITION:OFFSET[,...] or batch:ID" },
+  { "to-datetime", 0, NULL, KT_OPT_TEXT, offsetof (ResetOptions, to_datetime),
+    .commands = KT_CMD_RESET, .metavar = "TIME",
+    .help = "Where to: each partition's first record whose Kafka timestamp is at or after "
+            "TIME (ISO 8601, e.g. 2024-05-01T14:00:00+02:00; without an offset, local time), "
+            "or its high watermark when none is" },
+  { "by-duration", 0, NULL, KT_OPT_SECONDS, offsetof (ResetOptions, by_duration), .min = 0,
+    .max = 1e11, .commands = KT_CMD_RESET, .flags = KT_OPT_OPEN_MIN, .metavar = "DURATION",
+    .help = "Where to: as --to-datetime, DURATION (e.g. 1h, 90m, 2d) before now" },
+  { "shift-by", 0, NULL, KT_OPT_TEXT, offsetof (ResetOptions, shift_by),
+    .commands = KT_CMD_RESET, .metavar = "N",
+    .help = "Where to: each partition's stored offset plus N (back when negative), stopping "
+            "at the log start or the high watermark" },
   { "rebuild", 0, NULL, KT_OPT_SWITCH, offsetof (ResetOptions, rebuild), .commands = KT_CMD_RESET,
-    .help = "With --to earliest: empty the job's output and count everything again (the "
-            "only way back for a transactional job)" },
+    .help = "Going back in a transactional count job: take back from its table what it "
+            "counted from the new offsets on, and count that again; with --to earliest, "
+            "empty its output and count everything again (the only ways back for a "
+            "transactional job)" },
   { "accept-data-loss", 0, NULL, KT_OPT_SWITCH, offsetof (ResetOptions, accept_data_loss),
     .commands = KT_CMD_RESET,
     .help = "With --rebuild: rebuild although retention removed offsets the job counted" },
@@ -85,6 +106,8 @@ typedef struct
   GPtrArray        *sources;      /* KtSource per topic */
   GArray           *starts;       /* batch:ID: KtPartitionOffset */
   char             *batch_topic;  /* batch:ID: its topic */
+  const char       *moment;       /* --to-datetime or --by-duration: how it was given */
+  gpointer          options;      /* a recount: the kind's options, as the table records */
 } Reset;
 
 static void
@@ -95,6 +118,8 @@ reset_clear (Reset *r)
   g_clear_pointer (&r->sources, g_ptr_array_unref);
   g_clear_pointer (&r->starts, g_array_unref);
   g_clear_pointer (&r->batch_topic, g_free);
+  if (r->kind != NULL)
+    kt_reset_kind_options_free (r->kind, g_steal_pointer (&r->options));
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Reset, reset_clear)
 
@@ -110,6 +135,43 @@ readable (gpointer data, int timeout_ms, GError **error)
 {
   (void) timeout_ms;
   return kt_schema_readable (data, error);
+}
+
+/* The target of whichever of --to, --to-datetime, --by-duration and
+ * --shift-by was given (check_flags() made sure it is one); *@moment says
+ * how a moment was given. */
+static gboolean
+reset_target (const ResetOptions *o, KtResetTarget *target, const char **moment,
+              GError **error)
+{
+  g_autoptr(GTimeZone) local = g_time_zone_new_local ();
+  gint64 shift;
+
+  *moment = NULL;
+  if (o->to != NULL)
+    return kt_reset_target_parse (o->to, target, error);
+  *target = (KtResetTarget) { .to = KT_RESET_TIME };
+  if (o->to_datetime != NULL)
+    {
+      *moment = "--to-datetime";
+      return kt_instant_parse ("--to-datetime", o->to_datetime, local, &target->ms, error);
+    }
+  if (o->by_duration > 0)
+    {
+      *moment = "--by-duration";
+      target->ms = kt_instant_now () - (gint64) (o->by_duration * 1000);
+      return TRUE;
+    }
+  /* Offsets are below 2^63: a shift beyond 2^62 either way leaves any log. */
+  if (!g_ascii_string_to_signed (o->shift_by, 10, -(G_GINT64_CONSTANT (1) << 62),
+                                 G_GINT64_CONSTANT (1) << 62, &shift, NULL))
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--shift-by: expected a whole number of "
+                   "offsets (negative: back), got '%s'", o->shift_by);
+      return FALSE;
+    }
+  *target = (KtResetTarget) { .to = KT_RESET_SHIFT, .shift = shift };
+  return TRUE;
 }
 
 /* The job and its kind, the target and the policy from them. */
@@ -145,13 +207,24 @@ reset_job (Reset *r, const GPtrArray *jobs, GError **error)
                    r->kind->why_no_rewind != NULL ? r->kind->why_no_rewind : "not supported");
       return FALSE;
     }
-  if (!kt_reset_target_parse (own (config)->to, &r->target, error))
+  if (!reset_target (own (config), &r->target, &r->moment, error))
     return FALSE;
   r->policy = (KtResetPolicy) {
     .job = config->job.name, .output = record->output, .reread = r->kind->reread,
-    .why_no_rewind = r->kind->why_no_rewind, .rebuild = own (config)->rebuild,
+    .why_no_rewind = r->kind->why_no_rewind,
+    .rebuild = own (config)->rebuild && r->target.to == KT_RESET_EARLIEST,
+    .recount = own (config)->rebuild && r->target.to != KT_RESET_EARLIEST,
+    .retracts = r->kind->retract != NULL,
     .accept_data_loss = own (config)->accept_data_loss,
   };
+  /* A recount reads the job's records again as the job did: with the
+   * settings its table's identity recorded. */
+  if (r->policy.recount && r->policy.retracts && r->policy.reread == KT_REREAD_COUNTS_TWICE)
+    {
+      r->options = kt_reset_kind_options (r->db, r->kind, record->output, error);
+      if (r->options == NULL)
+        return FALSE;
+    }
   return TRUE;
 }
 
@@ -161,6 +234,8 @@ reset_topics (Reset *r, GError **error)
 {
   const KtConfig *config = r->config;
 
+  if (r->target.to == KT_RESET_TIME)
+    r->starts = g_array_new (FALSE, FALSE, sizeof (KtPartitionOffset));
   if (r->target.to == KT_RESET_BATCH)
     {
       r->starts = g_array_new (FALSE, FALSE, sizeof (KtPartitionOffset));
@@ -300,9 +375,58 @@ reset_plan (Reset *r, gboolean lock, GArray *moves, GError **error)
       if (r->policy.rebuild
           && !kt_offsets_first_counted (r->db, r->config->job.name, topic, first, error))
         return FALSE;
+      if (r->target.to == KT_RESET_TIME)
+        {
+          g_autofree KtTimeOffset *at = g_new0 (KtTimeOffset, MAX (states->len, 1));
+          guint before = moves->len;
+
+          if (!kt_time_offsets (source, s, states->len, r->target.ms, at, KAFKA_TIMEOUT_MS,
+                                error))
+            return FALSE;
+          g_array_set_size (r->starts, 0);
+          for (guint p = 0; p < states->len; p++)
+            g_array_append_val (r->starts, ((KtPartitionOffset) { at[p].partition,
+                                                                  at[p].offset }));
+          if (!kt_reset_plan (&r->policy, &r->target, topic, s, states->len,
+                              r->kind->counted != NULL ? counted : NULL, first, r->starts,
+                              moves, error))
+            return FALSE;
+          for (guint m = before; m < moves->len; m++)
+            {
+              KtResetMove *mv = &g_array_index (moves, KtResetMove, m);
+
+              mv->by_time = TRUE;
+              mv->place = at[m - before].place;
+              mv->at = at[m - before].offset;
+            }
+          continue;
+        }
       if (!kt_reset_plan (&r->policy, &r->target, topic, s, states->len,
                           r->kind->counted != NULL ? counted : NULL, first, r->starts, moves,
                           error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* A recount's moves (reset.h): each topic's read again, compared with its
+ * audit rows, and taken back out of the output (with @execute). */
+static gboolean
+reset_recount (Reset *r, GArray *moves, const char *member, gboolean execute, GError **error)
+{
+  KtJobSpec spec = { .name = r->config->job.name, .options = r->options };
+
+  if (!r->policy.recount)
+    return TRUE;
+  for (guint i = 0; r->topics[i] != NULL; i++)
+    {
+      KtKindContext context = {
+        .spec = &spec, .job = r->config->job.name, .topic = r->topics[i],
+        .output = r->job->record->output, .member = member, .db = r->db,
+        .source = r->sources->pdata[i],
+      };
+
+      if (!kt_reset_recount (&context, r->kind, moves, execute, error))
         return FALSE;
     }
   return TRUE;
@@ -389,7 +513,12 @@ reset_mysql (Reset *r, GArray *moves, const char *member, gboolean execute, GErr
       KtCommitResult result = KT_COMMIT_FAILED;
 
       g_array_set_size (moves, 0);
-      if (kt_db_begin (r->db, &local) && reset_plan (r, execute, moves, &local))
+      /* A dry run reads without locks, in one consistent snapshot: the
+       * offsets and the audit rows a recount compares agree even while
+       * the job commits (sessions are READ COMMITTED). */
+      if ((execute ? kt_db_begin (r->db, &local) : kt_db_snapshot (r->db, &local))
+          && reset_plan (r, execute, moves, &local)
+          && reset_recount (r, moves, member, execute, &local))
         {
           if (!kt_reset_changes (moves))
             {
@@ -461,8 +590,27 @@ effect (const KtResetMove *m)
                                 "retention: no longer counted", m->lost.from, m->lost.until);
       return g_string_free (out, FALSE);
     }
+  if (m->by_time)
+    g_string_append_printf (out, "the moment is at %" G_GINT64_FORMAT " (%s); ", m->at,
+                            kt_time_place_words (m->place));
+  if (m->clamped)
+    g_string_append_printf (out, "stopped at the %s; ",
+                            m->to == m->low ? "log start" : "high watermark");
   if (m->to == m->stored)
     return g_string_free (g_string_append (out, "stays"), FALSE);
+  if (m->recount)
+    {
+      g_string_append_printf (out, "back: recount [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT
+                              "): read again, as its audit rows recorded (%" G_GUINT64_FORMAT
+                              " records, %" G_GUINT64_FORMAT " ERROR, %" G_GUINT64_FORMAT
+                              " malformed), taken back out of %u row%s and counted again",
+                              m->to, m->stored, m->taken.records, m->taken.errors,
+                              m->taken.malformed, m->taken_rows, m->taken_rows == 1 ? "" : "s");
+      if (m->by_time && m->to < m->at)
+        g_string_append_printf (out, " (from %" G_GINT64_FORMAT ", where the batch holding %"
+                                G_GINT64_FORMAT " started)", m->to, m->at);
+      return g_string_free (out, FALSE);
+    }
   g_string_append (out, m->to > m->stored ? "forward: " : "back: ");
   if (m->skipped->len > 0)
     {
@@ -533,6 +681,20 @@ print_json (const Reset *r, const GArray *moves, gboolean executed)
   json_builder_add_boolean_value (b, kt_reset_changes (moves));
   json_builder_set_member_name (b, "executed");
   json_builder_add_boolean_value (b, executed);
+  if (r->target.to == KT_RESET_TIME)
+    {
+      g_autofree char *utc = kt_instant_format (r->target.ms);
+
+      json_builder_set_member_name (b, "moment");
+      json_builder_begin_object (b);
+      json_builder_set_member_name (b, "given");
+      json_builder_add_string_value (b, r->moment);
+      json_builder_set_member_name (b, "utc");
+      json_builder_add_string_value (b, utc);
+      json_builder_set_member_name (b, "ms");
+      json_builder_add_int_value (b, r->target.ms);
+      json_builder_end_object (b);
+    }
   json_builder_set_member_name (b, "partitions");
   json_builder_begin_array (b);
   for (guint i = 0; i < moves->len; i++)
@@ -553,9 +715,43 @@ print_json (const Reset *r, const GArray *moves, gboolean executed)
       json_builder_add_int_value (b, m->high);
       json_builder_set_member_name (b, "new");
       json_builder_add_int_value (b, m->to);
+      if (m->by_time)
+        {
+          json_builder_set_member_name (b, "at");
+          json_builder_begin_object (b);
+          json_builder_set_member_name (b, "offset");
+          json_builder_add_int_value (b, m->at);
+          json_builder_set_member_name (b, "place");
+          json_builder_add_string_value (b, kt_time_place_name (m->place));
+          json_builder_end_object (b);
+        }
+      if (r->target.to == KT_RESET_SHIFT)
+        {
+          json_builder_set_member_name (b, "clamped");
+          json_builder_add_boolean_value (b, m->clamped);
+        }
       json_builder_set_member_name (b, "move");
-      json_builder_add_string_value (b, m->rebuild ? "rebuild" : m->to > m->stored ? "forward"
+      json_builder_add_string_value (b, m->rebuild ? "rebuild" : m->recount ? "recount"
+                                        : m->to > m->stored ? "forward"
                                         : m->to < m->stored ? "back" : "stays");
+      json_builder_set_member_name (b, "recount");
+      if (m->recount)
+        {
+          json_builder_begin_object (b);
+          json_builder_set_member_name (b, "records");
+          json_builder_add_int_value (b, (gint64) m->taken.records);
+          json_builder_set_member_name (b, "lines");
+          json_builder_add_int_value (b, (gint64) m->taken.lines);
+          json_builder_set_member_name (b, "errors");
+          json_builder_add_int_value (b, (gint64) m->taken.errors);
+          json_builder_set_member_name (b, "malformed");
+          json_builder_add_int_value (b, (gint64) m->taken.malformed);
+          json_builder_set_member_name (b, "rows");
+          json_builder_add_int_value (b, m->taken_rows);
+          json_builder_end_object (b);
+        }
+      else
+        json_builder_add_null_value (b);
       json_intervals (b, "skipped", m->skipped);
       json_intervals (b, "counted_already", m->counted_already);
       json_intervals (b, "newly_counted", m->newly_counted);
@@ -591,6 +787,13 @@ print_text (const Reset *r, const GArray *moves, gboolean executed)
 
   printf ("job %s: %s, %s, offsets in %s, counts into %s\n", r->job->name, rec->kind,
           rec->mode, r->kafka ? "Kafka's consumer group" : "kafka_offset", rec->output);
+  if (r->target.to == KT_RESET_TIME)
+    {
+      g_autofree char *utc = kt_instant_format (r->target.ms);
+
+      printf ("%s: %s; each partition goes to its first record whose timestamp is at or "
+              "after it\n", r->moment, utc);
+    }
   for (guint i = 0; i < moves->len; i++)
     {
       const KtResetMove *m = &g_array_index (moves, KtResetMove, i);
@@ -622,6 +825,16 @@ print_text (const Reset *r, const GArray *moves, gboolean executed)
     printf ("done: %u partition%s moved in one transaction; an instance of job %s that runs "
             "is fenced at its next commit and goes on from the new offsets\n", moved,
             moved == 1 ? "" : "s", r->job->name);
+  if (r->policy.recount && moved > 0)
+    {
+      guint64 errors = 0;
+
+      for (guint i = 0; i < moves->len; i++)
+        errors += g_array_index (moves, KtResetMove, i).taken.errors;
+      printf ("%s %" G_GUINT64_FORMAT " ERROR line%s of those ranges out of %s, and their "
+              "audit rows; job %s counts them again\n", executed ? "took" : "--execute takes",
+              errors, errors == 1 ? "" : "s", rec->output, r->job->name);
+    }
   if (r->policy.rebuild && moved > 0 && rows != NULL)
     printf ("%s the rows of job %s in %s%s%s, and its audit rows\n",
             executed ? "deleted" : "--execute deletes", r->job->name, rows,
@@ -666,41 +879,49 @@ kt_reset (const KtConfig *config, GError **error)
   return TRUE;
 }
 
-/* The flags of a reset that go together, and --to spelled right. */
+/* The flags of a reset that go together, and where to spelled right. */
 static gboolean
 check_flags (KtConfig *config, GError **error)
 {
+  const ResetOptions *o = own (config);
   KtResetTarget target = { 0 };
+  const char *moment;
+  guint given = (o->to != NULL) + (o->to_datetime != NULL) + (o->by_duration > 0)
+                + (o->shift_by != NULL);
 
   if (!kt_options_job (config, TRUE, " (`ktally jobs` lists them)", error))
     return FALSE;
-  if (own (config)->to == NULL)
+  if (given != 1)
     {
-      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE, "--to is required: earliest, "
-                           "latest, PARTITION:OFFSET[,...] or batch:ID");
+      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE, given == 0
+                           ? "--to is required (earliest, latest, PARTITION:OFFSET[,...] or "
+                             "batch:ID), or --to-datetime, --by-duration or --shift-by"
+                           : "--to, --to-datetime, --by-duration and --shift-by exclude each "
+                             "other: give one");
       return FALSE;
     }
-  if (!kt_reset_target_parse (own (config)->to, &target, error))
+  if (!reset_target (o, &target, &moment, error))
     return FALSE;
   kt_reset_target_clear (&target);
   if (!kt_options_execute (config, error))
     return FALSE;
-  if (own (config)->rebuild && g_strcmp0 (own (config)->to, "earliest") != 0)
+  if (o->rebuild && g_strcmp0 (o->to, "latest") == 0)
     {
-      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE, "--rebuild counts everything "
-                           "again from the log start: it takes --to earliest only");
+      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE, "--rebuild counts again what the "
+                           "job counted from where it goes back to: not with --to latest");
       return FALSE;
     }
-  if (own (config)->rebuild && config->job.topics != NULL)
+  if (o->rebuild && g_strcmp0 (o->to, "earliest") == 0 && config->job.topics != NULL)
     {
-      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE, "--rebuild empties the job's "
-                           "whole output, so it rewinds every topic: leave out --topic");
+      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE, "--to earliest --rebuild empties "
+                           "the job's whole output, so it rewinds every topic: leave out "
+                           "--topic");
       return FALSE;
     }
-  if (own (config)->accept_data_loss && !own (config)->rebuild)
+  if (o->accept_data_loss && !(o->rebuild && g_strcmp0 (o->to, "earliest") == 0))
     {
-      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
-                           "--accept-data-loss goes with --rebuild only");
+      g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE, "--accept-data-loss goes with "
+                           "--rebuild only, of --to earliest");
       return FALSE;
     }
   return TRUE;

@@ -265,7 +265,8 @@ kt_batch_log_committed (KtBatchLog *log, const KtJobKind *kind, gpointer state,
     .partitions = ranges->len, .records = records, .bytes = (guint64) MAX (bytes, 0),
     .lines_error = summary.errors, .lines_malformed = summary.malformed,
     .lines_other = summary.lines - summary.errors - summary.malformed,
-    .lines_folded = summary.folded });
+    .lines_folded = summary.folded, .dead_kept = summary.dead_kept,
+    .dead_dropped = summary.dead_dropped });
   lag = report_partitions (log, states, ranges);
   g_string_append_printf (line, ", %.3f s, lag %" G_GINT64_FORMAT, duration, lag);
   if (log->fenced > 0 || log->retried > 0)
@@ -280,6 +281,11 @@ kt_batch_log_committed (KtBatchLog *log, const KtJobKind *kind, gpointer state,
   kt_log_event_int (e, "malformed", (gint64) summary.malformed);
   if (summary.keyed || summary.folded > 0)
     kt_log_event_int (e, "folded", (gint64) summary.folded);
+  if (summary.dead_letters != NULL)
+    {
+      kt_log_event_int (e, "dead_letters", (gint64) summary.dead_kept);
+      kt_log_event_int (e, "dead_letters_dropped", (gint64) summary.dead_dropped);
+    }
   kt_log_event_double (e, "duration", duration, 3);
   kt_log_event_int (e, "lag", lag);
   kt_log_event_emit (e, log->quiet ? G_LOG_LEVEL_DEBUG : G_LOG_LEVEL_MESSAGE, "%s", line->str);

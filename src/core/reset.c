@@ -7,6 +7,7 @@
 #include "error.h"
 #include "identity.h"
 #include "offsets.h"
+#include "options.h"
 #include "schema.h"
 
 gboolean
@@ -102,8 +103,15 @@ target_offset (const KtResetTarget *target, const char *topic, const KtPartition
     case KT_RESET_LATEST:
       *to = s->high;
       return TRUE;
+    case KT_RESET_SHIFT:
+      /* As Kafka's own tool does: a shift past either end stops there. */
+      *to = target->shift < 0 ? s->stored - MIN (-target->shift, s->stored)
+                              : s->stored + MIN (target->shift, s->high);
+      *to = CLAMP (*to, s->low, s->high);
+      return TRUE;
     case KT_RESET_OFFSETS:
     case KT_RESET_BATCH:
+    case KT_RESET_TIME:
     default:
       break;
     }
@@ -186,6 +194,28 @@ static gboolean
 plan_back (const KtResetPolicy *policy, const char *topic, const KtPartitionState *s,
            const KtCoverage *done, KtResetMove *mv, GError **error)
 {
+  if (policy->recount && policy->reread == KT_REREAD_COUNTS_TWICE && policy->retracts)
+    {
+      mv->recount = TRUE;
+      return TRUE;
+    }
+  if (policy->recount && policy->reread == KT_REREAD_COUNTS_TWICE)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "--rebuild: job %s's kind cannot take counts back out of %s, so it "
+                   "cannot recount a range; refused (--to earliest --rebuild empties it and "
+                   "counts everything again)", policy->job, policy->output);
+      return FALSE;
+    }
+  if (policy->recount && policy->reread == KT_REREAD_SKIPS)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "--rebuild: job %s is idempotent: moved back, it counts nothing twice "
+                   "and nothing again (its covered sets skip what it counted); leave out "
+                   "--rebuild to move it back, or give --to earliest --rebuild to empty "
+                   "%s and count everything again", policy->job, policy->output);
+      return FALSE;
+    }
   switch (policy->reread)
     {
     case KT_REREAD_SKIPS:
@@ -203,9 +233,10 @@ plan_back (const KtResetPolicy *policy, const char *topic, const KtPartitionStat
                    "job %s counts offsets it reads again twice (transactional): "
                    "moving %s/%d back from %" G_GINT64_FORMAT " to %" G_GINT64_FORMAT
                    " would count [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") again "
-                   "into %s; refused (--to earliest --rebuild empties %s and counts "
-                   "everything again)", policy->job, topic, s->partition, s->stored,
-                   mv->to, mv->to, s->stored, policy->output, policy->output);
+                   "into %s; refused (add --rebuild to take [%" G_GINT64_FORMAT ", %"
+                   G_GINT64_FORMAT ") back out of %s and count it again)", policy->job, topic,
+                   s->partition, s->stored, mv->to, mv->to, s->stored, policy->output,
+                   mv->to, s->stored, policy->output);
       return FALSE;
     }
 }
@@ -244,6 +275,11 @@ kt_reset_plan (const KtResetPolicy *policy, const KtResetTarget *target, const c
         }
       if (!target_offset (target, topic, s, starts, &mv->to, error))
         return FALSE;
+      mv->clamped = target->to == KT_RESET_SHIFT && mv->to - s->stored != target->shift;
+      /* A recount counts again what the job counted: it never skips what
+       * the job has not counted yet (a partition behind the moment). */
+      if (policy->recount && mv->to > s->stored)
+        mv->to = s->stored;
       if (mv->to > s->stored)
         split (done, s->stored, mv->to, mv->counted_already, mv->skipped);
       else if (mv->to < s->stored && !plan_back (policy, topic, s, done, mv, error))
@@ -400,4 +436,246 @@ kt_reset_rebuild (KtDb *db, const KtJobKind *kind, const char *job, const char *
     return FALSE;
   return !execute
          || (delete_rows (db, output, NULL, error) && kt_offsets_drop_batches (db, job, error));
+}
+
+gpointer
+kt_reset_kind_options (KtDb *db, const KtJobKind *kind, const char *output, GError **error)
+{
+  const KtOption *const tables[] = { kind->options, NULL };
+  g_autoptr(KtOptionValues) values = NULL;
+  g_autoptr(GPtrArray) columns = g_ptr_array_new ();
+  g_autoptr(GHashTable) stored = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  gpointer options = g_malloc0 (MAX (kind->options_size, 1));
+  GError *local = NULL;
+  gboolean found;
+
+  if (kind->options == NULL)
+    return options;
+  /* Every row's fallback first, as a run that gives none would have. */
+  values = kt_option_values_new (tables, KT_CMD_ALL);
+  if (!kt_option_values_load (values, kind->options, options, error))
+    goto fail;
+  for (const KtOption *row = kind->options; row->name != NULL; row++)
+    if (row->identity != NULL && g_str_has_prefix (row->identity, "table."))
+      g_ptr_array_add (columns, (gpointer) (row->identity + strlen ("table.")));
+  g_ptr_array_add (columns, NULL);
+  if (!kt_db_connect (db, error))
+    goto fail;
+  if (!kt_identity_read_table (kt_db_connection (db), kt_db_name (db), output,
+                               (const char *const *) columns->pdata, stored, &found, &local))
+    {
+      kt_db_failed (db, local, error);
+      goto fail;
+    }
+  if (!found)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "%s: what the rows of %s mean (its pattern, "
+                   "levels, bucket...) is not recorded in ktally_table, so its counts cannot "
+                   "be read again to be taken back; refused", kt_db_name (db), output);
+      goto fail;
+    }
+  /* '' is a row's default (or a setting another kind's): its fallback. */
+  for (const KtOption *row = kind->options; row->name != NULL; row++)
+    {
+      const char *text = row->identity != NULL && g_str_has_prefix (row->identity, "table.")
+                         ? g_hash_table_lookup (stored, row->identity + strlen ("table.")) : NULL;
+
+      if (text != NULL && *text != '\0' && !kt_option_set_text (row, text, options, error))
+        {
+          g_prefix_error (error, "%s's recorded settings: ", output);
+          goto fail;
+        }
+    }
+  return options;
+
+fail:
+  kt_reset_kind_options_free (kind, options);
+  return NULL;
+}
+
+void
+kt_reset_kind_options_free (const KtJobKind *kind, gpointer options)
+{
+  if (options == NULL)
+    return;
+  if (kind->options != NULL)
+    kt_option_table_clear (kind->options, options);
+  g_free (options);
+}
+
+/* What a recount reads of one partition: its ranges, what it found. */
+typedef struct
+{
+  const KtJobKind *kind;
+  gpointer         self;
+  GArray          *ranges;    /* KtRange: the audit rows that read records, merged */
+  guint            at;        /* the range being read */
+  guint64          records;
+} Reread;
+
+static void
+reread_record (gint32 partition, gint64 offset, const char *value, gsize len, gpointer data)
+{
+  Reread *rr = data;
+
+  rr->records++;
+  rr->kind->take (rr->self, rr->at, partition, offset, value, len);
+}
+
+/* The audit chain of @mv's partition from its `to` on, into @ranges (what
+ * it read) and @recorded (what it recorded); mv->to moves back to the
+ * start of the batch that holds it. */
+static gboolean
+recount_chain (KtKindContext *context, KtResetMove *mv, gboolean execute, GArray *ranges,
+               KtRangeStats *recorded, GError **error)
+{
+  g_autoptr(GArray) links = g_array_new (FALSE, FALSE, sizeof (KtAuditLink));
+  gint64 wanted = mv->to, at;
+
+  if (!kt_offsets_chain_after (context->db, context->job, mv->topic, mv->partition, mv->to,
+                               execute, links, error))
+    return FALSE;
+  if (links->len == 0 || g_array_index (links, KtAuditLink, 0).from > mv->to)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "--rebuild: no audit row of job %s records what it counted of %s/%d at %"
+                   G_GINT64_FORMAT " (it started counting later, or the rows were "
+                   "forgotten), so what it counted there cannot be taken back; refused",
+                   context->job, mv->topic, mv->partition, mv->to);
+      return FALSE;
+    }
+  mv->to = g_array_index (links, KtAuditLink, 0).from;
+  if (mv->to < mv->low)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "--rebuild: the batch of job %s that counted %s/%d at %" G_GINT64_FORMAT
+                   " started at %" G_GINT64_FORMAT ", below the log start %" G_GINT64_FORMAT
+                   ": those offsets are gone, and what it counted cannot be read again to be "
+                   "taken back; refused (a later moment, or --to earliest --rebuild "
+                   "--accept-data-loss)", context->job, mv->topic, mv->partition,
+                   wanted, mv->to, mv->low);
+      return FALSE;
+    }
+  at = mv->to;
+  for (guint i = 0; i < links->len; i++)
+    {
+      const KtAuditLink *l = &g_array_index (links, KtAuditLink, i);
+
+      if (l->from != at)
+        {
+          g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                       "--rebuild: the audit rows of job %s for %s/%d do not form one chain "
+                       "from %" G_GINT64_FORMAT " (%s at %" G_GINT64_FORMAT "; `ktally audit` "
+                       "says more), so what it counted cannot be taken back exactly; refused",
+                       context->job, mv->topic, mv->partition, mv->to,
+                       l->from > at ? "a hole" : "an overlap", at);
+          return FALSE;
+        }
+      at = l->until;
+      recorded->records += l->stats.records;
+      recorded->lines += l->stats.lines;
+      recorded->errors += l->stats.errors;
+      recorded->malformed += l->stats.malformed;
+      /* A range that read no record (a move forward's audit row, offsets
+       * with no record left) counted nothing: nothing to read again. */
+      if (l->stats.records == 0)
+        continue;
+      if (ranges->len > 0 && g_array_index (ranges, KtRange, ranges->len - 1).until == l->from)
+        g_array_index (ranges, KtRange, ranges->len - 1).until = l->until;
+      else
+        g_array_append_val (ranges, ((KtRange) { mv->partition, l->from, l->from, l->until }));
+    }
+  if (at != mv->stored)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "--rebuild: the audit rows of job %s for %s/%d end at %" G_GINT64_FORMAT
+                   ", not at its stored offset %" G_GINT64_FORMAT " (`ktally audit` says "
+                   "more); refused", context->job, mv->topic, mv->partition, at, mv->stored);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* One partition's recount: reads, compares, takes back. */
+static gboolean
+recount_move (KtKindContext *context, const KtJobKind *kind, gpointer self, KtResetMove *mv,
+              gboolean execute, GError **error)
+{
+  static const volatile int never = 0;
+  g_autoptr(GArray) ranges = g_array_new (FALSE, FALSE, sizeof (KtRange));
+  g_autoptr(GArray) states = g_array_new (FALSE, FALSE, sizeof (KtPartitionState));
+  g_autoptr(GString) line = g_string_new (NULL);
+  KtRangeStats recorded = { 0 };
+  KtBatchSummary read = { 0 };
+  Reread rr = { kind, self, ranges, 0, 0 };
+
+  if (!recount_chain (context, mv, execute, ranges, &recorded, error))
+    return FALSE;
+  g_array_append_val (states, ((KtPartitionState) { mv->partition, mv->stored, mv->low,
+                                                    mv->high }));
+  if (!kind->plan (self, ranges, states, G_MAXINT64, error))
+    return FALSE;
+  for (rr.at = 0; rr.at < ranges->len; rr.at++)
+    {
+      g_autoptr(GArray) one = g_array_new (FALSE, FALSE, sizeof (KtRange));
+      KtRange want = g_array_index (ranges, KtRange, rr.at);
+
+      /* A read stopped early by a cap goes on from where it stopped. */
+      while (want.read_from < want.until)
+        {
+          g_array_set_size (one, 0);
+          g_array_append_val (one, want);
+          if (!kt_source_read (context->source, one, reread_record, &rr, &never, 30000, error))
+            {
+              g_prefix_error (error, "--rebuild: reading %s/%d [%" G_GINT64_FORMAT ", %"
+                              G_GINT64_FORMAT ") again: ", mv->topic, mv->partition,
+                              want.read_from, want.until);
+              return FALSE;
+            }
+          want.read_from = want.from = g_array_index (one, KtRange, 0).until;
+        }
+    }
+  kind->summarise (self, &read, line);
+  if (rr.records != recorded.records || read.lines != recorded.lines
+      || read.errors != recorded.errors || read.malformed != recorded.malformed)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "--rebuild: read again, %s/%d [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT
+                   ") holds %" G_GUINT64_FORMAT " records, %" G_GUINT64_FORMAT " lines, %"
+                   G_GUINT64_FORMAT " ERROR, %" G_GUINT64_FORMAT " malformed, but job %s's "
+                   "audit rows recorded %" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT ", %"
+                   G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT " (records removed by compaction? "
+                   "another ktally's parser?): taking that back would not be exact; refused",
+                   mv->topic, mv->partition, mv->to, mv->stored, rr.records, read.lines,
+                   read.errors, read.malformed, context->job, recorded.records,
+                   recorded.lines, recorded.errors, recorded.malformed);
+      return FALSE;
+    }
+  mv->taken = recorded;
+  if (!kind->retract (self, execute, &mv->taken_rows, error))
+    return FALSE;
+  return !execute || kt_offsets_drop_batches_from (context->db, context->job, mv->topic,
+                                                   mv->partition, mv->to, error);
+}
+
+gboolean
+kt_reset_recount (KtKindContext *context, const KtJobKind *kind, GArray *moves,
+                  gboolean execute, GError **error)
+{
+  gpointer self = NULL;
+  gboolean ok = TRUE;
+
+  for (guint i = 0; ok && i < moves->len; i++)
+    {
+      KtResetMove *mv = &g_array_index (moves, KtResetMove, i);
+
+      if (!mv->recount || !g_str_equal (mv->topic, context->topic))
+        continue;
+      if (self == NULL && (self = kind->open (context, error)) == NULL)
+        return FALSE;
+      ok = recount_move (context, kind, self, mv, execute, error);
+    }
+  if (self != NULL)
+    kind->close (self);
+  return ok;
 }

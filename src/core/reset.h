@@ -15,8 +15,11 @@
 #include <glib.h>
 #include "coverage.h"
 #include "db.h"
+#include "by-time.h"
 #include "kind.h"
+#include "offsets.h"
 #include "plan.h"
+#include "source.h"
 
 typedef enum
 {
@@ -24,6 +27,9 @@ typedef enum
   KT_RESET_LATEST,    /* the high watermark */
   KT_RESET_OFFSETS,   /* P:OFF[,P:OFF...] */
   KT_RESET_BATCH,     /* batch:ID: where an audited batch started */
+  KT_RESET_TIME,      /* --to-datetime, --by-duration: the first record at or after a
+                       * moment (by-time.h), resolved per partition by the caller */
+  KT_RESET_SHIFT,     /* --shift-by N: the stored offset + N, within the log */
 } KtResetTo;
 
 typedef struct
@@ -31,6 +37,8 @@ typedef struct
   KtResetTo  to;
   GArray    *offsets;  /* KT_RESET_OFFSETS: KtPartitionOffset, by partition */
   gint64     batch;    /* KT_RESET_BATCH: a ktally_batches id */
+  gint64     ms;       /* KT_RESET_TIME: the moment, milliseconds since the epoch */
+  gint64     shift;    /* KT_RESET_SHIFT */
 } KtResetTarget;
 
 /* Parses --to: earliest, latest, P:OFF[,P:OFF...] or batch:ID.
@@ -45,7 +53,12 @@ typedef struct
   const char *output;           /* the table it writes, for messages */
   KtReread    reread;           /* its kind's (kind.h) */
   const char *why_no_rewind;    /* its kind's, with KT_REREAD_REFUSED */
-  gboolean    rebuild;          /* --rebuild: every partition to its log start, output emptied */
+  gboolean    rebuild;          /* --to earliest --rebuild: every partition to its log
+                                 * start, output emptied */
+  gboolean    recount;          /* --rebuild with another target: a move back takes what
+                                 * the job counted from there back out, and counts it again;
+                                 * a partition behind the target stays */
+  gboolean    retracts;         /* its kind can take counts back (kind.h's retract) */
   gboolean    accept_data_loss; /* --accept-data-loss: rebuild although retention took
                                  * offsets the job had counted */
 } KtResetPolicy;
@@ -66,6 +79,14 @@ typedef struct
                                * counted when read */
   KtInterval lost;            /* rebuild: counted before, gone to retention since:
                                * not counted again (empty when from == until) */
+  gboolean  by_time;          /* KT_RESET_TIME: where the moment fell */
+  KtTimePlace place;
+  gint64    at;               /* ...its offset (to, unless a recount moved it back) */
+  gboolean  clamped;          /* KT_RESET_SHIFT: stored + N left the log; to is its end */
+  gboolean  recount;          /* back, with policy->recount: [to, stored) taken back out of
+                               * the output (kt_reset_recount()) and counted again */
+  KtRangeStats taken;         /* ...what its audit rows recorded, matched by reading it again */
+  guint     taken_rows;       /* ...the output rows that lowers */
 } KtResetMove;
 
 void     kt_reset_move_clear (KtResetMove *move);
@@ -79,7 +100,10 @@ void     kt_reset_move_clear (KtResetMove *move);
  * record (rebuild's data-loss check; may be NULL); @starts: for
  * KT_RESET_BATCH, KtPartitionOffset. KT_ERROR_USAGE, one line, when a move
  * would count offsets twice, is refused by the kind, or leaves the log
- * (beyond the high watermark, below the log start). */
+ * (beyond the high watermark, below the log start). KT_RESET_TIME takes
+ * @starts too: every partition's offset at the moment, within the log
+ * (by-time.h); KT_RESET_SHIFT moves every partition by target->shift,
+ * stopping at the log's ends (->clamped). */
 gboolean kt_reset_plan (const KtResetPolicy *policy, const KtResetTarget *target,
                         const char *topic, const KtPartitionState *states, guint n_states,
                         GHashTable *counted, GHashTable *first, const GArray *starts,
@@ -99,6 +123,34 @@ gboolean kt_reset_apply (KtDb *db, const char *job, const char *output, const ch
 /* The audit rows of kt_reset_apply() alone (offsets that live in Kafka). */
 gboolean kt_reset_record_skips (KtDb *db, const char *job, const char *output,
                                 const char *member, const GArray *moves, GError **error);
+
+/* The options of @kind (a new struct of kind->options_size, to free with
+ * kt_reset_kind_options_free()) that made what table @output holds: the
+ * fallbacks of its rows, then what ktally_table recorded for those that
+ * are part of the table's identity. KT_ERROR_USAGE when nothing is
+ * recorded (a schema older than version 3, or no commit yet). */
+gpointer kt_reset_kind_options (KtDb *db, const KtJobKind *kind, const char *output,
+                                GError **error);
+void     kt_reset_kind_options_free (const KtJobKind *kind, gpointer options);
+
+/* reset --rebuild of a range, in the caller's transaction (which read the
+ * offsets FOR UPDATE when @execute): for each move of @moves marked
+ * recount of @context's topic, the job's audit rows from its `to` on,
+ * which must form one chain up to the stored offset. `to` moves back to
+ * the start of the batch that holds it (the chain stays whole); the
+ * ranges those rows counted are read again from @context->source and
+ * counted by @kind (as @context's options say), and must give what the
+ * rows recorded (records, lines, ERROR and malformed lines); then the kind
+ * takes those counts back out of the output (retract) and, with
+ * @execute, the rows are deleted: with the offsets moved back
+ * (kt_reset_apply()), the job counts [to, stored) again, and the output
+ * holds it once. Without @execute, every read and check, no write.
+ * KT_ERROR_USAGE, naming the partition, where it cannot be exact: a batch
+ * that starts below the log start, a chain with a hole, a re-read that
+ * differs from the audit rows (compaction removed records, the parser
+ * changed), an output that does not hold what is to be taken back. */
+gboolean kt_reset_recount (KtKindContext *context, const KtJobKind *kind, GArray *moves,
+                           gboolean execute, GError **error);
 
 /* reset --rebuild, in the caller's transaction: empties what @job wrote
  * (its rows of @kind's table of rows by job and its records; or the whole

@@ -454,76 +454,120 @@ kt_source_partitions (KtSource *self, GArray *partitions, int timeout_ms,
   return TRUE;
 }
 
+/* One ListOffsets round for @n_states partitions at once, one request per
+ * leader, in parallel: @timestamp is a time in milliseconds, or
+ * RD_KAFKA_OFFSET_BEGINNING / RD_KAFKA_OFFSET_END; each partition's answer
+ * into @offsets (-1: no record at or after that time). */
+static gboolean
+list_offsets (KtSource *self, const KtPartitionState *states, guint n_states,
+              gint64 timestamp, gint64 *offsets, int timeout_ms, GError **error)
+{
+  g_autoptr(rd_kafka_topic_partition_list_t) list =
+    rd_kafka_topic_partition_list_new ((int) MAX (n_states, 1));
+  gint64 deadline = g_get_monotonic_time () + (gint64) timeout_ms * 1000;
+  rd_kafka_resp_err_t err;
+
+  if (n_states == 0)
+    return TRUE;
+  for (guint i = 0; i < n_states; i++)
+    rd_kafka_topic_partition_list_add (list, self->topic, states[i].partition);
+  /* In slices: a leader that is down makes the request wait for its
+   * whole timeout, and a SIGTERM must not wait that long. */
+  for (;;)
+    {
+      gint64 left_ms = (deadline - g_get_monotonic_time ()) / 1000;
+
+      /* The call writes its answers over the "timestamps": ask anew. */
+      for (int i = 0; i < list->cnt; i++)
+        list->elems[i].offset = timestamp;
+      err = rd_kafka_offsets_for_times (self->meta, list, (int) CLAMP (left_ms, 1, 500));
+      if (err != RD_KAFKA_RESP_ERR__TIMED_OUT || left_ms <= 500)
+        break;
+      if (self->stop != NULL && *self->stop)
+        {
+          g_set_error_literal (error, KT_ERROR, KT_ERROR_CANCELLED,
+                               "stopped while asking for the offsets");
+          return FALSE;
+        }
+    }
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
+    {
+      g_autofree char *why = broker_failure (self, err);
+
+      g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT,
+                   "cannot get the offsets of %s: %s%s", self->topic,
+                   rd_kafka_err2str (err), why);
+      return FALSE;
+    }
+  for (guint i = 0; i < n_states; i++)
+    {
+      const rd_kafka_topic_partition_t *tp =
+        rd_kafka_topic_partition_list_find (list, self->topic, states[i].partition);
+
+      if (tp == NULL || tp->err != RD_KAFKA_RESP_ERR_NO_ERROR
+          || (tp->offset < 0 && (timestamp < 0 || tp->offset != -1)))
+        {
+          g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT,
+                       "cannot get the offsets of %s/%d: %s", self->topic,
+                       states[i].partition,
+                       tp == NULL ? "no answer" : rd_kafka_err2str (tp->err));
+          return FALSE;
+        }
+      offsets[i] = tp->offset;
+    }
+  return TRUE;
+}
+
 gboolean
 kt_source_watermarks (KtSource *self, KtPartitionState *states, guint n_states,
                       int timeout_ms, GError **error)
 {
   /* Two ListOffsets rounds for all partitions at once (the "timestamps"
-   * -2 and -1 mean earliest and latest), one request per leader, in
-   * parallel: a few milliseconds for 64 partitions where one watermark
-   * query per partition took 25-60. */
-  for (int pass = 0; pass < 2; pass++)
+   * -2 and -1 mean earliest and latest): a few milliseconds for 64
+   * partitions where one watermark query per partition took 25-60. */
+  g_autofree gint64 *low = g_new (gint64, MAX (n_states, 1));
+  g_autofree gint64 *high = g_new (gint64, MAX (n_states, 1));
+
+  if (!list_offsets (self, states, n_states, RD_KAFKA_OFFSET_BEGINNING, low, timeout_ms, error)
+      || !list_offsets (self, states, n_states, RD_KAFKA_OFFSET_END, high, timeout_ms, error))
+    return FALSE;
+  for (guint i = 0; i < n_states; i++)
     {
-      g_autoptr(rd_kafka_topic_partition_list_t) list =
-        rd_kafka_topic_partition_list_new ((int) MAX (n_states, 1));
-      rd_kafka_resp_err_t err;
-
-      for (guint i = 0; i < n_states; i++)
-        rd_kafka_topic_partition_list_add (list, self->topic, states[i].partition)->offset =
-          pass == 0 ? RD_KAFKA_OFFSET_BEGINNING : RD_KAFKA_OFFSET_END;
-      if (n_states == 0)
-        return TRUE;
-      /* In slices: a leader that is down makes the request wait for its
-       * whole timeout, and a SIGTERM must not wait that long. */
-      {
-        gint64 deadline = g_get_monotonic_time () + (gint64) timeout_ms * 1000;
-
-        for (;;)
-          {
-            gint64 left_ms = (deadline - g_get_monotonic_time ()) / 1000;
-
-            /* The call writes its answers over the "timestamps": ask anew. */
-            for (int i = 0; i < list->cnt; i++)
-              list->elems[i].offset = pass == 0 ? RD_KAFKA_OFFSET_BEGINNING : RD_KAFKA_OFFSET_END;
-            err = rd_kafka_offsets_for_times (self->meta, list, (int) CLAMP (left_ms, 1, 500));
-            if (err != RD_KAFKA_RESP_ERR__TIMED_OUT || left_ms <= 500)
-              break;
-            if (self->stop != NULL && *self->stop)
-              {
-                g_set_error_literal (error, KT_ERROR, KT_ERROR_CANCELLED,
-                                     "stopped while asking for the offsets");
-                return FALSE;
-              }
-          }
-      }
-      if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
-        {
-          g_autofree char *why = broker_failure (self, err);
-
-          g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT,
-                       "cannot get the offsets of %s: %s%s", self->topic,
-                       rd_kafka_err2str (err), why);
-          return FALSE;
-        }
-      for (guint i = 0; i < n_states; i++)
-        {
-          const rd_kafka_topic_partition_t *tp =
-            rd_kafka_topic_partition_list_find (list, self->topic, states[i].partition);
-
-          if (tp == NULL || tp->err != RD_KAFKA_RESP_ERR_NO_ERROR || tp->offset < 0)
-            {
-              g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT,
-                           "cannot get the offsets of %s/%d: %s", self->topic,
-                           states[i].partition,
-                           tp == NULL ? "no answer" : rd_kafka_err2str (tp->err));
-              return FALSE;
-            }
-          if (pass == 0)
-            states[i].low = tp->offset;
-          else
-            states[i].high = tp->offset;
-        }
+      states[i].low = low[i];
+      states[i].high = high[i];
     }
+  return TRUE;
+}
+
+gboolean
+kt_source_offsets_for_time (KtSource *self, const KtPartitionState *states, guint n_states,
+                            gint64 ms, gint64 *offsets, int timeout_ms, GError **error)
+{
+  g_autofree gint64 *first = g_new (gint64, MAX (n_states, 1));
+  gboolean answered_none = FALSE;
+
+  if (!list_offsets (self, states, n_states, ms, offsets, timeout_ms, error))
+    return FALSE;
+  for (guint i = 0; i < n_states; i++)
+    answered_none |= offsets[i] < 0 && states[i].high > states[i].low;
+  if (!answered_none)
+    return TRUE;
+  /* "No record at or after @ms" is also what a broker that cannot look
+   * offsets up by time answers (librdkafka's mock cluster): a partition
+   * that holds records has one at or after the epoch's start. */
+  if (!list_offsets (self, states, n_states, 0, first, timeout_ms, error))
+    return FALSE;
+  for (guint i = 0; i < n_states; i++)
+    if (first[i] < 0 && states[i].high > states[i].low)
+      {
+        g_set_error (error, KT_ERROR, KT_ERROR_FATAL,
+                     "the brokers of %s cannot look up offsets by time: asked for the "
+                     "first record at or after 1970-01-01T00:00:00Z of %s/%d, which holds [%"
+                     G_GINT64_FORMAT ", %" G_GINT64_FORMAT "), they answered none (librdkafka's "
+                     "mock cluster does that; Apache Kafka does not)", self->topic,
+                     self->topic, states[i].partition, states[i].low, states[i].high);
+        return FALSE;
+      }
   return TRUE;
 }
 

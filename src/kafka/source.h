@@ -60,6 +60,20 @@ gboolean  kt_source_partitions (KtSource *self, GArray *partitions,
 gboolean  kt_source_watermarks (KtSource *self, KtPartitionState *states,
                                 guint n_states, int timeout_ms, GError **error);
 
+/* Kafka's offsets-for-times (ListOffsets by timestamp, one request per
+ * leader): for each partition of @states, the earliest offset whose
+ * record's timestamp (CreateTime, or LogAppendTime on topics that set it)
+ * is at or after @ms, into @offsets[i]; -1 where no record is (the time
+ * is after the partition's last record, or it is empty). With
+ * read_committed (always), the brokers look only below the last stable
+ * offset. @states' low and high must be known (kt_source_watermarks()):
+ * brokers that answer -1 where a partition holds records even for the
+ * epoch's start cannot look up by time at all (librdkafka's mock
+ * cluster): KT_ERROR_FATAL. Other failures: KT_ERROR_TRANSIENT. */
+gboolean  kt_source_offsets_for_time (KtSource *self, const KtPartitionState *states,
+                                      guint n_states, gint64 ms, gint64 *offsets,
+                                      int timeout_ms, GError **error);
+
 /* Reads every range of @ranges from read_from up to until, calling @func per
  * record. Gaps in the offsets are fine: a partition is done once a record at
  * until - 1 or later, or its end at until or later, is seen. If the byte cap

@@ -59,6 +59,15 @@ const KtOption kt_count_option_rows[] = {
     .max = 10000000, .commands = JOB_CMDS, .needs = "by", .metavar = "N",
     .help = "With --by: at most N keys per bucket per batch get rows of their own; the "
             "rest are counted in one (other) row per bucket" },
+  { "dead-letters", 0, "parse", KT_OPT_TEXT, AT (dead_letters), .commands = JOB_CMDS,
+    .metavar = "TABLE",
+    .help = "Keep each malformed line in this table (created if absent): its topic, "
+            "partition, offset and line number, its bytes (up to 2048) and why, written in "
+            "the batch's transaction, each line once whatever reads it again" },
+  { "dead-letters-max", 0, "parse", KT_OPT_INT, AT (dead_letters_max), .fallback = "1000",
+    .min = 1, .max = 1000000, .commands = JOB_CMDS, .needs = "dead-letters", .metavar = "N",
+    .help = "With --dead-letters: at most N malformed lines kept per batch; the rest are "
+            "counted (the batch's log record, ktally_dead_letters_total)" },
 
   KT_OPTION_END
 };
@@ -137,6 +146,19 @@ kt_counts_check (gconstpointer options, GError **error)
   if (!check_fields ("--by", config->dimensions, KT_MAX_DIMENSIONS, error)
       || !check_fields ("--sum", config->sums, KT_MAX_SUMS, error))
     return FALSE;
+  if (config->dead_letters != NULL && !kt_is_identifier (config->dead_letters))
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "--dead-letters: '%s' is not a plain identifier (letters, digits and _, "
+                   "at most 64 characters)", config->dead_letters);
+      return FALSE;
+    }
+  if (config->dead_letters != NULL && kt_schema_own_table (config->dead_letters))
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--dead-letters: %s is the name of one of "
+                   "ktally's own tables: give another", config->dead_letters);
+      return FALSE;
+    }
   for (char **s = config->sums; s != NULL && *s != NULL; s++)
     if (g_str_equal (*s, "level"))
       {
@@ -319,6 +341,17 @@ kt_counts_prepare (KtDb *db, gboolean idempotent, const char *output,
                                       &local))
     return kt_db_failed (db, g_steal_pointer (&local), error);
   return check_output (db, FALSE, output, shape, error);
+}
+
+gboolean
+kt_counts_prepare_job (KtDb *db, gboolean idempotent, const char *output,
+                       const KtCountsShape *shape, const char *dead_letters, GError **error)
+{
+  return (dead_letters == NULL
+          || kt_dead_letters_prepare (db, dead_letters, output, FALSE, error))
+         && kt_counts_prepare (db, idempotent, output, shape, error)
+         && (dead_letters == NULL
+             || kt_dead_letters_prepare (db, dead_letters, output, TRUE, error));
 }
 
 KtCounts *
@@ -569,6 +602,235 @@ kt_counts_upsert (KtDb *db, const char *table, const KtCountsShape *shape, const
   return statement == 0 || finish_insert (db, sql, shape, table, error);
 }
 
+/* "(log_time, `d1`, ...)" of @shape */
+static void
+append_key_columns (GString *sql, const KtCountsShape *shape)
+{
+  g_string_append (sql, "(log_time");
+  for (const char *const *d = shape->dimensions; d != NULL && *d != NULL; d++)
+    g_string_append_printf (sql, ", `%s`", *d);
+  g_string_append_c (sql, ')');
+}
+
+/* "('YYYY-MM-DD HH:MM:00',X'..',...)": a row's key as a row value. */
+static void
+append_key_value (GString *sql, const KtKeyedRow *row, guint n_dims)
+{
+  char when[20];
+
+  kt_minute_format (row->bucket, when);
+  g_string_append_printf (sql, "('%s'", when);
+  append_key (sql, row, n_dims);
+  g_string_append_c (sql, ')');
+}
+
+/* The lookup key of a row: its bucket's text, then each key column as a
+ * length byte and the bytes (KtKeyedRow's key). New string. */
+static GString *
+key_of_row (const KtKeyedRow *row)
+{
+  char when[20];
+  GString *key;
+
+  kt_minute_format (row->bucket, when);
+  key = g_string_new (when);
+  g_string_append_len (key, (const char *) row->key, (gssize) row->key_len);
+  return key;
+}
+
+/* The same from a row read back: log_time, then the key columns. */
+static GString *
+key_of_result (MYSQL_ROW row, const unsigned long *lengths, guint n_dims)
+{
+  GString *key = g_string_new (row[0]);
+
+  for (guint i = 0; i < n_dims; i++)
+    {
+      g_string_append_c (key, (char) MIN (lengths[1 + i], 255));
+      g_string_append_len (key, row[1 + i] != NULL ? row[1 + i] : "", (gssize) lengths[1 + i]);
+    }
+  return key;
+}
+
+/* What the table holds of @rows[@from, @until) (FOR UPDATE when @lock)
+ * into @held: key -> the row's columns after the keys, "count\tsum..." */
+static gboolean
+read_held (KtDb *db, const char *table, const KtCountsShape *shape, const GArray *rows,
+           guint from, guint until, gboolean lock, GHashTable *held, GError **error)
+{
+  guint n_dims = shape->dimensions != NULL ? g_strv_length ((char **) shape->dimensions) : 0;
+  guint n_sums = shape->sums != NULL ? g_strv_length ((char **) shape->sums) : 0;
+  g_autoptr(GString) sql = g_string_new ("SELECT log_time");
+  g_autoptr(MYSQL_RES) res = NULL;
+  g_autofree char *what = g_strdup_printf ("cannot read the counts of %s", table);
+  MYSQL_ROW row;
+
+  for (const char *const *d = shape->dimensions; d != NULL && *d != NULL; d++)
+    g_string_append_printf (sql, ", `%s`", *d);
+  g_string_append (sql, ", log_count");
+  for (const char *const *m = shape->sums; m != NULL && *m != NULL; m++)
+    g_string_append_printf (sql, ", `sum_%s`", *m);
+  g_string_append_printf (sql, " FROM `%s` WHERE ", table);
+  append_key_columns (sql, shape);
+  g_string_append (sql, " IN (");
+  for (guint i = from; i < until; i++)
+    {
+      if (i > from)
+        g_string_append_c (sql, ',');
+      append_key_value (sql, &g_array_index (rows, KtKeyedRow, i), n_dims);
+    }
+  g_string_append (sql, lock ? ") FOR UPDATE" : ")");
+  res = kt_db_rows (db, sql->str, what, error);
+  if (res == NULL)
+    return FALSE;
+  while ((row = mysql_fetch_row (res)) != NULL)
+    {
+      GString *key = key_of_result (row, mysql_fetch_lengths (res), n_dims);
+      GString *value = g_string_new (row[1 + n_dims]);
+
+      for (guint i = 0; i < n_sums; i++)
+        g_string_append_printf (value, "\t%s", row[2 + n_dims + i]);
+      g_hash_table_replace (held, g_string_free (key, FALSE), g_string_free (value, FALSE));
+    }
+  return TRUE;
+}
+
+/* Whether one of the buckets of @rows[@from, @until) has an (other) row. */
+static gboolean
+find_other (KtDb *db, const char *table, const KtCountsShape *shape, const GArray *rows,
+            guint from, guint until, char **bucket, GError **error)
+{
+  g_autoptr(GString) sql = g_string_new ("SELECT log_time FROM ");
+  g_autoptr(MYSQL_RES) res = NULL;
+  g_autofree char *what = g_strdup_printf ("cannot read the counts of %s", table);
+  MYSQL_ROW row;
+
+  g_string_append_printf (sql, "`%s` WHERE log_time IN (", table);
+  for (guint i = from; i < until; i++)
+    {
+      char when[20];
+
+      kt_minute_format (g_array_index (rows, KtKeyedRow, i).bucket, when);
+      g_string_append_printf (sql, "%s'%s'", i > from ? "," : "", when);
+    }
+  g_string_append_c (sql, ')');
+  for (const char *const *d = shape->dimensions; d != NULL && *d != NULL; d++)
+    g_string_append_printf (sql, " AND `%s` = '" KT_OTHER_KEY "'", *d);
+  g_string_append (sql, " LIMIT 1");
+  res = kt_db_rows (db, sql->str, what, error);
+  if (res == NULL)
+    return FALSE;
+  row = mysql_fetch_row (res);
+  *bucket = row != NULL ? g_strdup (row[0]) : NULL;
+  return TRUE;
+}
+
+/* A row of @rows against what the table holds (@held): it must be there
+ * with at least the row's count, and reaching 0, with the row's sums. */
+static gboolean
+check_held (const char *table, const KtKeyedRow *row, guint n_sums, GHashTable *held,
+            GError **error)
+{
+  g_autoptr(GString) key = key_of_row (row);
+  const char *value = g_hash_table_lookup (held, key->str);
+  g_autoptr(GString) want = g_string_new (NULL);
+  char when[20];
+  guint64 count;
+
+  kt_minute_format (row->bucket, when);
+  count = value != NULL ? g_ascii_strtoull (value, NULL, 10) : 0;
+  g_string_printf (want, "%" G_GUINT64_FORMAT, row->count);
+  for (guint i = 0; i < n_sums; i++)
+    {
+      char sum[48];
+
+      kt_sum_format (row->sums[i], sum);
+      g_string_append_printf (want, "\t%s", sum);
+    }
+  if (value != NULL && (count > row->count || g_str_equal (value, want->str)))
+    return TRUE;
+  g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+               "the range counted %" G_GUINT64_FORMAT " in %s's row of %s%s, which holds %s: "
+               "the table is not what the job counted (rows edited or deleted?), and taking "
+               "the range back would leave it wrong; refused", row->count, table, when,
+               n_sums > 0 || row->key_len > 0 ? " (and its key)" : "",
+               value == NULL ? "no such row" : count < row->count ? "less"
+                                                                  : "other sums");
+  return FALSE;
+}
+
+gboolean
+kt_counts_retract (KtDb *db, const char *table, const KtCountsShape *shape, KtCounts *counts,
+                   gboolean execute, guint *n_rows, GError **error)
+{
+  guint n_dims = shape->dimensions != NULL ? g_strv_length ((char **) shape->dimensions) : 0;
+  guint n_sums = shape->sums != NULL ? g_strv_length ((char **) shape->sums) : 0;
+  g_autoptr(GArray) rows = all_rows (&counts, 1);
+  g_autoptr(GString) sql = g_string_new (NULL);
+  g_autofree char *what = g_strdup_printf ("cannot take counts back from %s", table);
+
+  *n_rows = rows->len;
+  /* Checked first, all of them: nothing is written unless every row can
+   * be taken back. The rows stay locked until the caller commits. */
+  for (guint at = 0; at < rows->len; at += UPSERT_ROWS)
+    {
+      guint until = MIN (rows->len, at + UPSERT_ROWS);
+      g_autoptr(GHashTable) held = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                                          g_free);
+      g_autofree char *other = NULL;
+
+      if (n_dims > 0 && !find_other (db, table, shape, rows, at, until, &other, error))
+        return FALSE;
+      if (other != NULL)
+        {
+          g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                       "%s's bucket %s has an (other) row: which keys its batches folded "
+                       "past --max-keys depended on those batches, so what the range "
+                       "counted per key cannot be taken back; refused", table, other);
+          return FALSE;
+        }
+      if (!read_held (db, table, shape, rows, at, until, execute, held, error))
+        return FALSE;
+      for (guint i = at; i < until; i++)
+        if (!check_held (table, &g_array_index (rows, KtKeyedRow, i), n_sums, held, error))
+          return FALSE;
+    }
+  if (!execute)
+    return TRUE;
+  for (guint at = 0; at < rows->len; at += UPSERT_ROWS)
+    {
+      guint until = MIN (rows->len, at + UPSERT_ROWS);
+
+      /* Every row exists (checked, locked): the INSERT always updates. */
+      start_insert (sql, table, shape, FALSE);
+      for (guint i = at; i < until; i++)
+        {
+          if (i > at)
+            g_string_append_c (sql, ',');
+          append_row (sql, &g_array_index (rows, KtKeyedRow, i), "", n_dims, n_sums);
+        }
+      g_string_append (sql, " ON DUPLICATE KEY UPDATE log_count = log_count - "
+                            "VALUES(log_count)");
+      for (const char *const *m = shape->sums; m != NULL && *m != NULL; m++)
+        g_string_append_printf (sql, ", `sum_%s` = `sum_%s` - VALUES(`sum_%s`)", *m, *m, *m);
+      if (!kt_db_run (db, sql->str, what, error))
+        return FALSE;
+      g_string_printf (sql, "DELETE FROM `%s` WHERE log_count = 0 AND ", table);
+      append_key_columns (sql, shape);
+      g_string_append (sql, " IN (");
+      for (guint i = at; i < until; i++)
+        {
+          if (i > at)
+            g_string_append_c (sql, ',');
+          append_key_value (sql, &g_array_index (rows, KtKeyedRow, i), n_dims);
+        }
+      g_string_append_c (sql, ')');
+      if (!kt_db_run (db, sql->str, what, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
 void
 kt_counts_line (const KtBatchSummary *summary, guint rows, int bucket, GString *line)
 {
@@ -586,4 +848,195 @@ kt_counts_line (const KtBatchSummary *summary, guint rows, int bucket, GString *
   if (summary->folded > 0)
     g_string_append_printf (line, " (%" G_GUINT64_FORMAT " lines past --max-keys counted "
                             "as (other))", summary->folded);
+  if (summary->dead_letters != NULL && summary->malformed > 0)
+    g_string_append_printf (line, ", %" G_GUINT64_FORMAT " malformed kept in %s",
+                            summary->dead_kept, summary->dead_letters);
+  if (summary->dead_dropped > 0)
+    g_string_append_printf (line, " (%" G_GUINT64_FORMAT " past --dead-letters-max not kept)",
+                            summary->dead_dropped);
+}
+
+/* ---- --dead-letters ---------------------------------------------------------- */
+
+/* The longest raw line kept (sql/dead-letters.sql's VARBINARY). */
+#define DEAD_BYTES 2048
+/* Rows per INSERT: 2048-byte lines as hex keep it near 4 MB. */
+#define DEAD_ROWS 500
+
+typedef struct
+{
+  gint32          partition;
+  gint64          offset;
+  guint           line_no;
+  gsize           len;        /* the whole line's */
+  KtMalformedWhy  why;
+  guint8         *raw;        /* its first MIN (len, DEAD_BYTES) bytes */
+} DeadLine;
+
+struct _KtDeadLetters
+{
+  const char *table;
+  guint64     max;
+  GArray     *lines;     /* DeadLine */
+  guint64     dropped;   /* past max */
+  gint32      partition; /* the record being read */
+  gint64      offset;
+};
+
+static void
+dead_line_clear (gpointer data)
+{
+  g_free (((DeadLine *) data)->raw);
+}
+
+static void
+dead_take (const char *line, gsize len, guint number, KtMalformedWhy why, gpointer data)
+{
+  KtDeadLetters *self = data;
+  DeadLine dl = { self->partition, self->offset, number, len, why, NULL };
+
+  if (self->lines->len >= self->max)
+    {
+      self->dropped++;
+      return;
+    }
+  dl.raw = g_memdup2 (line, MIN (len, DEAD_BYTES));
+  g_array_append_val (self->lines, dl);
+}
+
+KtDeadLetters *
+kt_dead_letters_new (const KtCountOptions *options, KtParser *parser)
+{
+  KtDeadLetters *self;
+
+  if (options->dead_letters == NULL)
+    return NULL;
+  self = g_new0 (KtDeadLetters, 1);
+  self->table = options->dead_letters;
+  self->max = (guint64) options->dead_letters_max;
+  self->lines = g_array_new (FALSE, FALSE, sizeof (DeadLine));
+  g_array_set_clear_func (self->lines, dead_line_clear);
+  kt_parser_set_malformed_func (parser, dead_take, self);
+  return self;
+}
+
+void
+kt_dead_letters_free (KtDeadLetters *self)
+{
+  if (self == NULL)
+    return;
+  g_array_unref (self->lines);
+  g_free (self);
+}
+
+void
+kt_dead_letters_clear (KtDeadLetters *self)
+{
+  if (self == NULL)
+    return;
+  g_array_set_size (self->lines, 0);
+  self->dropped = 0;
+}
+
+void
+kt_dead_letters_at (KtDeadLetters *self, gint32 partition, gint64 offset)
+{
+  if (self == NULL)
+    return;
+  self->partition = partition;
+  self->offset = offset;
+}
+
+gboolean
+kt_dead_letters_prepare (KtDb *db, const char *table, const char *output, gboolean create,
+                         GError **error)
+{
+  g_autofree char *topics = g_strconcat (output, KT_TOPIC_SUFFIX, NULL);
+  g_autofree char *type = NULL;
+  GError *local = NULL;
+
+  if (g_str_equal (table, output) || g_str_equal (table, topics))
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--dead-letters: %s is the job's own count "
+                   "table: give another", table);
+      return FALSE;
+    }
+  if (!kt_db_table_type (db, table, &type, error))
+    return FALSE;
+  if (!kt_schema_check_dead_letters (kt_db_connection (db), kt_db_name (db), table, &local))
+    return kt_db_failed (db, local, error);
+  if (type != NULL || !create)
+    return TRUE;
+  g_message ("creating dead-letter table %s in %s", table, kt_db_name (db));
+  /* Checked again after: a job starting meanwhile may have made it. */
+  if (!kt_schema_create_dead_letters (kt_db_connection (db), kt_db_name (db), table, &local)
+      || !kt_schema_check_dead_letters (kt_db_connection (db), kt_db_name (db), table, &local))
+    return kt_db_failed (db, local, error);
+  return TRUE;
+}
+
+static gint
+dead_line_compare (gconstpointer a, gconstpointer b)
+{
+  const DeadLine *x = a, *y = b;
+
+  if (x->partition != y->partition)
+    return x->partition < y->partition ? -1 : 1;
+  if (x->offset != y->offset)
+    return x->offset < y->offset ? -1 : 1;
+  return (x->line_no > y->line_no) - (x->line_no < y->line_no);
+}
+
+gboolean
+kt_dead_letters_write (KtDeadLetters *self, KtDb *db, const char *job, const char *topic,
+                       GError **error)
+{
+  static const char hex[] = "0123456789ABCDEF";
+  g_autoptr(GString) sql = g_string_new (NULL);
+  g_autoptr(GString) prefix = g_string_new ("(");
+  g_autofree char *what = NULL;
+
+  if (self == NULL || self->lines->len == 0)
+    return TRUE;
+  what = g_strdup_printf ("cannot write the malformed lines to %s", self->table);
+  kt_db_quote (db, prefix, topic);
+  g_array_sort (self->lines, dead_line_compare);
+  for (guint at = 0; at < self->lines->len; at += DEAD_ROWS)
+    {
+      g_string_printf (sql, "INSERT INTO `%s` (topic, `partition`, `offset`, line_no, raw, "
+                       "raw_bytes, reason, job) VALUES ", self->table);
+      for (guint i = at; i < MIN (self->lines->len, at + DEAD_ROWS); i++)
+        {
+          const DeadLine *dl = &g_array_index (self->lines, DeadLine, i);
+
+          g_string_append_printf (sql, "%s%s,%d,%" G_GINT64_FORMAT ",%u,X'", i > at ? "," : "",
+                                  prefix->str, dl->partition, dl->offset, dl->line_no);
+          /* Hex: any bytes (NUL, invalid UTF-8) reach VARBINARY as they are. */
+          for (gsize b = 0; b < MIN (dl->len, DEAD_BYTES); b++)
+            {
+              g_string_append_c (sql, hex[dl->raw[b] >> 4]);
+              g_string_append_c (sql, hex[dl->raw[b] & 15]);
+            }
+          g_string_append_printf (sql, "',%" G_GSIZE_FORMAT ",'%s',", dl->len,
+                                  kt_malformed_why_name (dl->why));
+          kt_db_quote (db, sql, job);
+          g_string_append_c (sql, ')');
+        }
+      /* A line there already (read again) stays as it is: no error, and
+       * unlike INSERT IGNORE no other error turned into a warning. */
+      g_string_append (sql, " ON DUPLICATE KEY UPDATE line_no = line_no");
+      if (!kt_db_run (db, sql->str, what, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+void
+kt_dead_letters_summarise (KtDeadLetters *self, KtBatchSummary *summary)
+{
+  if (self == NULL)
+    return;
+  summary->dead_letters = self->table;
+  summary->dead_kept = self->lines->len;
+  summary->dead_dropped = self->dropped;
 }

@@ -27,6 +27,8 @@ typedef struct
   char  **dimensions;   /* --by: key columns after the bucket, or NULL */
   char  **sums;         /* --sum: a sum_FIELD column each, or NULL */
   gint64  max_keys;     /* --max-keys: keys per bucket per batch with a row of their own */
+  char   *dead_letters;      /* --dead-letters: the table of malformed lines, or NULL */
+  gint64  dead_letters_max;  /* --dead-letters-max: malformed lines kept per batch */
 } KtCountOptions;
 
 /* Their rows, filling a KtCountOptions (kind.h). */
@@ -64,6 +66,13 @@ void      kt_counts_shape  (const KtCountOptions *options, KtCountsShape *out);
 gboolean  kt_counts_prepare (KtDb *db, gboolean idempotent, const char *output,
                              const KtCountsShape *shape, GError **error);
 
+/* A count kind's tables: kt_counts_prepare(), and the dead-letter table
+ * @dead_letters (or NULL), which is checked before anything is created and
+ * created after the counts' (kt_dead_letters_prepare()). */
+gboolean  kt_counts_prepare_job (KtDb *db, gboolean idempotent, const char *output,
+                                 const KtCountsShape *shape, const char *dead_letters,
+                                 GError **error);
+
 /* One batch's rows (or one partition's, in idempotent mode). */
 typedef struct
 {
@@ -96,11 +105,58 @@ gboolean  kt_counts_upsert (KtDb *db, const char *table, const KtCountsShape *sh
                             const char *job, const char *topic, KtCounts *const *parts,
                             guint n, GError **error);
 
+/* reset --rebuild of a range, in the caller's transaction: takes the rows
+ * of @counts (what re-reading the range counted, unbounded by
+ * --max-keys) back out of the transactional count table @table of
+ * @shape: each row lowered by them, and deleted where its count reaches 0.
+ * Refused with KT_ERROR_USAGE, before anything is written, where a row is
+ * missing or holds less than that, or reaching 0 holds other sums (the
+ * table is not what the job counted: edited, or counted by another
+ * parser), and where a bucket touched has an (other) row (which keys it
+ * folded depended on the batches that counted them). Without @execute,
+ * the same reads and checks, no lock, no write. *@rows: the rows it
+ * lowers. */
+gboolean  kt_counts_retract (KtDb *db, const char *table, const KtCountsShape *shape,
+                             KtCounts *counts, gboolean execute, guint *rows,
+                             GError **error);
+
+/* --dead-letters: a batch's malformed lines (at most --dead-letters-max,
+ * the rest counted), written into their table in the batch's own
+ * transaction. A line is its place, (topic, partition, offset, line_no):
+ * written again (a batch retried, a replay, a rebuild, another job over
+ * the topic reading it too), it is left as it is, so the table holds each
+ * malformed line of what was committed once. */
+typedef struct _KtDeadLetters KtDeadLetters;
+
+/* The lines of @parser's values, into table @table (NULL: the option is
+ * not given: returns NULL). */
+KtDeadLetters *kt_dead_letters_new   (const KtCountOptions *options, KtParser *parser);
+void           kt_dead_letters_free  (KtDeadLetters *self);  /* NULL is fine */
+/* A new batch. */
+void           kt_dead_letters_clear (KtDeadLetters *self);  /* NULL is fine */
+/* The record whose value the parser reads next. */
+void           kt_dead_letters_at    (KtDeadLetters *self, gint32 partition, gint64 offset);
+/* The table, checked (a table of dead-letters.sql's shape, not a view, not
+ * one of ktally's own names nor the job's @output) and, with @create,
+ * created if absent: a kind checks it before it creates anything, and
+ * creates it after its own tables. KT_ERROR_USAGE naming --dead-letters. */
+gboolean       kt_dead_letters_prepare (KtDb *db, const char *table, const char *output,
+                                        gboolean create, GError **error);
+/* In the caller's transaction: the lines kept, as rows of @job and @topic
+ * (in key order: writers lock in one order). May run again for the same
+ * batch (a commit retried). */
+gboolean       kt_dead_letters_write (KtDeadLetters *self, KtDb *db, const char *job,
+                                      const char *topic, GError **error);
+/* Into @summary: the lines kept and those past the bound. */
+void           kt_dead_letters_summarise (KtDeadLetters *self, KtBatchSummary *summary);
+
 /* "L lines, E ERROR, M malformed, K minute buckets" (@rows of them;
  * @bucket: --bucket in minutes, which names the buckets: "5-minute",
  * "hour"), or with --by or --sum "K rows" (of buckets and keys); and the
  * lines counted as (other) past --max-keys. */
 void      kt_counts_line (const KtBatchSummary *summary, guint rows, int bucket,
                           GString *line);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (KtDeadLetters, kt_dead_letters_free)
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (KtCounts, kt_counts_free)

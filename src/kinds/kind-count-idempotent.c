@@ -41,6 +41,7 @@ typedef struct
   GPtrArray      *parts;     /* Part per range */
   GArray         *stats;     /* KtRangeStats per range */
   KtBatchSummary  summary;
+  KtDeadLetters  *dead;      /* --dead-letters, or NULL */
 } Idempotent;
 
 static void
@@ -62,6 +63,7 @@ idem_close (gpointer data)
 
   if (self == NULL)
     return;
+  kt_dead_letters_free (self->dead);
   kt_parser_free (self->parser);
   g_clear_pointer (&self->parts, g_ptr_array_unref);
   kt_key_limit_free (self->limit);
@@ -87,6 +89,7 @@ idem_open (KtKindContext *job, GError **error)
       idem_close (self);
       return NULL;
     }
+  self->dead = kt_dead_letters_new (kt_counts_options (job), self->parser);
   return self;
 }
 
@@ -94,7 +97,8 @@ static gboolean
 idem_prepare (gpointer data, GError **error)
 {
   Idempotent *self = data;
-  return kt_counts_prepare (self->job->db, TRUE, self->job->output, &self->shape, error);
+  return kt_counts_prepare_job (self->job->db, TRUE, self->job->output, &self->shape,
+                                kt_counts_options (self->job)->dead_letters, error);
 }
 
 /* Appends " WHERE job = 'J' AND topic = 'T' AND `partition` IN (...)" for
@@ -152,6 +156,7 @@ idem_plan (gpointer data, GArray *ranges, const GArray *states,
                                                       (GDestroyNotify) kt_coverage_free);
 
   g_ptr_array_set_size (self->parts, 0);
+  kt_dead_letters_clear (self->dead);
   kt_key_limit_clear (self->limit);
   g_array_set_size (self->stats, 0);
   g_array_set_size (self->stats, ranges->len);
@@ -201,6 +206,7 @@ idem_take (gpointer data, guint range, gint32 partition, gint64 offset, const ch
   Idempotent *self = data;
   Part *part = self->parts->pdata[range];
 
+  kt_dead_letters_at (self->dead, partition, offset);
   if (!part_covers (part, offset))
     kt_counts_take (self->parser, part->counts, partition, offset, value, len,
                     &g_array_index (self->stats, KtRangeStats, range), &self->summary);
@@ -276,8 +282,10 @@ write_output (Idempotent *self, const GArray *ranges, const GArray *write, gint3
         }
     }
 
-  /* 3. The counts, then the sets that include them, and the audit rows. */
+  /* 3. The counts, the malformed lines kept (--dead-letters), then the
+   *    sets that include them, and the audit rows. */
   if (!add_counts (self, write, error)
+      || !kt_dead_letters_write (self->dead, job->db, job->job, job->topic, error)
       || !kt_offsets_record (job->db, job->job, job->topic, job->output, job->member, written,
                              (const KtRangeStats *) (void *) stats->data, &job->audit_id,
                              error))
@@ -378,6 +386,7 @@ idem_summarise (gpointer data, KtBatchSummary *out, GString *line)
   guint rows = 0;
 
   *out = self->summary;
+  kt_dead_letters_summarise (self->dead, out);
   for (guint i = 0; i < self->parts->len; i++)
     {
       KtCounts *counts = ((Part *) self->parts->pdata[i])->counts;

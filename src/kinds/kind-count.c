@@ -20,6 +20,7 @@ typedef struct
   KtCounts       *counts;    /* the batch's rows */
   GArray         *stats;     /* KtRangeStats per range */
   KtBatchSummary  summary;
+  KtDeadLetters  *dead;      /* --dead-letters, or NULL */
 } Count;
 
 static void
@@ -29,6 +30,7 @@ count_close (gpointer data)
 
   if (self == NULL)
     return;
+  kt_dead_letters_free (self->dead);
   kt_parser_free (self->parser);
   kt_counts_free (self->counts);
   kt_key_limit_free (self->limit);
@@ -52,6 +54,7 @@ count_open (KtKindContext *job, GError **error)
       count_close (self);
       return NULL;
     }
+  self->dead = kt_dead_letters_new (kt_counts_options (job), self->parser);
   return self;
 }
 
@@ -59,7 +62,8 @@ static gboolean
 count_prepare (gpointer data, GError **error)
 {
   Count *self = data;
-  return kt_counts_prepare (self->job->db, FALSE, self->job->output, &self->shape, error);
+  return kt_counts_prepare_job (self->job->db, FALSE, self->job->output, &self->shape,
+                                kt_counts_options (self->job)->dead_letters, error);
 }
 
 static gboolean
@@ -72,6 +76,7 @@ count_plan (gpointer data, GArray *ranges, const GArray *states,
   (void) states;
   (void) error;
   kt_counts_clear (self->counts);
+  kt_dead_letters_clear (self->dead);
   kt_key_limit_clear (self->limit);
   g_array_set_size (self->stats, 0);
   g_array_set_size (self->stats, ranges->len);
@@ -85,6 +90,7 @@ count_take (gpointer data, guint range, gint32 partition, gint64 offset, const c
 {
   Count *self = data;
 
+  kt_dead_letters_at (self->dead, partition, offset);
   kt_counts_take (self->parser, self->counts, partition, offset, value, len,
                   &g_array_index (self->stats, KtRangeStats, range), &self->summary);
 }
@@ -99,13 +105,34 @@ count_write (gpointer data, const GArray *ranges, gint32 *fenced, GError **error
    * off before it adds a single count. */
   if (!kt_offsets_fence (job->db, job->job, job->topic, ranges, fenced, error))
     return FALSE;
-  /* Every row of the batch added to the output table. */
+  /* Every row of the batch added to the output table, its malformed lines
+   * kept (--dead-letters), its audit rows. */
   return *fenced >= 0
          || (kt_counts_upsert (job->db, job->output, &self->shape, NULL, NULL, &self->counts, 1,
                                error)
+             && kt_dead_letters_write (self->dead, job->db, job->job, job->topic, error)
              && kt_offsets_record (job->db, job->job, job->topic, job->output, job->member,
                                    ranges, (const KtRangeStats *) (void *) self->stats->data,
                                    &job->audit_id, error));
+}
+
+static gboolean
+count_retract (gpointer data, gboolean execute, guint *rows, GError **error)
+{
+  Count *self = data;
+  KtKindContext *job = self->job;
+
+  if (self->counts->keyed != NULL && kt_keyed_counts_folded (self->counts->keyed) > 0)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "read again in one pass, the range has more keys in a bucket than "
+                   "--max-keys %" G_GINT64_FORMAT " gives rows of their own, so what it "
+                   "counted per key cannot be told apart; refused",
+                   kt_counts_options (job)->max_keys);
+      return FALSE;
+    }
+  return kt_counts_retract (job->db, job->output, &self->shape, self->counts, execute, rows,
+                            error);
 }
 
 static void
@@ -114,6 +141,7 @@ count_summarise (gpointer data, KtBatchSummary *out, GString *line)
   Count *self = data;
 
   *out = self->summary;
+  kt_dead_letters_summarise (self->dead, out);
   out->keyed = self->counts->keyed != NULL;
   out->folded = self->counts->keyed != NULL ? kt_keyed_counts_folded (self->counts->keyed) : 0;
   kt_counts_line (out, kt_counts_size (self->counts), kt_counts_options (self->job)->bucket, line);
@@ -129,6 +157,7 @@ const KtJobKind kt_kind_count = {
   .parses = TRUE,
   .reread = KT_REREAD_COUNTS_TWICE,
   .rebuilds = TRUE,  /* error_log holds no job column: only when the table is the job's alone */
+  .retract = count_retract,
   .open = count_open,
   .close = count_close,
   .prepare = count_prepare,

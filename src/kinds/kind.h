@@ -25,6 +25,9 @@ typedef struct
   guint64  malformed;      /* skipped: malformed lines, bad messages */
   gboolean keyed;          /* rows are per bucket and key (--by, --sum) */
   guint64  folded;         /* of the lines counted, those past --max-keys: in (other) rows */
+  const char *dead_letters;  /* --dead-letters: the table, or NULL */
+  guint64  dead_kept;      /* of the malformed lines, those written there */
+  guint64  dead_dropped;   /* ...and those past --dead-letters-max, not kept */
   /* One record the kind skipped, for the log (once a minute). */
   gboolean have_sample;
   gint32   sample_partition;
@@ -80,6 +83,15 @@ struct _KtJobKind
    * (KT_REREAD_SKIPS); NULL otherwise. Reads only. */
   gboolean (*counted)   (KtDb *db, const char *job, const char *topic, GHashTable *sets,
                          GError **error);
+  /* reset --rebuild of a range (a recount of a KT_REREAD_COUNTS_TWICE
+   * kind), in the caller's transaction: takes what the records given to
+   * take() since plan() counted back out of the job's output. Refused with
+   * KT_ERROR_USAGE, before anything is written, where the output does not
+   * hold exactly that to take (rows edited, counted by another parser;
+   * keys folded past --max-keys). Without @execute, only its reads and
+   * checks. *@rows: the output rows it lowers. NULL: the kind cannot take
+   * counts back, and a recount is refused. */
+  gboolean (*retract)   (gpointer self, gboolean execute, guint *rows, GError **error);
 
   /* What the kind keeps for one runner from batch to batch (a compiled
    * parser, buffers), or NULL with @error (KT_ERROR_USAGE for a setting it

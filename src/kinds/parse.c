@@ -52,7 +52,14 @@ struct _KtParser
   guint8            key[KT_MAX_DIMENSIONS * (KT_DIMENSION_BYTES + 1)];
   gsize             key_len;
   KtAmount          sums[KT_MAX_SUMS];
+  /* Why the last malformed line was, and who hears of each one. */
+  KtMalformedWhy    why;
+  KtMalformedFunc   malformed_func;
+  gpointer          malformed_data;
 };
+
+/* A malformed line, and why (kt_parser_why()). */
+#define MALFORMED(self, w) ((self)->why = (w), KT_LINE_MALFORMED)
 
 KtParser *
 kt_parser_new (GError **error)
@@ -157,12 +164,12 @@ kt_parser_line (KtParser *self, const char *line, gsize len, gint64 *minute)
    * most garbage is refused here without running the regex. */
   if (len < 21 || line[4] != '-' || line[7] != '-' || line[10] != ' '
       || line[13] != ':' || line[16] != ':' || line[19] != ' ')
-    return KT_LINE_MALFORMED;
+    return MALFORMED (self, KT_WHY_SHAPE);
   known = self->have_last && memcmp (line, self->last_ts, sizeof self->last_ts) == 0;
   if (!known)
     for (gsize i = 0; i < sizeof digit_at; i++)
       if (!is_digit (line[digit_at[i]]))
-        return KT_LINE_MALFORMED;
+        return MALFORMED (self, KT_WHY_SHAPE);
 
   /* The hot path: with the timestamp's shape known, "ERROR" followed by a
    * space or the end is exactly what LINE_PATTERN matches for an ERROR
@@ -180,7 +187,7 @@ kt_parser_line (KtParser *self, const char *line, gsize len, gint64 *minute)
       const PCRE2_SIZE *ov;
 
       if (rc < 2)
-        return KT_LINE_MALFORMED;
+        return MALFORMED (self, KT_WHY_SHAPE);
       ov = pcre2_get_ovector_pointer (self->match);
       level_len = ov[3] - ov[2];
     }
@@ -199,7 +206,7 @@ kt_parser_line (KtParser *self, const char *line, gsize len, gint64 *minute)
        * timestamp. Second 60 is a leap second: it counts in its minute. */
       if (year < 1000 || month < 1 || month > 12 || day < 1
           || day > days_in_month (year, month) || hour > 23 || min > 59 || sec > 60)
-        return KT_LINE_MALFORMED;
+        return MALFORMED (self, year < 1000 ? KT_WHY_RANGE : KT_WHY_TIME);
       memcpy (self->last_ts, line, sizeof self->last_ts);
       self->last_minute = kt_minute_from_civil (year, month, day, hour, min);
       self->have_last = TRUE;
@@ -225,7 +232,7 @@ parse_value (KtParser *self, const char *value, gsize len, KtReducer *reducer,
   if (value == NULL)
     return 0;
 
-  while (p < end)
+  for (guint number = 1; p < end; number++)
     {
       const char *nl = memchr (p, '\n', (size_t) (end - p));
       const char *eol = nl != NULL ? nl : end;
@@ -253,6 +260,8 @@ parse_value (KtParser *self, const char *value, gsize len, KtReducer *reducer,
                   *first_bad_len = n;
                 }
               malformed++;
+              if (self->malformed_func != NULL)
+                self->malformed_func (p, n, number, self->why, self->malformed_data);
               break;
             case KT_LINE_OTHER:
             default:
@@ -283,6 +292,27 @@ kt_parser_value_keyed (KtParser *self, const char *value, gsize len, KtKeyedCoun
 {
   g_return_val_if_fail (keyed != NULL, 0);
   return parse_value (self, value, len, NULL, keyed, counts, first_bad, first_bad_len);
+}
+
+void
+kt_parser_set_malformed_func (KtParser *self, KtMalformedFunc func, gpointer user_data)
+{
+  self->malformed_func = func;
+  self->malformed_data = user_data;
+}
+
+KtMalformedWhy
+kt_parser_why (KtParser *self)
+{
+  return self->why;
+}
+
+const char *
+kt_malformed_why_name (KtMalformedWhy why)
+{
+  static const char *const names[] = { "shape", "time", "range", "field" };
+
+  return (guint) why < G_N_ELEMENTS (names) ? names[why] : "?";
 }
 
 gboolean
@@ -691,10 +721,10 @@ custom_line (KtParser *self, const char *line, gsize len, gint64 *minute)
     ? pcre2_jit_match (self->code, (PCRE2_SPTR) line, len, 0, 0, self->match, NULL)
     : pcre2_match (self->code, (PCRE2_SPTR) line, len, 0, 0, self->match, NULL);
   if (rc < 0)
-    return KT_LINE_MALFORMED;
+    return MALFORMED (self, KT_WHY_SHAPE);
   ov = pcre2_get_ovector_pointer (self->match);
   if (ov[2 * self->time_group] == PCRE2_UNSET || ov[2 * self->level_group] == PCRE2_UNSET)
-    return KT_LINE_MALFORMED;
+    return MALFORMED (self, KT_WHY_SHAPE);
   time = line + ov[2 * self->time_group];
   time_len = ov[2 * self->time_group + 1] - ov[2 * self->time_group];
   level = line + ov[2 * self->level_group];
@@ -704,25 +734,25 @@ custom_line (KtParser *self, const char *line, gsize len, gint64 *minute)
     {
     case TIME_ISO8601:
       if (!parse_iso8601 (time, time_len, &m))
-        return KT_LINE_MALFORMED;
+        return MALFORMED (self, KT_WHY_TIME);
       break;
     case TIME_SYSLOG:
       if (!parse_with_format ("%b %e %H:%M:%S", time, time_len, &y, &mo, &d, &h, &mi, &s)
           || !syslog_minute (self, mo, d, h, mi, s, &m))
-        return KT_LINE_MALFORMED;
+        return MALFORMED (self, KT_WHY_TIME);
       break;
     case TIME_STRPTIME:
     default:
       if (!parse_with_format (self->time_format, time, time_len, &y, &mo, &d, &h, &mi, &s))
-        return KT_LINE_MALFORMED;
+        return MALFORMED (self, KT_WHY_TIME);
       if (self->no_year)
         {
           if (!syslog_minute (self, mo, d, h, mi, s, &m))
-            return KT_LINE_MALFORMED;
+            return MALFORMED (self, KT_WHY_TIME);
           break;
         }
       if (!valid_civil (y, mo, d, h, mi, s))
-        return KT_LINE_MALFORMED;
+        return MALFORMED (self, KT_WHY_TIME);
       m = kt_minute_from_civil (y, mo, d, h, mi);
       break;
     }
@@ -732,13 +762,13 @@ custom_line (KtParser *self, const char *line, gsize len, gint64 *minute)
    * level, like a date that does not exist. */
   m -= ((m % self->bucket) + self->bucket) % self->bucket;
   if (m < KT_MINUTE_MIN || m > KT_MINUTE_MAX)
-    return KT_LINE_MALFORMED;
+    return MALFORMED (self, KT_WHY_RANGE);
 
   for (char **l = self->levels; *l != NULL; l++)
     if (strlen (*l) == level_len && memcmp (*l, level, level_len) == 0)
       {
         if ((self->n_dims > 0 || self->n_sums > 0) && !read_fields (self, line, ov))
-          return KT_LINE_MALFORMED;
+          return MALFORMED (self, KT_WHY_FIELD);
         *minute = m;
         return KT_LINE_ERROR;
       }

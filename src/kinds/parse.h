@@ -53,6 +53,28 @@ typedef enum
   KT_LINE_MALFORMED,  /* does not parse, or no such date/time */
 } KtLineKind;
 
+/* Why a line is malformed: what a dead-letter table says of it. */
+typedef enum
+{
+  KT_WHY_SHAPE,  /* "shape": not the format's line (the default one's, --pattern's) */
+  KT_WHY_TIME,   /* "time": a date or time that does not exist, or that
+                  * --time-format does not read */
+  KT_WHY_RANGE,  /* "range": its bucket is outside what a DATETIME holds */
+  KT_WHY_FIELD,  /* "field": a counted line whose --by values are all the (other)
+                  * key, or whose --sum value is no number */
+} KtMalformedWhy;
+
+/* "shape", "time", "range", "field". */
+const char *kt_malformed_why_name (KtMalformedWhy why);
+
+/* Told of each malformed line kt_parser_value() and
+ * kt_parser_value_keyed() meet, in order: its bytes (no '\n', one
+ * trailing '\r' stripped; they point into the value), its number among
+ * the value's lines (from 1, counting every '\n', so empty lines too: the
+ * Nth line of the value as `sed -n Np` prints it) and why. */
+typedef void (*KtMalformedFunc) (const char *line, gsize len, guint number,
+                                 KtMalformedWhy why, gpointer user_data);
+
 /* What one or more values held. Lines = errors + others + malformed. */
 typedef struct
 {
@@ -119,6 +141,13 @@ KtLineKind kt_parser_line  (KtParser *self, const char *line, gsize len,
  * g_get_real_time(). Read once per syslog line, never by other formats.
  * Tests use it to stand on either side of New Year. */
 void       kt_parser_set_clock (KtParser *self, KtClockFunc clock, gpointer user_data);
+
+/* Who hears of each malformed line (NULL: nobody, the default). */
+void       kt_parser_set_malformed_func (KtParser *self, KtMalformedFunc func,
+                                         gpointer user_data);
+
+/* Why the last line kt_parser_line() found malformed was. */
+KtMalformedWhy kt_parser_why (KtParser *self);
 
 /* Tests only: with @enabled FALSE, every line goes through pcre2 (no ERROR
  * shortcut), so that both paths can be compared. */

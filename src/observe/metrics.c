@@ -52,6 +52,7 @@ struct _KtMetrics
   guint64        batches[KT_BATCH_N_RESULTS];
   guint64        records, bytes;
   guint64        lines_error, lines_other, lines_malformed, lines_folded;
+  guint64        dead_kept, dead_dropped;
   guint64        bucket_counts[N_BUCKETS + 1];  /* not cumulative; last: +Inf */
   double         duration_sum;
   guint64        duration_count;
@@ -273,6 +274,8 @@ kt_metrics_batch (KtMetrics *self, const KtBatchReport *report)
       self->lines_other += report->lines_other;
       self->lines_malformed += report->lines_malformed;
       self->lines_folded += report->lines_folded;
+      self->dead_kept += report->dead_kept;
+      self->dead_dropped += report->dead_dropped;
       self->last_commit = wall;
       G_GNUC_FALLTHROUGH;
     case KT_BATCH_IDLE:
@@ -586,6 +589,15 @@ append_batches (GString *out, KtMetrics *self)
                  "counted in the bucket's (other) row.");
   append_series (out, self, "ktally_lines_folded_total", NULL, NULL);
   append_u64 (out, self->lines_folded);
+
+  append_header (out, "ktally_dead_letters_total", "counter",
+                 "Malformed lines of committed batches with --dead-letters, by outcome: kept "
+                 "(written to its table, where a line read again stays once), dropped (past "
+                 "--dead-letters-max in their batch).");
+  append_series (out, self, "ktally_dead_letters_total", "outcome", "kept");
+  append_u64 (out, self->dead_kept);
+  append_series (out, self, "ktally_dead_letters_total", "outcome", "dropped");
+  append_u64 (out, self->dead_dropped);
 }
 
 /* The batch duration histogram: cumulative buckets, sum and count. */

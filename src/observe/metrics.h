@@ -34,6 +34,8 @@ typedef struct
   const char   *error;       /* FAILED: what happened (copied); else NULL */
   guint64       bytes;       /* bytes of record values read */
   guint64       lines_folded;  /* of lines_error, those counted in (other) rows (--max-keys) */
+  guint64       dead_kept;     /* of lines_malformed, those written to --dead-letters */
+  guint64       dead_dropped;  /* ...and those past --dead-letters-max, not kept */
 } KtBatchReport;
 
 #define KT_METRICS_RECENT 20  /* batches kept for the page, idle ones aside */

@@ -341,6 +341,37 @@ kt_identity_read_jobs (MYSQL *conn, const char *description, GHashTable *records
 }
 
 gboolean
+kt_identity_read_table (MYSQL *conn, const char *description, const char *name,
+                        const char *const *columns, GHashTable *values, gboolean *found,
+                        GError **error)
+{
+  g_autoptr(GString) sql = g_string_new ("SELECT 1");
+  g_autoptr(MYSQL_RES) res = NULL;
+  gboolean exists;
+  MYSQL_ROW row;
+
+  *found = FALSE;
+  if (!has_table (conn, description, "ktally_table", &exists, error))
+    return FALSE;
+  if (!exists)
+    return TRUE;
+  /* The columns are the option rows' identities: identifiers of ours. */
+  for (guint i = 0; columns[i] != NULL; i++)
+    g_string_append_printf (sql, ", `%s`", columns[i]);
+  g_string_append (sql, " FROM ktally_table WHERE name = ");
+  kt_db_append_quoted (conn, sql, name);
+  res = kt_db_select (conn, description, sql->str, "cannot read what the table holds", error);
+  if (res == NULL)
+    return FALSE;
+  row = mysql_fetch_row (res);
+  *found = row != NULL;
+  for (guint i = 0; row != NULL && columns[i] != NULL; i++)
+    g_hash_table_replace (values, g_strdup (columns[i]),
+                          g_strdup (row[i + 1] != NULL ? row[i + 1] : ""));
+  return TRUE;
+}
+
+gboolean
 kt_identity_other_writer (MYSQL *conn, const char *description, const char *job,
                           const char *output, gboolean lock, char **other, GError **error)
 {

@@ -100,6 +100,14 @@ gboolean kt_identity_other_writer (MYSQL *conn, const char *description, const c
                                    const char *output, gboolean lock, char **other,
                                    GError **error);
 
+/* reset --rebuild of a range: what the rows of table @name mean, as
+ * ktally_table recorded them (@columns: the ktally_table columns to read,
+ * NULL-terminated) into @values (column -> value, "" for NULL), and
+ * whether a row was there (*@found). Reads only. */
+gboolean kt_identity_read_table (MYSQL *conn, const char *description, const char *name,
+                                 const char *const *columns, GHashTable *values,
+                                 gboolean *found, GError **error);
+
 /* forget, in the caller's transaction: counts @job's ktally_job row into
  * *@rows, and deletes it when @execute. ktally_table's row stays: the
  * table's rows still mean what it says. */

@@ -601,6 +601,57 @@ kt_offsets_drop_batches (KtDb *db, const char *job, GError **error)
   return kt_db_run (db, sql->str, "cannot delete the job's audit rows", error);
 }
 
+/* " WHERE job = 'J' AND topic = 'T' AND `partition` = P" */
+static void
+where_partition (KtDb *db, GString *sql, const char *job, const char *topic, gint32 partition)
+{
+  g_string_append (sql, " WHERE job = ");
+  kt_db_quote (db, sql, job);
+  g_string_append (sql, " AND topic = ");
+  kt_db_quote (db, sql, topic);
+  g_string_append_printf (sql, " AND `partition` = %d", partition);
+}
+
+gboolean
+kt_offsets_chain_after (KtDb *db, const char *job, const char *topic, gint32 partition,
+                        gint64 at, gboolean lock, GArray *links, GError **error)
+{
+  g_autoptr(GString) sql = g_string_new ("SELECT from_offset, until_offset, record_count, "
+                                         "line_count, error_lines, malformed_lines FROM "
+                                         "ktally_batches");
+  g_autoptr(MYSQL_RES) res = NULL;
+  MYSQL_ROW row;
+
+  where_partition (db, sql, job, topic, partition);
+  g_string_append_printf (sql, " AND until_offset > %" G_GINT64_FORMAT
+                          " ORDER BY from_offset, id%s", at, lock ? " FOR UPDATE" : "");
+  res = kt_db_rows (db, sql->str, "cannot read the job's audit rows", error);
+  if (res == NULL)
+    return FALSE;
+  while ((row = mysql_fetch_row (res)) != NULL)
+    {
+      KtAuditLink link = {
+        g_ascii_strtoll (row[0], NULL, 10), g_ascii_strtoll (row[1], NULL, 10),
+        { g_ascii_strtoull (row[2], NULL, 10), g_ascii_strtoull (row[3], NULL, 10),
+          g_ascii_strtoull (row[4], NULL, 10), g_ascii_strtoull (row[5], NULL, 10) },
+      };
+
+      g_array_append_val (links, link);
+    }
+  return TRUE;
+}
+
+gboolean
+kt_offsets_drop_batches_from (KtDb *db, const char *job, const char *topic, gint32 partition,
+                              gint64 from, GError **error)
+{
+  g_autoptr(GString) sql = g_string_new ("DELETE FROM ktally_batches");
+
+  where_partition (db, sql, job, topic, partition);
+  g_string_append_printf (sql, " AND from_offset >= %" G_GINT64_FORMAT, from);
+  return kt_db_run (db, sql->str, "cannot delete the job's audit rows", error);
+}
+
 void
 kt_forget_count_clear (KtForgetCount *count)
 {

@@ -146,6 +146,25 @@ gboolean kt_offsets_first_counted (KtDb *db, const char *job, const char *topic,
 gboolean kt_offsets_batch_starts (KtDb *db, const char *job, gint64 id, char **topic,
                                   GArray *starts, GError **error);
 
+/* One link of a partition's audit chain. */
+typedef struct
+{
+  gint64       from, until;
+  KtRangeStats stats;
+} KtAuditLink;
+
+/* reset --rebuild of a range: the audit rows of @job's @topic/@partition
+ * that end after @at, by from_offset, into @links (KtAuditLink); with @lock
+ * FOR UPDATE, in the caller's transaction. Reads only. */
+gboolean kt_offsets_chain_after (KtDb *db, const char *job, const char *topic, gint32 partition,
+                                 gint64 at, gboolean lock, GArray *links, GError **error);
+
+/* reset --rebuild of a range, in the caller's transaction: deletes the
+ * audit rows of @job's @topic/@partition from offset @from on (their
+ * counts were taken back: the chain ends at @from, where the offset goes). */
+gboolean kt_offsets_drop_batches_from (KtDb *db, const char *job, const char *topic,
+                                       gint32 partition, gint64 from, GError **error);
+
 /* reset --rebuild, in the caller's transaction: deletes @job's audit rows
  * (its output is emptied with them, so the chain starts again). */
 gboolean kt_offsets_drop_batches (KtDb *db, const char *job, GError **error);

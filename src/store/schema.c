@@ -417,14 +417,15 @@ select_columns (MYSQL *conn, const char *description, const char *what, const ch
  * of the primary key is KT_ERROR_USAGE naming it. An absent table passes. */
 static gboolean
 check_columns (MYSQL *conn, const char *description, const char *table,
-               GPtrArray *columns, GError **error)
+               GPtrArray *columns, const char *flag, GError **error)
 {
   g_autoptr(GHashTable) found = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
                                                        (GDestroyNotify) g_strfreev);
   g_autoptr(MYSQL_RES) res = NULL;
   MYSQL_ROW row;
 
-  if (!kt_schema_check_object (conn, description, table, NULL, OWN_TABLE_HINT, error))
+  if (flag == NULL
+      && !kt_schema_check_object (conn, description, table, NULL, OWN_TABLE_HINT, error))
     return FALSE;
   res = select_columns (conn, description, "c.column_name, c.data_type, c.column_key", table,
                         error);
@@ -451,8 +452,9 @@ check_columns (MYSQL *conn, const char *description, const char *table,
         {
           g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
                        "%s: table %s is not the shape ktally writes: column %s %s (another "
-                       "program's table? use another database%s)", description, table,
-                       c->name, why, g_str_equal (table, "error_log") ? "" : " or --table");
+                       "program's table? use another database%s%s)", description, table,
+                       c->name, why, g_str_equal (table, "error_log") ? "" : " or ",
+                       g_str_equal (table, "error_log") ? "" : flag != NULL ? flag : "--table");
           return FALSE;
         }
     }
@@ -467,9 +469,10 @@ check_columns (MYSQL *conn, const char *description, const char *table,
         {
           g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
                        "%s: table %s is not the shape ktally writes: column %s is %sin its "
-                       "primary key (another program's table? use another database%s)",
+                       "primary key (another program's table? use another database%s%s)",
                        description, table, row[0], key ? "" : "not ",
-                       g_str_equal (table, "error_log") ? "" : " or --table");
+                       g_str_equal (table, "error_log") ? "" : " or ",
+                       g_str_equal (table, "error_log") ? "" : flag != NULL ? flag : "--table");
           return FALSE;
         }
     }
@@ -487,7 +490,7 @@ check_shape_except (MYSQL *conn, const char *description, KtTables tables,
   g_hash_table_iter_init (&iter, declared);
   while (g_hash_table_iter_next (&iter, &name, &columns))
     if ((except == NULL || !g_strv_contains (except, name))
-        && !check_columns (conn, description, name, columns, error))
+        && !check_columns (conn, description, name, columns, NULL, error))
       return FALSE;
   return TRUE;
 }
@@ -762,6 +765,45 @@ kt_schema_create_counts_table (MYSQL *conn, const char *description, const char 
   ok = kt_db_exec (conn, description, sql->str, "cannot create the table", error);
   count_columns_clear (columns);
   return ok;
+}
+
+/* sql/dead-letters.sql's table is named this there. */
+#define DEAD_LETTERS_NAME "dead_letters"
+
+gboolean
+kt_schema_create_dead_letters (MYSQL *conn, const char *description, const char *table,
+                               GError **error)
+{
+  static const char create[] = "CREATE TABLE IF NOT EXISTS " DEAD_LETTERS_NAME " (";
+  g_autoptr(GPtrArray) statements = kt_schema_statements (kt_dead_letters_sql);
+  g_autoptr(GString) sql = NULL;
+
+  g_return_val_if_fail (kt_is_identifier (table), FALSE);
+  for (guint i = 0; i < statements->len; i++)
+    if (g_str_has_prefix (statements->pdata[i], create))
+      {
+        sql = g_string_new (statements->pdata[i]);
+        g_string_erase (sql, 0, strlen (create));
+        g_string_prepend (sql, "` (");
+        g_string_prepend (sql, table);
+        g_string_prepend (sql, "CREATE TABLE IF NOT EXISTS `");
+      }
+  g_return_val_if_fail (sql != NULL, FALSE);
+  return kt_db_exec (conn, description, sql->str, "cannot create the dead-letter table", error);
+}
+
+gboolean
+kt_schema_check_dead_letters (MYSQL *conn, const char *description, const char *table,
+                              GError **error)
+{
+  g_autoptr(GHashTable) declared = declared_tables (kt_dead_letters_sql);
+  GPtrArray *columns = g_hash_table_lookup (declared, DEAD_LETTERS_NAME);
+
+  g_return_val_if_fail (columns != NULL, FALSE);
+  return kt_schema_check_object (conn, description, table, NULL, "a dead-letter table is a "
+                                 "table ktally writes rows to; give another --dead-letters",
+                                 error)
+         && check_columns (conn, description, table, columns, "--dead-letters", error);
 }
 
 gboolean

@@ -148,6 +148,16 @@ gboolean kt_schema_create_counts_topics (MYSQL *conn, const char *description,
                                          const char *view, const KtCountsShape *shape,
                                          GError **error);
 
+/* A dead-letter table (sql/dead-letters.sql) named @table (an identifier
+ * the caller checked), unless it exists. */
+gboolean kt_schema_create_dead_letters (MYSQL *conn, const char *description,
+                                        const char *table, GError **error);
+/* Whether @table, where it exists, is a dead-letter table: a base table
+ * with sql/dead-letters.sql's columns, of their types, and its primary
+ * key (extra columns allowed). A view or a sequence there, another shape:
+ * KT_ERROR_USAGE naming the table and the column. */
+gboolean kt_schema_check_dead_letters (MYSQL *conn, const char *description,
+                                       const char *table, GError **error);
 /* The table a view reads, from its definition as MariaDB normalises it
  * (information_schema.views: "select ... from `db`.`t` group by ..."):
  * "t" when it reads one table of database @db alone, "db2.t" of another

@@ -61,6 +61,9 @@ class Gen:
         self.r_spell = random.Random("%s:spelling" % seed)
         self.r_collide = random.Random("%s:collide" % seed)
         self.r_health = random.Random("%s:health" % seed)
+        # Draws added later take a stream of their own: every earlier
+        # seed keeps drawing the history it drew.
+        self.r_dead = random.Random("%s:dead-letters" % seed)
         self.seed = seed
         self.open = set(KNOWN_OPEN) if open_ is None else set(open_)
         self.focus = focus
@@ -139,6 +142,11 @@ class Gen:
                     else 0.25):
                 # A view named like another job's NAME_topic (#26 item 1).
                 j["table"] = (j["table"] or "t_" + j["id"]) + "_topic"
+            if kind == "count" and self.r_dead.random() < (
+                    0.8 if self.focus == "dead-letters" else 0.3):
+                # Malformed lines kept: a table of the job's, or one the
+                # database's jobs (and replays) share, a set of lines.
+                j["dead_letters"] = self.r_dead.choice(["dl", "dl_" + j["id"]])
             if kind == "count" and db["format"].get("by") and self.chance(0.4, "analytics"):
                 # Keys past the bound go to (other): exact per bucket only.
                 j["max_keys"] = r.choice([1, 2, 5])
@@ -244,7 +252,7 @@ class Gen:
                  "table-collisions": "start"}.get(self.focus)
         if boost:
             weights[kinds.index(boost)] = 25
-        if self.focus == "manage-jobs":
+        if self.focus in ("manage-jobs", "recount"):
             # `scripts/soak --focus manage-jobs`: resets and forgets (#16) often.
             weights[kinds.index("reset")], weights[kinds.index("forget")] = 25, 8
         while len(ops) < steps:
@@ -336,7 +344,8 @@ class Gen:
                 if op:
                     ops.append(op)
             prefer = None
-            if kind in ("reset", "forget") and self.focus == "manage-jobs" and self.chance(0.5):
+            if kind in ("reset", "forget") and self.focus in ("manage-jobs", "recount") \
+                    and self.chance(0.5):
                 # A job that ran long enough to commit, then stopped or
                 # still running: most moves then apply, rather than being
                 # refused for a job that is none yet.
@@ -552,6 +561,10 @@ class Gen:
               "max_per_partition": r.choice([None, 5, 50]), "job": None}
         if self.chance(0.1):
             op["job"] = "own"
+        if self.r_dead.random() < (0.6 if self.focus == "dead-letters" else 0.25):
+            # Into the database's shared dead-letter table, where the
+            # replay's lines already kept must stay once.
+            op["dead_letters"] = "dl"
         if self.on("replay-job-live") and self.chance(0.3, "replay-job-live"):
             live_jobs = [j for j in started if jobs[j]["db"] == d and t in jobs[j]["topics"]
                          and jobs[j]["kind"] == "count" and jobs[j]["offsets"] == "mysql"]
@@ -589,6 +602,16 @@ class Gen:
             choices = ["latest", "fwd", "fwd", "back", "rebuild"]
         if not choices:
             return None
+        tx_count = job["kind"] == "count" and not idem
+        if self.r_dead.random() < (0.8 if self.focus == "recount" else 0.3 if tx_count else 0.08):
+            # A move back with --rebuild: a transactional count job takes
+            # the range back and counts it again (ktally-reset(1),
+            # RECOUNTING A RANGE); the others refuse it.
+            t = self.r_dead.choice(job["topics"])
+            return {"op": "reset", "job": j, "to": "recount", "topic": t,
+                    "partition": self.r_dead.randrange(topics[t]["partitions"]),
+                    "frac": self.r_dead.choice([0.0, 0.3, 0.5, 0.9]), "pick": 0.0,
+                    "dry": self.r_dead.random() < 0.15}
         t = r.choice(job["topics"])
         return {"op": "reset", "job": j, "to": r.choice(choices), "topic": t,
                 "partition": r.randrange(topics[t]["partitions"]),

@@ -56,7 +56,7 @@ def days_in_month(y, m):
 
 def valid_civil(y, mo, d, h, mi, s):
     return (1000 <= y <= 9999 and 1 <= mo <= 12 and 1 <= d <= days_in_month(y, mo)
-            and 0 <= h <= 23 and 0 <= mi <= 59 and 0 <= s <= 59)
+            and 0 <= h <= 23 and 0 <= mi <= 59 and 0 <= s <= 60)
 
 
 # The default line: the timestamp from the first byte, one space, a level

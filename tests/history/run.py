@@ -22,7 +22,7 @@ from decimal import Decimal
 
 import MySQLdb
 
-from lines import FIELDS_PATTERN, Format, minute_text
+from lines import FIELDS_PATTERN, MALFORMED, Format, minute_text
 from values import LedgerValues, LogValues
 
 LEDGER = "ledger"
@@ -314,6 +314,8 @@ class Runner:
         self.live = {}           # instance name -> Instance
         self.all_instances = []
         self.replays = collections.defaultdict(set)   # (db, table) -> {key}
+        # (db, dead-letter table) -> {(topic, ranges, table)}: finished replays keeping there
+        self.dead_replays = collections.defaultdict(set)
         self.named_ranges = {}  # (db, --job of a replay) -> the ranges it was first run with
         self.rewound = set()     # (db, job name, topic name, p)
         # `ktally reset` moved forward past these offsets: never counted
@@ -562,6 +564,9 @@ class Runner:
             a += ["--table", j["table"]]
         if j.get("max_keys"):
             a += ["--max-keys", str(j["max_keys"])]
+        if j.get("dead_letters"):
+            # No bound in practice: the oracle knows every line kept.
+            a += ["--dead-letters", j["dead_letters"], "--dead-letters-max", "1000000"]
         if j.get("byte_cap"):
             a += ["--max-batch-bytes", str(j["byte_cap"])]
         if drain:
@@ -911,6 +916,8 @@ class Runner:
             a += self.format_args(self.dbs[op["db"]]["format"])
         if op.get("max_per_partition"):
             a += ["--max-per-partition", str(op["max_per_partition"])]
+        if op.get("dead_letters"):
+            a += ["--dead-letters", op["dead_letters"], "--dead-letters-max", "1000000"]
         job = op.get("job")
         if job == "own":
             a += ["--job", "rj_" + hashlib.sha1(repr((op["topic"], op["table"], sorted(rs))).encode()
@@ -958,6 +965,8 @@ class Runner:
             if rc == 0:
                 key = (self.names[op["topic"]], tuple(sorted(rs)))
                 self.replays[(op["db"], op["table"])].add(key)
+                if op.get("dead_letters"):
+                    self.dead_replays[(op["db"], op["dead_letters"])].add(key + (op["table"],))
             return
         raise Failure("replay:exit", "replay exited %d: %s\n%s" % (rc, shell_quote(args), err[-1500:]))
 
@@ -1113,7 +1122,7 @@ class Runner:
             a += ["--to", to]
         elif to == "rebuild":
             a += ["--to", "earliest", "--rebuild"]
-        elif to in ("back", "fwd"):
+        elif to in ("back", "fwd", "recount"):
             t = self.names[op["topic"]]
             p = op["partition"]
             if not self.has_table(d, "kafka_offset"):
@@ -1126,8 +1135,10 @@ class Runner:
             p, cur = next(((int(a), int(b)) for a, b in rows if int(a) == p),
                           (int(rows[p % len(rows)][0]), int(rows[p % len(rows)][1])))
             high = len(self.msgs[op["topic"]][p])
-            at = int(op["frac"] * cur) if to == "back" else cur + int(op["frac"] * (high - cur))
+            at = int(op["frac"] * cur) if to != "fwd" else cur + int(op["frac"] * (high - cur))
             a += ["--topic", t, "--to", "%d:%d" % (p, at)]
+            if to == "recount":
+                a.append("--rebuild")
         elif to == "batch":
             if not self.has_table(d, "ktally_batches"):
                 return None
@@ -1155,9 +1166,18 @@ class Runner:
         ("cannot move back", lambda r, jid, op: r.jobs[jid]["kind"] == LEDGER
          and r.moves_back(jid, op)),
         ("cannot be rebuilt", lambda r, jid, op: r.jobs[jid]["kind"] == LEDGER
-         and op["to"] == "rebuild"),
+         and op["to"] in ("rebuild", "recount")),
         ("also hold", lambda r, jid, op: op["to"] == "rebuild"),   # another writer's rows
-        ("stores no offset for", lambda r, jid, op: op["to"] in ("back", "fwd")),
+        ("stores no offset for", lambda r, jid, op: op["to"] in ("back", "fwd", "recount")),
+        # A recount: an idempotent job needs none; (other) rows folded keys
+        # per batch; a job that started later than the offset has no audit
+        # row of it (ktally-reset(1), RECOUNTING A RANGE).
+        ("is idempotent: moved back", lambda r, jid, op: op["to"] == "recount"
+         and r.dbs[r.jobs[jid]["db"]]["mode"] == "idempotent"),
+        ("has an (other) row", lambda r, jid, op: op["to"] == "recount"
+         and bool(r.jobs[jid].get("max_keys"))),
+        ("no audit row of job", lambda r, jid, op: op["to"] == "recount"
+         and r.jobs[jid]["start"] == "latest"),
         ("is not recorded yet", lambda r, jid, op: True),
     ]
 
@@ -1209,6 +1229,13 @@ class Runner:
                 # What is skipped is what the plan says; an idempotent job
                 # may have counted some of it already (counted_already).
                 self.holes[key] = sorted(self.holes.get(key, []) + [list(x) for x in p["skipped"]])
+            elif p["move"] == "recount":
+                # Its range taken back out of the table, counted again: the
+                # counts stay; the holes above it get counted now.
+                if idem or op["to"] != "recount":
+                    raise Failure("reset:recount", "a recount where none was asked: %s" % p)
+                self.reread_from(key, p["new"])
+                self.stats["recounts"] += 1
             elif p["move"] == "back":
                 if not idem:
                     raise Failure("reset:twice", "a transactional job was moved back: %s" % p)
@@ -1688,11 +1715,73 @@ class Runner:
                     raise Failure("counts:%s:%s" % (d, table), diff_counts(
                         "%s.%s" % (self.dbname[d], table), want, got))
             self.compare_offsets(d)
+            self.compare_dead_letters(d)
             self.compare_ledger(d)
             if self.has_table(d, "ktally_batches"):
                 rc, out, err = self.run_cmd("final-audit", ["audit", "--db", self.uri(d)],
                                             self.HANG_CMD)
                 self.check_audit(d, rc, out, err)
+
+    @staticmethod
+    def malformed_in(f, topic_name, p, numbered, into):
+        """The malformed lines under f of numbered (offset, message) into
+        @into: (topic, partition, offset, line_no) -> (raw cut at 2048,
+        its length), line_no counting every '\\n' from 1."""
+        for off, (value, _) in numbered:
+            if not value:
+                continue
+            for number, line in enumerate(value.split(b"\n"), 1):
+                if line.endswith(b"\r"):
+                    line = line[:-1]
+                if line and f.line(line)[0] == MALFORMED:
+                    into[(topic_name, p, off, number)] = (line[:2048], len(line))
+
+    def compare_dead_letters(self, d):
+        """Each dead-letter table of database d holds every malformed line
+        its writers' committed batches read (what the jobs counted, the
+        replays that finished), each once, and nothing that is not a
+        malformed line of its topic, at its place, with its bytes. (Lines
+        a job read before a forget, or a killed replay that never finished,
+        may be there too.)"""
+        f = self.job_format(self.dbs[d]["format"])
+        tables = {j["dead_letters"] for j in self.jobs.values()
+                  if j["db"] == d and j.get("dead_letters")}
+        tables |= {table for db, table in self.dead_replays if db == d}
+        for table in sorted(tables):
+            if not self.has_table(d, table):
+                continue
+            must, may = {}, {}
+            formats = [f, Format()]
+            for jid, j in self.jobs.items():
+                if j["db"] == d and j.get("dead_letters") == table:
+                    for t in j["topics"]:
+                        for p in range(len(self.msgs[t])):
+                            self.malformed_in(f, self.names[t], p, self.counted_offsets(jid, t, p),
+                                              must)
+            for topic_name, rs, rtable in self.dead_replays.get((d, table), ()):
+                t = self.topic_id(topic_name)
+                rf = f if rtable == "error_log" else Format()
+                for p, a, b in rs:
+                    self.malformed_in(rf, topic_name, p, ((o, self.msgs[t][p][o])
+                                                          for o in range(a, b)), must)
+            for t in self.topics:
+                if self.topics[t]["kind"] == LEDGER:
+                    continue
+                for p in range(len(self.msgs[t])):
+                    for fx in formats:
+                        self.malformed_in(fx, self.names[t], p, enumerate(self.msgs[t][p]), may)
+            rows = self.svc.sql(self.dbname[d], "SELECT topic, `partition`, `offset`, line_no, raw, "
+                                "raw_bytes FROM `%s`" % table)
+            got = {(r[0], int(r[1]), int(r[2]), int(r[3])): (bytes(r[4]), int(r[5])) for r in rows}
+            missing = [k for k in must if k not in got]
+            wrong = [k for k, v in got.items() if may.get(k) != v]
+            if missing or wrong:
+                raise Failure("dead-letters:%s:%s" % (d, table), "%s.%s: %d malformed lines missing "
+                              "(e.g. %s), %d rows not a malformed line at their place (e.g. %s); "
+                              "%d kept, %d must be" % (self.dbname[d], table, len(missing),
+                                                       missing[:2], len(wrong), wrong[:2], len(got),
+                                                       len(must)))
+            self.stats["dead_letters_checked"] += len(got)
 
     def compare_folded(self, d, table, want, got, max_keys):
         """--max-keys: which keys a batch folds into (other) depends on the

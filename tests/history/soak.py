@@ -93,7 +93,7 @@ class Soak:
                        "resets": 0, "forgets": 0, "refused_tables": 0, "refused_formats": 0,
                        "errors_checked": 0, "keyed_tables": 0, "folded_tables": 0,
                        "folded_checked": 0, "folded_exact_buckets": 0, "notify_checked": 0,
-                       "probes_checked": 0}
+                       "probes_checked": 0, "recounts": 0, "dead_letters_checked": 0}
         self.failures = []
 
     def sanitized(self):
@@ -234,6 +234,9 @@ class Soak:
             say("soak: of the refusals, %d runs over a table that collides with another job's or "
                 "ktally's own, %d time formats that cannot place a line in time" % (
                     t["refused_tables"], t["refused_formats"]))
+        if t["recounts"] or t["dead_letters_checked"]:
+            say("soak: %d recounts (reset --rebuild of a range), %d malformed lines checked in "
+                "dead-letter tables" % (t["recounts"], t["dead_letters_checked"]))
         if t["keyed_tables"]:
             say("soak: --by/--sum: %d tables checked per (bucket, key), %d of them with "
                 "--max-keys (%d lines in (other) rows, %d buckets exact per key)" % (

@@ -56,7 +56,7 @@ fenced=$(cat "$WORK"/member*.log | grep -c "fenced" || true)
 
 # 2. What cannot be rebuilt exactly is refused, nothing changed.
 before=$(snapshot "$db")
-refused "--rebuild counts everything again from the log start: it takes --to earliest only" \
+refused "--rebuild counts again what the job counted from where it goes back to: not with --to latest" \
   --job "$job" --to latest --rebuild
 refused "--rebuild empties the job's whole output" --job "$job" --to earliest --rebuild --topic "$topic"
 refused "--accept-data-loss goes with --rebuild only" --job "$job" --to latest --accept-data-loss

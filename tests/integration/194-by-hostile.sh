@@ -4,8 +4,8 @@
 # only in case or a trailing space, a value longer than its column (cut at
 # 255 bytes, never inside a UTF-8 character), a 4 MB value; sums past the
 # 64-bit bound or with five decimals, and a line whose every key is
-# '(other)', which are malformed, counted and sampled, never a failed
-# batch. Then --max-keys 1: one key a bucket, the rest in its (other) row,
+# '(other)', which are malformed, counted and sampled (and kept with
+# --dead-letters, reason "field"), never a failed batch. Then --max-keys 1: one key a bucket, the rest in its (other) row,
 # reported in the batch line and warned of. (A 10 MB line is in
 # test-parse: the mock broker keeps ~5 MB a partition. Apache Kafka takes
 # records above 1 MB only into a topic whose max.message.bytes says so.)
@@ -53,11 +53,16 @@ opts=(--pattern '^(?<time>\S+ \S+) (?<level>[A-Z]+) k=(?<k>[^;]*); n=(?<n>[^;]*)
 for mode in transactional idempotent; do
   db_uri=$(kt_new_db "by_hostile_$mode"); db=$(kt_db_name "$db_uri")
   "$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" --mode "$mode" --interval 0 \
-    --exit-when-idle --log-format json "${opts[@]}" 2> "$WORK/$mode.log" || { tail -5 "$WORK/$mode.log" >&2; fail "$mode: run failed"; }
+    --exit-when-idle --log-format json "${opts[@]}" --dead-letters odd 2> "$WORK/$mode.log" \
+    || { tail -5 "$WORK/$mode.log" >&2; fail "$mode: run failed"; }
   kt_sql "$db" "SELECT log_time, HEX(k), log_count, sum_n FROM error_log" | LC_ALL=C sort > "$WORK/got"
   cmp -s "$WORK/got" "$WORK/want" || { diff "$WORK/got" "$WORK/want" | cut -c1-150 >&2; fail "$mode: odd keys not exact"; }
   [[ $(kt_log_sum batch malformed "$WORK/$mode.log") == 4 ]] || fail "$mode: $(kt_log_sum batch malformed "$WORK/$mode.log") malformed reported, expected 4"
   [[ $(kt_log_count sample "$WORK/$mode.log") -ge 1 ]] || fail "$mode: no malformed sample"
+  # --dead-letters: lines 8 to 11 of the record, each a bad --sum or all (other).
+  kept=$(kt_sql "$db" "SELECT line_no, reason, raw FROM odd ORDER BY line_no")
+  [[ $kept == "$(sed -n '8,11p' "$WORK/odd" | awk '{ printf "%d\tfield\t%s\n", NR + 7, $0 }' | sed '$s/\n$//')" ]] \
+    || { echo "$kept" >&2; fail "$mode: the dead-letter table does not hold lines 8 to 11"; }
   kt_audit "$db_uri"
 
   # --max-keys 1: the first key of each bucket in the batch, then (other).

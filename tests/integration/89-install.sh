@@ -19,7 +19,7 @@ print(o["prefix"], *(os.path.join(o["prefix"], o[d]) for d in ("bindir", "syscon
 root=$WORK/root
 unit=$root$prefix/lib/systemd/system/ktally.service
 for f in "$bindir/ktally" "$prefix/share/ktally/common.sql" "$prefix/share/ktally/counts.sql" "$prefix/share/ktally/idempotent.sql" \
-         "$prefix/share/ktally/ledger.sql" "$prefix/share/ktally/version.sql" \
+         "$prefix/share/ktally/ledger.sql" "$prefix/share/ktally/version.sql" "$prefix/share/ktally/dead-letters.sql" \
          "$prefix/share/ktally/migrations/002-names-bigint-utc.sql" \
          "$prefix/share/ktally/migrations/003-job-identity.sql" "$prefix/share/man/man1/ktally.1" "$prefix/share/man/man1/ktally-run.1" "$prefix/share/man/man5/ktally.conf.5" \
          "$prefix/lib/systemd/system/ktally.service" "$etc/ktally/ktally.env" "$etc/ktally/ktally.conf" \
