@@ -52,6 +52,8 @@ sasl_as() { echo "-X sasl.mechanisms=$1 -X sasl.username=$2 -X sasl.password=$3"
 # line, before any password is sent.
 if [[ $KT_KAFKA_LINE == 3.9 ]]; then
   echo "$password" | "$KT_SERVICES" scram-user "$user" > /dev/null || fail "cannot set the SCRAM credentials of $user"
+  echo "$intruder_password" | "$KT_SERVICES" scram-user "$intruder" > /dev/null \
+    || fail "cannot set the SCRAM credentials of $intruder"
   mechanism=SCRAM-SHA-512
 else
   scram_db=$(kt_new_db secscram)
@@ -128,6 +130,6 @@ kt_gen "$describe_only" --lines 100 --seed 1 > /dev/null
 refused topic-read-refused 5 "${base[@]}" "${auth[@]}" --topic "$describe_only"
 refused group-without-acl 5 "${base[@]}" "${auth[@]}" --topic "$topic" --group "nogroup_$RUN_ID"
 # shellcheck disable=SC2046
-refused another-principal 5 "${base[@]}" --topic "$topic" $(sasl_as "$mechanism" "$intruder" "$intruder_password")
+refused another-principal 5 "${base[@]}" --topic "$topic" --startup-timeout 5s $(sasl_as "$mechanism" "$intruder" "$intruder_password")
 for f in "$WORK"/*.err; do ! grep -qF -- "$password" "$f" || fail "the SASL password appears in $(basename "$f")"; done
 note "$TEST_NAME: Kafka $KT_KAFKA_VERSION, $mechanism over SASL_SSL: -X, config file and group exact (20000 lines each); 6 refusals in one line each; no password in ps, logs, status, /metrics"
