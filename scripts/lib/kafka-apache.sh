@@ -341,8 +341,12 @@ kafka_apache_launch() {  # kafka_apache_launch NODE: starts it, returns at once
   p=$kafka_apache_dir/$n
   rm -f "$p/pid"
   # Written again at every start: a state dir formatted by an older tree
-  # gets the listeners and settings of this one.
-  kafka_apache_properties "$n" >"$p/server.properties"
+  # gets the listeners and settings of this one, once it has their port
+  # and TLS files (a node restarted alone in a cluster an older tree
+  # started keeps the old file).
+  if [[ -n $(kafka_apache_port "$n" sasl) && -s $kafka_apache_dir/tls/users ]]; then
+    kafka_apache_properties "$n" >"$p/server.properties"
+  fi
   # setsid: the node must outlive the shell that started it; $$ of the
   # inner shell is the JVM's pid after exec. fd 9 (our lock) stays here.
   setsid bash -c "echo \$\$ > $(printf %q "$p/pid"); exec $(kafka_apache_java "$line") kafka.Kafka $(printf %q "$p/server.properties")" \
