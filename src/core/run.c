@@ -33,6 +33,10 @@
 #define METADATA_EVERY_US  (60 * G_USEC_PER_SEC)
 #define KAFKA_TIMEOUT_MS   10000
 #define STALL_MS           30000
+/* --group: a member with no partition says why it waits after this long,
+ * then again at this pace (a standby member must not flood the log). */
+#define WAITING_FIRST_US   (5 * G_USEC_PER_SEC)
+#define WAITING_EVERY_US   (30 * G_USEC_PER_SEC)
 
 typedef struct
 {
@@ -49,6 +53,10 @@ typedef struct
   guint            checked_on; /* the connection (kt_db_connections()) the tables
                               * were checked on */
   KtRunSettings    settings; /* what a reload may change (run.h) */
+  /* --group: since when no topic of the job has a partition assigned (0:
+   * some has), and when the wait was last logged (0: not yet). */
+  gint64           waiting_since;
+  gint64           waiting_said;
 } Runner;
 
 void
@@ -86,6 +94,115 @@ turn (Runner *r)
   return TRUE;
 }
 
+/* --group: one group-waiting record about a member that holds no
+ * partition, and why: what the group answered (no assignment at all yet:
+ * the member cannot join or the group is still rebalancing; an empty one:
+ * more members than partitions), how many members it has and how many
+ * partitions each topic has, where the brokers say. */
+static void
+log_group_waiting (Runner *r, gint64 now)
+{
+  const char *group = r->job->spec->group;
+  KtFeed *first = r->feeds->pdata[0];
+  g_autoptr(KtLogEvent) e = kt_log_event_new ("group-waiting");
+  g_autoptr(GString) topics = g_string_new (NULL);
+  g_autoptr(GString) counts = g_string_new (NULL);
+  g_autoptr(GString) why = g_string_new (NULL);
+  g_autoptr(GArray) parts = g_array_new (FALSE, FALSE, sizeof (gint32));
+  g_autoptr(GError) no_members = NULL;
+  g_autofree char *state = NULL;
+  gboolean assigned = FALSE;
+  guint members = 0;
+  gint64 partitions = 0;
+  double waited = (double) (now - r->waiting_since) / G_USEC_PER_SEC;
+
+  for (guint i = 0; i < r->feeds->len; i++)
+    {
+      KtFeed *f = r->feeds->pdata[i];
+      g_autoptr(GError) ignored = NULL;
+      gboolean once;
+
+      kt_source_owned (f->source, parts, &once);
+      assigned |= once;
+      g_string_append_printf (topics, "%s%s", i ? "," : "", f->job.topic);
+      /* Asked now: partitions added since start-up count. */
+      if (partitions >= 0 && kt_source_partitions (f->source, parts, 2000, &ignored))
+        {
+          partitions += parts->len;
+          g_string_append_printf (counts, "%s%s has %u partition%s", i ? ", " : "",
+                                  f->job.topic, parts->len, parts->len == 1 ? "" : "s");
+        }
+      else
+        partitions = -1;
+    }
+  if (!kt_source_group_members (first->source, group, &members, &state, 2000, &no_members))
+    members = 0;
+
+  kt_log_event_string (e, "job", r->job->spec->name);
+  kt_log_event_string (e, "group", group);
+  kt_log_event_string (e, "topic", topics->str);
+  kt_log_event_double (e, "waited", waited, 1);
+  kt_log_event_string (e, "reason", assigned ? "none-assigned" : "no-assignment-yet");
+  if (no_members == NULL)
+    {
+      kt_log_event_int (e, "members", members);
+      kt_log_event_string (e, "group_state", state);
+    }
+  if (partitions >= 0)
+    kt_log_event_int (e, "partitions", partitions);
+
+  g_string_append (why, assigned
+                   ? "the group assigned no partition to this member"
+                   : "no assignment has come from the group yet (joining or rebalancing)");
+  if (no_members == NULL)
+    g_string_append_printf (why, "; the group is %s with %u member%s", state, members,
+                            members == 1 ? "" : "s");
+  else
+    g_string_append_printf (why, "; members unknown (%s)", no_members->message);
+  if (partitions >= 0)
+    g_string_append_printf (why, "; %s", counts->str);
+  if (assigned && no_members == NULL && partitions >= 0 && members > partitions)
+    g_string_append (why, ": a member beyond the partition count waits until another leaves");
+  /* A standby member is by design; a member that never got any answer
+   * from the group may be stuck (a coordinator it cannot reach). */
+  kt_log_event_emit (e, assigned ? G_LOG_LEVEL_MESSAGE : G_LOG_LEVEL_WARNING,
+                     "job %s: waiting in group %s for %.0f s with no partition of %s: %s",
+                     r->job->spec->name, group, waited, topics->str, why->str);
+}
+
+/* --group: whether the member holds a partition now; after
+ * WAITING_FIRST_US without one, says so every WAITING_EVERY_US. */
+static void
+group_waiting (Runner *r)
+{
+  g_autoptr(GArray) parts = NULL;
+  gint64 now;
+
+  if (!r->member)
+    return;
+  parts = g_array_new (FALSE, FALSE, sizeof (gint32));
+  for (guint i = 0; i < r->feeds->len; i++)
+    {
+      gboolean once;
+
+      kt_source_owned (((KtFeed *) r->feeds->pdata[i])->source, parts, &once);
+      if (parts->len > 0)
+        {
+          r->waiting_since = 0;
+          r->waiting_said = 0;
+          return;
+        }
+    }
+  now = g_get_monotonic_time ();
+  if (r->waiting_since == 0)
+    r->waiting_since = now;
+  if (now - r->waiting_since < WAITING_FIRST_US
+      || (r->waiting_said != 0 && now - r->waiting_said < WAITING_EVERY_US))
+    return;
+  log_group_waiting (r, now);
+  r->waiting_said = g_get_monotonic_time ();
+}
+
 /* Waits between batches, reading ahead meanwhile: records that arrive
  * are pulled into each reader's carry (bounded like the pre-fetch queue),
  * so the next batch finds them in memory instead of waiting on a fetcher
@@ -105,6 +222,7 @@ rest (Runner *r, double seconds, gboolean interval)
 
       if (turn (r) && interval)
         until += (gint64) ((r->settings.interval - was) * G_USEC_PER_SEC);
+      group_waiting (r);
       left = until - g_get_monotonic_time ();
       if (left <= 0)
         break;

@@ -1327,6 +1327,32 @@ kt_source_group_owners (KtSource *self, const char *group, GHashTable *owners,
   return TRUE;
 }
 
+gboolean
+kt_source_group_members (KtSource *self, const char *group, guint *members, char **state,
+                         int timeout_ms, GError **error)
+{
+  const struct rd_kafka_group_list *list = NULL;
+  rd_kafka_resp_err_t err;
+
+  err = rd_kafka_list_groups (self->meta, group, &list, timeout_ms);
+  if (err == RD_KAFKA_RESP_ERR_NO_ERROR && list->group_cnt != 1)
+    err = RD_KAFKA_RESP_ERR_GROUP_ID_NOT_FOUND;
+  else if (err == RD_KAFKA_RESP_ERR_NO_ERROR && list->groups[0].err != RD_KAFKA_RESP_ERR_NO_ERROR)
+    err = list->groups[0].err;
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT, "cannot describe group '%s': %s",
+                   group, rd_kafka_err2str (err));
+      if (list != NULL)
+        rd_kafka_group_list_destroy (list);
+      return FALSE;
+    }
+  *members = (guint) list->groups[0].member_cnt;
+  *state = g_strdup (list->groups[0].state != NULL ? list->groups[0].state : "unknown");
+  rd_kafka_group_list_destroy (list);
+  return TRUE;
+}
+
 void
 kt_source_set_max_batch_bytes (KtSource *self, gint64 max_batch_bytes)
 {

@@ -129,6 +129,13 @@ const char *kt_source_protocol (KtSource *self);
 gboolean  kt_source_group_owners (KtSource *self, const char *group,
                                   GHashTable *owners, int timeout_ms, GError **error);
 
+/* --group: how many members @group has now, and its state ("Stable",
+ * "PreparingRebalance"...: *@state, newly allocated), from the group's
+ * description. A broker that cannot describe groups (librdkafka's mock)
+ * or no answer within @timeout_ms: KT_ERROR_TRANSIENT. */
+gboolean  kt_source_group_members (KtSource *self, const char *group, guint *members,
+                                   char **state, int timeout_ms, GError **error);
+
 /* The byte cap of the next kt_source_read()s (a reload of
  * --max-batch-bytes). */
 void      kt_source_set_max_batch_bytes (KtSource *self, gint64 max_batch_bytes);
