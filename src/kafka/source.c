@@ -518,19 +518,61 @@ list_offsets (KtSource *self, const KtPartitionState *states, guint n_states,
   return TRUE;
 }
 
+/* The log starts' round of kt_source_watermarks(), on a thread of its own. */
+typedef struct
+{
+  KtSource               *self;
+  const KtPartitionState *states;
+  guint                   n_states;
+  gint64                 *low;
+  int                     timeout_ms;
+  GError                 *error;
+} LowRound;
+
+static gpointer
+low_round (gpointer data)
+{
+  LowRound *r = data;
+
+  return GINT_TO_POINTER (list_offsets (r->self, r->states, r->n_states,
+                                        RD_KAFKA_OFFSET_BEGINNING, r->low, r->timeout_ms,
+                                        &r->error));
+}
+
 gboolean
 kt_source_watermarks (KtSource *self, KtPartitionState *states, guint n_states,
                       int timeout_ms, GError **error)
 {
   /* Two ListOffsets rounds for all partitions at once (the "timestamps"
    * -2 and -1 mean earliest and latest): a few milliseconds for 64
-   * partitions where one watermark query per partition took 25-60. */
+   * partitions where one watermark query per partition took 25-60. One
+   * request cannot carry both (Kafka answers INVALID_REQUEST to a
+   * partition named twice in a ListOffsets), so the two rounds are in
+   * flight together: a batch's planning waits one round trip, not two. */
   g_autofree gint64 *low = g_new (gint64, MAX (n_states, 1));
   g_autofree gint64 *high = g_new (gint64, MAX (n_states, 1));
+  LowRound round = { self, states, n_states, low, timeout_ms, NULL };
+  g_autoptr(GError) high_error = NULL;
+  GThread *thread;
+  gboolean low_ok, high_ok;
 
-  if (!list_offsets (self, states, n_states, RD_KAFKA_OFFSET_BEGINNING, low, timeout_ms, error)
-      || !list_offsets (self, states, n_states, RD_KAFKA_OFFSET_END, high, timeout_ms, error))
-    return FALSE;
+  if (n_states == 0)
+    return TRUE;
+  thread = g_thread_try_new ("kt-watermarks", low_round, &round, NULL);
+  high_ok = list_offsets (self, states, n_states, RD_KAFKA_OFFSET_END, high, timeout_ms,
+                          &high_error);
+  /* No thread (out of resources): the rounds one after the other. */
+  low_ok = thread != NULL ? GPOINTER_TO_INT (g_thread_join (thread)) : low_round (&round) != NULL;
+  if (!low_ok)
+    {
+      g_propagate_error (error, round.error);
+      return FALSE;
+    }
+  if (!high_ok)
+    {
+      g_propagate_error (error, g_steal_pointer (&high_error));
+      return FALSE;
+    }
   for (guint i = 0; i < n_states; i++)
     {
       states[i].low = low[i];
