@@ -1422,6 +1422,21 @@ kt_source_last_bytes (KtSource *self)
   return self->last_bytes;
 }
 
+gint64
+kt_source_metadata_every_us (KtSource *self)
+{
+  char value[32];
+  size_t size = sizeof value;
+  gint64 ms;
+
+  if (rd_kafka_conf_get (rd_kafka_conf (self->meta), "topic.metadata.refresh.interval.ms",
+                         value, &size) != RD_KAFKA_CONF_OK)
+    return 60 * G_USEC_PER_SEC;
+  ms = g_ascii_strtoll (value, NULL, 10);
+  /* -1 turns librdkafka's refresh off: keep ours at the default. */
+  return ms > 0 ? ms * 1000 : 60 * G_USEC_PER_SEC;
+}
+
 const char *
 kt_source_library_version (void)
 {

@@ -291,7 +291,10 @@ kt_offsets_read_batches (KtDb *db, const char *job, GArray *rows, GError **error
       g_string_append (sql, " WHERE job = ");
       kt_db_quote (db, sql, job);
     }
-  g_string_append (sql, " ORDER BY job, topic, `partition`, from_offset, id");
+  /* Commit order: a partition's chain is the order its batches committed
+   * in, which is the order of their offsets except after a skip past the
+   * log's end (a recreated topic), where the chain goes on lower. */
+  g_string_append (sql, " ORDER BY job, topic, `partition`, id");
   if (!kt_db_run (db, sql->str, "cannot read ktally_batches", error))
     return FALSE;
   res = mysql_use_result (kt_db_connection (db));

@@ -78,7 +78,7 @@ gboolean kt_offsets_compact (KtDb *db, const char *job, const char *topic,
                              gint64 keep_seconds, GError **error);
 
 /* Every ktally_batches row (of @job, or all jobs if NULL), ordered by job,
- * topic, partition and from, into @rows (KtBatchRow, cleared by the array). */
+ * topic, partition and commit (id), into @rows (KtBatchRow, cleared by the array). */
 gboolean kt_offsets_read_batches (KtDb *db, const char *job, GArray *rows, GError **error);
 
 /* Every kafka_offset row into @offsets: "job\ttopic\tpartition" -> gint64*. */
