@@ -32,7 +32,8 @@ static void
 test_kafka_400 (void)
 {
   g_autoptr(GPtrArray) lines = sample ("apache-4.0.0.log");
-  KtFeatureNeeds plain = { 0 }, group = { .group = TRUE }, scram = { .sasl = "SCRAM-SHA-512" };
+  KtFeatureNeeds plain = { 0 }, group = { .group = TRUE };
+  KtFeatureNeeds scram = { .sasl = "SCRAM-SHA-512", .librdkafka = 0x020601ff };
   KtFeatureNeeds kerberos = { .group = TRUE, .sasl = "GSSAPI" };
   g_autofree char *verdict = NULL;
 
@@ -81,6 +82,37 @@ test_kafka_411_392 (void)
       g_autoptr(GPtrArray) lines = sample (names[i]);
       g_assert_null (kt_features_verdict (lines, &kerberos));
     }
+}
+
+/* SCRAM from librdkafka before 2.6.1 to Kafka 4.x: refused before the
+ * broker answers "invalid credentials" to a right password; to 3.9.2, and
+ * from 2.6.1 on, fine; other mechanisms untouched. */
+static void
+test_scram_kafka_4 (void)
+{
+  g_autoptr(GPtrArray) k411 = sample ("apache-4.1.1.log");
+  g_autoptr(GPtrArray) k392 = sample ("apache-3.9.2.log");
+  KtFeatureNeeds old = { .sasl = "SCRAM-SHA-512", .librdkafka = 0x020002ff };
+  KtFeatureNeeds old256 = { .group = TRUE, .sasl = "scram-sha-256", .librdkafka = 0x020002ff };
+  KtFeatureNeeds fixed = { .sasl = "SCRAM-SHA-512", .librdkafka = 0x020601ff };
+  KtFeatureNeeds unfixed = { .sasl = "SCRAM-SHA-512", .librdkafka = 0x020600ff };
+  KtFeatureNeeds plain = { .sasl = "PLAIN", .librdkafka = 0x020002ff };
+  g_autofree char *verdict = kt_features_verdict (k411, &old);
+  g_autofree char *v256 = kt_features_verdict (k411, &old256);
+  g_autofree char *v260 = kt_features_verdict (k411, &unfixed);
+
+  g_assert_nonnull (verdict);
+  g_test_message ("%s", verdict);
+  g_assert_nonnull (strstr (verdict, "(Kafka 4.0 or later, serving Fetch v4 and up) rejects the "
+                                     "SCRAM-SHA-512 proofs of librdkafka 2.0.2 as invalid"));
+  g_assert_nonnull (strstr (verdict, "librdkafka 2.6.1 or later"));
+  g_assert_null (strchr (verdict, '\n'));
+  g_assert_nonnull (v256);
+  g_assert_nonnull (strstr (v256, "scram-sha-256 proofs"));
+  g_assert_nonnull (v260);
+  g_assert_null (kt_features_verdict (k411, &fixed));
+  g_assert_null (kt_features_verdict (k411, &plain));
+  g_assert_null (kt_features_verdict (k392, &old));
 }
 
 /* A broker without FindCoordinator v0: consumer groups are gone, and only
@@ -134,6 +166,7 @@ main (int argc, char **argv)
   g_test_add_func ("/kfeatures/two-brokers", test_two_brokers);
   g_test_add_func ("/kfeatures/kafka-4.1.1-3.9.2", test_kafka_411_392);
   g_test_add_func ("/kfeatures/no-coordinator", test_no_coordinator);
+  g_test_add_func ("/kfeatures/scram-kafka-4", test_scram_kafka_4);
   g_test_add_func ("/kfeatures/garbage", test_garbage);
   return g_test_run ();
 }

@@ -138,9 +138,59 @@ wanting (const GPtrArray *lines, const char *broker, const char *feature)
   return g_string_free (g_steal_pointer (&out), out->len == 0);
 }
 
+/* The first broker in @lines that serves Fetch, and the lowest version it
+ * serves; NULL when none says. */
+static char *
+fetch_floor (const GPtrArray *lines, int *fmin)
+{
+  for (guint i = 0; i < lines->len; i++)
+    {
+      Line l;
+      int fmax;
+
+      if (!parse_line (lines->pdata[i], &l))
+        continue;
+      if (broker_range (lines, l.broker, "Fetch", fmin, &fmax))
+        return l.broker;
+      g_free (l.broker);
+    }
+  return NULL;
+}
+
+/* librdkafka before 2.6.1 builds SCRAM's client-final-message with the
+ * client nonce twice; brokers before 4.0 let it pass, 4.0 and later
+ * compare nonces as RFC 5802 says and answer "invalid credentials",
+ * whatever the password: a user would hunt a wrong password that is
+ * right. */
+static char *
+scram_verdict (const GPtrArray *lines, const KtFeatureNeeds *needs)
+{
+  int version = needs->librdkafka != 0 ? needs->librdkafka : rd_kafka_version ();
+  int fmin = -1;
+  g_autofree char *broker = NULL;
+
+  if (needs->sasl == NULL || g_ascii_strncasecmp (needs->sasl, "SCRAM-", 6) != 0
+      || version >= 0x020601ff)
+    return NULL;
+  broker = fetch_floor (lines, &fmin);
+  if (broker == NULL || fmin < 4)
+    return NULL;
+  return g_strdup_printf ("broker %s (Kafka 4.0 or later, serving Fetch v%d and up) rejects "
+                          "the %s proofs of librdkafka %d.%d.%d as invalid credentials, "
+                          "whatever the password (librdkafka before 2.6.1 repeats the client "
+                          "nonce, its issue 4895): use librdkafka 2.6.1 or later, or "
+                          "sasl.mechanisms=PLAIN over SASL_SSL",
+                          broker, fmin, needs->sasl, (version >> 24) & 0xff,
+                          (version >> 16) & 0xff, (version >> 8) & 0xff);
+}
+
 char *
 kt_features_verdict (const GPtrArray *lines, const KtFeatureNeeds *needs)
 {
+  char *scram = scram_verdict (lines, needs);
+
+  if (scram != NULL)
+    return scram;
   for (guint i = 0; i < lines->len; i++)
     {
       Line l;

@@ -17,12 +17,16 @@ typedef struct
 {
   gboolean    group;  /* --group: joins a consumer group (its coordinator) */
   const char *sasl;   /* the SASL mechanism of a SASL_* security.protocol, or NULL */
+  int         librdkafka;  /* rd_kafka_version() to judge for; 0: the one linked */
 } KtFeatureNeeds;
 
 /* Pure: reads librdkafka's "feature" debug lines of one connection (@lines,
  * as its log callback got them) and returns NULL when none of the features
  * @needs names was turned off, else one line for the user naming the
- * broker, what it serves, the feature and what it is for. */
+ * broker, what it serves, the feature and what it is for. Also refuses
+ * SCRAM from librdkafka before 2.6.1 to Kafka 4.0 or later, which rejects
+ * its proofs as invalid credentials whatever the password (librdkafka's
+ * issue 4895: it repeats the client nonce, which Kafka 4 checks). */
 char     *kt_features_verdict (const GPtrArray *lines, const KtFeatureNeeds *needs);
 
 /* Connects a probe client made from a copy of @conf (its callbacks and

@@ -16,6 +16,7 @@ KT_MODE=${KT_MODE:-transactional}
 declare -A KT_SUP=()       # supervisor name -> pid of its loop
 KT_FAULT_BROKERS=no        # set to yes once the broker was tampered with
 KT_FAULT_MYSQL=no          # set to yes once MariaDB was killed
+KT_FAULT_APACHE=no         # set to yes once an Apache Kafka broker was killed or paused
 trap 'kt_fault_cleanup' EXIT
 
 kt_fault_cleanup() {
@@ -32,6 +33,13 @@ kt_fault_cleanup() {
     kt_ctl up -1 > /dev/null 2>&1 || true
     kt_ctl rtt -1 0 > /dev/null 2>&1 || true
     for api in Fetch ListOffsets Metadata; do kt_ctl clear "$api" > /dev/null 2>&1 || true; done
+  fi
+  if [[ $KT_FAULT_APACHE == yes ]]; then
+    # Every node resumed, and any dead one started again (start waits for all).
+    for ((n = 1; n <= KT_KAFKA_NODES; n++)); do
+      "$KT_SERVICES" resume-broker "$n" > /dev/null 2>&1 || true
+    done
+    "$KT_SERVICES" start > /dev/null 2>&1 || echo "$TEST_NAME: could not start the Kafka brokers again" >&2
   fi
   if [[ $KT_FAULT_MYSQL == yes ]] && ! kt_mysql_up; then
     "$KT_SERVICES" start > /dev/null 2>&1 || echo "$TEST_NAME: could not restart MariaDB" >&2
