@@ -139,6 +139,8 @@ kt_positions_load (KtKindContext *job, const GArray *partitions, const GArray *e
   const KtJobSpec *spec = job->spec;
   g_autoptr(GArray) starts = g_array_new (FALSE, FALSE, sizeof (KtRange));
   g_autoptr(GArray) fresh = g_array_new (FALSE, FALSE, sizeof (KtRange));
+  g_autoptr(GArray) new_partitions = g_array_new (FALSE, FALSE, sizeof (gint32));
+  g_autoptr(GArray) new_offsets = g_array_new (FALSE, FALSE, sizeof (gint64));
   KtPartitionState *s;
   gboolean missing = FALSE, known = FALSE, latest;
 
@@ -186,9 +188,14 @@ kt_positions_load (KtKindContext *job, const GArray *partitions, const GArray *e
             continue;
           }
         missing = TRUE;
-        if (!kt_offsets_init (job->db, job->job, job->topic, s[i].partition, at, error))
-          return FALSE;
+        g_array_append_val (new_partitions, s[i].partition);
+        g_array_append_val (new_offsets, at);
       }
+  if (!kt_offsets_init_many (job->db, job->job, job->topic,
+                             (const gint32 *) (void *) new_partitions->data,
+                             (const gint64 *) (void *) new_offsets->data, new_partitions->len,
+                             error))
+    return FALSE;
   if (fresh->len > 0)
     report_new (job, fresh, latest);
   if (!kt_source_commit (job->source, starts, error))
@@ -222,12 +229,23 @@ kt_positions_assigned (KtKindContext *job, KtPartitionState *s, guint n, GError 
   if (!kt_source_watermarks (job->source, s, n, KAFKA_TIMEOUT_MS, error)
       || !kt_kind_context_claim (job, error))
     return FALSE;
-  for (guint i = 0; i < n; i++)
-    if (s[i].stored < 0
-        && !kt_offsets_init (job->db, job->job, job->topic, s[i].partition,
-                             spec->start == KT_START_LATEST && !known ? s[i].high : s[i].low,
-                             error))
+  {
+    g_autoptr(GArray) parts = g_array_new (FALSE, FALSE, sizeof (gint32));
+    g_autoptr(GArray) offsets = g_array_new (FALSE, FALSE, sizeof (gint64));
+
+    for (guint i = 0; i < n; i++)
+      if (s[i].stored < 0)
+        {
+          gint64 at = spec->start == KT_START_LATEST && !known ? s[i].high : s[i].low;
+
+          g_array_append_val (parts, s[i].partition);
+          g_array_append_val (offsets, at);
+        }
+    if (!kt_offsets_init_many (job->db, job->job, job->topic,
+                               (const gint32 *) (void *) parts->data,
+                               (const gint64 *) (void *) offsets->data, parts->len, error))
       return FALSE;
+  }
   return kt_offsets_load (job->db, job->job, job->topic, s, n, error);
 }
 

@@ -48,6 +48,11 @@ gboolean kt_offsets_load (KtDb *db, const char *job, const char *topic,
 gboolean kt_offsets_init (KtDb *db, const char *job, const char *topic, gint32 partition,
                           gint64 offset, GError **error);
 
+/* The same for @n partitions at once, in one statement. */
+gboolean kt_offsets_init_many (KtDb *db, const char *job, const char *topic,
+                               const gint32 *partitions, const gint64 *offsets, guint n,
+                               GError **error);
+
 /* In the caller's transaction: for each range that moves (until > from),
  * in partition order, UPDATE kafka_offset to until WHERE it is still from.
  * Stops at the first partition whose offset moved since (0 rows: another
