@@ -60,6 +60,26 @@ test_gap (void)
   g_assert_nonnull (strstr (problems->pdata[0], "gap: offsets [10, 12)"));
 }
 
+/* --on-data-loss skip on a recreated topic: the row [1000, 100) moves the
+ * stored offset back to the new log's end; the chain goes on from there,
+ * rows in commit order. */
+static void
+test_skip_past_end (void)
+{
+  static const Row rows[] = {
+    { "j", 0, 0, 600 }, { "j", 0, 600, 1000 }, { "j", 0, 1000, 100 }, { "j", 0, 100, 150 },
+  };
+  static const Row gap[] = { { "j", 0, 0, 1000 }, { "j", 0, 1000, 100 }, { "j", 0, 120, 150 } };
+  static const gint64 stored[] = { 150 };
+  g_autoptr(GPtrArray) problems = g_ptr_array_new_with_free_func (g_free);
+
+  check (rows, G_N_ELEMENTS (rows), stored, problems);
+  g_assert_cmpuint (problems->len, ==, 0);
+  check (gap, G_N_ELEMENTS (gap), stored, problems);
+  g_assert_cmpuint (problems->len, ==, 1);
+  g_assert_nonnull (strstr (problems->pdata[0], "gap: offsets [100, 120)"));
+}
+
 static void
 test_overlap (void)
 {
@@ -229,6 +249,7 @@ main (int argc, char **argv)
   g_test_add_func ("/audit/whole", test_whole);
   g_test_add_func ("/audit/gap", test_gap);
   g_test_add_func ("/audit/overlap", test_overlap);
+  g_test_add_func ("/audit/skip-past-end", test_skip_past_end);
   g_test_add_func ("/audit/short-of-stored", test_short_of_stored);
   g_test_add_func ("/audit/jobs-apart", test_jobs_apart);
   g_test_add_func ("/audit/idempotent", test_idempotent);

@@ -6,7 +6,9 @@
  * (kt_minute_from_civil and kt_minute_format, both ways, 1000..9999). */
 #include <stdio.h>
 #include <string.h>
+#include "counts.h"
 #include "error.h"
+#include "options.h"
 #include "parse.h"
 
 /* ---- kt_parser_line ---------------------------------------------------- */
@@ -740,6 +742,62 @@ test_line_shortcut_agrees (void)
           }
       }
   g_assert_cmpuint (checked, >, 1000);
+}
+
+/* The default options take the fixed-position path with the ERROR
+ * shortcut, not the general pattern: the options' own defaults (--levels
+ * ERROR, --bucket 1m), the default format spelled out, and a KtParseFormat
+ * of all NULL. Anything else (another level set, a bucket, --by) is a
+ * format of its own. */
+static void
+test_format_default_fast (void)
+{
+  KtCountOptions options = { 0 };
+  static const char *const error_only[] = { "ERROR", NULL };
+  static const char *const two[] = { "ERROR", "WARN", NULL };
+  KtParseFormat all_null = { 0 };
+  KtParseFormat spelled = { .time_format = "%Y-%m-%d %H:%M:%S", .levels = error_only,
+                            .bucket = 1 };
+  KtParseFormat iso_spelled = { .time_format = "%F %T", .levels = error_only };
+  KtParseFormat levels = { .levels = two };
+  KtParseFormat hourly = { .levels = error_only, .bucket = 60 };
+  KtParseFormat syslog = { .time_format = "syslog" };
+
+  for (const KtOption *row = kt_count_option_rows; row->name != NULL; row++)
+    if (row->fallback != NULL)
+      g_assert_true (kt_option_set_text (row, row->fallback, &options, NULL));
+  {
+    g_autoptr(GError) error = NULL;
+    g_autoptr(KtParser) parser = kt_counts_parser (&options, &error);
+
+    g_assert_no_error (error);
+    g_assert_true (kt_parser_fast_path (parser));
+  }
+  kt_option_table_clear (kt_count_option_rows, &options);
+
+  {
+    const KtParseFormat *fast[] = { &all_null, &spelled, &iso_spelled };
+    const KtParseFormat *slow[] = { &levels, &hourly, &syslog };
+
+    for (gsize i = 0; i < G_N_ELEMENTS (fast); i++)
+      {
+        g_autoptr(KtParser) parser = kt_parser_new_format (fast[i], NULL);
+        gint64 minute = 0;
+
+        g_assert_nonnull (parser);
+        g_assert_true (kt_parser_fast_path (parser));
+        g_assert_cmpint (kt_parser_line (parser, "2017-07-30 14:09:08 ERROR x", 27, &minute),
+                         ==, KT_LINE_ERROR);
+        g_assert_cmpint (minute, ==, kt_minute_from_civil (2017, 7, 30, 14, 9));
+      }
+    for (gsize i = 0; i < G_N_ELEMENTS (slow); i++)
+      {
+        g_autoptr(KtParser) parser = kt_parser_new_format (slow[i], NULL);
+
+        g_assert_nonnull (parser);
+        g_assert_false (kt_parser_fast_path (parser));
+      }
+  }
 }
 
 /* Other formats: ISO 8601 offsets to UTC, strptime-style times, levels
@@ -1543,6 +1601,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/parse/line/huge-message", test_line_huge_message);
   g_test_add_func ("/parse/value/16mb", test_value_16mb);
   g_test_add_func ("/parse/line/shortcut-agrees", test_line_shortcut_agrees);
+  g_test_add_func ("/parse/format/default-fast", test_format_default_fast);
   g_test_add_func ("/parse/format/iso8601", test_format_iso8601);
   g_test_add_func ("/parse/format/custom", test_format_custom);
   g_test_add_func ("/parse/format/refused", test_format_refused);

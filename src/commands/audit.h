@@ -12,12 +12,13 @@
 #include "offsets.h"
 
 /* One verdict for a set of rows (KtBatchRow, ordered by job, topic,
- * partition, from). @stored_offset(job, topic, partition) gives the
+ * partition, commit). @stored_offset(job, topic, partition) gives the
  * offset stored for the partition (-1 if none); @covered(job, topic,
  * partition) the offsets an idempotent job's output counted (NULL for a
  * transactional job). A transactional chain must be one unbroken chain up
- * to the stored offset. An idempotent job's batches may overlap (a rewind
- * reads counted offsets again, and counts none of them twice), so its check
+ * to the stored offset (a row that ends below its start, the skip past
+ * the log's end of a recreated topic, goes on from its end). An
+ * idempotent job's batches may overlap (a rewind reads counted offsets again, and counts none of them twice), so its check
  * is that every covered offset is in some batch, that the covered set
  * holds nothing twice, and that the batches leave no hole below the stored
  * offset (when one is known). Appends one line per problem to @problems; returns

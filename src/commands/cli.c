@@ -240,7 +240,9 @@ const KtOption kt_option_table[] = {
             "twice); for jobs over different partitions" },
   { "start", 0, "batch", KT_OPT_WORD, AT (job.start), .words = starts, .fallback = "earliest",
     .commands = KT_CMD_RUN, .metavar = "WHERE",
-    .help = "Where a partition with no stored offset starts" },
+    .help = "Where the job starts: a partition with no stored offset, when none has one "
+            "(one added to the topic later starts at its log start; the partition list is "
+            "read again every topic.metadata.refresh.interval.ms, 60 s unless -X says)" },
   { "from", 0, NULL, KT_OPT_CUSTOM, AT (job.replay_from), .commands = KT_CMD_REPLAY,
     .parse = parse_offsets, .clear = clear_array, .text = text_offsets,
     .metavar = "P:OFF[,P:OFF...]", .help = "First offset of each partition to replay (inclusive)" },

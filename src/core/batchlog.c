@@ -197,7 +197,18 @@ report_losses (KtBatchLog *log, const GArray *losses)
       kt_log_event_int (e, "partition", l->partition);
       kt_log_event_int (e, "from", l->from);
       kt_log_event_int (e, "until", l->until);
-      kt_log_event_int (e, "offsets", l->until - l->from);
+      kt_log_event_int (e, "offsets", MAX (0, l->until - l->from));
+      if (l->until < l->from)
+        {
+          /* Past the log's end: no count of what is gone, only that the
+           * log is not the one the stored offset was in. */
+          kt_log_event_emit (e, G_LOG_LEVEL_WARNING, "job %s: DATA LOSS on %s/%d: the stored "
+                             "offset %" G_GINT64_FORMAT " is beyond the log's end %"
+                             G_GINT64_FORMAT " (topic recreated or truncated?): continuing "
+                             "from the log start (--on-data-loss skip)", log->job, log->topic,
+                             l->partition, l->from, l->until);
+          continue;
+        }
       kt_log_event_emit (e, G_LOG_LEVEL_WARNING, "job %s: DATA LOSS on %s/%d: offsets [%"
                          G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") are gone (%" G_GINT64_FORMAT
                          " offsets never counted); continuing from %" G_GINT64_FORMAT

@@ -47,7 +47,7 @@ append_partitions (GString *out, const GArray *ranges)
 /* One line for the partitions seen for the first time (@fresh: KtRange,
  * from where each starts to its high watermark), however many there are. */
 static void
-report_new (KtKindContext *job, const GArray *fresh)
+report_new (KtKindContext *job, const GArray *fresh, gboolean latest)
 {
   g_autoptr(KtLogEvent) e = kt_log_event_new ("new-partitions");
   g_autoptr(GString) list = g_string_new (NULL);
@@ -65,8 +65,7 @@ report_new (KtKindContext *job, const GArray *fresh)
   kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "job %s: %u new partition%s of %s (%s): "
                      "starting at %s %s offset%s, %" G_GINT64_FORMAT " offset%s to read",
                      job->job, fresh->len, fresh->len == 1 ? "" : "s", job->topic, list->str,
-                     fresh->len == 1 ? "its" : "their",
-                     job->spec->start == KT_START_LATEST ? "latest" : "earliest",
+                     fresh->len == 1 ? "its" : "their", latest ? "latest" : "earliest",
                      fresh->len == 1 ? "" : "s", backlog, backlog == 1 ? "" : "s");
 }
 
@@ -140,8 +139,10 @@ kt_positions_load (KtKindContext *job, const GArray *partitions, const GArray *e
   const KtJobSpec *spec = job->spec;
   g_autoptr(GArray) starts = g_array_new (FALSE, FALSE, sizeof (KtRange));
   g_autoptr(GArray) fresh = g_array_new (FALSE, FALSE, sizeof (KtRange));
+  g_autoptr(GArray) new_partitions = g_array_new (FALSE, FALSE, sizeof (gint32));
+  g_autoptr(GArray) new_offsets = g_array_new (FALSE, FALSE, sizeof (gint64));
   KtPartitionState *s;
-  gboolean missing = FALSE;
+  gboolean missing = FALSE, known = FALSE, latest;
 
   g_array_set_size (states, partitions->len);
   s = (KtPartitionState *) (void *) states->data;
@@ -153,18 +154,23 @@ kt_positions_load (KtKindContext *job, const GArray *partitions, const GArray *e
       || !report_moves (job, expected, s, states->len, error))
     return FALSE;
 
+  /* --start says where a job starts. A partition without a stored offset
+   * beside partitions with one was added to the topic since: all it holds
+   * came after the job started, so it is read from its log start. */
+  for (guint i = 0; i < states->len; i++)
+    known |= s[i].stored >= 0;
+  latest = spec->start == KT_START_LATEST && !known;
   for (guint i = 0; i < states->len; i++)
     if (s[i].stored < 0)
       {
-        gint64 at = spec->start == KT_START_LATEST ? s[i].high : s[i].low;
+        gint64 at = latest ? s[i].high : s[i].low;
 
         if (spec->replay_from != NULL)
           at = bound (spec->replay_from, s[i].partition);
         else
           {
             g_debug ("job %s: %s/%d is new: starting at its %s offset %" G_GINT64_FORMAT,
-                     job->job, job->topic, s[i].partition,
-                     spec->start == KT_START_LATEST ? "latest" : "earliest", at);
+                     job->job, job->topic, s[i].partition, latest ? "latest" : "earliest", at);
             g_array_append_val (fresh, ((KtRange) { .partition = s[i].partition, .from = at,
                                                       .read_from = at, .until = s[i].high }));
           }
@@ -182,11 +188,16 @@ kt_positions_load (KtKindContext *job, const GArray *partitions, const GArray *e
             continue;
           }
         missing = TRUE;
-        if (!kt_offsets_init (job->db, job->job, job->topic, s[i].partition, at, error))
-          return FALSE;
+        g_array_append_val (new_partitions, s[i].partition);
+        g_array_append_val (new_offsets, at);
       }
+  if (!kt_offsets_init_many (job->db, job->job, job->topic,
+                             (const gint32 *) (void *) new_partitions->data,
+                             (const gint64 *) (void *) new_offsets->data, new_partitions->len,
+                             error))
+    return FALSE;
   if (fresh->len > 0)
-    report_new (job, fresh);
+    report_new (job, fresh, latest);
   if (!kt_source_commit (job->source, starts, error))
     return FALSE;
   if (missing
@@ -204,22 +215,37 @@ gboolean
 kt_positions_assigned (KtKindContext *job, KtPartitionState *s, guint n, GError **error)
 {
   const KtJobSpec *spec = job->spec;
-  gboolean missing = FALSE;
+  gboolean missing = FALSE, known = FALSE;
 
   if (!kt_offsets_load (job->db, job->job, job->topic, s, n, error))
     return FALSE;
   for (guint i = 0; i < n; i++)
-    missing |= s[i].stored < 0;
+    {
+      missing |= s[i].stored < 0;
+      known |= s[i].stored >= 0;  /* as in kt_positions_load: added partitions */
+    }
   if (!missing)
     return TRUE;
   if (!kt_source_watermarks (job->source, s, n, KAFKA_TIMEOUT_MS, error)
       || !kt_kind_context_claim (job, error))
     return FALSE;
-  for (guint i = 0; i < n; i++)
-    if (s[i].stored < 0
-        && !kt_offsets_init (job->db, job->job, job->topic, s[i].partition,
-                             spec->start == KT_START_LATEST ? s[i].high : s[i].low, error))
+  {
+    g_autoptr(GArray) parts = g_array_new (FALSE, FALSE, sizeof (gint32));
+    g_autoptr(GArray) offsets = g_array_new (FALSE, FALSE, sizeof (gint64));
+
+    for (guint i = 0; i < n; i++)
+      if (s[i].stored < 0)
+        {
+          gint64 at = spec->start == KT_START_LATEST && !known ? s[i].high : s[i].low;
+
+          g_array_append_val (parts, s[i].partition);
+          g_array_append_val (offsets, at);
+        }
+    if (!kt_offsets_init_many (job->db, job->job, job->topic,
+                               (const gint32 *) (void *) parts->data,
+                               (const gint64 *) (void *) offsets->data, parts->len, error))
       return FALSE;
+  }
   return kt_offsets_load (job->db, job->job, job->topic, s, n, error);
 }
 

@@ -361,7 +361,9 @@ run_batch (Runner *r, gboolean *idle, GError **error)
   for (guint i = 0; i < r->feeds->len; i++)
     {
       KtFeed *f = r->feeds->pdata[i];
-      gboolean fresh = !r->fixed && started - f->metadata_at >= METADATA_EVERY_US;
+      /* Partitions added to a topic are picked up at this pace. */
+      gboolean fresh = !r->fixed
+                       && started - f->metadata_at >= kt_source_metadata_every_us (f->source);
 
       if (!kt_feed_plan (f, fresh, r->settings.max_per_partition, r->job->run->on_data_loss,
                          error))

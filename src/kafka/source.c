@@ -189,9 +189,21 @@ make_conf (const KtSourceConfig *config, GError **error)
    *   (the mock does not) delays a batch's records by up to that much.
    *   Measured: 1-record batches 15 ms median instead of 19-35 with 100,
    *   idle batches no costlier;
-   * - reconnects within a second. */
+   * - reconnects within a second;
+   * - Fetch answers of at most 1 MiB, 128 KiB a partition, held until 16
+   *   KiB are there (or fetch.wait.max.ms passed): librdkafka's defaults
+   *   (50 MiB, 1 MiB a partition, 1 byte) keep a whole answer of every
+   *   leader in memory beside the queue. Measured on Apache Kafka, 2M
+   *   one-line records over 256 partitions: peak RSS 250-290 MB with the
+   *   defaults, 47-58 MB with these, CPU 0.78-0.97 s against 0.64-0.69 s,
+   *   the same wall time within the noise. Kafka returns a record batch
+   *   larger than both caps whole (KIP-74), so no record is too big for
+   *   them; only receive.message.max.bytes bounds what is read. */
   static const char *const defaults[][2] = {
     { "fetch.wait.max.ms", "50" },
+    { "fetch.max.bytes", "1048576" },
+    { "max.partition.fetch.bytes", "131072" },
+    { "fetch.min.bytes", "16384" },
     { "queued.min.messages", "50000" },
     { "queued.max.messages.kbytes", "16384" },
     { "topic.metadata.refresh.interval.ms", "60000" },
@@ -522,19 +534,61 @@ list_offsets (KtSource *self, const KtPartitionState *states, guint n_states,
   return TRUE;
 }
 
+/* The log starts' round of kt_source_watermarks(), on a thread of its own. */
+typedef struct
+{
+  KtSource               *self;
+  const KtPartitionState *states;
+  guint                   n_states;
+  gint64                 *low;
+  int                     timeout_ms;
+  GError                 *error;
+} LowRound;
+
+static gpointer
+low_round (gpointer data)
+{
+  LowRound *r = data;
+
+  return GINT_TO_POINTER (list_offsets (r->self, r->states, r->n_states,
+                                        RD_KAFKA_OFFSET_BEGINNING, r->low, r->timeout_ms,
+                                        &r->error));
+}
+
 gboolean
 kt_source_watermarks (KtSource *self, KtPartitionState *states, guint n_states,
                       int timeout_ms, GError **error)
 {
   /* Two ListOffsets rounds for all partitions at once (the "timestamps"
    * -2 and -1 mean earliest and latest): a few milliseconds for 64
-   * partitions where one watermark query per partition took 25-60. */
+   * partitions where one watermark query per partition took 25-60. One
+   * request cannot carry both (Kafka answers INVALID_REQUEST to a
+   * partition named twice in a ListOffsets), so the two rounds are in
+   * flight together: a batch's planning waits one round trip, not two. */
   g_autofree gint64 *low = g_new (gint64, MAX (n_states, 1));
   g_autofree gint64 *high = g_new (gint64, MAX (n_states, 1));
+  LowRound round = { self, states, n_states, low, timeout_ms, NULL };
+  g_autoptr(GError) high_error = NULL;
+  GThread *thread;
+  gboolean low_ok, high_ok;
 
-  if (!list_offsets (self, states, n_states, RD_KAFKA_OFFSET_BEGINNING, low, timeout_ms, error)
-      || !list_offsets (self, states, n_states, RD_KAFKA_OFFSET_END, high, timeout_ms, error))
-    return FALSE;
+  if (n_states == 0)
+    return TRUE;
+  thread = g_thread_try_new ("kt-watermarks", low_round, &round, NULL);
+  high_ok = list_offsets (self, states, n_states, RD_KAFKA_OFFSET_END, high, timeout_ms,
+                          &high_error);
+  /* No thread (out of resources): the rounds one after the other. */
+  low_ok = thread != NULL ? GPOINTER_TO_INT (g_thread_join (thread)) : low_round (&round) != NULL;
+  if (!low_ok)
+    {
+      g_propagate_error (error, round.error);
+      return FALSE;
+    }
+  if (!high_ok)
+    {
+      g_propagate_error (error, g_steal_pointer (&high_error));
+      return FALSE;
+    }
   for (guint i = 0; i < n_states; i++)
     {
       states[i].low = low[i];
@@ -1414,6 +1468,21 @@ gint64
 kt_source_last_bytes (KtSource *self)
 {
   return self->last_bytes;
+}
+
+gint64
+kt_source_metadata_every_us (KtSource *self)
+{
+  char value[32];
+  size_t size = sizeof value;
+  gint64 ms;
+
+  if (rd_kafka_conf_get (rd_kafka_conf (self->meta), "topic.metadata.refresh.interval.ms",
+                         value, &size) != RD_KAFKA_CONF_OK)
+    return 60 * G_USEC_PER_SEC;
+  ms = g_ascii_strtoll (value, NULL, 10);
+  /* -1 turns librdkafka's refresh off: keep ours at the default. */
+  return ms > 0 ? ms * 1000 : 60 * G_USEC_PER_SEC;
 }
 
 const char *

@@ -159,4 +159,8 @@ gint64    kt_source_unread_timestamp (KtSource *self, gint32 partition, gint64 o
 /* Value bytes handed to @func by the last kt_source_read(). */
 gint64    kt_source_last_bytes (KtSource *self);
 
+/* How often the partition list is read again, in microseconds: the
+ * consumer's topic.metadata.refresh.interval.ms (60 s unless -X says). */
+gint64    kt_source_metadata_every_us (KtSource *self);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (KtSource, kt_source_free)

@@ -161,6 +161,30 @@ idem_plan (gpointer data, GArray *ranges, const GArray *states,
   g_array_set_size (self->stats, 0);
   g_array_set_size (self->stats, ranges->len);
   self->summary = (KtBatchSummary) { 0 };
+  for (guint i = 0; i < ranges->len; i++)
+    {
+      const KtRange *rg = &g_array_index (ranges, KtRange, i);
+
+      for (guint j = 0; j < states->len; j++)
+        {
+          const KtPartitionState *st = &g_array_index (states, KtPartitionState, j);
+
+          /* --on-data-loss skip past the log's end (the topic recreated or
+           * truncated): the new log's offsets are ones this job counted
+           * already, so it would skip its records as counted, silently. */
+          if (st->partition == rg->partition && rg->from > st->high)
+            {
+              g_set_error (error, KT_ERROR, KT_ERROR_DATA_LOSS,
+                           "topic %s, partition %d: stored offset %" G_GINT64_FORMAT
+                           " is beyond the high watermark %" G_GINT64_FORMAT " (topic recreated "
+                           "or truncated?), and an idempotent job cannot go back: it would take "
+                           "the new log's offsets for ones it counted; `ktally forget --job %s --execute` "
+                           "and run again to count the new log from its start", self->job->topic,
+                           rg->partition, rg->from, st->high, self->job->job);
+              return FALSE;
+            }
+        }
+    }
   if (ranges->len > 0
       && (!kt_db_connect (self->job->db, error) || !read_coverage (self, ranges, FALSE, sets, error)))
     return FALSE;

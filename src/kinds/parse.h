@@ -149,6 +149,11 @@ void       kt_parser_set_malformed_func (KtParser *self, KtMalformedFunc func,
 /* Why the last line kt_parser_line() found malformed was. */
 KtMalformedWhy kt_parser_why (KtParser *self);
 
+/* Whether @self reads the default line format by its fixed positions and
+ * the ERROR shortcut (what the default options, spelled out or not, give)
+ * rather than through a general pattern. */
+gboolean   kt_parser_fast_path    (const KtParser *self);
+
 /* Tests only: with @enabled FALSE, every line goes through pcre2 (no ERROR
  * shortcut), so that both paths can be compared. */
 void       kt_parser_set_shortcut (KtParser *self, gboolean enabled);

@@ -69,17 +69,31 @@ gboolean
 kt_offsets_init (KtDb *db, const char *job, const char *topic, gint32 partition,
                  gint64 offset, GError **error)
 {
-  g_autoptr(GString) sql = g_string_new (
-    "INSERT IGNORE INTO kafka_offset (job, topic, `partition`, `offset`) VALUES (");
+  return kt_offsets_init_many (db, job, topic, &partition, &offset, 1, error);
+}
 
+gboolean
+kt_offsets_init_many (KtDb *db, const char *job, const char *topic, const gint32 *partitions,
+                      const gint64 *offsets, guint n, GError **error)
+{
+  g_autoptr(GString) sql = g_string_new (
+    "INSERT IGNORE INTO kafka_offset (job, topic, `partition`, `offset`) VALUES ");
+  g_autoptr(GString) quoted = g_string_new (NULL);
+
+  if (n == 0)
+    return TRUE;
   if (!kt_db_connect (db, error))
     return FALSE;
   /* IGNORE: two writers starting together both try; the first one wins
-   * and both then plan from the same stored row. */
-  kt_db_quote (db, sql, job);
-  g_string_append_c (sql, ',');
-  kt_db_quote (db, sql, topic);
-  g_string_append_printf (sql, ",%d,%" G_GINT64_FORMAT ")", partition, offset);
+   * and both then plan from the same stored row. One statement for all
+   * the new partitions: a commit each cost ~0.8 ms, 200 ms before a
+   * 256-partition job's first batch. */
+  kt_db_quote (db, quoted, job);
+  g_string_append_c (quoted, ',');
+  kt_db_quote (db, quoted, topic);
+  for (guint i = 0; i < n; i++)
+    g_string_append_printf (sql, "%s(%s,%d,%" G_GINT64_FORMAT ")", i > 0 ? "," : "",
+                            quoted->str, partitions[i], offsets[i]);
   return kt_db_run (db, sql->str, "cannot create a kafka_offset row", error);
 }
 
@@ -291,7 +305,10 @@ kt_offsets_read_batches (KtDb *db, const char *job, GArray *rows, GError **error
       g_string_append (sql, " WHERE job = ");
       kt_db_quote (db, sql, job);
     }
-  g_string_append (sql, " ORDER BY job, topic, `partition`, from_offset, id");
+  /* Commit order: a partition's chain is the order its batches committed
+   * in, which is the order of their offsets except after a skip past the
+   * log's end (a recreated topic), where the chain goes on lower. */
+  g_string_append (sql, " ORDER BY job, topic, `partition`, id");
   if (!kt_db_run (db, sql->str, "cannot read ktally_batches", error))
     return FALSE;
   res = mysql_use_result (kt_db_connection (db));

@@ -48,6 +48,11 @@ gboolean kt_offsets_load (KtDb *db, const char *job, const char *topic,
 gboolean kt_offsets_init (KtDb *db, const char *job, const char *topic, gint32 partition,
                           gint64 offset, GError **error);
 
+/* The same for @n partitions at once, in one statement. */
+gboolean kt_offsets_init_many (KtDb *db, const char *job, const char *topic,
+                               const gint32 *partitions, const gint64 *offsets, guint n,
+                               GError **error);
+
 /* In the caller's transaction: for each range that moves (until > from),
  * in partition order, UPDATE kafka_offset to until WHERE it is still from.
  * Stops at the first partition whose offset moved since (0 rows: another
@@ -78,7 +83,7 @@ gboolean kt_offsets_compact (KtDb *db, const char *job, const char *topic,
                              gint64 keep_seconds, GError **error);
 
 /* Every ktally_batches row (of @job, or all jobs if NULL), ordered by job,
- * topic, partition and from, into @rows (KtBatchRow, cleared by the array). */
+ * topic, partition and commit (id), into @rows (KtBatchRow, cleared by the array). */
 gboolean kt_offsets_read_batches (KtDb *db, const char *job, GArray *rows, GError **error);
 
 /* Every kafka_offset row into @offsets: "job\ttopic\tpartition" -> gint64*. */

@@ -10,11 +10,18 @@
  *   fixed   a hand-written fixed-position scan + kt_reducer_add(): checks
  *           the separators and digits at their places, validates the date,
  *           scans the level's letters and compares "ERROR". This is the
- *           parse limit: the same answers, no regex.
- * All three must classify every line the same way, and (for generated
+ *           parse limit: the same answers, no regex;
+ *   options kt_parser_value() with the parser `ktally run` builds from its
+ *           options' defaults (kt_counts_parser()): must cost what parser
+ *           does (the fixed-position path), not what general does;
+ *   general kt_parser_value() with the default format read through a
+ *           general pattern (--pattern), what every line paid while the
+ *           default options missed the fast path.
+ * All five must classify every line the same way, and (for generated
  * data) their per-minute counts must equal the generator's truth; any
  * difference exits 1. One line of key=value results goes to stdout:
- *   lines= bytes= repeat= parser_ns= line_ns= fixed_ns= (median ns/line,
+ *   lines= bytes= repeat= parser_ns= line_ns= fixed_ns= options_ns= general_ns=
+ *   (median ns/line,
  *   thread CPU time) parser_wall_ns= ... errors= malformed= minutes= check=ok
  *
  *   kt-parse-bench [--lines N] [--seed S] [--malformed PERMILLE]
@@ -32,6 +39,8 @@
 #include <glib.h>
 
 #include "kt-lines.h"
+#include "counts.h"
+#include "options.h"
 #include "parse.h"
 #include "reduce.h"
 
@@ -162,10 +171,13 @@ typedef enum
   RUN_PARSER,
   RUN_LINE,
   RUN_FIXED,
+  RUN_OPTIONS,
+  RUN_GENERAL,
   N_RUNS
 } RunKind;
 
-static const char *const run_names[N_RUNS] = { "parser", "line", "fixed" };
+static const char *const run_names[N_RUNS] = { "parser", "line", "fixed", "options",
+                                                 "general" };
 
 static double
 clock_ns (clockid_t id)
@@ -191,6 +203,8 @@ run_once (RunKind kind, const Data *d, KtParser *parser, KtReducer *reducer,
   c0 = clock_ns (CLOCK_THREAD_CPUTIME_ID);
   switch (kind)
     {
+    case RUN_OPTIONS:
+    case RUN_GENERAL:
     case RUN_PARSER:
       for (guint i = 0; i < n; i++)
         {
@@ -299,6 +313,9 @@ main (int argc, char **argv)
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- time ktally's parser");
   g_autoptr (GError) error = NULL;
   g_autoptr (KtParser) parser = NULL;
+  g_autoptr (KtParser) options_parser = NULL;
+  g_autoptr (KtParser) general_parser = NULL;
+  KtParser *parsers[N_RUNS];
   g_autoptr (KtReducer) reducer = kt_reducer_new ();
   GArray *cpu[N_RUNS], *wall[N_RUNS];
   g_autoptr (GArray) ref_minutes = NULL;
@@ -347,6 +364,28 @@ main (int argc, char **argv)
       g_printerr ("kt-parse-bench: %s\n", error->message);
       return 1;
     }
+  {
+    KtCountOptions options = { 0 };
+    KtParseFormat general = {
+      .pattern = "^(?<time>[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}) "
+                 "(?<level>[A-Za-z]+)(?: |\\z)" };
+
+    for (const KtOption *row = kt_count_option_rows; row->name != NULL; row++)
+      if (row->fallback != NULL)
+        kt_option_set_text (row, row->fallback, &options, NULL);
+    options_parser = kt_counts_parser (&options, &error);
+    kt_option_table_clear (kt_count_option_rows, &options);
+    if (options_parser != NULL)
+      general_parser = kt_parser_new_format (&general, &error);
+    if (general_parser == NULL)
+      {
+        g_printerr ("kt-parse-bench: %s\n", error->message);
+        return 1;
+      }
+  }
+  parsers[RUN_PARSER] = parsers[RUN_LINE] = parsers[RUN_FIXED] = parser;
+  parsers[RUN_OPTIONS] = options_parser;
+  parsers[RUN_GENERAL] = general_parser;
   for (int k = 0; k < N_RUNS; k++)
     {
       cpu[k] = g_array_new (FALSE, FALSE, sizeof (double));
@@ -361,7 +400,7 @@ main (int argc, char **argv)
         double c, w;
         g_autoptr (GArray) minutes = NULL;
 
-        run_once ((RunKind) k, &d, parser, reducer, &counts, &c, &w);
+        run_once ((RunKind) k, &d, parsers[k], reducer, &counts, &c, &w);
         g_array_append_val (cpu[k], c);
         g_array_append_val (wall[k], w);
         minutes = kt_reducer_sorted (reducer);

@@ -52,8 +52,16 @@ NO_CONVERSION_FORMATS = ["ISO8601", "Syslog", "SYSLOG", "today", "%%", "Y-m-d"]
 
 
 class Gen:
-    def __init__(self, seed, open_=None, focus=None, ops=(8, 24)):
+    def __init__(self, seed, open_=None, focus=None, ops=(8, 24), kafka="mock", mysql="single"):
         self.r = random.Random(seed)
+        # The services' own faults: Apache Kafka's (transactional producers,
+        # broker processes killed and paused) and Galera's (nodes killed and
+        # left down), each from a stream of its own; the draws of the main
+        # stream stay those of the mock and one MariaDB.
+        self.kafka, self.mysql = kafka, mysql
+        self.r_apache = random.Random("%s:apache" % seed)
+        self.r_galera = random.Random("%s:galera" % seed)
+        self.mysql_down = None      # the Galera node a kill left down
         # Axes added later draw from their own stream, so that a seed
         # keeps drawing the history it always drew (saved seeds, mutants).
         self.r_log = random.Random("%s:log-format" % seed)
@@ -86,6 +94,10 @@ class Gen:
              "jobs": [], "ops": []}
         if self.focus:
             h["focus"] = self.focus
+        if self.kafka != "mock":
+            h["kafka"] = self.kafka
+        if self.mysql != "single":
+            h["mysql"] = self.mysql
         # Topics: one or two of log lines, sometimes one of ledger messages.
         n_log = 2 if self.chance(0.3) else 1
         for i in range(n_log):
@@ -252,6 +264,10 @@ class Gen:
                  "table-collisions": "start"}.get(self.focus)
         if boost:
             weights[kinds.index(boost)] = 25
+        if self.focus == "transactions":
+            weights[kinds.index("produce")] = 30
+        if self.focus == "failover":
+            weights[kinds.index("mysql")] = 14
         if self.focus in ("manage-jobs", "recount"):
             # `scripts/soak --focus manage-jobs`: resets and forgets (#16) often.
             weights[kinds.index("reset")], weights[kinds.index("forget")] = 25, 8
@@ -288,6 +304,8 @@ class Gen:
                     ops.append({"op": "mysql_restart"})
                 else:
                     ops.append({"op": "mysql_outage", "ms": r.choice([500, 1500, 3000])})
+                if self.mysql == "galera":
+                    ops[-1] = self.galera_fault()
             elif kind == "broker":
                 s = r.random()
                 if s < 0.4:
@@ -305,6 +323,16 @@ class Gen:
                     ops.append({"op": "leader", "topic": t,
                                 "partition": r.randrange(topics[t]["partitions"]),
                                 "broker": r.randint(1, 3)})
+                if self.kafka == "apache":
+                    # No injected protocol errors on a real broker: its
+                    # processes die and stop instead.
+                    ra = self.r_apache
+                    if ra.random() < 0.5:
+                        ops[-1] = {"op": "broker_kill", "broker": ra.randint(1, 3),
+                                   "ms": ra.choice([300, 1500, 4000])}
+                    else:
+                        ops[-1] = {"op": "broker_pause", "broker": ra.randint(1, 3),
+                                   "ms": ra.choice([500, 2000, 8000])}
             elif kind == "replay":
                 op = self.replay(h, topics, dbs, jobs, produced, replays, started)
                 if op:
@@ -379,6 +407,11 @@ class Gen:
                 if not op["dry"]:
                     live[j] = []   # the runner stops them first, as ktally-forget(1) says
                 ops.append(op)
+        if self.mysql == "galera" and self.mysql_down is not None:
+            # A node still down when the jobs drain, sometimes: ktally,
+            # given every node, must finish on the others.
+            if self.r_galera.random() < (0.1 if self.focus == "failover" else 0.5):
+                ops.append({"op": "mysql_node_restart", "node": self.mysql_down})
         if self.focus == "idempotent-byte-cap-livelock":
             # The drain restarts every job: new records after an open chunk
             # larger than the byte cap, read again from the chunk's start.
@@ -392,6 +425,24 @@ class Gen:
             for op in ops:
                 if op["op"] == "produce":
                     op["sync"] = True
+
+    def galera_fault(self):
+        """A Galera node killed -9 and left down (the first host, the one
+        ktally writes to, half the time), killed for a while, or restarted;
+        never two down at once (the other two keep the quorum)."""
+        rg = self.r_galera
+        if self.mysql_down is not None:
+            op = {"op": "mysql_node_restart", "node": self.mysql_down}
+            self.mysql_down = None
+            return op
+        node = 1 if rg.random() < (0.8 if self.focus == "failover" else 0.5) else rg.randint(2, 3)
+        s = rg.random()
+        if s < (0.8 if self.focus == "failover" else 0.5):
+            self.mysql_down = node
+            return {"op": "mysql_node_kill", "node": node}
+        if s < 0.9:
+            return {"op": "mysql_outage", "node": node, "ms": rg.choice([500, 1500, 3000])}
+        return {"op": "mysql_restart", "node": node}
 
     def sighup(self, ops, live):
         """Sometimes a reload of a live instance: nothing may change in the
@@ -456,6 +507,14 @@ class Gen:
               "codec": r.choice(["none", "none", "gzip", "snappy", "lz4", "zstd"]),
               "spread": r.choice(["rr", "rr", "random", "one", "skew"]),
               "keys": r.choice(["none", "random", "fixed"])}
+        if topic["kind"] == LOG and self.kafka == "apache":
+            # A transactional producer that commits or aborts: only what
+            # commits counts (read_committed).
+            ra = self.r_apache
+            op["txn"] = ra.choice(["commit", "abort", "abort"] if self.focus == "transactions"
+                                  else [None, None, None, "commit", "abort"])
+            if op["txn"] is None:
+                del op["txn"]
         if topic["kind"] == LOG:
             # Weights of the value shapes in this batch of messages.
             op["shapes"] = r.choice(["plain", "mixed", "mixed", "hostile", "multi"])

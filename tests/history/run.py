@@ -58,6 +58,10 @@ def load_env(path):
 
 
 class Services:
+    """The services a history runs against: the mock broker or a three-node
+    Apache Kafka cluster (KT_KAFKA), one MariaDB or three Galera nodes
+    (KT_MYSQL_TOPOLOGY); what the runner asks of them, whichever they are."""
+
     def __init__(self, env, build, repo):
         self.env = env
         self.build = build
@@ -67,31 +71,54 @@ class Services:
         self.brokers = env["KT_BROKERS"]
         self.uri_base = env["KT_DB_URI_BASE"]
         self.services = env.get("KT_SERVICES") or os.path.join(repo, "scripts/services")
+        self.kafka = env.get("KT_KAFKA") or "mock"
+        self.topology = env.get("KT_MYSQL_TOPOLOGY") or "single"
+        # Every MariaDB server, in the order of the URI's hosts list (one
+        # but on Galera): the checker's own queries go to one that answers.
+        hosts = self.uri_base.split("@", 1)[-1]
+        self.mysql_hosts = [(h.rsplit(":", 1)[0], int(h.rsplit(":", 1)[1]))
+                            for h in hosts.split(",") if ":" in h] or [
+            (env["KT_MYSQL_HOST"], int(env["KT_MYSQL_PORT"]))]
+        self.admin = None
 
     def connect(self, db=None, tries=60):
         last = None
         for _ in range(tries):
-            try:
-                kw = dict(host=self.env["KT_MYSQL_HOST"], port=int(self.env["KT_MYSQL_PORT"]),
-                          user=self.env["KT_MYSQL_USER"], passwd=self.env["KT_MYSQL_PASSWORD"],
-                          connect_timeout=5, autocommit=True, charset="utf8mb4")
-                if db:
-                    kw["db"] = db
-                return MySQLdb.connect(**kw)
-            except MySQLdb.OperationalError as e:
-                last = e
-                time.sleep(0.25)
+            for host, port in self.mysql_hosts:
+                try:
+                    kw = dict(host=host, port=port,
+                              user=self.env["KT_MYSQL_USER"], passwd=self.env["KT_MYSQL_PASSWORD"],
+                              connect_timeout=5, autocommit=True, charset="utf8mb4")
+                    if db:
+                        kw["db"] = db
+                    conn = MySQLdb.connect(**kw)
+                    if self.topology == "galera":
+                        # A node outside the primary component (or joining)
+                        # answers but cannot be read: another one then.
+                        cur = conn.cursor()
+                        cur.execute("SHOW STATUS LIKE 'wsrep_ready'")
+                        row = cur.fetchone()
+                        if not row or row[1] != "ON":
+                            conn.close()
+                            raise MySQLdb.OperationalError(2013, "%s:%d: wsrep not ready" % (
+                                host, port))
+                    return conn
+                except MySQLdb.OperationalError as e:
+                    last = e
+            time.sleep(0.25)
         raise HarnessError("cannot connect to MariaDB: %s" % last)
 
     def sql(self, db, query, args=None):
-        for attempt in range(3):
+        for attempt in range(4):
             conn = self.connect(db)
             try:
                 cur = conn.cursor()
                 cur.execute(query, args)
                 return list(cur.fetchall())
             except MySQLdb.OperationalError as e:
-                if e.args[0] in (2006, 2013) and attempt < 2:
+                # 1213: a certification conflict on Galera (DDL beside a
+                # writer on another node); 1047: the node left the cluster.
+                if e.args[0] in (2006, 2013, 1213, 1047) and attempt < 3:
                     time.sleep(0.5)
                     continue
                 raise
@@ -99,6 +126,8 @@ class Services:
                 conn.close()
 
     def ctl(self, *words, check=True):
+        if self.kafka != "mock":
+            raise HarnessError("kt-mock-broker ctl %s: not on %s" % (words[0], self.kafka))
         r = subprocess.run([self.broker_bin, "ctl", "--control", self.env["KT_BROKER_CTL"]]
                            + [str(w) for w in words], capture_output=True, timeout=90)
         out = r.stdout.decode(errors="replace").strip()
@@ -107,19 +136,71 @@ class Services:
                                                                  r.stderr.decode(errors="replace")))
         return out
 
-    def service(self, what):
-        r = subprocess.run([self.services, what], capture_output=True, timeout=120,
-                           env=dict(os.environ, KT_SERVICES_DIR=self.env["KT_SERVICES_DIR"]))
+    def service(self, *what):
+        r = subprocess.run([self.services] + [str(w) for w in what], capture_output=True,
+                           timeout=180, env=dict(os.environ, KT_SERVICES_DIR=self.env["KT_SERVICES_DIR"]))
         if r.returncode != 0:
-            raise HarnessError("scripts/services %s: %s" % (what, (r.stdout + r.stderr).decode()[-500:]))
+            raise HarnessError("scripts/services %s: %s" % (" ".join(map(str, what)),
+                                                            (r.stdout + r.stderr).decode()[-500:]))
+
+    def admin_client(self):
+        from confluent_kafka.admin import AdminClient
+        if self.admin is None:
+            self.admin = AdminClient({"bootstrap.servers": self.brokers, "log_level": 3})
+        return self.admin
+
+    def create_topic(self, name, partitions):
+        """A new topic; False if it exists already."""
+        if self.kafka == "mock":
+            return "exists" not in self.ctl("create", name, partitions)
+        from confluent_kafka import KafkaException
+        from confluent_kafka.admin import NewTopic
+        fut = self.admin_client().create_topics(
+            [NewTopic(name, partitions, 3)], operation_timeout=30, request_timeout=30)[name]
+        try:
+            fut.result(60)
+        except KafkaException as e:
+            if "TOPIC_ALREADY_EXISTS" in str(e):
+                return False
+            raise HarnessError("cannot create topic %s: %s" % (name, e))
+        # Every partition has a leader before anything is produced.
+        end = time.monotonic() + 60
+        while time.monotonic() < end:
+            md = self.admin_client().list_topics(name, timeout=10).topics.get(name)
+            if md is not None and md.error is None and len(md.partitions) == partitions and all(
+                    pm.leader >= 0 for pm in md.partitions.values()):
+                return True
+            time.sleep(0.2)
+        raise HarnessError("topic %s: partitions without a leader after 60 s" % name)
 
     def watermarks(self, topic):
-        for _ in range(10):
-            out = self.ctl("watermarks", topic, check=False)
-            if out.startswith("ok"):
-                return [int(x.split(":")[2]) for x in out.split()[1:]]
-            time.sleep(0.5)
-        raise HarnessError("cannot read the watermarks of %s: %s" % (topic, out))
+        if self.kafka == "mock":
+            for _ in range(10):
+                out = self.ctl("watermarks", topic, check=False)
+                if out.startswith("ok"):
+                    return [int(x.split(":")[2]) for x in out.split()[1:]]
+                time.sleep(0.5)
+            raise HarnessError("cannot read the watermarks of %s: %s" % (topic, out))
+        from confluent_kafka import Consumer, TopicPartition
+        c = Consumer({"bootstrap.servers": self.brokers, "group.id": "kth-watermarks",
+                      "enable.auto.commit": False, "log_level": 3})
+        try:
+            md = c.list_topics(topic, timeout=30).topics[topic]
+            return [c.get_watermark_offsets(TopicPartition(topic, p), timeout=30)[1]
+                    for p in sorted(md.partitions)]
+        except Exception as e:
+            raise HarnessError("cannot read the watermarks of %s: %s" % (topic, e))
+        finally:
+            c.close()
+
+    def quiet(self):
+        """Drops the mock's request errors still queued and takes its
+        brokers up (nothing to do on Apache Kafka: its faults are ops that
+        end by themselves)."""
+        if self.kafka != "mock":
+            return
+        for api in ("Fetch", "ListOffsets"):
+            self.ctl("clear", api, check=False)
 
 
 # Each stderr line of an instance, in its --log-format (None: text).
@@ -332,6 +413,7 @@ class Runner:
         self.log_lines = []
         self.n_logs = 0
         self.mysql_fault_at = -1.0   # monotonic time the last MariaDB fault ended
+        self.mysql_down = set()      # Galera nodes this history killed and left down
 
     # ------------------------------------------------------------------ names
     def job_name(self, jid):
@@ -635,14 +717,14 @@ class Runner:
             self.finish()
         finally:
             self.cleanup_processes()
+            self.restart_mysql_nodes()
         return self.stats
 
     def setup(self):
         for d in self.dbs:
             self.svc.sql(None, "CREATE DATABASE `%s`" % self.dbname[d])
         for t in self.h["topics"]:
-            out = self.svc.ctl("create", self.names[t["id"]], t["partitions"])
-            if "exists" in out:
+            if not self.svc.create_topic(self.names[t["id"]], t["partitions"]):
                 raise HarnessError("topic %s exists already" % self.names[t["id"]])
 
     def cleanup_processes(self):
@@ -665,9 +747,23 @@ class Runner:
         topic = self.topics[t]
         n_parts = topic["partitions"]
         name = self.names[t]
-        p = Producer({"bootstrap.servers": self.svc.brokers, "enable.idempotence": True,
-                      "compression.codec": op["codec"], "linger.ms": 5,
-                      "message.timeout.ms": 60000, "log_level": 3})
+        conf = {"bootstrap.servers": self.svc.brokers, "enable.idempotence": True,
+                "compression.codec": op["codec"], "linger.ms": 5,
+                "message.timeout.ms": 60000, "log_level": 3}
+        txn = op.get("txn")
+        if txn:
+            # A transactional producer (Apache Kafka): its records count
+            # only if it commits; each partition it wrote gets a marker.
+            self.n_txn = getattr(self, "n_txn", 0) + 1
+            conf["transactional.id"] = "kth-%s-%d" % (self.run_id, self.n_txn)
+            conf["transaction.timeout.ms"] = 60000
+        p = Producer(conf)
+        if txn:
+            try:
+                p.init_transactions(60)
+                p.begin_transaction()
+            except Exception as e:
+                raise HarnessError("transactional producer: %s" % e)
         import random
         r = random.Random(op["seed"] ^ 0x5eed)
         if topic["kind"] == LEDGER:
@@ -714,6 +810,13 @@ class Runner:
         bad = [d for d in delivered if d[0] is not None]
         if left or bad or len(delivered) != op["n"]:
             raise HarnessError("producer: %d undelivered, errors %s" % (left, bad[:3]))
+        if txn:
+            # Every record is in the log (flushed) before the end: an abort
+            # then leaves them all there, aborted, at known offsets.
+            try:
+                (p.commit_transaction if txn == "commit" else p.abort_transaction)(60)
+            except Exception as e:
+                raise HarnessError("transactional producer: %s: %s" % (txn, e))
         offsets = collections.defaultdict(list)
         for _, part, off in delivered:
             offsets[part].append(off)
@@ -723,8 +826,35 @@ class Runner:
             if got != list(range(have, have + len(vals))):
                 raise HarnessError("producer: %s/%d offsets %s..., expected from %d" % (
                     name, part, got[:5], have))
-            self.msgs[t][part].extend(vals)
+            # What a read_committed reader never sees holds no record
+            # here: an aborted record, a transaction's marker.
+            self.msgs[t][part].extend(vals if txn != "abort" else [(None, None)] * len(vals))
+        if txn:
+            self.markers(t, sorted(sent))
+            self.stats["transactions"] += 1
+            self.stats["aborted"] += op["n"] if txn == "abort" else 0
         self.stats["records"] += op["n"]
+
+    def markers(self, t, parts):
+        """Each partition a transaction wrote holds its marker next; the
+        coordinator writes them after EndTxn answered, so they are waited
+        for: nothing else may be produced there before."""
+        name = self.names[t]
+        want = {p: len(self.msgs[t][p]) + 1 for p in parts}
+        end = time.monotonic() + 60
+        while True:
+            high = self.svc.watermarks(name)
+            if all(high[p] >= want[p] for p in parts):
+                break
+            if time.monotonic() > end:
+                raise HarnessError("%s: transaction markers not written in 60 s: %s, want %s" % (
+                    name, high, want))
+            time.sleep(0.05)
+        for p in parts:
+            if high[p] != want[p]:
+                raise HarnessError("%s/%d: high watermark %d after the transaction, want %d" % (
+                    name, p, high[p], want[p]))
+            self.msgs[t][p].append((None, None))
 
     def op_start(self, op):
         jid = op["job"]
@@ -859,18 +989,25 @@ class Runner:
         self.stop_instance(op["inst"], signal.SIGTERM)
 
     def op_mysql_restart(self, op):
+        if op.get("node") and self.mysql_down - {op["node"]}:
+            return      # another Galera node is down: keep the quorum
         self.mysql_fault_at = float("inf")
-        self.svc.service("restart-mysql")
+        self.svc.service("restart-mysql", *([op["node"]] if op.get("node") else []))
+        self.mysql_down.discard(op.get("node"))
         self.mysql_fault_at = time.monotonic()
         self.stats["faults"] += 1
 
     def op_mysql_outage(self, op):
+        node = [op["node"]] if op.get("node") else []
+        if node and self.mysql_down - set(node):
+            return      # another Galera node is down: keep the quorum
         self.mysql_fault_at = float("inf")
-        self.svc.service("kill-mysql")
+        self.svc.service("kill-mysql", *node)
         try:
             self.nap(op["ms"] / 1000.0)
         finally:
-            self.svc.service("restart-mysql")
+            self.svc.service("restart-mysql", *node)
+            self.mysql_down -= set(node)
             self.mysql_fault_at = time.monotonic()
         self.stats["faults"] += 1
 
@@ -880,6 +1017,54 @@ class Runner:
             self.nap(op["ms"] / 1000.0)
         finally:
             self.svc.ctl("up", op["broker"])
+        self.stats["faults"] += 1
+
+    def op_mysql_node_kill(self, op):
+        """Galera: node N killed -9 and left down (the two others keep the
+        primary component); ktally, given every node, moves to another."""
+        if self.mysql_down:
+            return      # one node down at most (a shrunk history may ask twice)
+        self.mysql_fault_at = float("inf")
+        self.svc.service("kill-mysql", op["node"])
+        self.mysql_down.add(op["node"])
+        self.mysql_fault_at = time.monotonic()
+        self.stats["faults"] += 1
+
+    def op_mysql_node_restart(self, op):
+        """Galera: node N started again (or killed -9 and started again if it
+        runs): it rejoins by a state transfer."""
+        if self.mysql_down - {op["node"]}:
+            return      # another node is down: the cluster would lose its quorum
+        self.mysql_fault_at = float("inf")
+        self.svc.service("restart-mysql", op["node"])
+        self.mysql_down.discard(op["node"])
+        self.mysql_fault_at = time.monotonic()
+        self.stats["faults"] += 1
+
+    def restart_mysql_nodes(self):
+        """Every Galera node killed by the history up again, for the next one."""
+        for n in sorted(self.mysql_down):
+            self.svc.service("restart-mysql", n)
+        self.mysql_down.clear()
+
+    def op_broker_kill(self, op):
+        """Apache Kafka: broker N killed -9, down for a while, started again
+        on its data (scripts/services restart-broker waits until it is back)."""
+        self.svc.service("kill-broker", op["broker"])
+        try:
+            self.nap(op["ms"] / 1000.0)
+        finally:
+            self.svc.service("restart-broker", op["broker"])
+        self.stats["faults"] += 1
+
+    def op_broker_pause(self, op):
+        """Apache Kafka: broker N stopped (SIGSTOP), past the request timeouts
+        when long, then continued."""
+        self.svc.service("pause-broker", op["broker"])
+        try:
+            self.nap(op["ms"] / 1000.0)
+        finally:
+            self.svc.service("resume-broker", op["broker"])
         self.stats["faults"] += 1
 
     def op_broker_errors(self, op):
@@ -1007,8 +1192,7 @@ class Runner:
         """Drops the request errors still queued: an operator command reads
         the watermarks once and, like any client, reports a broker error
         (exit 3) rather than retrying it."""
-        for api in ("Fetch", "ListOffsets"):
-            self.svc.ctl("clear", api, check=False)
+        self.svc.quiet()
 
     def op_audit(self, op):
         if not self.has_table(op["db"], "ktally_batches"):
@@ -1609,9 +1793,9 @@ class Runner:
         self.check_livez()
         for name in list(self.live):
             self.stop_instance(name, signal.SIGTERM)
-        for api in ("Fetch", "ListOffsets"):
-            self.svc.ctl("clear", api, check=False)
-        self.svc.ctl("up", -1, check=False)
+        self.svc.quiet()
+        if self.svc.kafka == "mock":
+            self.svc.ctl("up", -1, check=False)
         for t in self.topics:
             high = self.svc.watermarks(self.names[t])
             want = [len(m) for m in self.msgs[t]]

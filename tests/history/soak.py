@@ -56,8 +56,9 @@ def script_text(h, failure, original_ops, build):
         "# ktally randomized history checker (tests/history): a failing history.",
         "# seed %s; %s" % (h["seed"], "shrunk from %d to %d operations" % (original_ops, len(h["ops"]))
                            if original_ops != len(h["ops"]) else "%d operations" % len(h["ops"])),
-        "# the whole unshrunk history: scripts/soak --seed %s --histories 1%s%s" % (
-            h["seed"], "".join(" --check %s" % c for c in sorted(set(KNOWN_OPEN) - set(h["open"]))),
+        "# the whole unshrunk history: scripts/soak%s%s --seed %s --histories 1%s%s" % (
+            " --kafka " + h["kafka"] if h.get("kafka") else "",
+            " --mysql " + h["mysql"] if h.get("mysql") else "", h["seed"], "".join(" --check %s" % c for c in sorted(set(KNOWN_OPEN) - set(h["open"]))),
             " --focus %s" % h["focus"] if h.get("focus") else ""),
         "# failure: %s" % failure.sig,
     ]
@@ -66,7 +67,9 @@ def script_text(h, failure, original_ops, build):
     lines += [
         "# Replay in one command from the repository root: sh THIS_FILE",
         "# (KT_BUILD=build-asan for the sanitizer build; --verbose shows each step)",
-        'exec scripts/soak --build "${KT_BUILD:-%s}" --replay - "$@" <<\'HISTORY\'' % build,
+        'exec scripts/soak --build "${KT_BUILD:-%s}"%s%s --replay - "$@" <<\'HISTORY\'' % (
+            build, " --kafka " + h["kafka"] if h.get("kafka") else "",
+            " --mysql " + h["mysql"] if h.get("mysql") else ""),
     ]
     return "\n".join(lines) + "\n" + history_text(h) + "HISTORY\n"
 
@@ -82,6 +85,14 @@ class Soak:
         if not os.path.exists(env_file):
             raise SystemExit("soak: no services env at %s: run scripts/services start" % env_file)
         self.svc = Services(load_env(env_file), os.path.abspath(args.build), REPO)
+        # The histories draw what the services can do: transactional
+        # producers and broker processes on Apache Kafka, nodes on Galera.
+        for what, want, have in (("--kafka", args.kafka, self.svc.kafka),
+                                 ("--mysql", args.mysql, self.svc.topology)):
+            if want is not None and want != have:
+                raise SystemExit("soak: %s %s, but the services of %s run %s (start them with "
+                                 "scripts/services start %s %s in a state dir of their own)" % (
+                                     what, want, env_file, have, what, want))
         if not os.access(self.svc.ktally, os.X_OK):
             raise SystemExit("soak: %s is missing: build first (meson compile -C %s)" % (
                 self.svc.ktally, args.build))
@@ -93,7 +104,8 @@ class Soak:
                        "resets": 0, "forgets": 0, "refused_tables": 0, "refused_formats": 0,
                        "errors_checked": 0, "keyed_tables": 0, "folded_tables": 0,
                        "folded_checked": 0, "folded_exact_buckets": 0, "notify_checked": 0,
-                       "probes_checked": 0, "recounts": 0, "dead_letters_checked": 0}
+                       "probes_checked": 0, "recounts": 0, "dead_letters_checked": 0,
+                       "transactions": 0, "aborted": 0}
         self.failures = []
 
     def sanitized(self):
@@ -201,12 +213,19 @@ class Soak:
         if a.replay:
             text = sys.stdin.read() if a.replay == "-" else open(a.replay).read()
             h = parse_history(text)
+            for what, want, have in (("--kafka", h.get("kafka", "mock"), self.svc.kafka),
+                                     ("--mysql", h.get("mysql", "single"), self.svc.topology)):
+                if want != have:
+                    raise SystemExit("soak: this history ran with %s %s; the services run %s: "
+                                     "scripts/soak %s %s --replay ..." % (what, want, have, what, want))
             self.run_one(h) if not a.no_shrink_replay else None
             return self.report()
         open_ = self.open_set()
         seed = a.seed if a.seed is not None else int(time.time()) % 1000000
-        say("soak: seed %d (rerun a history: scripts/soak --seed S --histories 1), build %s%s%s" % (
-            seed, self.build, ", checking " + ",".join(sorted(set(KNOWN_OPEN) - open_))
+        target = "".join([" --kafka %s" % self.svc.kafka if self.svc.kafka != "mock" else "",
+                          " --mysql %s" % self.svc.topology if self.svc.topology != "single" else ""])
+        say("soak: seed %d (rerun a history: scripts/soak%s --seed S --histories 1), build %s%s%s" % (
+            seed, target, self.build, ", checking " + ",".join(sorted(set(KNOWN_OPEN) - open_))
             if open_ != set(KNOWN_OPEN) else "", ", focus " + a.focus if a.focus else ""))
         end = time.monotonic() + a.minutes * 60 if a.minutes else None
         k = 0
@@ -217,7 +236,8 @@ class Soak:
                 break
             if a.stop_at_failure and self.failures:
                 break
-            h = Gen(seed + k, open_, focus=a.focus).history()
+            h = Gen(seed + k, open_, focus=a.focus, kafka=self.svc.kafka,
+                    mysql=self.svc.topology).history()
             self.run_one(h)
             k += 1
         return self.report()
@@ -234,6 +254,9 @@ class Soak:
             say("soak: of the refusals, %d runs over a table that collides with another job's or "
                 "ktally's own, %d time formats that cannot place a line in time" % (
                     t["refused_tables"], t["refused_formats"]))
+        if t["transactions"]:
+            say("soak: Apache Kafka: %d transactions produced, %d records of them aborted (never "
+                "to be counted)" % (t["transactions"], t["aborted"]))
         if t["recounts"] or t["dead_letters_checked"]:
             say("soak: %d recounts (reset --rebuild of a range), %d malformed lines checked in "
                 "dead-letter tables" % (t["recounts"], t["dead_letters_checked"]))
@@ -288,6 +311,11 @@ def mutant(args):
         subprocess.run(["meson", "setup", build, src], check=True, stdout=subprocess.DEVNULL)
     subprocess.run(["meson", "compile", "-C", build, "src/ktally:executable"], check=True, stdout=subprocess.DEVNULL)
     args.build = build
+    if not args.focus and head.get("focus"):
+        args.focus = head["focus"]
+    for word in (head.get("target") or "").split("--")[1:]:
+        what, _, want = word.strip().partition(" ")
+        setattr(args, what, getattr(args, what) or want.strip())
     finds = (head.get("finds") or "none").split()[0]
     finds = None if finds == "none" else finds
     if finds and finds in KNOWN_OPEN:
@@ -324,6 +352,14 @@ def main():
     p.add_argument("--history-seconds", type=int, default=240, help="bound of one history")
     p.add_argument("--stop-at-failure", action="store_true")
     p.add_argument("--slow", type=float, help="scale every bound (default: 3 under sanitizers)")
+    p.add_argument("--kafka", choices=["mock", "apache"],
+                   help="the broker the services run (scripts/soak starts them in "
+                   "build/services-apache): apache draws transactional producers that commit "
+                   "or abort, and brokers killed -9 and paused")
+    p.add_argument("--mysql", choices=["single", "galera"],
+                   help="the MariaDB the services run (build/services-galera): galera draws "
+                   "nodes killed -9 and left down, killed for a while and restarted; ktally "
+                   "is given every node in --db")
     p.add_argument("--verbose", action="store_true")
     p.add_argument("--list", action="store_true", help="list the known-open expectations")
     args = p.parse_args()

@@ -18,6 +18,16 @@
  * then per (bucket, --by fields) with the sums; --print-options prints the
  * `ktally run` options that truth is for, one a line, and exits.
  *
+ * --transactional writes through a transactional producer, --txn-messages
+ * messages a transaction (each spread over the partitions as above, so
+ * every partition sees committed and aborted transactions interleaved);
+ * --abort-every K aborts every K-th one after its records reached the
+ * log. --hold-open-ms MS keeps the last one open that long after its
+ * records reached the log (printing "open" on stdout then) and commits it;
+ * --leave-open never ends the last one: the process exits without a
+ * word to the broker, which aborts it at --txn-timeout-ms. --truth counts
+ * the committed records only.
+ *
  * The lines come from kt-lines.c, which kt-parse-bench and kt-freshness
  * share, so a seed means the same lines in all of them.
  * Lines are "YYYY-MM-DD HH:MM:SS LEVEL message". Only the level exactly
@@ -31,6 +41,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <glib.h>
 #include <librdkafka/rdkafka.h>
@@ -125,6 +136,18 @@ produce (rd_kafka_t *rk, rd_kafka_topic_t *rkt, int partition,
     }
 }
 
+/* Transactions: one call, failing loudly (a test producer has no use for
+ * retrying what the broker refused). */
+static gboolean
+txn_ok (rd_kafka_error_t *err, const char *what)
+{
+  if (err == NULL)
+    return TRUE;
+  g_printerr ("kt-gen: %s: %s\n", what, rd_kafka_error_string (err));
+  rd_kafka_error_destroy (err);
+  return FALSE;
+}
+
 /* ---------------------------------------------------------------------- */
 
 int
@@ -146,6 +169,9 @@ main (int argc, char **argv)
   g_autofree gchar *opt_shape = NULL, *opt_key_order = NULL, *opt_by = NULL, *opt_levels = NULL;
   int opt_keys = 100, opt_bucket = 0;
   gboolean opt_print_options = FALSE;
+  gboolean opt_transactional = FALSE, opt_leave_open = FALSE;
+  int opt_txn_messages = 100, opt_abort_every = 0, opt_hold_open_ms = 0;
+  int opt_txn_timeout_ms = 10000;
   g_autoptr (KtShaped) shaped = NULL;
   GOptionEntry entries[] = {
     { "brokers", 'b', 0, G_OPTION_ARG_STRING, &opt_brokers,
@@ -197,6 +223,19 @@ main (int argc, char **argv)
       "--shape: the truth's bucket in minutes, 1, 5 or 60 (default: the shape's)", "M" },
     { "print-options", 0, 0, G_OPTION_ARG_NONE, &opt_print_options,
       "--shape: print the ktally options the truth is for, one a line, and exit", NULL },
+    { "transactional", 0, 0, G_OPTION_ARG_NONE, &opt_transactional,
+      "Write through a transactional producer", NULL },
+    { "txn-messages", 0, 0, G_OPTION_ARG_INT, &opt_txn_messages,
+      "--transactional: messages a transaction (default 100)", "N" },
+    { "abort-every", 0, 0, G_OPTION_ARG_INT, &opt_abort_every,
+      "--transactional: abort every K-th transaction (default 0: none)", "K" },
+    { "hold-open-ms", 0, 0, G_OPTION_ARG_INT, &opt_hold_open_ms,
+      "--transactional: keep the last transaction open MS after its records are"
+      " in the log, then commit it", "MS" },
+    { "leave-open", 0, 0, G_OPTION_ARG_NONE, &opt_leave_open,
+      "--transactional: exit inside the last transaction (the broker aborts it)", NULL },
+    { "txn-timeout-ms", 0, 0, G_OPTION_ARG_INT, &opt_txn_timeout_ms,
+      "--transactional: transaction.timeout.ms (default 10000)", "MS" },
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) ctx
@@ -209,6 +248,8 @@ main (int argc, char **argv)
   g_autoptr (GString) value = g_string_sized_new (4096);
   Delivery delivery = { 0, 0, RD_KAFKA_RESP_ERR_NO_ERROR };
   guint64 n_error = 0, n_malformed = 0, n_other = 0, n_messages = 0;
+  g_autoptr (GArray) pending = g_array_new (FALSE, FALSE, sizeof (gint64));
+  guint64 n_txn = 0, n_aborted = 0, n_in_txn = 0;
   KtLines gen;
   gint64 t, started_us;
   char errstr[512];
@@ -270,6 +311,16 @@ main (int argc, char **argv)
                   " --first-partition, --rate or --min-line-bytes\n");
       return 2;
     }
+  if ((opt_transactional
+       && (shaped != NULL || opt_txn_messages < 1 || opt_abort_every < 0
+           || opt_hold_open_ms < 0 || opt_txn_timeout_ms < 1000
+           || (opt_leave_open && opt_hold_open_ms > 0)))
+      || (!opt_transactional && (opt_leave_open || opt_hold_open_ms > 0 || opt_abort_every > 0)))
+    {
+      g_printerr ("kt-gen: bad --transactional, --txn-messages, --abort-every, --hold-open-ms,"
+                  " --leave-open or --txn-timeout-ms (not with --shape)\n");
+      return 2;
+    }
   if (!kt_lines_parse_time (opt_start ? opt_start : "2017-07-30 14:00:00", &t))
     {
       g_printerr ("kt-gen: --start wants \"YYYY-MM-DD HH:MM:SS\", a real"
@@ -294,6 +345,19 @@ main (int argc, char **argv)
       || !kt_support_conf_set (conf, "enable.idempotence", "true")
       || !kt_support_conf_set (conf, "message.timeout.ms", "120000"))
     return 2;
+  if (opt_transactional)
+    {
+      /* Unique: another producer with this id would fence this one and
+       * abort its open transaction at once, not at its timeout. */
+      g_autofree gchar *id = g_strdup_printf ("kt-gen-%s-%d-%" G_GINT64_FORMAT, opt_topic,
+                                              (int) getpid (), g_get_real_time ());
+      g_autofree gchar *timeout = g_strdup_printf ("%d", opt_txn_timeout_ms);
+
+      if (!kt_support_conf_set (conf, "transactional.id", id)
+          || !kt_support_conf_set (conf, "transaction.timeout.ms", timeout)
+          || !kt_support_conf_set (conf, "message.timeout.ms", timeout))
+        return 2;
+    }
   rk = rd_kafka_new (RD_KAFKA_PRODUCER, g_steal_pointer (&conf), errstr,
                      sizeof errstr);
   if (rk == NULL)
@@ -310,6 +374,8 @@ main (int argc, char **argv)
         return 1;
     }
   rkt = rd_kafka_topic_new (rk, opt_topic, NULL);
+  if (opt_transactional && !txn_ok (rd_kafka_init_transactions (rk, 60000), "init transactions"))
+    return 1;
 
   for (int i = 0; i < opt_empties + opt_nulls; i++)
     {
@@ -327,6 +393,9 @@ main (int argc, char **argv)
       int partition = opt_only >= 0 ? opt_only
                       : (int) ((opt_first + (gint64) n_messages) % partitions);
 
+      if (opt_transactional && n_in_txn == 0
+          && !txn_ok (rd_kafka_begin_transaction (rk), "begin transaction"))
+        return 1;
       g_string_truncate (value, 0);
       for (int k = 0; k < opt_per_value && line < opt_lines; k++, line++)
         {
@@ -336,7 +405,9 @@ main (int argc, char **argv)
             {
             case KT_LINES_ERROR:
               n_error++;
-              if (shaped == NULL)
+              if (opt_transactional)
+                g_array_append_val (pending, t);
+              else if (shaped == NULL)
                 kt_lines_truth_add (truth, t);
               break;
             case KT_LINES_OTHER:
@@ -350,6 +421,46 @@ main (int argc, char **argv)
       if (!produce (rk, rkt, partition, value->str, value->len))
         return 1;
       n_messages++;
+      n_in_txn++;
+
+      if (opt_transactional && (n_in_txn == (guint64) opt_txn_messages || line >= opt_lines))
+        {
+          gboolean last = line >= opt_lines;
+          gboolean abort = !last && opt_abort_every > 0 && (n_txn + 1) % opt_abort_every == 0;
+
+          /* The records reach the log before the transaction ends: an
+           * aborted one leaves them there (with its abort marker), an
+           * open one holds the last stable offset below them. */
+          if (rd_kafka_flush (rk, opt_txn_timeout_ms) != RD_KAFKA_RESP_ERR_NO_ERROR)
+            {
+              g_printerr ("kt-gen: flush inside a transaction timed out\n");
+              return 1;
+            }
+          if (last && opt_leave_open)
+            break;
+          if (last && opt_hold_open_ms > 0)
+            {
+              printf ("open messages=%" G_GUINT64_FORMAT "\n", n_in_txn);
+              fflush (stdout);
+              g_usleep ((gulong) opt_hold_open_ms * 1000);
+            }
+          n_txn++;
+          if (abort)
+            {
+              n_aborted++;
+              if (!txn_ok (rd_kafka_abort_transaction (rk, 60000), "abort transaction"))
+                return 1;
+            }
+          else
+            {
+              if (!txn_ok (rd_kafka_commit_transaction (rk, 60000), "commit transaction"))
+                return 1;
+              for (guint i = 0; i < pending->len; i++)
+                kt_lines_truth_add (truth, g_array_index (pending, gint64, i));
+            }
+          g_array_set_size (pending, 0);
+          n_in_txn = 0;
+        }
 
       if (opt_rate > 0)
         {
@@ -379,9 +490,20 @@ main (int argc, char **argv)
 
   printf ("lines=%" G_GINT64_FORMAT " messages=%" G_GUINT64_FORMAT
           " errors=%" G_GUINT64_FORMAT " malformed=%" G_GUINT64_FORMAT
-          " other=%" G_GUINT64_FORMAT " partitions=%d\n",
+          " other=%" G_GUINT64_FORMAT " partitions=%d",
           opt_lines, n_messages, n_error, n_malformed, n_other, partitions);
+  if (opt_transactional)
+    printf (" transactions=%" G_GUINT64_FORMAT " aborted=%" G_GUINT64_FORMAT
+            " left_open=%" G_GUINT64_FORMAT, n_txn, n_aborted,
+            opt_leave_open ? n_in_txn : 0);
+  printf ("\n");
   fflush (stdout);
+  if (opt_leave_open && n_in_txn > 0)
+    {
+      /* No EndTxn, no close: as a producer killed inside its transaction.
+       * Every record reached the log (flushed above). */
+      _exit (delivery.failed > 0 || delivery.delivered != n_messages ? 1 : 0);
+    }
 
   if (delivery.failed > 0 || delivery.delivered != n_messages)
     {

@@ -19,9 +19,9 @@
 # anywhere but the stored offsets, the peer reads lines differently from
 # ktally (kt-gen writes malformed lines, impossible dates among them), or
 # its tables drift from sql/.
-# Broker: Apache Kafka (KT_KAFKA=apache: `scripts/services start --kafka
-# apache`). The peer is Spark's Java Kafka client; the mock broker is not
-# what it is measured on, nor built for that client.
+# broker: apache — the peer is Spark's Java Kafka client, which times out
+# reading metadata from librdkafka's mock broker (KT_KAFKA=apache:
+# `scripts/services start --kafka apache`).
 # Needs: mvn and Java 17 (tests/peers/spark/build downloads ~280 MB from
 # Maven Central into build/maven-repo on a fresh machine, or uses
 # KT_MAVEN_REPO), and ~1.5 GB of memory for the driver (KT_SPARK_HEAP 512m).
