@@ -156,15 +156,7 @@ kt_positions_load (KtKindContext *job, const GArray *partitions, const GArray *e
    * beside partitions with one was added to the topic since: all it holds
    * came after the job started, so it is read from its log start. */
   for (guint i = 0; i < states->len; i++)
-    {
-      known |= s[i].stored >= 0;
-      missing |= s[i].stored < 0;
-    }
-  /* This writer's share (--partitions) may hold only added ones. */
-  if (missing && !known && spec->start == KT_START_LATEST && spec->offsets != KT_OFFSETS_KAFKA
-      && !kt_offsets_any (job->db, job->job, job->topic, &known, error))
-    return FALSE;
-  missing = FALSE;
+    known |= s[i].stored >= 0;
   latest = spec->start == KT_START_LATEST && !known;
   for (guint i = 0; i < states->len; i++)
     if (s[i].stored < 0)
@@ -227,11 +219,6 @@ kt_positions_assigned (KtKindContext *job, KtPartitionState *s, guint n, GError 
     }
   if (!missing)
     return TRUE;
-  /* A member may be given only partitions added since: the job's other
-   * partitions, another member's, say it started already. */
-  if (!known && spec->start == KT_START_LATEST
-      && !kt_offsets_any (job->db, job->job, job->topic, &known, error))
-    return FALSE;
   if (!kt_source_watermarks (job->source, s, n, KAFKA_TIMEOUT_MS, error)
       || !kt_kind_context_claim (job, error))
     return FALSE;

@@ -66,23 +66,6 @@ kt_offsets_load (KtDb *db, const char *job, const char *topic, KtPartitionState 
 }
 
 gboolean
-kt_offsets_any (KtDb *db, const char *job, const char *topic, gboolean *any, GError **error)
-{
-  g_autoptr(GString) sql = g_string_new ("SELECT 1 FROM kafka_offset");
-  g_autoptr(MYSQL_RES) res = NULL;
-
-  if (!kt_db_connect (db, error))
-    return FALSE;
-  where_job (db, sql, job, topic);
-  g_string_append (sql, " LIMIT 1");
-  res = kt_db_rows (db, sql->str, "cannot read kafka_offset", error);
-  if (res == NULL)
-    return FALSE;
-  *any = mysql_fetch_row (res) != NULL;
-  return TRUE;
-}
-
-gboolean
 kt_offsets_init (KtDb *db, const char *job, const char *topic, gint32 partition,
                  gint64 offset, GError **error)
 {

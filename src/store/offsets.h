@@ -43,10 +43,6 @@ gboolean kt_offsets_present (KtDb *db, gboolean *present, GError **error);
 gboolean kt_offsets_load (KtDb *db, const char *job, const char *topic,
                           KtPartitionState *states, guint n_states, GError **error);
 
-/* Whether @job holds a stored offset of any partition of @topic. */
-gboolean kt_offsets_any (KtDb *db, const char *job, const char *topic, gboolean *any,
-                         GError **error);
-
 /* Creates the offset row of a partition seen for the first time. A row
  * that another writer created first is left as it is. */
 gboolean kt_offsets_init (KtDb *db, const char *job, const char *topic, gint32 partition,
