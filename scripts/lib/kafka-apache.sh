@@ -7,9 +7,18 @@
 # kafka_apache_fetch alone.
 #
 # State: $dir/kafka/ holds `line` (3.9, 4.0 or 4: what the data was formatted
-# with), `ports` ("NODE BROKER_PORT CONTROLLER_PORT" lines, kept across
-# restarts so that a restarted node is found where it was), `cluster-id`,
-# and one folder per node (server.properties, data/, pid, out.log).
+# with), `ports` ("NODE BROKER_PORT CONTROLLER_PORT SASL_SSL_PORT" lines,
+# kept across restarts so that a restarted node is found where it was),
+# `cluster-id`, `tls/` (a test CA and the brokers' certificate, made with
+# openssl), and one folder per node (server.properties, data/, pid,
+# out.log).
+#
+# Each broker listens twice: PLAINTEXT, which every test uses and whose
+# principal (User:ANONYMOUS) is a super user, and SASL_SSL with
+# SCRAM-SHA-512 (users made with `scripts/services scram-user`) and PLAIN
+# (the users of tls/users), where StandardAuthorizer's ACLs apply (made
+# with kt-admin acl): for the tests of security, without touching the
+# others.
 #
 # Sized for a 2-core machine shared with MariaDB and the tests: small heaps,
 # the serial collector, C1 only (start-up and idle CPU matter more here than
@@ -90,10 +99,66 @@ kafka_apache_node_dir() { echo "$kafka_apache_dir/$1"; }
 kafka_apache_pid() {
   live_pid "$kafka_apache_dir/$1/pid" "$kafka_apache_dir/$1/server.properties"
 }
-kafka_apache_port() {  # kafka_apache_port NODE broker|controller
+kafka_apache_port() {  # kafka_apache_port NODE broker|controller|sasl
   local col=2
   [[ $2 == controller ]] && col=3
+  [[ $2 == sasl ]] && col=4
   awk -v n="$1" -v c="$col" '$1 == n { print $c }' "$kafka_apache_dir/ports"
+}
+kafka_apache_sasl_bootstrap() {  # the SASL_SSL listeners, empty when there are none
+  local n p list=
+  for ((n = 1; n <= kafka_apache_nodes; n++)); do
+    p=$(kafka_apache_port "$n" sasl)
+    [[ -n $p ]] || return 0
+    list+=${list:+,}127.0.0.1:$p
+  done
+  echo "$list"
+}
+
+# A state dir from before the SASL_SSL listener has three columns in
+# `ports`: give each node a fourth while none runs (a running node would
+# not listen on it).
+kafka_apache_sasl_ports() {
+  local n tmp
+  [[ -s $kafka_apache_dir/ports ]] || return 0
+  [[ -z $(awk 'NF < 4' "$kafka_apache_dir/ports") ]] && return 0
+  for ((n = 1; n <= kafka_apache_nodes; n++)); do
+    kafka_apache_pid "$n" >/dev/null && return 0
+  done
+  tmp=$kafka_apache_dir/ports.tmp
+  : >"$tmp"
+  for ((n = 1; n <= kafka_apache_nodes; n++)); do
+    echo "$n $(kafka_apache_port "$n" broker) $(kafka_apache_port "$n" controller) $(pick_port)" >>"$tmp"
+  done
+  mv -f "$tmp" "$kafka_apache_dir/ports"
+}
+
+# The TLS material of the SASL_SSL listeners, made once per state dir: a
+# CA (tls/ca.pem, what clients verify against) and one certificate for
+# every broker (127.0.0.1 and localhost), in a PKCS#12 keystore.
+kafka_apache_tls() {
+  local t=$kafka_apache_dir/tls
+  [[ -s $t/broker.p12 && -s $t/ca.pem && -s $t/users ]] && return 0
+  need_cmd openssl
+  rm -rf "$t"; mkdir -p "$t"
+  (
+    cd "$t"
+    openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 3650 \
+      -subj "/CN=ktally test CA" -addext "basicConstraints=critical,CA:TRUE" \
+      -addext "keyUsage=critical,keyCertSign,cRLSign"
+    openssl req -newkey rsa:2048 -nodes -keyout broker.key -out broker.csr -subj "/CN=localhost"
+    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n' >broker.ext
+    openssl x509 -req -in broker.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out broker.pem \
+      -days 3650 -extfile broker.ext
+    head -c 18 /dev/urandom | base64 | tr -d '/+=' >keystore.password
+    openssl pkcs12 -export -in broker.pem -inkey broker.key -certfile ca.pem -name broker \
+      -out broker.p12 -passout "file:keystore.password"
+    # Two SASL users for the tests: the job's, and one the ACLs do not name.
+    for user in ktjob intruder; do
+      echo "$user $(head -c 18 /dev/urandom | base64 | tr -d '/+=')"
+    done >users
+    chmod 600 ca.key broker.key keystore.password broker.p12 users
+  ) >"$kafka_apache_dir/tls.log" 2>&1 || { cat "$kafka_apache_dir/tls.log" >&2; die "openssl could not make the test CA and certificates"; }
 }
 kafka_apache_bootstrap() {
   local n list=
@@ -130,12 +195,29 @@ kafka_apache_properties() {  # kafka_apache_properties NODE: its server.properti
 process.roles=broker,controller
 node.id=$n
 controller.quorum.voters=$voters
-listeners=PLAINTEXT://127.0.0.1:$(kafka_apache_port "$n" broker),CONTROLLER://127.0.0.1:$(kafka_apache_port "$n" controller)
-advertised.listeners=PLAINTEXT://127.0.0.1:$(kafka_apache_port "$n" broker)
+listeners=PLAINTEXT://127.0.0.1:$(kafka_apache_port "$n" broker),CONTROLLER://127.0.0.1:$(kafka_apache_port "$n" controller),SASL_SSL://127.0.0.1:$(kafka_apache_port "$n" sasl)
+advertised.listeners=PLAINTEXT://127.0.0.1:$(kafka_apache_port "$n" broker),SASL_SSL://127.0.0.1:$(kafka_apache_port "$n" sasl)
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_SSL:SASL_SSL
 log.dirs=$kafka_apache_dir/$n/data
+
+# Security for the tests that want it, on a listener of its own: SCRAM
+# over TLS, and ACLs. PLAINTEXT (every other test, the brokers between
+# themselves, the controllers) is User:ANONYMOUS, a super user, so ACLs
+# never stop it.
+# PLAIN as well: librdkafka before 2.6.1 cannot do SCRAM with Kafka 4.x
+# (its issue 4895); its users are tls/users (NAME PASSWORD lines).
+sasl.enabled.mechanisms=SCRAM-SHA-512,PLAIN
+listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required $(awk '{ printf "user_%s=\"%s\" ", $1, $2 }' "$kafka_apache_dir/tls/users");
+ssl.keystore.type=PKCS12
+ssl.keystore.location=$kafka_apache_dir/tls/broker.p12
+ssl.keystore.password=$(<"$kafka_apache_dir/tls/keystore.password")
+ssl.key.password=$(<"$kafka_apache_dir/tls/keystore.password")
+authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
+super.users=User:ANONYMOUS
+allow.everyone.if.no.acl.found=false
 
 # Durability as in production: every topic on $rf brokers, acks=all needs $isr.
 default.replication.factor=$rf
@@ -225,16 +307,17 @@ kafka_apache_format() {
   mkdir -p "$kafka_apache_dir"
   : >"$kafka_apache_dir/ports"
   for ((n = 1; n <= kafka_apache_nodes; n++)); do
-    echo "$n $(pick_port) $(pick_port)" >>"$kafka_apache_dir/ports"
+    echo "$n $(pick_port) $(pick_port) $(pick_port)" >>"$kafka_apache_dir/ports"
   done
   # Two nodes must not be handed the same port: pick_port only knows
   # which are busy now.
-  [[ $(awk '{ print $2; print $3 }' "$kafka_apache_dir/ports" | sort | uniq -d) == "" ]] ||
+  [[ $(awk '{ print $2; print $3; print $4 }' "$kafka_apache_dir/ports" | sort | uniq -d) == "" ]] ||
     { rm -f "$kafka_apache_dir/ports"; kafka_apache_format "$line"; return; }
   # A cluster id is 16 random bytes in URL-safe base64 without padding.
   id=$(head -c16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')
   echo "$id" >"$kafka_apache_dir/cluster-id"
   kafka_apache_log4j "$line" >"$kafka_apache_dir/log4j.properties"
+  kafka_apache_tls
   for ((n = 1; n <= kafka_apache_nodes; n++)); do
     p=$kafka_apache_dir/$n
     mkdir -p "$p/data"
@@ -257,6 +340,13 @@ kafka_apache_launch() {  # kafka_apache_launch NODE: starts it, returns at once
   line=$(kafka_apache_running_line)
   p=$kafka_apache_dir/$n
   rm -f "$p/pid"
+  # Written again at every start: a state dir formatted by an older tree
+  # gets the listeners and settings of this one, once it has their port
+  # and TLS files (a node restarted alone in a cluster an older tree
+  # started keeps the old file).
+  if [[ -n $(kafka_apache_port "$n" sasl) && -s $kafka_apache_dir/tls/users ]]; then
+    kafka_apache_properties "$n" >"$p/server.properties"
+  fi
   # setsid: the node must outlive the shell that started it; $$ of the
   # inner shell is the JVM's pid after exec. fd 9 (our lock) stays here.
   setsid bash -c "echo \$\$ > $(printf %q "$p/pid"); exec $(kafka_apache_java "$line") kafka.Kafka $(printf %q "$p/server.properties")" \
@@ -296,6 +386,8 @@ kafka_apache_start() {  # kafka_apache_start LINE
   if [[ ! -s $kafka_apache_dir/line ]]; then
     kafka_apache_format "$line"
   fi
+  kafka_apache_sasl_ports
+  kafka_apache_tls
   for ((n = 1; n <= kafka_apache_nodes; n++)); do
     if kafka_apache_pid "$n" >/dev/null; then continue; fi
     port_busy "$(kafka_apache_port "$n" broker)" &&
@@ -367,6 +459,13 @@ kafka_apache_env() {  # the env file's Kafka lines
   for ((n = 1; n <= kafka_apache_nodes; n++)); do
     printf 'export KT_KAFKA_BROKER_%d=127.0.0.1:%s\n' "$n" "$(kafka_apache_port "$n" broker)"
   done
+  if [[ -n $(kafka_apache_sasl_bootstrap) ]]; then
+    echo '# SASL_SSL (SCRAM-SHA-512) listeners with ACLs, and the CA their certificate is from'
+    printf 'export KT_KAFKA_SASL_BROKERS=%q\n' "$(kafka_apache_sasl_bootstrap)"
+    printf 'export KT_KAFKA_CA=%q\n' "$kafka_apache_dir/tls/ca.pem"
+    echo '# SASL users (PLAIN; SCRAM once given with scram-user): NAME PASSWORD lines'
+    printf 'export KT_KAFKA_SASL_USERS=%q\n' "$kafka_apache_dir/tls/users"
+  fi
   echo '# the mock'"'"'s control socket does not exist here: kt_ctl refuses'
   echo 'unset KT_BROKER_CTL KT_BROKER_PIDFILE KT_BROKER_LOG'
 }
@@ -376,8 +475,13 @@ kafka_apache_env() {  # the env file's Kafka lines
 # pause-broker N (SIGSTOP), resume-broker N (SIGCONT).
 kafka_apache_command() {  # kafka_apache_command VERB NODE
   local verb=$1 n=${2:-} pid
-  [[ -n $n ]] || die "$verb needs a broker number (1..$kafka_apache_nodes)"
-  kafka_apache_check_node "$n"
+  if [[ $verb == scram-user ]]; then
+    [[ -n $n ]] || die "scram-user needs a user name"
+    [[ -s $kafka_apache_dir/ports ]] || die "no Apache Kafka cluster in $dir (start --kafka apache)"
+  else
+    [[ -n $n ]] || die "$verb needs a broker number (1..$kafka_apache_nodes)"
+    kafka_apache_check_node "$n"
+  fi
   case $verb in
     kill-broker)
       pid=$(kafka_apache_pid "$n") || { say "Kafka node $n is not running"; return 0; }
@@ -394,6 +498,25 @@ kafka_apache_command() {  # kafka_apache_command VERB NODE
       kafka_apache_launch "$n"
       kafka_apache_wait "$n"
       say "Kafka node $n restarted (pid $(kafka_apache_pid "$n"))"
+      ;;
+    scram-user)
+      # The SCRAM-SHA-512 credentials of user $n (the name, here), the
+      # password read from stdin, set with Kafka's own ConfigCommand.
+      # Its --add-config-file turns SCRAM-SHA-512 into SCRAM_SHA_512 and
+      # refuses it (4.1.1), so the password is in that JVM's argv for the
+      # two seconds it runs: test credentials only.
+      local password
+      [[ $n =~ ^[A-Za-z0-9_.-]+$ ]] || die "scram-user: a user name of letters, digits, _ . - (got '$n')"
+      IFS= read -r password || true
+      [[ -n $password && $password != *[],[]* ]] || die "scram-user $n: no password on stdin (or one with , [ or ])"
+      if ! eval "$(kafka_apache_java "$(kafka_apache_running_line)") kafka.admin.ConfigCommand" \
+        --bootstrap-server "$(kafka_apache_bootstrap)" --alter --entity-type users \
+        --entity-name "$n" --add-config "'SCRAM-SHA-512=[iterations=4096,password=$password]'" \
+        >"$kafka_apache_dir/scram.log" 2>&1; then
+        cat "$kafka_apache_dir/scram.log" >&2
+        die "scram-user $n: Kafka's ConfigCommand failed"
+      fi
+      say "SCRAM-SHA-512 credentials of user $n set"
       ;;
     pause-broker | resume-broker)
       pid=$(kafka_apache_pid "$n") || die "Kafka node $n is not running"

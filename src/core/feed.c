@@ -112,7 +112,8 @@ kt_feed_plan (KtFeed *f, gboolean fresh, gint64 max_per_partition, KtOnDataLoss 
   g_array_set_size (f->losses, 0);
   f->records = 0;
   f->last_range = 0;
-  if ((fresh || f->member) && !refresh (f, 10000, error))
+  if (!kt_source_refused (f->source, error)
+      || ((fresh || f->member) && !refresh (f, 10000, error)))
     return FALSE;
   if (!kt_positions_load (&f->job, f->partitions, f->expected, f->states, error))
     {

@@ -227,8 +227,14 @@ rest (Runner *r, double seconds, gboolean interval)
       if (left <= 0)
         break;
       for (guint i = 0; i < r->feeds->len; i++)
-        kt_source_serve (((KtFeed *) r->feeds->pdata[i])->source,
-                         (int) MIN (left / 1000 + 1, 50 / r->feeds->len + 1));
+        {
+          KtSource *source = ((KtFeed *) r->feeds->pdata[i])->source;
+
+          kt_source_serve (source, (int) MIN (left / 1000 + 1, 50 / r->feeds->len + 1));
+          /* Refused for good (an ACL): the next plan says so, now. */
+          if (kt_source_is_refused (source))
+            return;
+        }
     }
 }
 

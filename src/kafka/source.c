@@ -74,6 +74,9 @@ struct _KtSource
   GMutex            broker_lock;
   char             *broker_failure;
   gint64            broker_failure_at;  /* monotonic */
+  /* A refusal met while serving between batches (an ACL that does not
+   * let this principal into the group): handed to the next plan. */
+  GError           *refused;
 };
 
 /* How long a broker failure explains an error that follows it. */
@@ -392,6 +395,7 @@ kt_source_free (KtSource *self)
   g_free (self->topic);
   g_free (self->oversize);
   g_free (self->broker_failure);
+  g_clear_error (&self->refused);
   g_mutex_clear (&self->broker_lock);
   g_free (self);
 }
@@ -760,6 +764,20 @@ take (Reading *rd, rd_kafka_message_t *m, GError **error)
   if (st == NULL || st->partition != m->partition)
     st = rd->last = g_hash_table_lookup (self->streams, GINT_TO_POINTER (m->partition));
 
+  if (m->err == RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED
+      || m->err == RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED)
+    {
+      gboolean group = m->err == RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED;
+
+      /* An ACL, not an outage: librdkafka would ask again for ever (a
+       * group member waiting for an assignment that never comes). */
+      g_set_error (error, KT_ERROR, KT_ERROR_FATAL, "%s '%s': %s (the brokers' ACLs do not "
+                   "allow this principal to read %s)",
+                   group ? "the consumer group of topic" : "topic", self->topic,
+                   rd_kafka_message_errstr (m), group ? "the consumer group" : "the topic");
+      rd_kafka_message_destroy (m);
+      return FALSE;
+    }
   if (st == NULL)
     ;  /* not a partition we assigned: drop */
   else if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF)
@@ -1333,13 +1351,31 @@ kt_source_serve (KtSource *self, int timeout_ms)
   n = rd_kafka_consume_batch_queue (self->queue, timeout_ms, msgs, G_N_ELEMENTS (msgs));
   for (ssize_t i = 0; i < n; i++)
     {
-      g_autoptr(GError) ignored = NULL;
-      /* A vanished offset marks its stream unknown: the next plan seeks. */
-      take (&rd, msgs[i], &ignored);
+      g_autoptr(GError) failed = NULL;
+      /* A vanished offset marks its stream unknown: the next plan seeks.
+       * A refusal is kept for it. */
+      if (!take (&rd, msgs[i], &failed) && self->refused == NULL
+          && g_error_matches (failed, KT_ERROR, KT_ERROR_FATAL))
+        self->refused = g_steal_pointer (&failed);
     }
   maybe_nudge (self);
   if (self->poll_main)
     rd_kafka_poll (self->rk, 0);  /* error_cb */
+}
+
+gboolean
+kt_source_refused (KtSource *self, GError **error)
+{
+  if (self->refused == NULL)
+    return TRUE;
+  g_propagate_error (error, g_steal_pointer (&self->refused));
+  return FALSE;
+}
+
+gboolean
+kt_source_is_refused (KtSource *self)
+{
+  return self->refused != NULL;
 }
 
 const char *

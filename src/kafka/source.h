@@ -120,6 +120,13 @@ void      kt_source_owned (KtSource *self, GArray *partitions, gboolean *assigne
  * events (assignments, revocations). */
 void      kt_source_serve (KtSource *self, int timeout_ms);
 
+/* FALSE with KT_ERROR_FATAL when kt_source_serve() met what retrying
+ * cannot cure (an ACL refusing the group or the topic), once;
+ * kt_source_is_refused() tells without taking it (the scheduler stops
+ * waiting for the next interval). */
+gboolean  kt_source_refused    (KtSource *self, GError **error);
+gboolean  kt_source_is_refused (KtSource *self);
+
 /* --group: "COOPERATIVE", "EAGER" or "NONE" (no assignment yet). */
 const char *kt_source_protocol (KtSource *self);
 

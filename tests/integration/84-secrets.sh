@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Secrets: the MySQL password never shows in ps, in logs or in errors; it
-# can come from MYSQL_PWD, --db-password-file or --db-defaults-file; TLS to
-# MySQL works against a server with a certificate made here, and a server
-# without TLS is refused instead of used in plain text; Kafka security
+# can come from MYSQL_PWD, --db-password-file or --db-defaults-file; a
+# server without TLS is refused instead of used in plain text (TLS that
+# works and is verified: 213-mysql-tls); Kafka security
 # properties pass through -X, are never logged and are blanked from ps; a
 # password file others may read, or an empty one, is refused.
 # broker: any — uses Kafka as any client does (topics made with kt_new_topic)
@@ -81,38 +81,22 @@ if grep -q K4fkaSecret "$WORK/out"; then fail "sasl.password shows in the output
 rc=0; run --db "mysql://kt@$host_db" -X sasl.password.bogus=K4fkaSecret > "$WORK/out" 2>&1 || rc=$?
 [[ $rc == 2 ]] && ! grep -q K4fkaSecret "$WORK/out" || fail "a bad -X property: exit $rc or its value leaked"
 
-# 5. TLS. The server without TLS (the shared one) is refused...
-rc=0; run --db "mysql://kt@$host_db?ssl-mode=required" --db-password-file "$WORK/pw" > "$WORK/out" 2>&1 || rc=$?
-[[ $rc == 3 && $(wc -l < "$WORK/out") == 1 ]] && grep -qi "ssl\|tls" "$WORK/out" \
-  || { cat "$WORK/out" >&2; fail "ssl-mode=required on a server without TLS: exit $rc"; }
-# ...and a private one with a certificate made here is used, verified.
-tls=$WORK/tls; mkdir -p "$tls"
-openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=ktally-test-ca" \
-  -keyout "$tls/ca-key.pem" -out "$tls/ca.pem" 2> /dev/null
-openssl req -newkey rsa:2048 -nodes -subj "/CN=127.0.0.1" -keyout "$tls/server-key.pem" \
-  -out "$tls/server.csr" 2> /dev/null
-printf 'subjectAltName=IP:127.0.0.1\n' > "$tls/ext"
-openssl x509 -req -in "$tls/server.csr" -CA "$tls/ca.pem" -CAkey "$tls/ca-key.pem" \
-  -CAcreateserial -days 2 -extfile "$tls/ext" -out "$tls/server.pem" 2> /dev/null
+# 5. TLS. A server without TLS is refused instead of used in plain text
+# (the services' own offers TLS: 213-mysql-tls verifies it), here one
+# started without it.
+tls=$WORK/notls; mkdir -p "$tls"
 mariadb-install-db --no-defaults --datadir="$tls/data" --auth-root-authentication-method=normal \
   --skip-test-db > /dev/null 2>&1 || fail "mariadb-install-db failed"
 port=$((KT_MYSQL_PORT + 1))
 while (exec 3<> "/dev/tcp/127.0.0.1/$port") 2> /dev/null; do port=$((port + 1)); done
 mariadbd --no-defaults --datadir="$tls/data" --socket="$tls/sock" --port="$port" \
-  --bind-address=127.0.0.1 --user=root --pid-file="$tls/pid" --log-error="$tls/err" \
-  --ssl-ca="$tls/ca.pem" --ssl-cert="$tls/server.pem" --ssl-key="$tls/server-key.pem" &
+  --bind-address=127.0.0.1 --user=root --pid-file="$tls/pid" --log-error="$tls/err" --skip-ssl &
 KT_CHILDREN+=($!)
-kt_wait_for 30 mariadb-admin -S "$tls/sock" -uroot ping > /dev/null 2>&1 || fail "the TLS MariaDB did not start"
-mariadb -S "$tls/sock" -uroot -e "CREATE DATABASE t; CREATE USER 'kt'@'%' IDENTIFIED BY '$pw' REQUIRE SSL;
+kt_wait_for 30 mariadb-admin -S "$tls/sock" -uroot ping > /dev/null 2>&1 || fail "the MariaDB without TLS did not start"
+mariadb -S "$tls/sock" -uroot -e "CREATE DATABASE t; CREATE USER 'kt'@'%' IDENTIFIED BY '$pw';
   GRANT ALL ON t.* TO 'kt'@'%'"
-tls_uri="mysql://kt@127.0.0.1:$port/t?ssl-mode=verify-ca&ssl-ca=$tls/ca.pem"
-run --db "$tls_uri" --db-password-file "$WORK/pw" 2> "$WORK/tls.log" || { cat "$WORK/tls.log" >&2; fail "TLS run failed"; }
-got=$(mariadb -S "$tls/sock" -uroot -N -B t -e "SELECT log_time, log_count FROM error_log ORDER BY log_time")
-[[ $got == "$(cat "$WORK/truth")" ]] || fail "the TLS run's counts differ from the truth"
-# A wrong CA is refused too.
-cp "$tls/server.pem" "$tls/wrong-ca.pem"
-rc=0; run --db "mysql://kt@127.0.0.1:$port/t?ssl-mode=verify-ca&ssl-ca=$tls/ca-key.pem" \
-  --db-password-file "$WORK/pw" > "$WORK/out" 2>&1 || rc=$?
-[[ $rc == 3 ]] || { cat "$WORK/out" >&2; fail "a wrong CA: exit $rc, expected 3"; }
+rc=0; run --db "mysql://kt@127.0.0.1:$port/t?ssl-mode=required" --db-password-file "$WORK/pw" > "$WORK/out" 2>&1 || rc=$?
+[[ $rc == 3 && $(wc -l < "$WORK/out") == 1 ]] && grep -qi "ssl\|tls" "$WORK/out" \
+  || { cat "$WORK/out" >&2; fail "ssl-mode=required on a server without TLS: exit $rc"; }
 mariadb-admin -S "$tls/sock" -uroot shutdown
-note "$TEST_NAME: argv scrubbed, 3 password sources, nothing leaked, TLS verified, plain text refused"
+note "$TEST_NAME: argv scrubbed, 3 password sources, nothing leaked, plain text refused"

@@ -15,6 +15,8 @@
  *                              replicas=A,B,C isr=A,B
  *   wait-isr TOPIC [SECONDS]   until every partition's replicas are in sync
  *   topics                     one line per topic: NAME PARTITIONS
+ *   acl PRINCIPAL topic|group NAME OPS  allows OPS (read,write,describe) on
+ *                              that one resource to PRINCIPAL (User:NAME)
  *
  * --brokers defaults to $KT_BROKERS. Exit 0 done, 1 failed (one line on
  * stderr saying what and why), 2 bad usage. Test infrastructure only: it
@@ -55,7 +57,7 @@ usage_error (const char *fmt, ...)
   va_end (ap);
   g_printerr ("kt-admin: %s\n"
               "usage: kt-admin [--brokers LIST] [-X KEY=VALUE]... "
-              "create|delete|add-partitions|config|watermarks|describe|wait-isr|topics ARGS...\n",
+              "create|delete|add-partitions|config|watermarks|describe|wait-isr|topics|acl ARGS...\n",
               msg);
   exit (EXIT_USAGE);
 }
@@ -629,6 +631,70 @@ cmd_topics (rd_kafka_t *rk, int argc, char **argv, GError **error)
   return TRUE;
 }
 
+/* acl PRINCIPAL topic|group NAME OPERATION[,OPERATION...]: allows each
+ * operation (read, write, describe) on that one resource to PRINCIPAL
+ * (User:NAME), from any host. */
+static gboolean
+cmd_acl (rd_kafka_t *rk, int argc, char **argv, GError **error)
+{
+  static const struct { const char *name; rd_kafka_AclOperation_t op; } ops[] = {
+    { "read", RD_KAFKA_ACL_OPERATION_READ },
+    { "write", RD_KAFKA_ACL_OPERATION_WRITE },
+    { "describe", RD_KAFKA_ACL_OPERATION_DESCRIBE },
+  };
+  rd_kafka_ResourceType_t type;
+  g_auto (GStrv) wanted = NULL;
+  g_autoptr (GPtrArray) acls = g_ptr_array_new_with_free_func ((GDestroyNotify) rd_kafka_AclBinding_destroy);
+  char errstr[512];
+
+  if (argc != 4)
+    usage_error ("acl PRINCIPAL topic|group NAME OPERATION[,OPERATION...]");
+  if (strcmp (argv[1], "topic") == 0)
+    type = RD_KAFKA_RESOURCE_TOPIC;
+  else if (strcmp (argv[1], "group") == 0)
+    type = RD_KAFKA_RESOURCE_GROUP;
+  else
+    usage_error ("acl: a resource is topic or group, not '%s'", argv[1]);
+  wanted = g_strsplit (argv[3], ",", -1);
+  for (char **w = wanted; *w != NULL; w++)
+    {
+      gsize i = 0;
+      rd_kafka_AclBinding_t *b;
+
+      while (i < G_N_ELEMENTS (ops) && strcmp (*w, ops[i].name) != 0)
+        i++;
+      if (i == G_N_ELEMENTS (ops))
+        usage_error ("acl: an operation is read, write or describe, not '%s'", *w);
+      b = rd_kafka_AclBinding_new (type, argv[2], RD_KAFKA_RESOURCE_PATTERN_LITERAL, argv[0],
+                                   "*", ops[i].op, RD_KAFKA_ACL_PERMISSION_TYPE_ALLOW, errstr,
+                                   sizeof errstr);
+      if (b == NULL)
+        usage_error ("acl: %s", errstr);
+      g_ptr_array_add (acls, b);
+    }
+
+  g_autoptr (rd_kafka_queue_t) q = rd_kafka_queue_new (rk);
+  g_autoptr (rd_kafka_AdminOptions_t) o = admin_options (rk, RD_KAFKA_ADMIN_OP_CREATEACLS);
+  rd_kafka_CreateAcls (rk, (rd_kafka_AclBinding_t **) acls->pdata, acls->len, o, q);
+  g_autoptr (rd_kafka_event_t) ev = admin_wait (q, RD_KAFKA_EVENT_CREATEACLS_RESULT, "acl", error);
+  if (ev == NULL)
+    return FALSE;
+  size_t n;
+  const rd_kafka_acl_result_t **res
+      = rd_kafka_CreateAcls_result_acls (rd_kafka_event_CreateAcls_result (ev), &n);
+  for (size_t i = 0; i < n; i++)
+    {
+      const rd_kafka_error_t *e = rd_kafka_acl_result_error (res[i]);
+      if (e != NULL && rd_kafka_error_code (e) != RD_KAFKA_RESP_ERR_NO_ERROR)
+        {
+          g_set_error (error, KT_SUPPORT_ERROR, KT_SUPPORT_FAILED, "acl %s %s %s: %s", argv[0],
+                       argv[1], argv[2], rd_kafka_error_string (e));
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
 static const struct
 {
   const char *name;
@@ -642,6 +708,7 @@ static const struct
   { "describe", cmd_describe },
   { "wait-isr", cmd_wait_isr },
   { "topics", cmd_topics },
+  { "acl", cmd_acl },
 };
 
 int
