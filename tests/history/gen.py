@@ -56,8 +56,8 @@ class Gen:
         self.r = random.Random(seed)
         # The services' own faults: Apache Kafka's (transactional producers,
         # broker processes killed and paused) and Galera's (nodes killed and
-        # left down), each from a stream of its own; the draws of the main
-        # stream stay those of the mock and one MariaDB.
+        # left down), each from a stream of its own (on Galera, MariaDB
+        # faults are drawn more often than on one server).
         self.kafka, self.mysql = kafka, mysql
         self.r_apache = random.Random("%s:apache" % seed)
         self.r_galera = random.Random("%s:galera" % seed)
@@ -267,8 +267,9 @@ class Gen:
             weights[kinds.index(boost)] = 25
         if self.focus == "transactions":
             weights[kinds.index("produce")] = 30
-        if self.focus == "failover":
-            weights[kinds.index("mysql")] = 14
+        if self.mysql == "galera":
+            # What the target is for: a node fault in most histories.
+            weights[kinds.index("mysql")] = 14 if self.focus == "failover" else 9
         if self.focus in ("manage-jobs", "recount"):
             # `scripts/soak --focus manage-jobs`: resets and forgets (#16) often.
             weights[kinds.index("reset")], weights[kinds.index("forget")] = 25, 8

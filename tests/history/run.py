@@ -1197,7 +1197,7 @@ class Runner:
                 raise Failure("replay:named-range", "replay --job %s with another range than "
                               "its first (%s) exited %d, not refused: %s\n%s"
                               % (named[1], first, rc, shell_quote(args), err[-1500:]))
-        if rc == 0 or (live and rc == 2 and len(err.strip().splitlines()) == 1):
+        if rc == 0 or (live and rc == 2 and len(refusal_lines(err)) == 1):
             if rc == 0:
                 key = (self.names[op["topic"]], tuple(sorted(rs)))
                 self.replays[(op["db"], op["table"])].add(key)
@@ -1304,7 +1304,7 @@ class Runner:
         known = self.known(op["job"])
         rc, out, err = self.run_cmd("status", args, self.HANG_CMD)
         if not known and rc == 2 and "no job '%s' in" % self.job_name(op["job"]) in err \
-                and len(err.strip().splitlines()) == 1:
+                and len(refusal_lines(err)) == 1:
             self.stats["refused"] += 1
             return
         if rc != 0 or "partition" not in out:
@@ -1438,7 +1438,7 @@ class Runner:
         before = self.snapshot() if quiet else None
         rc, out, err = self.run_cmd("reset", args, self.HANG_CMD)
         if rc == 2:
-            lines = err.strip().splitlines()
+            lines = refusal_lines(err)
             why = next((w for w, ok in self.RESET_REFUSALS if lines and w in lines[-1]
                         and ok(self, jid, op)), None)
             if len(lines) != 1 or why is None:
@@ -1823,7 +1823,7 @@ class Runner:
         quiet = not self.live
         before = self.snapshot() if quiet else None
         rc, out, err = self.run_cmd("invalid-" + op["kind"], args, self.HANG_INVALID)
-        lines = err.strip().splitlines()
+        lines = refusal_lines(err)
         if rc != 2 or len(lines) != 1:
             raise Failure("invalid:%s" % op["kind"], "expected exit 2 and one line, got exit %d "
                           "and %d lines: %s\n%s" % (rc, len(lines), shell_quote(args), err[-1500:]))
@@ -2183,6 +2183,13 @@ def drop_flags(args, flags):
 
 def tail_bytes(data, n=15):
     return "\n".join(l.decode(errors="replace") for l in data.splitlines()[-n:])
+
+
+def refusal_lines(err):
+    """The lines of a refusal on stderr. With every Galera node in --db, a
+    node that is down is passed over with a line of its own before it:
+    not part of the refusal."""
+    return [l for l in err.strip().splitlines() if not l.endswith(": trying the next one")]
 
 
 def tail_text(text, n=15):
