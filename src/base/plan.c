@@ -38,7 +38,8 @@ kt_plan_make (const KtPartitionState *states, guint n_states,
                              "partition %d: stored offset %" G_GINT64_FORMAT
                              " is beyond the high watermark %" G_GINT64_FORMAT
                              " (topic recreated or truncated?); rerun with "
-                             "--on-data-loss skip to continue from the log start",
+                             "--on-data-loss skip to continue from the log start (an "
+                             "idempotent job cannot: `ktally forget` it first)",
                              s->partition, s->stored, s->high);
               return FALSE;
             }

@@ -241,7 +241,8 @@ const KtOption kt_option_table[] = {
   { "start", 0, "batch", KT_OPT_WORD, AT (job.start), .words = starts, .fallback = "earliest",
     .commands = KT_CMD_RUN, .metavar = "WHERE",
     .help = "Where the job starts: a partition with no stored offset, when none has one "
-            "(one added to the topic later starts at its log start; the partition list is "
+            "(one added to the topic later starts at its log start, unless in a --partitions "
+            "share or a --group; the partition list is "
             "read again every topic.metadata.refresh.interval.ms, 60 s unless -X says)" },
   { "from", 0, NULL, KT_OPT_CUSTOM, AT (job.replay_from), .commands = KT_CMD_REPLAY,
     .parse = parse_offsets, .clear = clear_array, .text = text_offsets,

@@ -154,11 +154,14 @@ kt_positions_load (KtKindContext *job, const GArray *partitions, const GArray *e
       || !report_moves (job, expected, s, states->len, error))
     return FALSE;
 
-  /* --start says where a job starts. A partition without a stored offset
-   * beside partitions with one was added to the topic since: all it holds
-   * came after the job started, so it is read from its log start. */
+  /* --start says where a job starts. Read by one process over the whole
+   * topic, a partition without a stored offset beside partitions with one
+   * was added to the topic since: all it holds came after the job started,
+   * so it is read from its log start. A --partitions share or a --group
+   * member cannot tell an added partition from one another writer of the
+   * job has not stored yet: --start holds there. */
   for (guint i = 0; i < states->len; i++)
-    known |= s[i].stored >= 0;
+    known |= s[i].stored >= 0 && spec->partitions == NULL && spec->group == NULL;
   latest = spec->start == KT_START_LATEST && !known;
   for (guint i = 0; i < states->len; i++)
     if (s[i].stored < 0)

@@ -256,12 +256,19 @@ kt_offsets_compact (KtDb *db, const char *job, const char *topic,
 
   /* The old rows of a partition are a prefix of its chain (commits on one
    * partition are serialised by its offset row), so folding them into one
-   * row keeps the chain whole: it just starts with a longer link. */
+   * row keeps the chain whole: it just starts with a longer link. A chain
+   * with a skip past the log's end (a row ending below its start) goes
+   * back down: its link runs from its first row's start to its last row's
+   * end, in commit order, not from the lowest offset to the highest. */
   if (!kt_db_run (db, "START TRANSACTION", "cannot start a transaction", error))
     return FALSE;
   g_string_printf (sql, "CREATE TEMPORARY TABLE IF NOT EXISTS ktally_fold AS "
-                   "SELECT MIN(id) AS id, job, topic, `partition`, MIN(from_offset) AS from_offset, "
-                   "MAX(until_offset) AS until_offset, SUM(record_count) AS record_count, "
+                   "SELECT MIN(id) AS id, job, topic, `partition`, "
+                   "IF(SUM(until_offset < from_offset) > 0, CAST(SUBSTRING_INDEX(GROUP_CONCAT("
+                   "from_offset ORDER BY id), ',', 1) AS SIGNED), MIN(from_offset)) AS from_offset, "
+                   "IF(SUM(until_offset < from_offset) > 0, CAST(SUBSTRING_INDEX(GROUP_CONCAT("
+                   "until_offset ORDER BY id DESC), ',', 1) AS SIGNED), MAX(until_offset)) "
+                   "AS until_offset, SUM(record_count) AS record_count, "
                    "SUM(line_count) AS line_count, SUM(error_lines) AS error_lines, "
                    "SUM(malformed_lines) AS malformed_lines, MIN(target) AS target, "
                    "MAX(member) AS member, MAX(committed_at) AS committed_at "

@@ -56,12 +56,13 @@ class Gen:
         self.r = random.Random(seed)
         # The services' own faults: Apache Kafka's (transactional producers,
         # broker processes killed and paused) and Galera's (nodes killed and
-        # left down), each from a stream of its own; the draws of the main
-        # stream stay those of the mock and one MariaDB.
+        # left down), each from a stream of its own (on Galera, MariaDB
+        # faults are drawn more often than on one server).
         self.kafka, self.mysql = kafka, mysql
         self.r_apache = random.Random("%s:apache" % seed)
         self.r_galera = random.Random("%s:galera" % seed)
         self.mysql_down = None      # the Galera node a kill left down
+        self.open_txn = None        # the topic of the transaction left open
         # Axes added later draw from their own stream, so that a seed
         # keeps drawing the history it always drew (saved seeds, mutants).
         self.r_log = random.Random("%s:log-format" % seed)
@@ -266,8 +267,9 @@ class Gen:
             weights[kinds.index(boost)] = 25
         if self.focus == "transactions":
             weights[kinds.index("produce")] = 30
-        if self.focus == "failover":
-            weights[kinds.index("mysql")] = 14
+        if self.mysql == "galera":
+            # What the target is for: a node fault in most histories.
+            weights[kinds.index("mysql")] = 14 if self.focus == "failover" else 9
         if self.focus in ("manage-jobs", "recount"):
             # `scripts/soak --focus manage-jobs`: resets and forgets (#16) often.
             weights[kinds.index("reset")], weights[kinds.index("forget")] = 25, 8
@@ -275,11 +277,27 @@ class Gen:
             if self.sighup(ops, live) or self.collide(ops, topics, dbs, jobs, started):
                 continue
             kind = r.choices(kinds, weights=weights)[0]
+            if self.open_txn is not None and (
+                    kind not in ("produce", "start", "wait", "kill9", "term")
+                    or self.r_apache.random() < 0.25):
+                # A transaction left open across a few operations ends
+                # before anything the oracle cannot model under it (a
+                # broker fault, an operator command, a first start at the
+                # log's end: where a read_committed reader stops is then
+                # the last stable offset, not the high watermark).
+                ops.append(self.txn_end())
+                continue
+            if kind == "start" and self.open_txn is not None:
+                cand = [j for j in jobs if len(live[j]) < max_live(j)
+                        and jobs[j]["start"] == "earliest"]
+                if not cand:
+                    continue
             if kind == "produce":
                 t = r.choice(list(topics))
                 ops.append(self.produce(t, topics[t], produced))
             elif kind == "start":
-                cand = [j for j in jobs if len(live[j]) < max_live(j)]
+                cand = [j for j in jobs if len(live[j]) < max_live(j)
+                        and (self.open_txn is None or jobs[j]["start"] == "earliest")]
                 if self.focus == "ledger-two-writers" and r.random() < 0.8:
                     cand = [j for j in cand if jobs[j]["kind"] == LEDGER] or cand
                 if not cand:
@@ -407,6 +425,8 @@ class Gen:
                 if not op["dry"]:
                     live[j] = []   # the runner stops them first, as ktally-forget(1) says
                 ops.append(op)
+        if self.open_txn is not None:
+            ops.append(self.txn_end())
         if self.mysql == "galera" and self.mysql_down is not None:
             # A node still down when the jobs drain, sometimes: ktally,
             # given every node, must finish on the others.
@@ -425,6 +445,13 @@ class Gen:
             for op in ops:
                 if op["op"] == "produce":
                     op["sync"] = True
+
+    def txn_end(self):
+        """The transaction left open commits or aborts."""
+        op = {"op": "txn_end", "topic": self.open_txn,
+              "how": self.r_apache.choice(["commit", "abort"])}
+        self.open_txn = None
+        return op
 
     def galera_fault(self):
         """A Galera node killed -9 and left down (the first host, the one
@@ -515,6 +542,12 @@ class Gen:
                                   else [None, None, None, "commit", "abort"])
             if op["txn"] is None:
                 del op["txn"]
+            elif self.open_txn is None and ra.random() < (
+                    0.4 if self.focus == "transactions" else 0.15):
+                # Left open while instances read: the last stable offset
+                # stays below the high watermark until it ends.
+                op["txn"] = "open"
+                self.open_txn = t
         if topic["kind"] == LOG:
             # Weights of the value shapes in this batch of messages.
             op["shapes"] = r.choice(["plain", "mixed", "mixed", "hostile", "multi"])

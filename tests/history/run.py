@@ -182,8 +182,11 @@ class Services:
                 time.sleep(0.5)
             raise HarnessError("cannot read the watermarks of %s: %s" % (topic, out))
         from confluent_kafka import Consumer, TopicPartition
+        # read_uncommitted: the high watermark itself, not the last stable
+        # offset (below a transaction left open) a read_committed one gets.
         c = Consumer({"bootstrap.servers": self.brokers, "group.id": "kth-watermarks",
-                      "enable.auto.commit": False, "log_level": 3})
+                      "enable.auto.commit": False, "isolation.level": "read_uncommitted",
+                      "log_level": 3})
         try:
             md = c.list_topics(topic, timeout=30).topics[topic]
             return [c.get_watermark_offsets(TopicPartition(topic, p), timeout=30)[1]
@@ -414,6 +417,8 @@ class Runner:
         self.n_logs = 0
         self.mysql_fault_at = -1.0   # monotonic time the last MariaDB fault ended
         self.mysql_down = set()      # Galera nodes this history killed and left down
+        self.open_txn = None         # (topic, producer, {p: first offset}) left open
+        self.open_offsets = {}       # (topic, p) -> offsets of its records
 
     # ------------------------------------------------------------------ names
     def job_name(self, jid):
@@ -689,6 +694,10 @@ class Runner:
     def long_host(self, jid):
         return self.jobs[jid].get("name") == "long"
 
+    def job_started(self, jid, t):
+        """Whether the job stores an offset of some partition of topic t."""
+        return any(k[0] == jid and k[1] == t for k in self.start)
+
     def covered(self, jid, inst_args):
         """(topic id, partition) pairs an instance of the job reads."""
         j = self.jobs[jid]
@@ -718,6 +727,12 @@ class Runner:
         finally:
             self.cleanup_processes()
             self.restart_mysql_nodes()
+            if self.open_txn is not None:
+                try:
+                    self.open_txn[1].abort_transaction(30)
+                except Exception:
+                    pass
+                self.open_txn = None
         return self.stats
 
     def setup(self):
@@ -756,7 +771,9 @@ class Runner:
             # only if it commits; each partition it wrote gets a marker.
             self.n_txn = getattr(self, "n_txn", 0) + 1
             conf["transactional.id"] = "kth-%s-%d" % (self.run_id, self.n_txn)
-            conf["transaction.timeout.ms"] = 60000
+            # Longer than any history: a transaction left open across
+            # operations must not be aborted by the coordinator meanwhile.
+            conf["transaction.timeout.ms"] = 600000
         p = Producer(conf)
         if txn:
             try:
@@ -810,7 +827,16 @@ class Runner:
         bad = [d for d in delivered if d[0] is not None]
         if left or bad or len(delivered) != op["n"]:
             raise HarnessError("producer: %d undelivered, errors %s" % (left, bad[:3]))
-        if txn:
+        if txn == "open":
+            # Left open: counted as committed until txn_end says otherwise;
+            # a read_committed reader stops at its first offsets meanwhile.
+            if self.open_txn is not None:
+                raise HarnessError("a second transaction left open")
+            first = {}
+            for _, part, off in delivered:
+                first[part] = min(first.get(part, off), off)
+            self.open_txn = (t, p, first)
+        elif txn:
             # Every record is in the log (flushed) before the end: an abort
             # then leaves them all there, aborted, at known offsets.
             try:
@@ -820,6 +846,8 @@ class Runner:
         offsets = collections.defaultdict(list)
         for _, part, off in delivered:
             offsets[part].append(off)
+            if txn == "open":
+                self.open_offsets.setdefault((t, part), set()).add(off)
         for part, vals in sent.items():
             got = sorted(offsets[part])
             have = len(self.msgs[t][part])
@@ -829,11 +857,38 @@ class Runner:
             # What a read_committed reader never sees holds no record
             # here: an aborted record, a transaction's marker.
             self.msgs[t][part].extend(vals if txn != "abort" else [(None, None)] * len(vals))
-        if txn:
+        if txn and txn != "open":
             self.markers(t, sorted(sent))
             self.stats["transactions"] += 1
             self.stats["aborted"] += op["n"] if txn == "abort" else 0
         self.stats["records"] += op["n"]
+
+    def op_txn_end(self, op):
+        """The transaction left open commits or aborts: an abort takes its
+        records out of what the oracle counts."""
+        if self.open_txn is None:
+            return      # a shrunk history without its open
+        t, p, first = self.open_txn
+        self.open_txn = None
+        try:
+            (p.commit_transaction if op["how"] == "commit" else p.abort_transaction)(60)
+        except Exception as e:
+            raise HarnessError("transactional producer: %s: %s" % (op["how"], e))
+        if op["how"] == "abort":
+            for (_, part), offs in self.open_offsets.items():
+                for o in offs:
+                    self.msgs[t][part][o] = (None, None)
+                self.stats["aborted"] += len(offs)
+        self.open_offsets = {}
+        self.markers(t, sorted(first))
+        self.stats["transactions"] += 1
+
+    def lso(self, t, p):
+        """Where a read_committed reader of t/p stops: the first offset of
+        the transaction left open, else the high watermark."""
+        if self.open_txn is not None and self.open_txn[0] == t and p in self.open_txn[2]:
+            return self.open_txn[2][p]
+        return len(self.msgs[t][p])
 
     def markers(self, t, parts):
         """Each partition a transaction wrote holds its marker next; the
@@ -886,6 +941,11 @@ class Runner:
                 if (jid, tp[0], tp[1]) not in self.start]
         if not want:
             return
+        # Over the whole topic, a partition not stored beside ones that are
+        # was added to the topic for all ktally knows: its log start.
+        whole = not (j["share"] == "partitions" and op["args"].get("partitions")) \
+            and j["share"] != "group"
+        added = {t for t in j["topics"] if whole and self.job_started(jid, t)}
         name = self.job_name(jid)
         end = time.monotonic() + 30 * self.slow
         while want:
@@ -904,10 +964,15 @@ class Runner:
             for tp in list(want):
                 got = seen.get((self.names[tp[0]], tp[1]))
                 if got is not None:
-                    high = len(self.msgs[tp[0]][tp[1]])
-                    if got != high:
-                        raise Failure("start:%s" % jid, "%s/%d: --start latest stored %d, the high "
-                                      "watermark was %d" % (self.names[tp[0]], tp[1], got, high))
+                    added_tp = tp[0] in added
+                    high = 0 if added_tp else len(self.msgs[tp[0]][tp[1]])
+                    # On Apache Kafka an open transaction holds the last
+                    # stable offset below the high watermark: either is right.
+                    if got != high and (added_tp or got != self.lso(tp[0], tp[1])):
+                        raise Failure("start:%s" % jid, "%s/%d: --start latest stored %d, %s "
+                                      "was %d" % (self.names[tp[0]], tp[1], got,
+                                                  "the log start" if added_tp
+                                                  else "the high watermark", high))
                     self.start[(jid, tp[0], tp[1])] = got
                     want.remove(tp)
             time.sleep(0.05)
@@ -1146,7 +1211,7 @@ class Runner:
                 raise Failure("replay:named-range", "replay --job %s with another range than "
                               "its first (%s) exited %d, not refused: %s\n%s"
                               % (named[1], first, rc, shell_quote(args), err[-1500:]))
-        if rc == 0 or (live and rc == 2 and len(err.strip().splitlines()) == 1):
+        if rc == 0 or (live and rc == 2 and len(refusal_lines(err)) == 1):
             if rc == 0:
                 key = (self.names[op["topic"]], tuple(sorted(rs)))
                 self.replays[(op["db"], op["table"])].add(key)
@@ -1253,7 +1318,7 @@ class Runner:
         known = self.known(op["job"])
         rc, out, err = self.run_cmd("status", args, self.HANG_CMD)
         if not known and rc == 2 and "no job '%s' in" % self.job_name(op["job"]) in err \
-                and len(err.strip().splitlines()) == 1:
+                and len(refusal_lines(err)) == 1:
             self.stats["refused"] += 1
             return
         if rc != 0 or "partition" not in out:
@@ -1387,7 +1452,7 @@ class Runner:
         before = self.snapshot() if quiet else None
         rc, out, err = self.run_cmd("reset", args, self.HANG_CMD)
         if rc == 2:
-            lines = err.strip().splitlines()
+            lines = refusal_lines(err)
             why = next((w for w, ok in self.RESET_REFUSALS if lines and w in lines[-1]
                         and ok(self, jid, op)), None)
             if len(lines) != 1 or why is None:
@@ -1772,7 +1837,7 @@ class Runner:
         quiet = not self.live
         before = self.snapshot() if quiet else None
         rc, out, err = self.run_cmd("invalid-" + op["kind"], args, self.HANG_INVALID)
-        lines = err.strip().splitlines()
+        lines = refusal_lines(err)
         if rc != 2 or len(lines) != 1:
             raise Failure("invalid:%s" % op["kind"], "expected exit 2 and one line, got exit %d "
                           "and %d lines: %s\n%s" % (rc, len(lines), shell_quote(args), err[-1500:]))
@@ -1791,6 +1856,8 @@ class Runner:
     def finish(self):
         self.poll_instances()
         self.check_livez()
+        if self.open_txn is not None:
+            self.op_txn_end({"how": "commit"})   # a shrunk history without its end
         for name in list(self.live):
             self.stop_instance(name, signal.SIGTERM)
         self.svc.quiet()
@@ -1804,9 +1871,13 @@ class Runner:
                     self.names[t], high, want))
         for jid in self.jobs:
             for t in self.jobs[jid]["topics"]:
+                # The drain reads the whole topic: beside stored partitions,
+                # one never stored starts at its log start (run.c's rule for
+                # partitions added to a topic).
+                added = self.job_started(jid, t)
                 for p in range(self.topics[t]["partitions"]):
                     self.start.setdefault((jid, t, p), 0 if self.jobs[jid]["start"] == "earliest"
-                                          else len(self.msgs[t][p]))
+                                          or added else len(self.msgs[t][p]))
             rc, out, err = self.run_cmd("drain-" + jid, self.job_args(jid, drain=True),
                                         self.HANG_DRAIN, self.long_host(jid))
             if rc != 0:
@@ -2130,6 +2201,13 @@ def drop_flags(args, flags):
 
 def tail_bytes(data, n=15):
     return "\n".join(l.decode(errors="replace") for l in data.splitlines()[-n:])
+
+
+def refusal_lines(err):
+    """The lines of a refusal on stderr. With every Galera node in --db, a
+    node that is down is passed over with a line of its own before it:
+    not part of the refusal."""
+    return [l for l in err.strip().splitlines() if not l.endswith(": trying the next one")]
 
 
 def tail_text(text, n=15):

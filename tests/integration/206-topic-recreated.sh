@@ -8,10 +8,12 @@
 # count, and `ktally audit` accepts the skip's audit row; an idempotent job
 # refuses the skip (exit 4, one line naming `ktally forget`: its covered
 # offsets would hide the new log's records), and once forgotten counts the
-# new log exactly. Red before: the idempotent skip counted nothing of the
+# new log exactly; audit rows folded by --audit-keep keep the chain whole
+# across the skip. Red before: the idempotent skip counted nothing of the
 # new log and exited 0; the warning said "-900 offsets never counted";
 # the audit called the transactional chain BROKEN ("the batches end at
-# 1000 but the stored offset is 100").
+# 1000 but the stored offset is 100"), and again once folded (the fold
+# took the lowest and highest offsets: [0, 1000)).
 # Not detected (no topic ID or anchor is stored): a recreated topic whose
 # new log has already grown past the stored offsets is read on from them
 # as if it were the old one; with --offsets kafka, the group's offsets go
@@ -67,9 +69,13 @@ fi
 kt_check_counts "$db" "$WORK/truth"
 [[ $(kt_offset_sum "$db" "$topic") == 200 ]] || fail "the stored offsets are not at the new log's end: $(kt_offset_sum "$db" "$topic")"
 kt_audit "$db_uri"
-# More data: the job goes on from the new log's end.
+# More data: the job goes on from the new log's end; its audit rows
+# folded (--audit-keep) keep the chain whole across the skip.
 kt_gen "$topic" --lines 100 --seed $((KT_SEED + 2)) --truth "$WORK/t3" > /dev/null || fail "kt-gen failed"
-run || { cat "$WORK/err" >&2; fail "the run after the recreation failed"; }
+sleep 1
+run --audit-keep 1s || { cat "$WORK/err" >&2; fail "the run after the recreation failed"; }
+(($(kt_sql "$db" "SELECT COUNT(*) FROM ktally_batches WHERE job = '$topic'") <= 4)) \
+  || fail "--audit-keep 1s did not fold the audit rows"
 kt_sum_truths "$WORK/t1" "$WORK/t2" "$WORK/t3" > "$WORK/truth"
 kt_check_counts "$db" "$WORK/truth"
 kt_audit "$db_uri"
