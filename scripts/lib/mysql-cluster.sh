@@ -336,12 +336,37 @@ cluster_kill() {
   say "node $n killed (pid $pid)"
 }
 
+# cl_transfer_ports_free N: a node's state-transfer ports (IST, SST) are
+# listened on only while it joins, so another process may have taken one
+# since the cluster started (seen: another checkout's Kafka broker on a
+# node's IST port; the join then failed for good, "Address already in
+# use", "Will never receive state"). A taken one is replaced by a free
+# port: a joiner sends both to its donor, nobody else keeps them.
+cl_transfer_ports_free() {
+  local n=$1 i p all taken=" " changed=no
+  local -a ports
+  read -r -a ports < "$(cl_node_dir "$n")/ports"
+  for ((i = 1; i <= $(cl_nodes); i++)); do taken+="$(<"$(cl_node_dir "$i")/ports") "; done
+  for i in 2 3; do
+    port_busy "${ports[i]}" || continue
+    p=$((20000 + RANDOM % 12000))
+    for ((all = 0; all < 2000; all++)); do
+      p=$((p + 1 > 32767 ? 20000 : p + 1))
+      [[ $taken == *" $p "* ]] || port_busy "$p" || break
+    done
+    say "node $n: port ${ports[i]} is taken by another process: state transfers on $p"
+    ports[i]=$p taken+="$p " changed=yes
+  done
+  [[ $changed == no ]] || echo "${ports[@]}" > "$(cl_node_dir "$n")/ports"
+}
+
 # cluster_restart N: kill -9 if running, start again on its datadir and
 # ports; a Galera node rejoins (state transfer), unless it is alone.
 cluster_restart() {
   local n=$1 t0 how=join
   cl_check_node "$n"
   cluster_kill "$n"
+  [[ $(cluster_topology) != galera ]] || cl_transfer_ports_free "$n"
   t0=$(date +%s%N)
   if [[ $(cluster_topology) == galera ]] && ! cluster_any_running; then
     cl_bootstrap_mark "$n"

@@ -143,6 +143,25 @@ class Services:
             raise HarnessError("scripts/services %s: %s" % (" ".join(map(str, what)),
                                                             (r.stdout + r.stderr).decode()[-500:]))
 
+    def mysql_nodes_up(self):
+        """Galera: every node up before a history (a restart that failed in
+        the last one, e.g. a state transfer whose port was taken, is tried
+        again): a history may kill one, and two down lose the quorum."""
+        if self.topology != "galera":
+            return
+        for attempt in range(3):
+            r = subprocess.run([self.services, "status"], capture_output=True, timeout=60,
+                               env=dict(os.environ, KT_SERVICES_DIR=self.env["KT_SERVICES_DIR"]))
+            down = re.findall(r"mariadb node (\d+): stopped", r.stdout.decode(errors="replace"))
+            if not down:
+                return
+            for n in down:
+                try:
+                    self.service("restart-mysql", n)
+                except HarnessError:
+                    if attempt == 2:
+                        raise
+
     def admin_client(self):
         from confluent_kafka.admin import AdminClient
         if self.admin is None:
@@ -736,6 +755,7 @@ class Runner:
         return self.stats
 
     def setup(self):
+        self.svc.mysql_nodes_up()
         for d in self.dbs:
             self.svc.sql(None, "CREATE DATABASE `%s`" % self.dbname[d])
         for t in self.h["topics"]:
