@@ -415,8 +415,8 @@ compare_gint32 (gconstpointer a, gconstpointer b)
   return (x > y) - (x < y);
 }
 
-/* The longest one metadata request waits before the final refusals are
- * looked at again. */
+/* How long the first metadata request of kt_source_partitions waits before
+ * the final refusals are looked at (each next one twice as long). */
 #define METADATA_SLICE_MS 500
 
 /* TRUE, with KT_ERROR_FATAL and the brokers' words, once a broker failed in
@@ -461,16 +461,19 @@ kt_source_partitions (KtSource *self, GArray *partitions, int timeout_ms,
       if (judged)
         g_clear_pointer (&self->probe_conf, rd_kafka_conf_destroy);
     }
-  /* Asked in slices of half a second: a broker that refused the
+  /* Asked in slices, from half a second up: a broker that refused the
    * credentials or whose certificate failed verification (log_cb) ends the
-   * wait at once, not after the whole start-up timeout of retries. */
+   * wait at once, not after the whole start-up timeout of retries. The
+   * slice doubles after a request timed out, so that a broker slower to
+   * answer than it still can. */
   deadline = g_get_monotonic_time () + (gint64) timeout_ms * 1000;
-  for (;;)
+  for (int slice_ms = METADATA_SLICE_MS;;
+       slice_ms = err == RD_KAFKA_RESP_ERR__TIMED_OUT ? MIN (slice_ms * 2, 60000) : slice_ms)
     {
       gint64 start = g_get_monotonic_time ();
 
       err = rd_kafka_metadata (self->meta, 0, self->meta_topic, &md,
-                               (int) CLAMP ((deadline - start) / 1000, 1, METADATA_SLICE_MS));
+                               (int) CLAMP ((deadline - start) / 1000, 1, slice_ms));
       if (err == RD_KAFKA_RESP_ERR_NO_ERROR)
         break;
       if (final_refusal (self, error))
