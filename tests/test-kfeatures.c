@@ -158,6 +158,31 @@ test_garbage (void)
   g_assert_null (kt_features_verdict (lines, &all));
 }
 
+/* Words of librdkafka 2.0.2 measured against Apache Kafka 3.9.2's SASL_SSL
+ * listener: a wrong password, PLAIN and SCRAM; a CA that did not sign the
+ * brokers' certificate; and failures that may heal. */
+static void
+test_failure_final (void)
+{
+  g_assert_true (kt_broker_failure_final ("sasl_ssl://127.0.0.1:24723/bootstrap: SASL authentication "
+                                          "error: Authentication failed: Invalid username or password"));
+  g_assert_true (kt_broker_failure_final ("sasl_ssl://127.0.0.1:24723/bootstrap: SASL authentication "
+                                          "error: Authentication failed during authentication due to "
+                                          "invalid credentials with SASL mechanism SCRAM-SHA-512"));
+  g_assert_true (kt_broker_failure_final ("sasl_ssl://127.0.0.1:24723/bootstrap: SSL handshake failed: "
+                                          "error:0A000086:SSL routines::certificate verify failed: "
+                                          "broker certificate could not be verified, verify that "
+                                          "ssl.ca.location is correctly configured"));
+  g_assert_false (kt_broker_failure_final ("sasl_ssl://127.0.0.1:21276/bootstrap: SASL authentication "
+                                           "error: SaslAuthenticateRequest failed: Local: Broker "
+                                           "handle destroyed"));
+  g_assert_false (kt_broker_failure_final ("sasl_ssl://127.0.0.1:24723/bootstrap: SSL handshake failed: "
+                                           "Disconnected: connection reset by peer"));
+  g_assert_false (kt_broker_failure_final ("127.0.0.1:9092/bootstrap: Connect to ipv4#127.0.0.1:9092 "
+                                           "failed: Connection refused"));
+  g_assert_false (kt_broker_failure_final (NULL));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -168,5 +193,6 @@ main (int argc, char **argv)
   g_test_add_func ("/kfeatures/no-coordinator", test_no_coordinator);
   g_test_add_func ("/kfeatures/scram-kafka-4", test_scram_kafka_4);
   g_test_add_func ("/kfeatures/garbage", test_garbage);
+  g_test_add_func ("/kfeatures/failure-final", test_failure_final);
   return g_test_run ();
 }

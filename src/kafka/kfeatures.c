@@ -344,3 +344,20 @@ kt_features_check (const rd_kafka_conf_t *conf, gboolean group, int timeout_ms,
   g_mutex_clear (&probe.lock);
   return ok;
 }
+
+gboolean
+kt_broker_failure_final (const char *failure)
+{
+  if (failure == NULL)
+    return FALSE;
+  /* SASL: the broker's answer to the credentials (PLAIN "Invalid username
+   * or password", SCRAM "... due to invalid credentials"). Not
+   * "SaslAuthenticateRequest failed: ...", a request lost locally (the
+   * handle destroyed, a timeout) before any answer. */
+  if (strstr (failure, "SASL authentication error: Authentication failed") != NULL)
+    return TRUE;
+  /* TLS: OpenSSL's verdict on the brokers' chain. Other handshake failures
+   * (a connection reset by a broker restarting) may heal. */
+  return strstr (failure, "SSL handshake failed") != NULL
+         && strstr (failure, "certificate verify failed") != NULL;
+}

@@ -36,3 +36,11 @@ char     *kt_features_verdict (const GPtrArray *lines, const KtFeatureNeeds *nee
  * (if not, TRUE is returned: the caller's own request reports why). */
 gboolean  kt_features_check   (const rd_kafka_conf_t *conf, gboolean group,
                                int timeout_ms, gboolean *judged, GError **error);
+
+/* Pure: whether a broker connection's failure, in librdkafka's words (its
+ * "FAIL" log line, e.g. "sasl_ssl://h:9093/bootstrap: SASL authentication
+ * error: Authentication failed: Invalid username or password"), can never
+ * heal by trying again with the same settings: the brokers refused the
+ * credentials, or their certificate is not signed by ssl.ca.location's CA.
+ * A connection lost mid-handshake, refused or timed out is not. */
+gboolean  kt_broker_failure_final (const char *failure);

@@ -74,6 +74,10 @@ struct _KtSource
   GMutex            broker_lock;
   char             *broker_failure;
   gint64            broker_failure_at;  /* monotonic */
+  /* The first broker failure that retrying cannot heal (credentials
+   * refused, a certificate not from the CA: kt_broker_failure_final), or
+   * NULL. Kept for good: the settings it failed with do not change. */
+  char             *final_failure;
   /* A refusal met while serving between batches (an ACL that does not
    * let this principal into the group): handed to the next plan. */
   GError           *refused;
@@ -105,6 +109,8 @@ log_cb (const rd_kafka_t *rk, int level, const char *fac, const char *buf)
       g_free (self->broker_failure);
       self->broker_failure = g_strndup (buf, after != NULL ? (gsize) (after - buf) : strlen (buf));
       self->broker_failure_at = g_get_monotonic_time ();
+      if (self->final_failure == NULL && kt_broker_failure_final (self->broker_failure))
+        self->final_failure = g_strdup (self->broker_failure);
       g_mutex_unlock (&self->broker_lock);
     }
 }
@@ -396,6 +402,7 @@ kt_source_free (KtSource *self)
   g_free (self->topic);
   g_free (self->oversize);
   g_free (self->broker_failure);
+  g_free (self->final_failure);
   g_clear_error (&self->refused);
   g_mutex_clear (&self->broker_lock);
   g_free (self);
@@ -408,6 +415,28 @@ compare_gint32 (gconstpointer a, gconstpointer b)
   return (x > y) - (x < y);
 }
 
+/* How long the first metadata request of kt_source_partitions waits before
+ * the final refusals are looked at (each next one twice as long). */
+#define METADATA_SLICE_MS 500
+
+/* TRUE, with KT_ERROR_FATAL and the brokers' words, once a broker failed in
+ * a way retrying cannot heal (log_cb). */
+static gboolean
+final_refusal (KtSource *self, GError **error)
+{
+  gboolean refused;
+
+  g_mutex_lock (&self->broker_lock);
+  refused = self->final_failure != NULL;
+  if (refused)
+    g_set_error (error, KT_ERROR, KT_ERROR_FATAL, "cannot connect to the Kafka brokers: %s "
+                 "(retrying cannot help: check %s)", self->final_failure,
+                 strstr (self->final_failure, "SSL handshake") != NULL
+                 ? "ssl.ca.location" : "sasl.username and sasl.password");
+  g_mutex_unlock (&self->broker_lock);
+  return refused;
+}
+
 gboolean
 kt_source_partitions (KtSource *self, GArray *partitions, int timeout_ms,
                       GError **error)
@@ -415,6 +444,7 @@ kt_source_partitions (KtSource *self, GArray *partitions, int timeout_ms,
   g_autoptr(KtKafkaMetadata) md = NULL;
   const rd_kafka_metadata_topic_t *t;
   rd_kafka_resp_err_t err;
+  gint64 deadline;
 
   /* First, until a broker has answered: has librdkafka turned off a
    * feature we need? (A connection that needs SASL would fail below,
@@ -431,7 +461,29 @@ kt_source_partitions (KtSource *self, GArray *partitions, int timeout_ms,
       if (judged)
         g_clear_pointer (&self->probe_conf, rd_kafka_conf_destroy);
     }
-  err = rd_kafka_metadata (self->meta, 0, self->meta_topic, &md, timeout_ms);
+  /* Asked in slices, from half a second up: a broker that refused the
+   * credentials or whose certificate failed verification (log_cb) ends the
+   * wait at once, not after the whole start-up timeout of retries. The
+   * slice doubles after a request timed out, so that a broker slower to
+   * answer than it still can. */
+  deadline = g_get_monotonic_time () + (gint64) timeout_ms * 1000;
+  for (int slice_ms = METADATA_SLICE_MS;;
+       slice_ms = err == RD_KAFKA_RESP_ERR__TIMED_OUT ? MIN (slice_ms * 2, 60000) : slice_ms)
+    {
+      gint64 start = g_get_monotonic_time ();
+
+      err = rd_kafka_metadata (self->meta, 0, self->meta_topic, &md,
+                               (int) CLAMP ((deadline - start) / 1000, 1, slice_ms));
+      if (err == RD_KAFKA_RESP_ERR_NO_ERROR)
+        break;
+      if (final_refusal (self, error))
+        return FALSE;
+      if (g_get_monotonic_time () >= deadline || (self->stop != NULL && *self->stop))
+        break;
+      /* An error at once (no broker known yet): no busy loop. */
+      if (g_get_monotonic_time () - start < 50000)
+        g_usleep (50000);
+    }
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
     {
       g_autofree char *why = broker_failure (self, err);

@@ -584,6 +584,12 @@ kt_db_is_transient (unsigned int code)
     }
 }
 
+gboolean
+kt_db_refused_everywhere (unsigned int code)
+{
+  return code == ER_ACCESS_DENIED_ERROR || code == ER_ACCESS_DENIED_NO_PASSWORD_ERROR;
+}
+
 const char *const kt_db_grants[] = {
   "SELECT", "INSERT", "UPDATE", "DELETE", "CREATE", "ALTER", "DROP", "CREATE VIEW",
   "CREATE TEMPORARY TABLES", NULL
@@ -828,17 +834,16 @@ reread_logged (const char *description, const char *file)
 /* kt_db_open() on the @i-th server of @db alone. */
 static MYSQL *
 open_host (KtDbConfig *db, guint i, const char *description, unsigned int connect_timeout,
-           unsigned int io_timeout, GError **error)
+           unsigned int io_timeout, unsigned int *code, GError **error)
 {
   g_autoptr(GError) local = NULL;
   g_autoptr(GError) reread = NULL;
   g_autofree char *fresh = NULL;
-  unsigned int code;
-  MYSQL *conn = open_once (db, i, description, connect_timeout, io_timeout, &code, &local);
+  MYSQL *conn = open_once (db, i, description, connect_timeout, io_timeout, code, &local);
 
   if (conn != NULL)
     return conn;
-  if (code != ER_ACCESS_DENIED_ERROR || db->password_file == NULL)
+  if (*code != ER_ACCESS_DENIED_ERROR || db->password_file == NULL)
     {
       g_propagate_error (error, g_steal_pointer (&local));
       return NULL;
@@ -864,7 +869,7 @@ open_host (KtDbConfig *db, guint i, const char *description, unsigned int connec
     memset (db->password, 0, strlen (db->password));
   g_free (db->password);
   db->password = g_steal_pointer (&fresh);
-  return open_once (db, i, description, connect_timeout, io_timeout, &code, error);
+  return open_once (db, i, description, connect_timeout, io_timeout, code, error);
 }
 
 /* What a server of the list is to ktally. */
@@ -961,8 +966,9 @@ kt_db_open (KtDbConfig *db, gboolean read_only_ok, guint *index, unsigned int co
       g_autofree char *server = kt_db_host_text (db, i);
       g_autofree char *description = describe_with (db, server);
       g_autoptr(GError) local = NULL;
+      unsigned int refused = 0;
       g_autoptr(MYSQL) conn = open_host (db, i, description, connect_timeout, io_timeout,
-                                         &local);
+                                         &refused, &local);
       ServerState state = conn != NULL ? server_state (conn, description, &local)
                                        : SERVER_FAILED;
 
@@ -983,6 +989,14 @@ kt_db_open (KtDbConfig *db, gboolean read_only_ok, guint *index, unsigned int co
               fallback_at = i;
             }
           continue;
+        }
+      /* Access denied here is denied on every server of the list: stop at
+       * once, in one line, rather than retry a down server's neighbour
+       * until the start-up timeout. */
+      if (conn == NULL && kt_db_refused_everywhere (refused))
+        {
+          g_propagate_error (error, g_steal_pointer (&local));
+          return NULL;
         }
       if (n == 1)
         {
@@ -1378,7 +1392,9 @@ kt_db_open_long (KtDb *self, GError **error)
 {
   /* The server of the batch connection, not the first of the list: the
    * migration must change the database the job then writes. */
-  return open_host (&self->config, self->server, kt_db_name (self), 5, LONG_IO_S, error);
+  unsigned int code;
+
+  return open_host (&self->config, self->server, kt_db_name (self), 5, LONG_IO_S, &code, error);
 }
 
 char **

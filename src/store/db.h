@@ -176,6 +176,14 @@ char    **kt_db_grants_missing_in (const char *const *lines, const char *databas
  * lock conflict): worth another try. */
 gboolean  kt_db_is_transient (unsigned int code);
 
+/* Whether a connection refused with @code would be refused by every
+ * server of a hosts list alike, so that trying the others (or again) is
+ * pointless: access denied (a wrong password, an unknown user). The
+ * servers of one list (a Galera cluster, a primary and its replicas) share
+ * their users. A server down or a certificate that fails verification is
+ * that one server's (each presents its own), and the others are tried. */
+gboolean  kt_db_refused_everywhere (unsigned int code);
+
 /* ---- A database a module works in: one connection, opened on demand ---- */
 
 typedef struct _KtDb KtDb;

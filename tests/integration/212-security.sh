@@ -6,8 +6,9 @@
 # (security.protocol, sasl.*, ssl.ca.location) and through the [kafka]
 # section of a config file, alone and in a consumer group; then each of
 # these stops with exit 3 and ONE line, at once or within
-# --startup-timeout, never waiting for ever: a wrong password, a CA that
-# did not sign the brokers' certificate, a topic without any ACL, a topic
+# --startup-timeout, never waiting for ever: a wrong password and a CA
+# that did not sign the brokers' certificate at the first refusal (within
+# 5 s of a 20 s --startup-timeout: retrying cannot heal them), a topic without any ACL, a topic
 # the principal may describe but not read (a Fetch refused), a group
 # without an ACL, another principal. No password appears in `ps`, the
 # logs, `status` or /metrics. SCRAM: librdkafka before 2.6.1 cannot
@@ -15,8 +16,9 @@
 # invalid credentials), so on 4.x ktally must refuse SCRAM in one line
 # naming that, and the rest runs with PLAIN; on 3.9 with SCRAM-SHA-512.
 # Red if a count is off, a refusal hangs (the Fetch refused used to stall
-# and retry for ever, the group member to wait for ever) or takes more
-# than one line, or a secret leaks.
+# and retry for ever, the group member to wait for ever), a wrong password
+# or CA waits out the start-up timeout, a refusal takes more than one
+# line, or a secret leaks.
 # broker: apache — SASL_SSL, certificates and ACLs (StandardAuthorizer) need real brokers; the mock has no security
 source "$(dirname "$0")/lib.sh"
 
@@ -54,6 +56,18 @@ if [[ $KT_KAFKA_LINE == 3.9 ]]; then
   echo "$password" | "$KT_SERVICES" scram-user "$user" > /dev/null || fail "cannot set the SCRAM credentials of $user"
   echo "$intruder_password" | "$KT_SERVICES" scram-user "$intruder" > /dev/null \
     || fail "cannot set the SCRAM credentials of $intruder"
+  # Each broker takes the credentials from the metadata log a moment
+  # after ConfigCommand returns, and ktally takes a refusal as final:
+  # every broker must accept them first.
+  scram_ready() {
+    local b
+    for b in ${KT_KAFKA_SASL_BROKERS//,/ }; do
+      timeout 5 "$KT_ADMIN" --brokers "$b" -X security.protocol=SASL_SSL -X "ssl.ca.location=$KT_KAFKA_CA" \
+        -X sasl.mechanisms=SCRAM-SHA-512 -X "sasl.username=$1" -X "sasl.password=$2" topics > /dev/null 2>&1 || return 1
+    done
+  }
+  kt_wait_for 30 scram_ready "$user" "$password" && kt_wait_for 30 scram_ready "$intruder" "$intruder_password" \
+    || fail "the brokers did not all take the SCRAM credentials within 30 s"
   mechanism=SCRAM-SHA-512
 else
   scram_db=$(kt_new_db secscram)
@@ -113,14 +127,18 @@ for f in conf.log group.log; do ! grep -qF -- "$password" "$WORK/$f" || fail "th
 bad_db=$(kt_new_db secbad)
 base=(--brokers "$KT_KAFKA_SASL_BROKERS" --db "$bad_db" "${tls[@]}")
 # shellcheck disable=SC2046
-refused wrong-password 15 "${base[@]}" --topic "$topic" --startup-timeout 5s \
+# Credentials refused and a certificate not from the CA never heal: the
+# exit comes at the first refusal, well under --startup-timeout (it used
+# to take the whole timeout of retries).
+refused wrong-password 5 "${base[@]}" --topic "$topic" --startup-timeout 20s \
   $(sasl_as "$mechanism" "$user" "not-$password")
 grep -qi "authentication" "$WORK/wrong-password.err" || fail "the wrong password is not named as an authentication failure"
 other_ca=$WORK/other-ca.pem
 openssl req -x509 -newkey rsa:2048 -nodes -keyout "$WORK/other-ca.key" -out "$other_ca" -days 1 \
   -subj "/CN=not the brokers' CA" > /dev/null 2>&1 || fail "openssl could not make a second CA"
 refused wrong-ca 15 --brokers "$KT_KAFKA_SASL_BROKERS" --db "$bad_db" --topic "$topic" \
-  -X security.protocol=SASL_SSL -X "ssl.ca.location=$other_ca" "${auth[@]}" --startup-timeout 5s
+  -X security.protocol=SASL_SSL -X "ssl.ca.location=$other_ca" "${auth[@]}" --startup-timeout 20s
+grep -q "certificate verify failed" "$WORK/wrong-ca.err" || fail "the wrong CA is not named as a failed verification"
 no_acl=$(kt_new_topic secnoacl 2)
 refused topic-without-acl 5 "${base[@]}" "${auth[@]}" --topic "$no_acl"
 describe_only=$(kt_new_topic secdescribe 2)
