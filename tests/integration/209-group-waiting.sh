@@ -60,6 +60,12 @@ done
 # A reader leaves: the waiting member takes over and counts.
 leaver=$(( (waiter + 1) % 3 ))
 kt_stop "${pids[$leaver]}" || fail "member $leaver did not exit 0 on SIGTERM"
+# The new lines only after the waiting member holds a partition: produced
+# before the rebalance ends, they may all be read by the member that held
+# that partition until then, and the waiting member would find nothing to
+# commit.
+holds_a_partition() { grep -q "group: assigned $topic/\[[0-9]" "$WORK/member$waiter.log"; }
+kt_wait_for 30 holds_a_partition || fail "member $waiter was given no partition within 30 s of member $leaver leaving"
 kt_gen "$topic" --lines 20000 --seed "$((KT_SEED + 1))" --truth "$WORK/t2" > /dev/null
 kt_sum_truths "$WORK/t1" "$WORK/t2" > "$WORK/truth"
 offsets_reach() { [[ $(kt_offset_sum "$db" "$topic") == 40000 ]]; }
