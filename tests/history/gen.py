@@ -23,7 +23,7 @@ INVALID_RUN = [
     "small-byte-cap", "workers-0", "multi-topic-no-job", "wrong-mode",
     "bad-job-name",
 ]
-# Refused --by/--sum/--max-keys/--table combinations (#14), drawn like the
+# Refused --by/--sum/--max-keys/--table combinations, drawn like the
 # others, and often under --focus analytics.
 INVALID_ANALYTICS = [
     "by-log-time", "max-keys-no-by", "sum-not-a-group", "by-ledger", "by-twice",
@@ -34,17 +34,17 @@ INVALID_REPLAY = [
     "replay-bad-table", "replay-error_log-idempotent", "replay-partition-twice",
 ]
 INVALID_INITDB = ["initdb-wrong-mode"]
-# Job management (#16) used wrong: refused with exit 2 and one line.
+# Job management used wrong: refused with exit 2 and one line.
 INVALID_MANAGE = ["reset-unknown-job", "reset-dry-and-execute", "reset-rebuild-not-earliest",
                   "reset-beyond-high", "reset-bad-to", "forget-unknown-job",
                   "status-unknown-job"]
-# Tables that collide (#26 item 1): a job's table where another job's view
+# Tables that collide: a job's table where another job's view
 # is, or its view where a table is, a view over something else, a name of
 # ktally's own tables; each refused with exit 2 before anything is created.
 INVALID_COLLIDE = ["collide-view-as-table", "collide-topic-as-table", "collide-view-is-table",
                    "collide-table-of-transactional", "collide-topic-is-view",
                    "collide-foreign-view", "own-table-name"]
-# Time formats that cannot place a line in time (#26 item 4), refused by
+# Time formats that cannot place a line in time, refused by
 # run at start and by config --check.
 INVALID_TIME_FORMAT = ["time-format-no-date", "time-format-no-conversion"]
 NO_DATE_FORMATS = ["%H:%M:%S", "%T", "%Y %H:%M", "%b %H:%M:%S", "%Y-%m %H:%M", "%F", "%F %H"]
@@ -119,7 +119,7 @@ class Gen:
                    "levels": "ERROR,FATAL" if self.chance(0.3) else "ERROR",
                    # Spell the default settings out on the command line.
                    "explicit": self.chance(0.2)}
-            # Log analytics (#14): dimensions and sums of the database's
+            # Log analytics: dimensions and sums of the database's
             # count tables (lines.py's FIELDS_PATTERN on the default time).
             if self.chance(0.35, "analytics"):
                 if fmt["time"] == "default":
@@ -153,7 +153,7 @@ class Gen:
             if kind == "count" and db["mode"] == "idempotent" and self.r_collide.random() < (
                     0.6 if self.focus == "table-collisions" else 0.05 if j["table"] is None
                     else 0.25):
-                # A view named like another job's NAME_topic (#26 item 1).
+                # A view named like another job's NAME_topic.
                 j["table"] = (j["table"] or "t_" + j["id"]) + "_topic"
             if kind == "count" and self.r_dead.random() < (
                     0.8 if self.focus == "dead-letters" else 0.3):
@@ -271,7 +271,7 @@ class Gen:
             # What the target is for: a node fault in most histories.
             weights[kinds.index("mysql")] = 14 if self.focus == "failover" else 9
         if self.focus in ("manage-jobs", "recount"):
-            # `scripts/soak --focus manage-jobs`: resets and forgets (#16) often.
+            # `scripts/soak --focus manage-jobs`: resets and forgets often.
             weights[kinds.index("reset")], weights[kinds.index("forget")] = 25, 8
         while len(ops) < steps:
             if self.sighup(ops, live) or self.collide(ops, topics, dbs, jobs, started):
@@ -484,7 +484,7 @@ class Gen:
         return True
 
     def collide(self, ops, topics, dbs, jobs, started):
-        """Sometimes a run that must be refused (#26): its table collides
+        """Sometimes a run that must be refused: its table collides
         with a started job's view or table, or is one of ktally's own; or
         its time format cannot place a line in time. Drawn from a stream
         of their own (older seeds keep their histories); often under
@@ -581,7 +581,7 @@ class Gen:
             a["respell"] = self.r_spell.choice(["levels", "time", "both"])
         if self.r_reload.random() < 0.2:
             a["health_max_lag"] = self.r_reload.choice([0, 10, 100000])
-        # What systemd and a prober see (#24): /readyz's commit age and
+        # What systemd and a prober see: /readyz's commit age and
         # /livez's stall bound (each with --http), and a NOTIFY_SOCKET
         # listener that holds the notifications to their order.
         if self.r_health.random() < 0.2:

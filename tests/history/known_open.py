@@ -14,7 +14,7 @@ fixed, which on today's main must find the defect.
 """
 
 KNOWN_OPEN = {
-    # name: the defect (issue and item) whose combination is held back.
+    # name: the defect whose combination is held back.
     # Empty: every expectation the checker knows is held. The entries it
-    # had (issues #11 and #17) are fixed; their mutants are in mutants/.
+    # had are fixed; their mutants are in mutants/.
 }

@@ -173,7 +173,7 @@ class Format:
             level = m.group(7)
         minute -= minute % self.bucket
         # What DATETIME cannot hold is malformed, whatever the level, not a
-        # poison pill (#11.9).
+        # poison pill.
         if not DATETIME_MIN <= minute <= DATETIME_MAX:
             return MALFORMED, None
         if level.decode() not in self.levels:
@@ -209,7 +209,7 @@ class Format:
 
 def out_of_range_iso(line):
     """True for an iso8601 line whose UTC minute DATETIME cannot hold
-    (the #11.9 poison pill), whatever the levels: the generator's filter."""
+    (the poison pill), whatever the levels: the generator's filter."""
     m = ISO_LINE.match(line)
     t = ISO_TIME.match(m.group(1)) if m else None
     if not t:

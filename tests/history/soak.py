@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""scripts/soak: ktally's randomized history checker (issue #12).
+"""scripts/soak: ktally's randomized history checker.
 
 Runs seeded random histories (produce, run instances, faults, operator
 actions, invalid combinations) against the private services of
