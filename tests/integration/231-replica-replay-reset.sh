@@ -56,10 +56,14 @@ kt_wait_for 60 committed_since 5 || kt_sup_stuck live "the live job committed no
 replay=$!; KT_CHILDREN+=("$replay")
 replay_sum() { ha_sql "$1" "$db" "SELECT COALESCE(SUM(\`offset\`), 0) FROM kafka_offset WHERE job LIKE 'replay.%'"; }
 kt_wait_for 60 eval '(($(replay_sum 1) > 1000))' || fail "the replay does not move"
+# Held while the replica catches up: on a fast machine the replay finished
+# its range meanwhile, leaving nothing for the primary alone to commit.
+kill -STOP "$replay" 2>/dev/null || fail "the replay ended too soon: make its range longer"
 kt_wait_for 30 ha_caught_up || fail "the replica does not catch up"
 
 ha_root 2 "STOP SLAVE SQL_THREAD" || fail "cannot stop the replica's SQL thread"
 on_replica=$(replay_sum 2)
+kill -CONT "$replay"
 kt_wait_for 60 eval '(($(replay_sum 1) > on_replica + 2000))' || fail "the replay stopped before the failover"
 # Held there (however fast this machine is) until node 2 is promoted: it
 # lives through the failover, its connection to node 1 dead meanwhile.
