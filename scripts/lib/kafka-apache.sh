@@ -313,8 +313,13 @@ kafka_apache_format() {
   # which are busy now.
   [[ $(awk '{ print $2; print $3; print $4 }' "$kafka_apache_dir/ports" | sort | uniq -d) == "" ]] ||
     { rm -f "$kafka_apache_dir/ports"; kafka_apache_format "$line"; return; }
-  # A cluster id is 16 random bytes in URL-safe base64 without padding.
-  id=$(head -c16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')
+  # A cluster id is 16 random bytes in URL-safe base64 without padding,
+  # never starting with '-' (StorageTool would take it for an option: one
+  # start in 64 failed), as Kafka's own Uuid.randomUuid makes them.
+  id=-
+  while [[ $id == -* ]]; do
+    id=$(head -c16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')
+  done
   echo "$id" >"$kafka_apache_dir/cluster-id"
   kafka_apache_log4j "$line" >"$kafka_apache_dir/log4j.properties"
   kafka_apache_tls
