@@ -34,7 +34,7 @@ kt_wait_for 30 scrape || { tail -5 "$WORK/run.log" >&2; fail "/metrics never ans
 # body. And forty from five other addresses (past the total limit of 32).
 trap '' PIPE  # a connection the server closed is an error to write, not a death
 start=$SECONDS
-/usr/bin/python3 - "$port" > "$WORK/crowd.out" 2>&1 <<'PY' &
+/usr/bin/python3 - "$port" "$WORK/crowd.connected" > "$WORK/crowd.out" 2>&1 <<'PY' &
 import socket, sys, time
 conns = []
 for host in range(2, 7):
@@ -44,6 +44,7 @@ for host in range(2, 7):
         s.connect(("127.0.0.1", int(sys.argv[1])))
         s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n")
         conns.append(s)
+open(sys.argv[2], "w").close()  # all connected
 for k in range(40):
     time.sleep(0.5)
     for s in conns:
@@ -65,6 +66,13 @@ for ((i = 0; i < 20; i++)); do
   fi
   KT_CHILDREN+=($!)
 done
+
+# The crowd in place before the scraper comes: a connection the server
+# accepts after the scraper's is newer, and enough of them would cut the
+# scraper as the oldest (under ASan the server accepted the crowd's
+# backlog after the first scrape had connected: red at random, seed 21637).
+kt_wait_for 10 test -e "$WORK/crowd.connected" || fail "the crowd did not connect: $(cat "$WORK/crowd.out")"
+sleep 1
 
 # The scraper, meanwhile: every answer within 2 s.
 for ((i = 0; i < 6; i++)); do
