@@ -69,8 +69,8 @@ done
 
 # The crowd in place before the scraper comes: a connection the server
 # accepts after the scraper's is newer, and enough of them would cut the
-# scraper as the oldest (under ASan the server accepted the crowd's
-# backlog after the first scrape had connected: red at random, seed 21637).
+# scraper as the oldest (most likely why, under ASan, the first scrape
+# once failed at once: seed 21637).
 kt_wait_for 10 test -e "$WORK/crowd.connected" || fail "the crowd did not connect: $(cat "$WORK/crowd.out")"
 sleep 1
 
