@@ -30,7 +30,7 @@
 #include "source.h"
 
 #define BACKOFF_MAX_S      30.0
-#define METADATA_EVERY_US  (60 * G_USEC_PER_SEC)
+#define COMPACT_EVERY_US   (60 * G_USEC_PER_SEC)
 #define KAFKA_TIMEOUT_MS   10000
 #define STALL_MS           30000
 /* --group: a member with no partition says why it waits after this long,
@@ -582,7 +582,7 @@ static void
 compact (Runner *r, gint64 *compacted_at)
 {
   if (r->job->run->audit_keep <= 0
-      || g_get_monotonic_time () - *compacted_at < METADATA_EVERY_US)
+      || g_get_monotonic_time () - *compacted_at < COMPACT_EVERY_US)
     return;
   for (guint i = 0; i < r->feeds->len; i++)
     {

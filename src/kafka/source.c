@@ -59,6 +59,8 @@ struct _KtSource
    * does at the byte cap, so memory stays bounded with a skewed backlog
    * (partitions done early keep being fetched while others finish). */
   gint64            max_carried;
+  /* topic.metadata.refresh.interval.ms as configured, in microseconds. */
+  gint64            metadata_every_us;
   /* The last "answer larger than receive.message.max.bytes" on the
    * consuming handle (error_cb), and when it was served: librdkafka drops
    * the connection and fetches the same again, for ever. */
@@ -337,6 +339,11 @@ kt_source_new (const KtSourceConfig *config, GError **error)
   self->queue_records = conf_get_int (conf, "queued.min.messages");
   self->queue_bytes = conf_get_int (conf, "queued.max.messages.kbytes") * 1024;
   self->max_carried = MAX (self->queue_records, 1000);
+  /* -1 turns librdkafka's refresh off: ktally's own keeps the default's
+   * pace (the defaults of make_conf). */
+  self->metadata_every_us = conf_get_int (conf, "topic.metadata.refresh.interval.ms") * 1000;
+  if (self->metadata_every_us <= 0)
+    self->metadata_every_us = 60 * G_USEC_PER_SEC;
 
   self->rk = rd_kafka_new (RD_KAFKA_CONSUMER, conf, errstr, sizeof errstr);
   if (self->rk == NULL)
@@ -1438,20 +1445,29 @@ kt_source_protocol (KtSource *self)
                                                         : "NONE";
 }
 
+/* DescribeGroups of @group (its members and their assignments), or NULL
+ * with KT_ERROR_TRANSIENT. */
+static const struct rd_kafka_group_list *
+describe_group (KtSource *self, const char *group, int timeout_ms, GError **error)
+{
+  const struct rd_kafka_group_list *list = NULL;
+  rd_kafka_resp_err_t err = rd_kafka_list_groups (self->meta, group, &list, timeout_ms);
+
+  if (err == RD_KAFKA_RESP_ERR_NO_ERROR)
+    return list;
+  g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT, "cannot describe group '%s': %s",
+               group, rd_kafka_err2str (err));
+  return NULL;
+}
+
 gboolean
 kt_source_group_owners (KtSource *self, const char *group, GHashTable *owners,
                         int timeout_ms, GError **error)
 {
-  const struct rd_kafka_group_list *list = NULL;
-  rd_kafka_resp_err_t err;
+  const struct rd_kafka_group_list *list = describe_group (self, group, timeout_ms, error);
 
-  err = rd_kafka_list_groups (self->meta, group, &list, timeout_ms);
-  if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
-    {
-      g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT, "cannot describe group '%s': %s",
-                   group, rd_kafka_err2str (err));
-      return FALSE;
-    }
+  if (list == NULL)
+    return FALSE;
   for (int g = 0; g < list->group_cnt; g++)
     for (int m = 0; m < list->groups[g].member_cnt; m++)
       {
@@ -1474,20 +1490,17 @@ gboolean
 kt_source_group_members (KtSource *self, const char *group, guint *members, char **state,
                          int timeout_ms, GError **error)
 {
-  const struct rd_kafka_group_list *list = NULL;
+  const struct rd_kafka_group_list *list = describe_group (self, group, timeout_ms, error);
   rd_kafka_resp_err_t err;
 
-  err = rd_kafka_list_groups (self->meta, group, &list, timeout_ms);
-  if (err == RD_KAFKA_RESP_ERR_NO_ERROR && list->group_cnt != 1)
-    err = RD_KAFKA_RESP_ERR_GROUP_ID_NOT_FOUND;
-  else if (err == RD_KAFKA_RESP_ERR_NO_ERROR && list->groups[0].err != RD_KAFKA_RESP_ERR_NO_ERROR)
-    err = list->groups[0].err;
+  if (list == NULL)
+    return FALSE;
+  err = list->group_cnt != 1 ? RD_KAFKA_RESP_ERR_GROUP_ID_NOT_FOUND : list->groups[0].err;
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
     {
       g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT, "cannot describe group '%s': %s",
                    group, rd_kafka_err2str (err));
-      if (list != NULL)
-        rd_kafka_group_list_destroy (list);
+      rd_kafka_group_list_destroy (list);
       return FALSE;
     }
   *members = (guint) list->groups[0].member_cnt;
@@ -1526,16 +1539,7 @@ kt_source_last_bytes (KtSource *self)
 gint64
 kt_source_metadata_every_us (KtSource *self)
 {
-  char value[32];
-  size_t size = sizeof value;
-  gint64 ms;
-
-  if (rd_kafka_conf_get (rd_kafka_conf (self->meta), "topic.metadata.refresh.interval.ms",
-                         value, &size) != RD_KAFKA_CONF_OK)
-    return 60 * G_USEC_PER_SEC;
-  ms = g_ascii_strtoll (value, NULL, 10);
-  /* -1 turns librdkafka's refresh off: keep ours at the default. */
-  return ms > 0 ? ms * 1000 : 60 * G_USEC_PER_SEC;
+  return self->metadata_every_us;
 }
 
 const char *
