@@ -66,13 +66,6 @@ kt_offsets_load (KtDb *db, const char *job, const char *topic, KtPartitionState 
 }
 
 gboolean
-kt_offsets_init (KtDb *db, const char *job, const char *topic, gint32 partition,
-                 gint64 offset, GError **error)
-{
-  return kt_offsets_init_many (db, job, topic, &partition, &offset, 1, error);
-}
-
-gboolean
 kt_offsets_init_many (KtDb *db, const char *job, const char *topic, const gint32 *partitions,
                       const gint64 *offsets, guint n, GError **error)
 {

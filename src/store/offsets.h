@@ -43,12 +43,9 @@ gboolean kt_offsets_present (KtDb *db, gboolean *present, GError **error);
 gboolean kt_offsets_load (KtDb *db, const char *job, const char *topic,
                           KtPartitionState *states, guint n_states, GError **error);
 
-/* Creates the offset row of a partition seen for the first time. A row
- * that another writer created first is left as it is. */
-gboolean kt_offsets_init (KtDb *db, const char *job, const char *topic, gint32 partition,
-                          gint64 offset, GError **error);
-
-/* The same for @n partitions at once, in one statement. */
+/* Creates the offset rows of @n partitions seen for the first time (the
+ * partition @partitions[i] at @offsets[i]), in one statement. A row that
+ * another writer created first is left as it is. */
 gboolean kt_offsets_init_many (KtDb *db, const char *job, const char *topic,
                                const gint32 *partitions, const gint64 *offsets, guint n,
                                GError **error);
