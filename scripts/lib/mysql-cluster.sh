@@ -69,16 +69,17 @@ cl_ping() {
 
 # Distinct free ports for every node (a node's four are taken at once, so
 # two nodes never pick the same one before either listens).
-cl_pick_ports() {
-  local count=$1 want=$2 p i taken=" " out=()
-  p=$((20000 + RANDOM % 12000))
+cl_pick_ports() {  # below the ephemeral range, as pick_port (scripts/services) says why
+  local count=$1 want=$2 p i taken=" " out=() top
+  top=$(port_ceiling)
+  p=$((20000 + RANDOM % (top - 20000)))
   for ((i = 0; i < 2000 && ${#out[@]} < count * want; i++)); do
-    p=$((p + 1 > 32767 ? 20000 : p + 1))
+    p=$((p + 1 > top ? 20000 : p + 1))
     [[ $taken == *" $p "* ]] && continue
     port_busy "$p" && continue
     out+=("$p"); taken+="$p "
   done
-  ((${#out[@]} == count * want)) || die "not enough free TCP ports in 20000-32767"
+  ((${#out[@]} == count * want)) || die "not enough free TCP ports in 20000-$top"
   for ((i = 1; i <= count; i++)); do
     echo "${out[@]:$(((i - 1) * want)):$want}" > "$(cl_node_dir "$i")/ports"
   done
@@ -343,15 +344,16 @@ cluster_kill() {
 # use", "Will never receive state"). A taken one is replaced by a free
 # port: a joiner sends both to its donor, nobody else keeps them.
 cl_transfer_ports_free() {
-  local n=$1 i p all taken=" " changed=no
+  local n=$1 i p all top taken=" " changed=no
   local -a ports
   read -r -a ports < "$(cl_node_dir "$n")/ports"
   for ((i = 1; i <= $(cl_nodes); i++)); do taken+="$(<"$(cl_node_dir "$i")/ports") "; done
   for i in 2 3; do
     port_busy "${ports[i]}" || continue
-    p=$((20000 + RANDOM % 12000))
+    top=$(port_ceiling)
+    p=$((20000 + RANDOM % (top - 20000)))
     for ((all = 0; all < 2000; all++)); do
-      p=$((p + 1 > 32767 ? 20000 : p + 1))
+      p=$((p + 1 > top ? 20000 : p + 1))
       [[ $taken == *" $p "* ]] || port_busy "$p" || break
     done
     say "node $n: port ${ports[i]} is taken by another process: state transfers on $p"

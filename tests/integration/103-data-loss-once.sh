@@ -11,11 +11,11 @@ for mode in transactional idempotent; do
   db_uri=$(kt_new_db "loss_once_$mode"); db=$(kt_db_name "$db_uri")
   topic=$(kt_new_trimmed_topic "loss_once_$mode" 1)
   kt_gen "$topic" --lines 20000 --lines-per-value 20 --seed 63 > /dev/null || fail "$mode: kt-gen failed"
-  port=$((20000 + RANDOM % 20000))
   "$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" --interval 0.2 --max-per-partition 200 \
-    --mode "$mode" --on-data-loss skip --http "127.0.0.1:$port" --log-format json \
+    --mode "$mode" --on-data-loss skip --http 127.0.0.1:0 --log-format json \
     2> "$WORK/run_$mode.log" &
   pid=$!; KT_CHILDREN+=("$pid")
+  port=$(kt_http_port "$WORK/run_$mode.log") || { tail -5 "$WORK/run_$mode.log" >&2; fail "$mode: no --http port logged"; }
   at_end() { [[ $(kt_offset_sum "$db" "$topic" 2> /dev/null) == "$1" ]]; }
   kt_wait_for 30 at_end 1000 || { tail -20 "$WORK/run_$mode.log" >&2; fail "$mode: the first 1000 records were not committed"; }
 

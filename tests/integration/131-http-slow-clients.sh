@@ -10,21 +10,15 @@
 source "$(dirname "$0")/lib.sh"
 
 command -v curl > /dev/null || fail "curl not found (scripts/setup installs it)"
-port_busy() { (exec 3<> "/dev/tcp/127.0.0.1/$1") 2> /dev/null; }
-port=
-for ((i = 0; i < 200; i++)); do
-  p=$((20000 + $(kt_rand 12000)))
-  if ! port_busy "$p"; then port=$p; break; fi
-done
-[[ -n $port ]] || fail "no free TCP port found"
-base=http://127.0.0.1:$port
 
 db_uri=$(kt_new_db slowhttp)
 topic=$(kt_new_topic slowhttp 2)
 kt_gen "$topic" --lines 100 --seed 131 > /dev/null
 "$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" --interval 1 \
-  --http "127.0.0.1:$port" 2> "$WORK/run.log" &
+  --http 127.0.0.1:0 2> "$WORK/run.log" &
 ktally=$!; KT_CHILDREN+=("$ktally")
+port=$(kt_http_port "$WORK/run.log") || { tail -5 "$WORK/run.log" >&2; fail "no --http port logged"; }
+base=http://127.0.0.1:$port
 scrape() { curl -sf --max-time 2 -o "$WORK/metrics.txt" "$base/metrics"; }
 kt_wait_for 30 scrape || { tail -5 "$WORK/run.log" >&2; fail "/metrics never answered"; }
 

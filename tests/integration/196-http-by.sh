@@ -11,14 +11,6 @@ source "$(dirname "$0")/lib.sh"
 for cmd in curl chromium; do
   command -v "$cmd" > /dev/null || fail "$cmd not found (scripts/setup installs it)"
 done
-port_busy() { (exec 3<> "/dev/tcp/127.0.0.1/$1") 2> /dev/null; }
-port=
-for ((i = 0; i < 200; i++)); do
-  p=$((20000 + $(kt_rand 12000)))
-  if ! port_busy "$p"; then port=$p; break; fi
-done
-[[ -n $port ]] || fail "no free TCP port found"
-base=http://127.0.0.1:$port
 
 kt_shape_options access --keys 9
 db_uri=$(kt_new_db http_by); db=$(kt_db_name "$db_uri")
@@ -27,8 +19,10 @@ kt_gen "$topic" --shape access --keys 9 --lines 20000 --per-second 25 --seed "$K
   > "$WORK/gen" || fail "kt-gen failed"
 messages=$(sed 's/.*messages=\([0-9]*\).*/\1/' "$WORK/gen")
 "$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" --interval 0.5 \
-  --max-keys 7 "${KT_OPTS[@]}" --http "127.0.0.1:$port" 2> "$WORK/run.log" &
+  --max-keys 7 "${KT_OPTS[@]}" --http 127.0.0.1:0 2> "$WORK/run.log" &
 ktally=$!; KT_CHILDREN+=("$ktally")
+port=$(kt_http_port "$WORK/run.log") || { tail -5 "$WORK/run.log" >&2; fail "no --http port logged"; }
+base=http://127.0.0.1:$port
 scrape() { curl -sf --max-time 5 "$base/metrics" > "$WORK/metrics.txt"; }
 metric() { awk -v s="$1" '$1 == s { print $2 }' "$WORK/metrics.txt"; }
 records_are() { scrape && [[ $(metric "ktally_records_total{ktally_job=\"$topic\"}") == "$1" ]]; }

@@ -23,13 +23,6 @@ restore_mysql() {
 trap 'restore_mysql; kt_cleanup' EXIT
 
 port_busy() { (exec 3<> "/dev/tcp/127.0.0.1/$1") 2> /dev/null; }
-port=
-for ((i = 0; i < 200; i++)); do
-  p=$((20000 + $(kt_rand 12000)))
-  if ! port_busy "$p"; then port=$p; break; fi
-done
-[[ -n $port ]] || fail "no free TCP port found"
-base=http://127.0.0.1:$port
 
 db_uri=$(kt_new_db http); db=$(kt_db_name "$db_uri")
 topic=$(kt_new_topic http 4)
@@ -37,8 +30,10 @@ summary() { sed "s/.*$1=\([0-9]*\).*/\1/" "$2"; }
 
 kt_gen "$topic" --lines 20000 --seed 86 --truth "$WORK/t1" > "$WORK/gen1"
 "$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" --interval 1 \
-  --http "127.0.0.1:$port" 2> "$WORK/run.log" &
+  --http 127.0.0.1:0 2> "$WORK/run.log" &
 ktally=$!; KT_CHILDREN+=("$ktally")
+port=$(kt_http_port "$WORK/run.log") || { tail -5 "$WORK/run.log" >&2; fail "no --http port logged"; }
+base=http://127.0.0.1:$port
 
 scrape() { curl -sf --max-time 5 "$base/metrics" > "$WORK/metrics.txt"; }
 metric() { awk -v s="$1" '$1 == s { print $2 }' "$WORK/metrics.txt"; }

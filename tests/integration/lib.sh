@@ -236,6 +236,21 @@ kt_wait_for() {  # kt_wait_for SECONDS COMMAND...: until COMMAND succeeds
   done
 }
 
+kt_http_port() {  # kt_http_port LOG [SECONDS]: the port a `--http 127.0.0.1:0` run
+                  # logged it listens on (text or JSON log), once it has
+  # The kernel picks the port and ktally says which: a port drawn at random
+  # by the test may be taken by then (by any outgoing connection of the
+  # suite: the ephemeral range is the kernel's, 32768-60999 here).
+  local log=$1 deadline=$((SECONDS + ${2:-30})) port
+  while :; do
+    port=$({ grep -o "on port [0-9]* of" "$log" | awk '{ print $3 }';
+             jq -Rr 'fromjson? | objects | select(.event == "http") | .port' "$log"; } 2> /dev/null | head -1)
+    [[ -n $port ]] && { echo "$port"; return 0; }
+    ((SECONDS < deadline)) || return 1
+    sleep 0.1
+  done
+}
+
 kt_rand() {  # kt_rand N: a number in [0, N) from the test's seeded RANDOM
   echo $((RANDOM % $1))
 }
