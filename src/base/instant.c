@@ -73,20 +73,17 @@ naive_to_utc (GTimeZone *zone, gint64 local, gint64 *utc)
   const gint64 reach = 26 * 3600;
   int first = g_time_zone_find_interval (zone, G_TIME_TYPE_UNIVERSAL, local - reach);
   int last = g_time_zone_find_interval (zone, G_TIME_TYPE_UNIVERSAL, local + reach);
-  gboolean found = FALSE;
+  gint64 best = G_MAXINT64;
 
   for (int i = first; i <= last; i++)
     {
       gint64 at = local - g_time_zone_get_offset (zone, i);
 
-      if (g_time_zone_find_interval (zone, G_TIME_TYPE_UNIVERSAL, at) == i
-          && (!found || at < *utc))
-        {
-          *utc = at;
-          found = TRUE;
-        }
+      if (g_time_zone_find_interval (zone, G_TIME_TYPE_UNIVERSAL, at) == i)
+        best = MIN (best, at);
     }
-  return found;
+  *utc = best;
+  return best != G_MAXINT64;
 }
 
 gboolean
