@@ -2,7 +2,6 @@
 #include "reset.h"
 
 #include <string.h>
-#include "autocleanups.h"
 #include "job-spec.h"
 #include "error.h"
 #include "identity.h"

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "assignment.h"
-#include "autocleanups.h"
+#include "rdkafka-autocleanups.h"
 #include "error.h"
 #include "kfeatures.h"
 #include "kprops.h"

@@ -3,7 +3,7 @@
 
 #include <stddef.h>
 #include <string.h>
-#include "autocleanups.h"
+#include "mysql-autocleanups.h"
 #include "error.h"
 #include "schema.h"
 

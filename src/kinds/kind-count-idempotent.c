@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include "coverage.h"
 #include "counts.h"
-#include "autocleanups.h"
+#include "mysql-autocleanups.h"
 #include "error.h"
 #include "schema.h"
 

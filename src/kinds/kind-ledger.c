@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <string.h>
 #include "decimal.h"
-#include "autocleanups.h"
+#include "mysql-autocleanups.h"
 #include "error.h"
 #include "ledger.h"
 #include "log.h"

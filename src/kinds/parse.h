@@ -154,6 +154,9 @@ KtMalformedWhy kt_parser_why (KtParser *self);
  * rather than through a general pattern. */
 gboolean   kt_parser_fast_path    (const KtParser *self);
 
+/* pcre2's version, "10.42 2022-12-11". New string. */
+char      *kt_parser_library_version (void);
+
 /* Tests only: with @enabled FALSE, every line goes through pcre2 (no ERROR
  * shortcut), so that both paths can be compared. */
 void       kt_parser_set_shortcut (KtParser *self, gboolean enabled);

@@ -6,7 +6,7 @@
 #include "charts.h"
 
 #include <string.h>
-#include "autocleanups.h"
+#include "mysql-autocleanups.h"
 #include "error.h"
 #include "minutes.h"
 #include "schema.h"

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "autocleanups.h"
+#include "mysql-autocleanups.h"
 #include "log.h"
 
 static KtDbConnectCheck connect_check;
@@ -1182,6 +1182,18 @@ const char *
 kt_db_client_version (void)
 {
   return mysql_get_client_info ();
+}
+
+void
+kt_db_library_init (void)
+{
+  mysql_library_init (0, NULL, NULL);
+}
+
+void
+kt_db_library_end (void)
+{
+  mysql_library_end ();
 }
 
 const KtDbConfig *

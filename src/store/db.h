@@ -220,6 +220,11 @@ void        kt_db_allow_read_only (KtDb *self);
 
 /* MariaDB Connector/C's version, "3.3.8". */
 const char *kt_db_client_version (void);
+/* The client library's global set-up and tear-down: init before any
+ * thread (it is not thread-safe the first time; again later it does
+ * nothing), end once the last connection is closed. */
+void        kt_db_library_init (void);
+void        kt_db_library_end (void);
 const KtDbConfig *kt_db_config (KtDb *self);
 
 /* Connects unless connected: a session at READ COMMITTED (the fenced
