@@ -45,6 +45,7 @@ kt_db_config_clear (KtDbConfig *db)
   db->n_more_hosts = 0;
   db->port = 0;
   db->ssl_mode = KT_SSL_PREFERRED;
+  db->tls_given = FALSE;
 }
 
 void
@@ -63,6 +64,7 @@ kt_db_config_copy (KtDbConfig *to, const KtDbConfig *from)
     .ssl_ca = g_strdup (from->ssl_ca),
     .ssl_cert = g_strdup (from->ssl_cert),
     .ssl_key = g_strdup (from->ssl_key),
+    .tls_given = from->tls_given,
     .n_more_hosts = from->n_more_hosts,
   };
   if (from->n_more_hosts > 0)
@@ -329,6 +331,7 @@ uri_param (const char *k, const char *v, KtDbConfig *db, GError **error)
                 : g_str_equal (k, "ssl-key") ? &db->ssl_key : NULL;
   int mode;
 
+  db->tls_given |= g_str_has_prefix (k, "ssl-");
   if (path != NULL && v[0] == '/')
     {
       *path = g_strdup (v);

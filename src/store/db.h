@@ -37,6 +37,7 @@ typedef struct
   char  *ssl_ca;
   char  *ssl_cert;
   char  *ssl_key;
+  gboolean tls_given;  /* the URI's query named ssl-mode, ssl-ca, ssl-cert or ssl-key */
 } KtDbConfig;
 
 typedef enum
