@@ -198,6 +198,9 @@ kt_config_parse (const char *command, int argc, char **argv, GError **error)
       for (guint i = 0; i < words->len; i++)
         g_ptr_array_insert (args, (gint) (i + 1), words->pdata[i]);
       config = kt_command_parse (cmd, (int) args->len - 1, (char **) args->pdata, &local);
+      if (config != NULL && file != NULL
+          && !kt_config_file_check_db (file, words, lines, given, &config->db, &local))
+        g_clear_pointer (&config, kt_config_free);
       /* A value from the file that does not do: its line too (each one's,
        * when the command says every error, one a line). */
       if (config == NULL && file != NULL && local->domain == KT_ERROR

@@ -65,8 +65,9 @@ batch_event (KtBatchLog *log, const char *event)
 
 void
 kt_batch_log_start (KtBatchLog *log, const char *topics, guint partitions,
-                    const char *database, const char *table, const char *kind,
-                    const char *mode, gboolean offsets_in_kafka, double interval)
+                    const char *database, const char *transport, const char *table,
+                    const char *kind, const char *mode, gboolean offsets_in_kafka,
+                    double interval)
 {
   g_autoptr(KtLogEvent) e = kt_log_event_new ("start");
 
@@ -74,13 +75,15 @@ kt_batch_log_start (KtBatchLog *log, const char *topics, guint partitions,
   kt_log_event_string (e, "topic", topics);
   kt_log_event_int (e, "partitions", partitions);
   kt_log_event_string (e, "database", database);  /* of a hosts list: the server in use */
+  kt_log_event_string (e, "transport", transport);
   kt_log_event_string (e, "table", table);
   kt_log_event_string (e, "kind", kind);
   kt_log_event_string (e, "mode", mode);
   kt_log_event_double (e, "interval", interval, 3);
-  kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "job %s: reading %s (%u partition%s) into %s.%s, "
-                     "%s %s%s, every %g s", log->job, topics, partitions,
-                     partitions == 1 ? "" : "s", database, table, kind, mode,
+  kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "job %s: reading %s (%u partition%s) into %s.%s "
+                     "(over %s), %s %s%s, every %g s", log->job, topics, partitions,
+                     partitions == 1 ? "" : "s", database, table,
+                     transport != NULL ? transport : "?", kind, mode,
                      offsets_in_kafka ? " with offsets in Kafka" : "", interval);
 }
 
