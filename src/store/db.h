@@ -98,6 +98,11 @@ void     kt_db_set_connect_check (KtDbConnectCheck check);
 guint     kt_db_hosts (const KtDbConfig *db);
 char     *kt_db_host_text (const KtDbConfig *db, guint i);
 
+/* Whether the @i-th server is reached over a Unix socket: ?socket=, or
+ * "localhost" without a port (the client library's default socket, which
+ * kt_db_host_text() names; with a port, localhost is TCP). */
+gboolean  kt_db_host_by_socket (const KtDbConfig *db, guint i);
+
 /* 1 to 64 characters of [A-Za-z0-9_], or letters, digits and marks beyond
  * ASCII (of the Basic Multilingual Plane, as MariaDB's identifiers): the
  * only table and database names ktally accepts. Anything else is refused,
@@ -213,6 +218,10 @@ const char *kt_db_name (KtDb *self);
  * process checked or recorded once must be checked again. */
 const char *kt_db_host (KtDb *self);
 guint       kt_db_connections (KtDb *self);
+
+/* How the live connection reaches its server, as the client library says:
+ * "TCP/IP" or "UNIX socket"; NULL when not connected. Static. */
+const char *kt_db_transport (KtDb *self);
 
 /* A command that only reads (status, jobs, audit): a read-only server
  * will do when no writable one answers (see kt_db_open()). */
