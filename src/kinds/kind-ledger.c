@@ -314,7 +314,7 @@ ledger_write (gpointer data, const GArray *ranges, gint32 *fenced, GError **erro
   kt_ledger_batch_counts (batch, &self->counts);
   self->changed = kt_ledger_batch_balances (batch)->len;
   self->summary.lines = self->counts.messages;
-  self->summary.errors = self->counts.applied;
+  self->summary.counted = self->counts.applied;
   self->summary.malformed = self->counts.bad;
   {
     const char *text;

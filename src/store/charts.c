@@ -8,6 +8,7 @@
 #include <string.h>
 #include "mysql-autocleanups.h"
 #include "error.h"
+#include "job-spec.h"
 #include "minutes.h"
 #include "schema.h"
 
