@@ -1069,6 +1069,35 @@ static const FileCase file_cases[] = {
   { "/cli/config-file/hosts-list-bad-names-line",
     "[mysql]\nhost = h1,,h2\nuser = u\ndatabase = d\n", { NULL },
     "ktally.conf:4: --db: server 2 of the list is empty", NULL },
+  /* [mysql] uri beside a key it would override: refused, naming the keys
+   * (ssl-mode verify-identity was ignored, the connection unverified). */
+  { "/cli/config-file/uri-with-tls-key",
+    "[mysql]\nuri = mysql://u@h/db\nssl-mode = verify-identity\n", { NULL },
+    "ktally.conf:5: [mysql] uri is the whole database, and ssl-mode (line 6) would be "
+    "ignored", NULL },
+  { "/cli/config-file/uri-with-keys",
+    "[mysql]\nhost = h2\nuri = mysql://u@h/db\ndatabase = d2\nssl-ca = /ca.pem\n", { NULL },
+    "ktally.conf:6: [mysql] uri is the whole database, and host, database, ssl-ca "
+    "(lines 5, 7, 8)", NULL },
+  { "/cli/config-file/uri-with-keys-flag-too",
+    "[mysql]\nuri = mysql://u@h/db\nssl-mode = required\n",
+    { "--db", "mysql://u@h/db?ssl-mode=required", NULL },
+    "[mysql] uri is the whole database, and ssl-mode", NULL },
+  /* --db on the command line wins over the file's database, but not by
+   * dropping the file's TLS in silence. */
+  { "/cli/config-file/db-flag-drops-file-tls",
+    "[mysql]\nhost = h\nuser = u\ndatabase = d\nssl-mode = verify-identity\n",
+    { "--db", "mysql://u@h2/d2", NULL },
+    "--db: given on the command line, it replaces the database of ", NULL },
+  { "/cli/config-file/db-flag-drops-uri-tls",
+    "[mysql]\nuri = mysql://u@h/d?ssl-mode=required\n", { "--db", "mysql://u@h2/d2", NULL },
+    "the file's TLS (ssl-mode required)", NULL },
+  { "/cli/config-file/db-flag-own-tls",
+    "[mysql]\nhost = h\nuser = u\ndatabase = d\nssl-mode = verify-identity\n",
+    { "--db", "mysql://u@h2/d2?ssl-mode=disabled", NULL }, NULL, "db.servers=u@h2:3306/d2" },
+  { "/cli/config-file/db-flag-no-file-tls",
+    "[mysql]\nhost = h\nuser = u\ndatabase = d\nssl-mode = preferred\n",
+    { "--db", "mysql://u@h2/d2", NULL }, NULL, "db.servers=u@h2:3306/d2" },
   { "/cli/config-file/db-names-section-line",
     "\n[mysql]\nhost = h\nuser = u\ndatabase = d-b\n", { NULL },
     "ktally.conf:5: --db: database name 'd-b'", NULL },

@@ -370,6 +370,35 @@ test_time_place (void)
     }
 }
 
+/* A moment before 1970 is before every record Kafka can hold: each
+ * partition's log start (its end when empty), and Kafka is never asked
+ * (the source given is NULL), since it reads negative timestamps as
+ * special values: -1 was "latest", a move forward past everything. */
+static void
+test_time_before_1970 (void)
+{
+  static const KtPartitionState states[] = { { 0, 5, 10, 20 }, { 1, 0, 0, 0 }, { 2, 30, 7, 31 } };
+  static const gint64 moments[] = { -1, -2, -3, -1000, -G_GINT64_CONSTANT (2592000000000),
+                                    G_MININT64 / 2 };
+
+  for (gsize m = 0; m < G_N_ELEMENTS (moments); m++)
+    {
+      g_autoptr(GError) error = NULL;
+      KtTimeOffset at[G_N_ELEMENTS (states)];
+
+      g_assert_true (kt_time_offsets (NULL, states, G_N_ELEMENTS (states), moments[m], at, 10,
+                                      &error));
+      g_assert_no_error (error);
+      for (gsize i = 0; i < G_N_ELEMENTS (states); i++)
+        {
+          g_assert_cmpint (at[i].partition, ==, states[i].partition);
+          g_assert_cmpint (at[i].offset, ==, states[i].low);
+          g_assert_cmpint (at[i].place, ==, states[i].low < states[i].high ? KT_AT_RECORD
+                                                                           : KT_AT_END);
+        }
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -385,5 +414,6 @@ main (int argc, char **argv)
   g_test_add_func ("/reset/shift", test_shift);
   g_test_add_func ("/reset/time-and-recount", test_time_and_recount);
   g_test_add_func ("/reset/time-place", test_time_place);
+  g_test_add_func ("/reset/time-before-1970", test_time_before_1970);
   return g_test_run ();
 }

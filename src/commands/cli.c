@@ -205,7 +205,8 @@ const KtOption kt_option_table[] = {
             "config file: [mysql] defaults-file" },
   /* [mysql]'s keys that make up --db in a config file (config.c). */
   { "uri", 0, "mysql", KT_OPT_TEXT, 0, .commands = DB_CMDS | KT_CMD_CONFIG,
-    .flags = KT_OPT_FILE_ONLY, .help = "The whole --db URI (the keys below are ignored then)" },
+    .flags = KT_OPT_FILE_ONLY, .help = "The whole --db URI, TLS in its query; not with the "
+    "keys below (a file with both is refused: one of them would be ignored)" },
   { "host", 0, "mysql", KT_OPT_TEXT, 0, .commands = DB_CMDS | KT_CMD_CONFIG,
     .flags = KT_OPT_FILE_ONLY, .help = "The server's host name or address" },
   { "port", 0, "mysql", KT_OPT_TEXT, 0, .commands = DB_CMDS | KT_CMD_CONFIG,

@@ -6,7 +6,7 @@
 
 #include <stdio.h>
 #include <string.h>
-#include "autocleanups.h"
+#include "mysql-autocleanups.h"
 #include "commands.h"
 #include "error.h"
 #include "jobs.h"

@@ -3,7 +3,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
-#include "autocleanups.h"
+#include "mysql-autocleanups.h"
 #include "counts.h"
 #include "migrations.h"
 #include "error.h"

@@ -33,7 +33,8 @@ typedef struct
   /* Not rows: */
   gboolean  named;           /* --job was given */
   gint64    from_ms;         /* the moments, once parsed (--last: before now, at start) */
-  gint64    until_ms;        /* -1: the end of each partition */
+  gint64    until_ms;        /* with until_given; a moment before 1970 is negative */
+  gboolean  until_given;     /* FALSE: the end of each partition */
 } ReplayOptions;
 
 static const KtOption replay_own_options[] = {
@@ -144,7 +145,7 @@ ready (gpointer data)
     {
       g_autoptr(KtLogEvent) e = kt_log_event_new ("replay-range");
       g_autofree char *from = kt_instant_format (own (config)->from_ms);
-      g_autofree char *until = own (config)->until_ms >= 0
+      g_autofree char *until = own (config)->until_given
                                ? kt_instant_format (own (config)->until_ms) : g_strdup ("the end");
 
       kt_log_event_string (e, "job", config->job.name);
@@ -349,7 +350,7 @@ check_times (KtConfig *config, GError **error)
                            "exclude each other: --last 1h is --from-datetime one hour ago");
       return FALSE;
     }
-  o->until_ms = -1;
+  o->until_given = o->until_datetime != NULL;
   if (o->from_datetime == NULL)
     {
       o->from_ms = kt_instant_now () - (gint64) (o->last * 1000);
@@ -450,7 +451,7 @@ resolve (const KtConfig *config, KtConfig *resolved, GError **error)
                              10000, error)
       || !kt_time_offsets (source, (KtPartitionState *) (void *) states->data, states->len,
                            from_ms, from, 10000, error)
-      || (until_ms >= 0
+      || (o->until_given
           && !kt_time_offsets (source, (KtPartitionState *) (void *) states->data, states->len,
                                until_ms, until, 10000, error)))
     return FALSE;
@@ -466,7 +467,7 @@ resolve (const KtConfig *config, KtConfig *resolved, GError **error)
                           ((KtPartitionOffset) { s->partition, from[i].offset }));
       g_array_append_val (resolved->job.replay_until,
                           ((KtPartitionOffset) { s->partition,
-                                                 until_ms >= 0 ? until[i].offset : s->high }));
+                                                 o->until_given ? until[i].offset : s->high }));
     }
   resolved->job.replay_range = range_text (resolved->job.replay_from, resolved->job.replay_until);
   resolved->job.name = o->named ? g_strdup (config->job.name) : derived_name (resolved);

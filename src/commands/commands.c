@@ -276,6 +276,20 @@ kt_config_parse (const char *command, int argc, char **argv, GError **error)
       for (guint i = 0; i < env.words->len; i++)
         g_ptr_array_insert (args, (gint) (words->len + i + 1), env.words->pdata[i]);
       config = kt_command_parse (cmd, (int) args->len - 1, (char **) args->pdata, &local);
+      /* The environment's --db replaces the file's like the command line's. */
+      if (config != NULL && file != NULL)
+        {
+          g_autoptr(GPtrArray) over = g_ptr_array_new ();
+
+          for (char **w = given; *w != NULL; w++)
+            g_ptr_array_add (over, *w);
+          for (guint i = 0; i < env.words->len; i++)
+            g_ptr_array_add (over, env.words->pdata[i]);
+          g_ptr_array_add (over, NULL);
+          if (!kt_config_file_check_db (file, words, lines, (char **) over->pdata, &config->db,
+                                        &local))
+            g_clear_pointer (&config, kt_config_free);
+        }
       /* A value from the file or the environment that does not do: where
        * it came from too (each one's, when the command says every error,
        * one a line). */

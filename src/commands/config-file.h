@@ -8,6 +8,7 @@
 #pragma once
 #include <glib.h>
 #include "config-env.h"
+#include "db.h"
 #include "options.h"
 
 /* Appends to @words the options that @path gives for @command (its
@@ -31,6 +32,15 @@ gboolean kt_config_file_words (const char *path, const KtOption *const *tables,
 char    *kt_config_file_blame (const char *path, const char *message, GPtrArray *words,
                                GArray *lines, const KtConfigEnv *env, char **given,
                                const KtOption *const *tables, KtCommandBits command);
+
+/* A --db on the command line (in @given) replaces the file's whole
+ * database, TLS included: when the file's --db (in @words, at its line in
+ * @lines) asks for TLS (ssl-mode required or stricter, a CA, a client
+ * certificate) and @used, the --db that won, names no ssl-* parameter of
+ * its own, the file's TLS would be dropped in silence: KT_ERROR_USAGE
+ * naming the file's line and what it asked for. */
+gboolean kt_config_file_check_db (const char *path, GPtrArray *words, GArray *lines,
+                                  char **given, const KtDbConfig *used, GError **error);
 
 /* Moves "--config FILE" / "--config=FILE" out of @argv (NULL-terminated,
  * the strings stay owned by the caller) and returns FILE, or NULL. */

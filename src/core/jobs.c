@@ -2,7 +2,7 @@
 #include "jobs.h"
 
 #include <string.h>
-#include "autocleanups.h"
+#include "mysql-autocleanups.h"
 #include "error.h"
 #include "kind.h"
 

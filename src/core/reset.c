@@ -2,7 +2,6 @@
 #include "reset.h"
 
 #include <string.h>
-#include "autocleanups.h"
 #include "job-spec.h"
 #include "error.h"
 #include "identity.h"
@@ -637,7 +636,7 @@ recount_move (KtKindContext *context, const KtJobKind *kind, gpointer self, KtRe
     }
   kind->summarise (self, &read, line);
   if (rr.records != recorded.records || read.lines != recorded.lines
-      || read.errors != recorded.errors || read.malformed != recorded.malformed)
+      || read.counted != recorded.errors || read.malformed != recorded.malformed)
     {
       g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
                    "--rebuild: read again, %s/%d [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT
@@ -647,7 +646,7 @@ recount_move (KtKindContext *context, const KtJobKind *kind, gpointer self, KtRe
                    G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT " (records removed by compaction? "
                    "another ktally's parser?): taking that back would not be exact; refused",
                    mv->topic, mv->partition, mv->to, mv->stored, rr.records, read.lines,
-                   read.errors, read.malformed, context->job, recorded.records,
+                   read.counted, read.malformed, context->job, recorded.records,
                    recorded.lines, recorded.errors, recorded.malformed);
       return FALSE;
     }

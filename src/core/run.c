@@ -632,7 +632,8 @@ run_loop (Runner *r, GError **error)
     partitions += ((KtFeed *) r->feeds->pdata[i])->partitions->len;
   topics = g_strjoinv (",", spec->topics);
   kt_batch_log_start (&((KtFeed *) r->feeds->pdata[0])->log, topics, partitions,
-                      kt_db_name (r->db), r->job->identity->output, r->kind->kind,
+                      kt_db_name (r->db), kt_db_transport (r->db),
+                      r->job->identity->output, r->kind->kind,
                       r->kind->mode, spec->offsets == KT_OFFSETS_KAFKA, r->settings.interval);
 
   while (!*r->stop)

@@ -3,7 +3,7 @@
 
 #include <stddef.h>
 #include <string.h>
-#include "autocleanups.h"
+#include "mysql-autocleanups.h"
 #include "error.h"
 #include "schema.h"
 
@@ -418,7 +418,7 @@ kt_counts_take (KtParser *parser, KtCounts *counts, gint32 partition, gint64 off
       summary->sample[MIN (bad_len, KT_SAMPLE_BYTES)] = '\0';
     }
   summary->lines += mine.lines;
-  summary->errors += mine.errors;
+  summary->counted += mine.errors;
   summary->malformed += mine.malformed;
   stats->records++;
   stats->lines += mine.lines;
@@ -832,6 +832,16 @@ kt_counts_retract (KtDb *db, const char *table, const KtCountsShape *shape, KtCo
 }
 
 void
+kt_counts_summarise (const KtCounts *counts, KtBatchSummary *summary)
+{
+  summary->folds = counts->keyed != NULL;
+  if (counts->keyed != NULL)
+    summary->folded += kt_keyed_counts_folded (counts->keyed);
+  summary->folded_into = KT_OTHER_KEY;
+  summary->folded_why = "their keys came past --max-keys in their bucket and batch";
+}
+
+void
 kt_counts_line (const KtBatchSummary *summary, guint rows, int bucket, GString *line)
 {
   g_autofree char *size = bucket == 60 ? g_strdup ("hour")
@@ -840,20 +850,20 @@ kt_counts_line (const KtBatchSummary *summary, guint rows, int bucket, GString *
 
   g_string_append_printf (line, "%" G_GUINT64_FORMAT " line%s, %" G_GUINT64_FORMAT " ERROR, %"
                           G_GUINT64_FORMAT " malformed, ", summary->lines,
-                          summary->lines == 1 ? "" : "s", summary->errors, summary->malformed);
-  if (summary->keyed || summary->folded > 0)
+                          summary->lines == 1 ? "" : "s", summary->counted, summary->malformed);
+  if (summary->folds || summary->folded > 0)
     g_string_append_printf (line, "%u row%s", rows, rows == 1 ? "" : "s");
   else
     g_string_append_printf (line, "%u %s bucket%s", rows, size, rows == 1 ? "" : "s");
   if (summary->folded > 0)
     g_string_append_printf (line, " (%" G_GUINT64_FORMAT " lines past --max-keys counted "
                             "as (other))", summary->folded);
-  if (summary->dead_letters != NULL && summary->malformed > 0)
+  if (summary->kept_in != NULL && summary->malformed > 0)
     g_string_append_printf (line, ", %" G_GUINT64_FORMAT " malformed kept in %s",
-                            summary->dead_kept, summary->dead_letters);
-  if (summary->dead_dropped > 0)
+                            summary->kept, summary->kept_in);
+  if (summary->dropped > 0)
     g_string_append_printf (line, " (%" G_GUINT64_FORMAT " past --dead-letters-max not kept)",
-                            summary->dead_dropped);
+                            summary->dropped);
 }
 
 /* ---- --dead-letters ---------------------------------------------------------- */
@@ -1036,7 +1046,7 @@ kt_dead_letters_summarise (KtDeadLetters *self, KtBatchSummary *summary)
 {
   if (self == NULL)
     return;
-  summary->dead_letters = self->table;
-  summary->dead_kept = self->lines->len;
-  summary->dead_dropped = self->dropped;
+  summary->kept_in = self->table;
+  summary->kept = self->lines->len;
+  summary->dropped = self->dropped;
 }

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include "coverage.h"
 #include "counts.h"
-#include "autocleanups.h"
+#include "mysql-autocleanups.h"
 #include "error.h"
 #include "schema.h"
 
@@ -416,8 +416,7 @@ idem_summarise (gpointer data, KtBatchSummary *out, GString *line)
       KtCounts *counts = ((Part *) self->parts->pdata[i])->counts;
 
       rows += kt_counts_size (counts);
-      out->keyed = counts->keyed != NULL;
-      out->folded += counts->keyed != NULL ? kt_keyed_counts_folded (counts->keyed) : 0;
+      kt_counts_summarise (counts, out);
     }
   kt_counts_line (out, rows, kt_counts_options (self->job)->bucket, line);
 }

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <string.h>
 #include "decimal.h"
-#include "autocleanups.h"
+#include "mysql-autocleanups.h"
 #include "error.h"
 #include "ledger.h"
 #include "log.h"
@@ -314,7 +314,7 @@ ledger_write (gpointer data, const GArray *ranges, gint32 *fenced, GError **erro
   kt_ledger_batch_counts (batch, &self->counts);
   self->changed = kt_ledger_batch_balances (batch)->len;
   self->summary.lines = self->counts.messages;
-  self->summary.errors = self->counts.applied;
+  self->summary.counted = self->counts.applied;
   self->summary.malformed = self->counts.bad;
   {
     const char *text;

@@ -41,7 +41,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include "autocleanups.h"
 #include "charts.h"
 #include "error.h"
 #include "page.h"
@@ -636,7 +635,7 @@ kt_http_start (const char *listen_addr, KtMetrics *metrics, const KtDbConfig *db
       self->db_description = kt_db_describe (db);
       /* Not thread-safe the first time: done here, before any thread, and
        * a no-op for the sink later. */
-      mysql_library_init (0, NULL, NULL);
+      kt_db_library_init ();
     }
 
   fd = listen_on (listen_addr, &self->port, error);

@@ -6,8 +6,9 @@
 #include "charts.h"
 
 #include <string.h>
-#include "autocleanups.h"
+#include "mysql-autocleanups.h"
 #include "error.h"
+#include "job-spec.h"
 #include "minutes.h"
 #include "schema.h"
 

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "autocleanups.h"
+#include "mysql-autocleanups.h"
 #include "log.h"
 
 static KtDbConnectCheck connect_check;
@@ -45,6 +45,7 @@ kt_db_config_clear (KtDbConfig *db)
   db->n_more_hosts = 0;
   db->port = 0;
   db->ssl_mode = KT_SSL_PREFERRED;
+  db->tls_given = FALSE;
 }
 
 void
@@ -63,6 +64,7 @@ kt_db_config_copy (KtDbConfig *to, const KtDbConfig *from)
     .ssl_ca = g_strdup (from->ssl_ca),
     .ssl_cert = g_strdup (from->ssl_cert),
     .ssl_key = g_strdup (from->ssl_key),
+    .tls_given = from->tls_given,
     .n_more_hosts = from->n_more_hosts,
   };
   if (from->n_more_hosts > 0)
@@ -213,11 +215,26 @@ kt_db_hosts (const KtDbConfig *db)
   return db->socket != NULL ? 1 : 1 + db->n_more_hosts;
 }
 
+/* Whether the client library reaches @h over its default Unix socket:
+ * "localhost" with no port. With a port it is TCP (open_once() says so,
+ * or the library would take the socket and drop the port). */
+static gboolean
+by_default_socket (KtDbHost h)
+{
+  return h.port == 0 && g_strcmp0 (h.host, "localhost") == 0;
+}
+
 /* The @i-th server of @db: 0 is @db->host. */
 static KtDbHost
 host_at (const KtDbConfig *db, guint i)
 {
   return i == 0 ? (KtDbHost) { db->host, db->port } : db->more_hosts[i - 1];
+}
+
+gboolean
+kt_db_host_by_socket (const KtDbConfig *db, guint i)
+{
+  return db->socket != NULL || by_default_socket (host_at (db, i));
 }
 
 char *
@@ -227,6 +244,12 @@ kt_db_host_text (const KtDbConfig *db, guint i)
 
   if (db->socket != NULL)
     return g_strdup (db->socket);
+  /* localhost without a port is where every MySQL client takes it: the
+   * client library's default socket (named as ?socket= is), not TCP
+   * port 3306. */
+  if (by_default_socket (h))
+    return g_strdup (g_getenv ("MYSQL_UNIX_PORT") != NULL ? g_getenv ("MYSQL_UNIX_PORT")
+                                                          : MYSQL_UNIX_ADDR);
   /* An IPv6 address in brackets, as in the URI: its ':' are not a port's. */
   return g_strdup_printf (strchr (h.host, ':') != NULL ? "[%s]:%u" : "%s:%u", h.host,
                           h.port ? h.port : 3306);
@@ -331,6 +354,7 @@ uri_param (const char *k, const char *v, KtDbConfig *db, GError **error)
                 : g_str_equal (k, "ssl-key") ? &db->ssl_key : NULL;
   int mode;
 
+  db->tls_given |= g_str_has_prefix (k, "ssl-");
   if (path != NULL && v[0] == '/')
     {
       *path = g_strdup (v);
@@ -767,6 +791,14 @@ open_once (const KtDbConfig *db, guint i, const char *description,
   mysql_options (conn, MYSQL_OPT_WRITE_TIMEOUT, &io_timeout);
   mysql_options (conn, MYSQL_OPT_RECONNECT, &off);
   mysql_options (conn, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+  /* Where the user said: a port means TCP. The library takes "localhost"
+   * for its default socket whatever the port (localhost:3307 and
+   * localhost:3308 were one server, the default socket's, twice). */
+  if (db->socket == NULL && !by_default_socket (server))
+    {
+      unsigned int tcp = MYSQL_PROTOCOL_TCP;
+      mysql_options (conn, MYSQL_OPT_PROTOCOL, &tcp);
+    }
   if (db->defaults_file != NULL)
     {
       /* The [client] group may give the password (and user, host...). */
@@ -1165,6 +1197,15 @@ kt_db_host (KtDb *self)
   return self->connections > 0 ? self->servers[self->server] : NULL;
 }
 
+const char *
+kt_db_transport (KtDb *self)
+{
+  const char *info = self->conn != NULL ? mysql_get_host_info (self->conn) : NULL;
+  const char *via = info != NULL ? strstr (info, " via ") : NULL;
+
+  return via != NULL ? via + strlen (" via ") : NULL;
+}
+
 guint
 kt_db_connections (KtDb *self)
 {
@@ -1181,6 +1222,18 @@ const char *
 kt_db_client_version (void)
 {
   return mysql_get_client_info ();
+}
+
+void
+kt_db_library_init (void)
+{
+  mysql_library_init (0, NULL, NULL);
+}
+
+void
+kt_db_library_end (void)
+{
+  mysql_library_end ();
 }
 
 const KtDbConfig *
@@ -1243,8 +1296,9 @@ moved_logged (KtDb *self, guint was)
   kt_log_event_string (e, "database", self->names[self->server]);
   kt_log_event_string (e, "server", self->servers[self->server]);
   kt_log_event_string (e, "previous", self->servers[was]);
-  kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "MySQL: now on %s (was %s)",
-                     self->names[self->server], self->servers[was]);
+  kt_log_event_string (e, "transport", kt_db_transport (self));
+  kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "MySQL: now on %s over %s (was %s)",
+                     self->names[self->server], kt_db_transport (self), self->servers[was]);
 }
 
 gboolean

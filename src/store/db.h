@@ -37,6 +37,7 @@ typedef struct
   char  *ssl_ca;
   char  *ssl_cert;
   char  *ssl_key;
+  gboolean tls_given;  /* the URI's query named ssl-mode, ssl-ca, ssl-cert or ssl-key */
 } KtDbConfig;
 
 typedef enum
@@ -99,6 +100,11 @@ void     kt_db_set_connect_check (KtDbConnectCheck check);
  * "host:port" ("[v6]:port", or the socket's path). New string. */
 guint     kt_db_hosts (const KtDbConfig *db);
 char     *kt_db_host_text (const KtDbConfig *db, guint i);
+
+/* Whether the @i-th server is reached over a Unix socket: ?socket=, or
+ * "localhost" without a port (the client library's default socket, which
+ * kt_db_host_text() names; with a port, localhost is TCP). */
+gboolean  kt_db_host_by_socket (const KtDbConfig *db, guint i);
 
 /* 1 to 64 characters of [A-Za-z0-9_], or letters, digits and marks beyond
  * ASCII (of the Basic Multilingual Plane, as MariaDB's identifiers): the
@@ -216,12 +222,21 @@ const char *kt_db_name (KtDb *self);
 const char *kt_db_host (KtDb *self);
 guint       kt_db_connections (KtDb *self);
 
+/* How the live connection reaches its server, as the client library says:
+ * "TCP/IP" or "UNIX socket"; NULL when not connected. Static. */
+const char *kt_db_transport (KtDb *self);
+
 /* A command that only reads (status, jobs, audit): a read-only server
  * will do when no writable one answers (see kt_db_open()). */
 void        kt_db_allow_read_only (KtDb *self);
 
 /* MariaDB Connector/C's version, "3.3.8". */
 const char *kt_db_client_version (void);
+/* The client library's global set-up and tear-down: init before any
+ * thread (it is not thread-safe the first time; again later it does
+ * nothing), end once the last connection is closed. */
+void        kt_db_library_init (void);
+void        kt_db_library_end (void);
 const KtDbConfig *kt_db_config (KtDb *self);
 
 /* Connects unless connected: a session at READ COMMITTED (the fenced

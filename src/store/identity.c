@@ -3,7 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include "autocleanups.h"
+#include "mysql-autocleanups.h"
 #include "db.h"
 #include "error.h"
 

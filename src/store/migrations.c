@@ -15,12 +15,12 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include "autocleanups.h"
+#include "mysql-autocleanups.h"
 #include "error.h"
 #include "log.h"
 
 /* The .sql files of sql/ and sql/migrations/, embedded at build time
- * (src/meson.build). */
+ * (src/store/meson.build). */
 #include "schema-sql.h"
 
 /* A migration file's statements after this line (a line of its own)

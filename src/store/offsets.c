@@ -2,7 +2,7 @@
 #include "offsets.h"
 
 #include <stdlib.h>
-#include "autocleanups.h"
+#include "mysql-autocleanups.h"
 #include "job-spec.h"
 #include "error.h"
 

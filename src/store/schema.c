@@ -11,13 +11,13 @@
 #include <mysqld_error.h>
 #include <stdlib.h>
 #include <string.h>
-#include "autocleanups.h"
+#include "mysql-autocleanups.h"
 #include "error.h"
 #include "db.h"
 #include "log.h"
 
 /* The .sql files of sql/ and sql/migrations/, embedded at build time
- * (src/meson.build). */
+ * (src/store/meson.build). */
 #include "schema-sql.h"
 
 /* Where one of ktally's own tables is something else. */

@@ -107,10 +107,6 @@ typedef struct
   const char *const *sums;
 } KtCountsShape;
 
-/* What the (other) row of a bucket holds in every key column: keys past
- * --max-keys. */
-#define KT_OTHER_KEY "(other)"
-
 #define KT_DIMENSION_SQL "VARBINARY(255)"
 #define KT_SUM_SQL       "DECIMAL(38,4)"
 
