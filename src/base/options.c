@@ -763,6 +763,30 @@ kt_option_lookup_key (const KtOption *const *tables, KtCommandBits command,
   return NULL;
 }
 
+/* ---- The environment ---------------------------------------------------------- */
+
+char *
+kt_option_env_name (const KtOption *row)
+{
+  char *name;
+
+  if ((row->flags & KT_OPT_FILE_ONLY)
+      || (row->section == NULL && !(row->flags & KT_OPT_ENV)))
+    return NULL;
+  name = g_strdup_printf ("KTALLY_%s", row->name);
+  for (char *p = name; *p != '\0'; p++)
+    *p = *p == '-' ? '_' : g_ascii_toupper (*p);
+  return name;
+}
+
+gboolean
+kt_option_holds_secret (const KtOption *row, const char *text)
+{
+  if (row->flags & KT_OPT_SECRET)
+    return TRUE;
+  return row->secret != NULL && text != NULL && row->secret (text);
+}
+
 /* ---- man(7) ------------------------------------------------------------------ */
 
 /* @text with man(7)'s specials escaped: backslashes, a leading dot or
@@ -781,11 +805,31 @@ append_roff (GString *out, const char *text)
       g_string_append_c (out, *p);
 }
 
+/* "Environment: KTALLY_NAME." after an option's or a key's paragraph, when
+ * it has one. */
+static void
+man_env (GString *out, const KtOption *row, const char *env)
+{
+  if (env == NULL)
+    return;
+  g_string_append (out, "Environment: \\fB");
+  append_roff (out, env);
+  g_string_append (out, "\\fR");
+  if (row->type == KT_OPT_REPEAT)
+    g_string_append (out, ", one value a line");
+  if (row->type == KT_OPT_SWITCH)
+    g_string_append (out, "=\\fBtrue\\fR|\\fBfalse\\fR");
+  if (row->secret != NULL || (row->flags & KT_OPT_SECRET))
+    g_string_append (out, " (a secret in it only with \\fB\\-\\-env\\-secrets\\fR)");
+  g_string_append (out, ".\n");
+}
+
 /* One option as a .TP paragraph of a command's OPTIONS. */
 static void
 man_row (GString *out, const KtOption *row, const KtOptionNote *notes)
 {
   g_autofree char *help = kt_option_help (row, notes);
+  g_autofree char *env = kt_option_env_name (row);
 
   g_string_append (out, ".TP\n");
   if (row->letter != 0)
@@ -813,6 +857,7 @@ man_row (GString *out, const KtOption *row, const KtOptionNote *notes)
     }
   else if (row->flags & KT_OPT_RELOAD)
     g_string_append (out, "SIGHUP applies a change.\n");
+  man_env (out, row, env);
 }
 
 void
@@ -835,6 +880,7 @@ void
 kt_option_man_key (GString *out, const KtOption *row, const char *commands)
 {
   g_autofree char *help = kt_option_help (row, NULL);
+  g_autofree char *env = kt_option_env_name (row);
 
   g_string_append (out, ".TP\n\\fB");
   append_roff (out, row->name);
@@ -859,4 +905,5 @@ kt_option_man_key (GString *out, const KtOption *row, const char *commands)
   g_string_append (out, "Read by ");
   append_roff (out, commands);
   g_string_append (out, row->flags & KT_OPT_RELOAD ? "; SIGHUP applies a change.\n" : ".\n");
+  man_env (out, row, env);
 }

@@ -92,11 +92,13 @@ kt_db_password_file_read (const char *path, GError **error)
         close (fd);
       return NULL;
     }
-  if (st.st_mode & (S_IRGRP | S_IWGRP | S_IROTH | S_IWOTH))
+  /* Group read only where root gave it (db.h). */
+  if (st.st_mode & (S_IWGRP | S_IROTH | S_IWOTH) || (st.st_mode & S_IRGRP && st.st_uid != 0))
     {
       g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
                    "--db-password-file: '%s' is readable or writable by group or others "
-                   "(mode %04o): make it 0600 or 0400, owned by the user ktally runs as",
+                   "(mode %04o): make it 0600 or 0400, owned by the user ktally runs as "
+                   "(or 0640 or 0440 owned by root, for ktally's group)",
                    path, (unsigned int) (st.st_mode & 07777));
       close (fd);
       return NULL;

@@ -60,10 +60,13 @@ gboolean  kt_db_uri_parse (const char *uri, KtDbConfig *db, GError **error);
 void      kt_db_config_clear (KtDbConfig *db);
 
 /* The first line of the password file @path, without its newline. Like
- * ssh with a private key, a file that group or others may read or write
- * is refused (the password has been seen, or can be swapped), and so is
- * an empty first line (no password): KT_ERROR_USAGE naming
- * --db-password-file. */
+ * ssh with a private key, a file that others may read or write, or its
+ * group write, is refused (the password has been seen, or can be
+ * swapped); so is one its group may read, unless root owns it (as
+ * PostgreSQL takes a key file: root gives the service's group read
+ * access, the way Kubernetes mounts a Secret for a pod's fsGroup,
+ * root:GROUP 0440); and so is an empty first line (no password):
+ * KT_ERROR_USAGE naming --db-password-file. */
 char     *kt_db_password_file_read (const char *path, GError **error);
 
 /* Overwrites, in place and with the same length, the password of every
