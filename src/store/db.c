@@ -1011,16 +1011,16 @@ static char  *identity_seen;
 static char  *identity_seen_on;
 
 /* Compares @seen (NULL: the server holds none) of @server with the
- * process's identity, recording it if the process has none yet.
- * SERVER_FOREIGN with @error naming both when they differ. */
+ * process's identity, recording it (with @record) if the process has none
+ * yet. SERVER_FOREIGN with @error naming both when they differ. */
 static ServerState
-identity_compare (const char *seen, const char *server, const char *description,
-                  GError **error)
+identity_compare (const char *seen, gboolean record, const char *server,
+                  const char *description, GError **error)
 {
   ServerState state = SERVER_USABLE;
 
   g_mutex_lock (&identity_lock);
-  if (identity_seen == NULL && seen != NULL)
+  if (identity_seen == NULL && seen != NULL && record)
     {
       identity_seen = g_strdup (seen);
       identity_seen_on = g_strdup (server);
@@ -1069,7 +1069,8 @@ kt_db_identity_forget (void)
  * SERVER_FOREIGN, or SERVER_FAILED with @error (a newer schema: its
  * KT_ERROR_USAGE). */
 static ServerState
-checked (MYSQL *conn, const char *server, const char *description, GError **error)
+checked (MYSQL *conn, gboolean record, const char *server, const char *description,
+         GError **error)
 {
   g_autofree char *seen = NULL;
 
@@ -1077,13 +1078,15 @@ checked (MYSQL *conn, const char *server, const char *description, GError **erro
     return SERVER_USABLE;
   if (!connect_check (conn, description, &seen, error))
     return SERVER_FAILED;
-  return identity_compare (seen, server, description, error);
+  return identity_compare (seen, record, server, description, error);
 }
 
 MYSQL *
-kt_db_open (KtDbConfig *db, gboolean read_only_ok, guint *index, unsigned int connect_timeout,
+kt_db_open (KtDbConfig *db, guint flags, guint *index, unsigned int connect_timeout,
             unsigned int io_timeout, GError **error)
 {
+  gboolean read_only_ok = (flags & KT_DB_OPEN_READ_ONLY_OK) != 0;
+  gboolean record = (flags & KT_DB_OPEN_BESIDE) == 0;
   g_autoptr(GString) why_not = g_string_new (NULL);
   g_autoptr(GArray) skips = g_array_new (FALSE, TRUE, sizeof (Skip));
   g_autoptr(MYSQL) fallback = NULL;  /* the first read-only server, for a reader */
@@ -1110,7 +1113,7 @@ kt_db_open (KtDbConfig *db, gboolean read_only_ok, guint *index, unsigned int co
        * its creation included) must not make its identity the process's. */
       if (state == SERVER_USABLE || (state == SERVER_READ_ONLY && read_only_ok && n == 1))
         {
-          ServerState which = checked (conn, server, description, &local);
+          ServerState which = checked (conn, record, server, description, &local);
 
           if (which != SERVER_USABLE)
             state = which;
@@ -1176,7 +1179,7 @@ kt_db_open (KtDbConfig *db, gboolean read_only_ok, guint *index, unsigned int co
 
       /* Taken, so checked now (a reader's: it passed over every writable
        * server first). */
-      if (checked (fallback, server, description, &local) != SERVER_USABLE)
+      if (checked (fallback, record, server, description, &local) != SERVER_USABLE)
         {
           if (g_error_matches (local, KT_ERROR, KT_ERROR_USAGE))
             {
@@ -1442,7 +1445,8 @@ kt_db_connect (KtDb *self, GError **error)
 
   if (self->conn != NULL)
     return TRUE;
-  self->conn = kt_db_open (&self->config, self->read_only_ok, &self->server, 5, 60, error);
+  self->conn = kt_db_open (&self->config, self->read_only_ok ? KT_DB_OPEN_READ_ONLY_OK : 0,
+                           &self->server, 5, 60, error);
   if (self->conn == NULL)
     return FALSE;
   if (self->connections++ > 0 && self->server != was)
@@ -1466,7 +1470,7 @@ kt_db_identity_check (KtDb *self, GError **error)
 
   if (self->conn == NULL)
     return kt_db_connect (self, error);
-  switch (checked (self->conn, self->servers[self->server], kt_db_name (self), &local))
+  switch (checked (self->conn, TRUE, self->servers[self->server], kt_db_name (self), &local))
     {
     case SERVER_USABLE:
       return TRUE;
@@ -1603,7 +1607,8 @@ kt_db_open_long (KtDb *self, GError **error)
                                      LONG_IO_S, &code, error);
 
   if (conn != NULL
-      && checked (conn, self->servers[self->server], kt_db_name (self), error) != SERVER_USABLE)
+      && checked (conn, TRUE, self->servers[self->server], kt_db_name (self), error)
+         != SERVER_USABLE)
     return NULL;
   return g_steal_pointer (&conn);
 }

@@ -102,9 +102,9 @@ typedef gboolean (*KtDbConnectCheck) (MYSQL *conn, const char *description, char
 void     kt_db_set_connect_check (KtDbConnectCheck check);
 
 /* Which database this process works in: the identity the first of its
- * connections saw (kt_db_open(), of any KtDb or thread), from then on
- * the identity every connection must see; NULL until one was seen.
- * Static, for messages. */
+ * connections saw (kt_db_open(), of any KtDb or thread, but for those
+ * opened KT_DB_OPEN_BESIDE), from then on the identity every connection
+ * must see; NULL until one was seen. Static, for messages. */
 const char *kt_db_identity (void);
 
 /* Forgets the process's identity: a test's, between two databases. */
@@ -133,11 +133,12 @@ gboolean  kt_db_host_by_socket (const KtDbConfig *db, guint i);
  * connection.
  *
  * The servers of a hosts list are tried in order, each connect bounded by
- * @connect_timeout: the first that answers and is usable wins. A Galera
+ * @connect_timeout: the first that answers and is usable wins. @flags:
+ * KT_DB_OPEN_*. A Galera
  * node outside the primary component (wsrep_ready OFF) is skipped, and so
  * is a read-only server (read_only ON: a replica, or an old primary that
  * a failover fenced); each skip is one log line ("db-skip"). With
- * @read_only_ok, the first read-only server is taken when no writable one
+ * KT_DB_OPEN_READ_ONLY_OK, the first read-only server is taken when no writable one
  * answers (a line says so, "db-read-only"), and one alone is taken. On a
  * Galera node, reads wait for every commit the cluster acknowledged
  * (wsrep_sync_wait): offsets read back are never older than a commit
@@ -154,7 +155,17 @@ gboolean  kt_db_host_by_socket (const KtDbConfig *db, guint i);
  * failover under way, or the process's own server down beside a foreign
  * one), KT_ERROR_FATAL when every one refused for good; with one server,
  * its error. */
-MYSQL   *kt_db_open (KtDbConfig *db, gboolean read_only_ok, guint *index,
+enum
+{
+  KT_DB_OPEN_READ_ONLY_OK = 1 << 0,  /* a reader: a read-only server will do (above) */
+  KT_DB_OPEN_BESIDE       = 1 << 1,  /* a connection beside the process's work (the
+                                      * page's chart): it compares the database's
+                                      * identity with the process's, but never makes
+                                      * the identity it finds the process's own, so
+                                      * that a page asked for while the job's server is
+                                      * down cannot choose the job's database */
+};
+MYSQL   *kt_db_open (KtDbConfig *db, guint flags, guint *index,
                      unsigned int connect_timeout, unsigned int io_timeout,
                      GError **error);
 
