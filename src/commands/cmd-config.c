@@ -138,6 +138,18 @@ handle (const KtConfig *config, volatile int *stop, GError **error)
 {
   g_autofree char *text = kt_config_describe (config);
 
+  /* Where the settings came from besides the file and the flags, and what
+   * looks like a setting but is none (a typo, or a platform's variable). */
+  if (config->env_given != NULL)
+    {
+      g_autofree char *names = g_strjoinv (", ", config->env_given);
+      printf ("# from the environment (flags win over it, it over the file): %s\n", names);
+    }
+  if (config->env_ignored != NULL)
+    {
+      g_autofree char *names = g_strjoinv (", ", config->env_ignored);
+      printf ("# ignored, no setting of ktally: %s\n", names);
+    }
   fputs (text, stdout);
   if (!own (config)->connect)
     return TRUE;

@@ -493,13 +493,14 @@ quoted_of (const char *message)
 
 char *
 kt_config_file_blame (const char *path, const char *message, GPtrArray *words,
-                      GArray *lines, char **given, const KtOption *const *tables,
-                      KtCommandBits command)
+                      GArray *lines, const KtConfigEnv *env, char **given,
+                      const KtOption *const *tables, KtCommandBits command)
 {
   g_autofree char *flag = flag_of (message);
   g_autofree char *quoted = quoted_of (message);
   g_autofree char *word = NULL;
   const KtOption *row;
+  const char *variable;
   char letter = 0;
   guint line = 0;
 
@@ -508,23 +509,28 @@ kt_config_file_blame (const char *path, const char *message, GPtrArray *words,
   row = kt_option_lookup (tables, command, flag);
   if (row != NULL)
     letter = row->letter;
-  /* The file's value the message quotes (GOption stops at the first bad
-   * value, the file's too when the command line gives another), else the
-   * file's last word for the flag, unless the command line gives it: it
-   * wins, so the value in error is its own. */
+  /* The value the message quotes, where it came from: the file's (GOption
+   * stops at the first bad value, the file's too when the command line
+   * gives another), then the environment's. Else the command line's, when
+   * it gives the flag (it wins, so the value in error is its own), else the
+   * environment's, else the file's last word for the flag. */
   word = g_strdup_printf ("--%s=%s", flag, quoted != NULL ? quoted : "");
   for (guint i = 0; quoted != NULL && i < words->len; i++)
     if (g_str_equal (words->pdata[i], word))
       line = g_array_index (lines, guint, i);
   if (line > 0)
-    return g_strdup_printf ("%s:%u", path, line);
+    return g_strdup_printf ("--config: %s:%u", path, line);
+  if (quoted != NULL && (variable = kt_config_env_word (env, word)) != NULL)
+    return g_strdup (variable);
   for (char **w = given; *w != NULL; w++)
     if (gives (*w, flag, letter))
       return NULL;
+  if ((variable = kt_config_env_gives (env, flag)) != NULL)
+    return g_strdup (variable);
   for (guint i = 0; i < words->len; i++)
     if (gives (words->pdata[i], flag, 0))
       line = g_array_index (lines, guint, i);
-  return line > 0 ? g_strdup_printf ("%s:%u", path, line) : NULL;
+  return line > 0 ? g_strdup_printf ("--config: %s:%u", path, line) : NULL;
 }
 
 gboolean

@@ -59,7 +59,7 @@ const KtOption kt_count_option_rows[] = {
     .max = 10000000, .commands = JOB_CMDS, .needs = "by", .metavar = "N",
     .help = "With --by: at most N keys per bucket per batch get rows of their own; the "
             "rest are counted in one (other) row per bucket" },
-  { "dead-letters", 0, "parse", KT_OPT_TEXT, AT (dead_letters), .commands = JOB_CMDS,
+  { "dead-letters", 0, "parse", KT_OPT_TABLE, AT (dead_letters), .commands = JOB_CMDS,
     .metavar = "TABLE",
     .help = "Keep each malformed line in this table (created if absent): its topic, "
             "partition, offset and line number, its bytes (up to 2048) and why, written in "
@@ -146,13 +146,6 @@ kt_counts_check (gconstpointer options, GError **error)
   if (!check_fields ("--by", config->dimensions, KT_MAX_DIMENSIONS, error)
       || !check_fields ("--sum", config->sums, KT_MAX_SUMS, error))
     return FALSE;
-  if (config->dead_letters != NULL && !kt_is_identifier (config->dead_letters))
-    {
-      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
-                   "--dead-letters: '%s' is not a plain identifier (letters, digits and _, "
-                   "at most 64 characters)", config->dead_letters);
-      return FALSE;
-    }
   if (config->dead_letters != NULL && kt_schema_own_table (config->dead_letters))
     {
       g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--dead-letters: %s is the name of one of "

@@ -10,6 +10,7 @@
 #include <glib.h>
 #include <mysql.h>
 #include "error.h"
+#include "names.h"
 
 /* One server of a hosts list. */
 typedef struct
@@ -59,10 +60,13 @@ gboolean  kt_db_uri_parse (const char *uri, KtDbConfig *db, GError **error);
 void      kt_db_config_clear (KtDbConfig *db);
 
 /* The first line of the password file @path, without its newline. Like
- * ssh with a private key, a file that group or others may read or write
- * is refused (the password has been seen, or can be swapped), and so is
- * an empty first line (no password): KT_ERROR_USAGE naming
- * --db-password-file. */
+ * ssh with a private key, a file that others may read or write, or its
+ * group write, is refused (the password has been seen, or can be
+ * swapped); so is one its group may read, unless root owns it (as
+ * PostgreSQL takes a key file: root gives the service's group read
+ * access, the way Kubernetes mounts a Secret for a pod's fsGroup,
+ * root:GROUP 0440); and so is an empty first line (no password):
+ * KT_ERROR_USAGE naming --db-password-file. */
 char     *kt_db_password_file_read (const char *path, GError **error);
 
 /* Overwrites, in place and with the same length, the password of every
@@ -103,15 +107,7 @@ char     *kt_db_host_text (const KtDbConfig *db, guint i);
  * kt_db_host_text() names; with a port, localhost is TCP). */
 gboolean  kt_db_host_by_socket (const KtDbConfig *db, guint i);
 
-/* 1 to 64 characters of [A-Za-z0-9_], or letters, digits and marks beyond
- * ASCII (of the Basic Multilingual Plane, as MariaDB's identifiers): the
- * only table and database names ktally accepts. Anything else is refused,
- * never quoted through. */
-gboolean kt_is_identifier (const char *name);
-
-/* Whether @c may be part of a name: an ASCII letter or digit or one of
- * @ascii, or a letter, digit or mark beyond ASCII up to U+FFFF. */
-gboolean kt_is_name_char (gunichar c, const char *ascii);
+/* Table and database names: names.h (kt_is_identifier()). */
 
 /* A connection to @db with bounded waits (seconds), no automatic
  * reconnect, and ssl-mode enforced. Its session is strict (a value that

@@ -220,8 +220,9 @@ narrow_counts (MYSQL *conn, const char *description, GHashTable *tables, GPtrArr
                                                   "cannot read ktally_batches", error);
       if (targets == NULL)
         return FALSE;
-      /* Identifiers only ([A-Za-z0-9_]): nothing else is a table ktally
-       * wrote, and they need no escaping. */
+      /* Table names only (names.h: letters, digits, marks and _, never a
+       * quote): nothing else is a table ktally wrote, and they need no
+       * escaping. */
       while ((row = mysql_fetch_row (targets)) != NULL)
         if (kt_is_identifier (row[0]))
           g_string_append_printf (sql, ",'%s'", row[0]);

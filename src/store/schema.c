@@ -782,8 +782,8 @@ create_counts_table (MYSQL *conn, const char *description, const char *table,
   gboolean ok;
 
   g_return_val_if_fail (kt_is_identifier (table), FALSE);
-  /* The name is an identifier the CLI checked ([A-Za-z0-9_]), and so are
-   * the fields: quoting them is enough. */
+  /* The name is a table name the CLI checked (names.h), and the fields
+   * are identifiers too: quoting them is enough. */
   if (plain_shape (shape))
     {
       /* Exactly error_log's columns and types (sql/counts.sql). */
