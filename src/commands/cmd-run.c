@@ -301,17 +301,15 @@ handle (const KtConfig *config, volatile int *stop, GError **error)
                       reload, notify };
   /* Watched, the status line stands for the batch lines. */
   KtRunHooks hooks = { .ready = service_ready, .progress = service_progress,
-                       .turn = service_turn, .data = &service, .quiet = service.watched,
-                       .metrics = metrics };
+                       .turn = service_turn, .migrating = service_migrating,
+                       .data = &service, .quiet = service.watched, .metrics = metrics };
   gint64 started = g_get_monotonic_time ();
   KtRunTotals totals;
   gboolean ok;
 
   service.topics = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   kt_reload_set_metrics (reload, metrics);
-  kt_migrations_set_migrating (service_migrating, &service);
   ok = kt_config_run (config, &hooks, stop, &totals, error);
-  kt_migrations_set_migrating (NULL, NULL);
   kt_notify_stopping (notify);
   kt_log_status_done ();
   if (ok && *stop)

@@ -1183,6 +1183,18 @@ kt_db_transport (KtDb *self)
   return via != NULL ? via + strlen (" via ") : NULL;
 }
 
+const char *
+kt_db_server_version (KtDb *self)
+{
+  return self->conn != NULL ? mysql_get_server_info (self->conn) : NULL;
+}
+
+gboolean
+kt_db_connected (KtDb *self)
+{
+  return self->conn != NULL;
+}
+
 guint
 kt_db_connections (KtDb *self)
 {

@@ -218,6 +218,11 @@ guint       kt_db_connections (KtDb *self);
 /* How the live connection reaches its server, as the client library says:
  * "TCP/IP" or "UNIX socket"; NULL when not connected. Static. */
 const char *kt_db_transport (KtDb *self);
+/* The server's version as it says it ("10.11.6-MariaDB"), NULL when not
+ * connected. Owned by the connection. */
+const char *kt_db_server_version (KtDb *self);
+/* Whether a connection is open (a failure of it dropped it). */
+gboolean    kt_db_connected (KtDb *self);
 
 /* A command that only reads (status, jobs, audit): a read-only server
  * will do when no writable one answers (see kt_db_open()). */
