@@ -82,6 +82,8 @@ typedef struct
   char  *offsets;
   char  *output;
   char **topics;   /* sorted */
+  char  *replay_range;  /* a replay's "P:FROM-UNTIL,..."; "" for other jobs, and where
+                         * not recorded (a replay before schema version 5) */
 } KtJobRecord;
 
 void     kt_job_record_free (KtJobRecord *record);  /* NULL is fine */
@@ -90,6 +92,13 @@ void     kt_job_record_free (KtJobRecord *record);  /* NULL is fine */
  * (a schema older than version 3) holds none. Reads only. */
 gboolean kt_identity_read_jobs (MYSQL *conn, const char *description, GHashTable *records,
                                 GError **error);
+
+/* A replay's row of ktally_job: its range and the moments it was given
+ * by (*@range, *@times: new strings, "" where not recorded), or both NULL
+ * when @job has no row, or the schema is older than version 7 (no
+ * moments recorded). Reads only. */
+gboolean kt_identity_read_replay (MYSQL *conn, const char *description, const char *job,
+                                  char **range, char **times, GError **error);
 
 /* reset --rebuild, in the caller's transaction: with @lock, locks the row
  * of table @output (as a claim does, so that no job claims it meanwhile);

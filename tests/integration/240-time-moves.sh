@@ -219,7 +219,7 @@ kt_check_counts "$idb" "$WORK/last.truth" r_last
 replay r_named --job lasthour --last 100m
 "${TIMED[@]}" produce --brokers "$KT_BROKERS" --topic "$topic" --partitions 0 --records 1 --live \
   --out "$WORK/later.jsonl" || fail "kt-timed produce failed"
-refused "was created with --from/--until" "$KTALLY" replay --brokers "$KT_BROKERS" --topic "$topic" --db "$idb_uri" \
+refused "was created with --from-datetime/--until-datetime" "$KTALLY" replay --brokers "$KT_BROKERS" --topic "$topic" --db "$idb_uri" \
   --table r_named --job lasthour --last 100m
 refused "exclude --from-datetime" "$KTALLY" replay --brokers "$KT_BROKERS" --topic "$topic" \
   --db "$idb_uri" --from 0:0 --until 0:1 --last 1h
