@@ -12,6 +12,11 @@
 /* Every replay's offsets are kept under a job named so; no live job may be. */
 #define KT_REPLAY_JOB_PREFIX "replay."
 
+/* What the (other) row of a bucket holds in every key column of a count
+ * table: keys past --max-keys (the parser refuses lines whose every key
+ * is it, the store writes and charts it). */
+#define KT_OTHER_KEY "(other)"
+
 typedef enum
 {
   KT_MODE_TRANSACTIONAL,

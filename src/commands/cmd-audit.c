@@ -6,8 +6,8 @@
 
 #include <stdio.h>
 #include <string.h>
-#include "mysql-autocleanups.h"
 #include "commands.h"
+#include "db-rows.h"
 #include "error.h"
 #include "identity.h"
 #include "jobs.h"
@@ -278,18 +278,18 @@ static gboolean
 load_all_coverage (KtDb *db, GHashTable *covered, GError **error)
 {
   g_autofree char *type = NULL;
-  g_autoptr(MYSQL_RES) res = NULL;
-  MYSQL_ROW row;
+  g_autoptr(KtDbRows) res = NULL;
+  const char *const *row;
 
   if (!kt_db_table_type (db, "ktally_coverage", &type, error))
     return FALSE;
   if (type == NULL)
     return TRUE;
-  res = kt_db_rows (db, "SELECT job, topic, `partition`, covered FROM ktally_coverage",
-                    "cannot read ktally_coverage", error);
+  res = kt_db_rows_select (db, "SELECT job, topic, `partition`, covered FROM ktally_coverage",
+                           "cannot read ktally_coverage", error);
   if (res == NULL)
     return FALSE;
-  while ((row = mysql_fetch_row (res)) != NULL)
+  while ((row = kt_db_rows_next (res)) != NULL)
     {
       g_autofree char *key = g_strdup_printf ("%s\t%s\t%s", row[0], row[1], row[2]);
       KtCoverage *set = kt_coverage_parse (row[3], key, error);
@@ -306,15 +306,15 @@ static gboolean
 table_total (KtDb *db, const char *table, guint64 *total, GError **error)
 {
   g_autofree char *sql = NULL;
-  g_autoptr(MYSQL_RES) res = NULL;
-  MYSQL_ROW row;
+  g_autoptr(KtDbRows) res = NULL;
+  const char *const *row;
 
   g_return_val_if_fail (kt_is_identifier (table), FALSE);
   sql = g_strdup_printf ("SELECT COALESCE(SUM(log_count), 0) FROM `%s`", table);
-  res = kt_db_rows (db, sql, "cannot sum the counts", error);
+  res = kt_db_rows_select (db, sql, "cannot sum the counts", error);
   if (res == NULL)
     return FALSE;
-  row = mysql_fetch_row (res);
+  row = kt_db_rows_next (res);
   *total = row != NULL && row[0] != NULL ? g_ascii_strtoull (row[0], NULL, 10) : 0;
   return TRUE;
 }
@@ -517,7 +517,6 @@ kt_audit (const KtConfig *config, GError **error)
   g_autoptr(GHashTable) records = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
                                                         (GDestroyNotify) kt_job_record_free);
   Stored lookup = { stored, covered };
-  GError *local = NULL;
   guint chains;
 
   g_array_set_clear_func (rows, (GDestroyNotify) kt_batch_row_clear);
@@ -533,8 +532,8 @@ kt_audit (const KtConfig *config, GError **error)
       || !kt_offsets_load_all (db, stored, error)
       || !load_all_coverage (db, covered, error))
     return FALSE;
-  if (!kt_identity_read_jobs (kt_db_connection (db), kt_db_name (db), records, &local))
-    return kt_db_failed (db, local, error);
+  if (!kt_identity_read_jobs (db, records, error))
+    return FALSE;
   if (config->kafka.brokers != NULL && !load_group_offsets (config, covered, stored, error))
     return FALSE;
   if (!add_forgotten (db, targets, forgotten_notes, error))

@@ -456,17 +456,11 @@ read_stored (gpointer data, int timeout_ms, GError **error)
 {
   Stored *st = data;
   g_autoptr(KtDb) db = kt_db_new (&st->config->db);
-  GError *local = NULL;
 
   (void) timeout_ms;
   g_clear_pointer (&st->range, g_free);
   g_clear_pointer (&st->times, g_free);
-  if (!kt_db_connect (db, error))
-    return FALSE;
-  if (!kt_identity_read_replay (kt_db_connection (db), kt_db_name (db), st->name, &st->range,
-                                &st->times, &local))
-    return kt_db_failed (db, local, error);
-  return TRUE;
+  return kt_identity_read_replay (db, st->name, &st->range, &st->times, error);
 }
 
 /* A range given by time, as offsets: into @resolved (a copy of @config

@@ -11,10 +11,10 @@
  * The parser never sees Kafka or MySQL. */
 #pragma once
 #include <glib.h>
-#include "minutes.h"
-#include "schema.h"
 #include "decimal.h"
+#include "job-spec.h"
 #include "keyed-counts.h"
+#include "minutes.h"
 #include "reduce.h"
 
 /* --by and --sum: at most this many fields each. The key columns must fit
@@ -31,7 +31,7 @@
  * bytes). Cut values count as one key. */
 #define KT_DIMENSION_BYTES 255
 
-/* KT_OTHER_KEY (schema.h): a counted line whose every --by value is
+/* KT_OTHER_KEY (job-spec.h): a counted line whose every --by value is
  * exactly it is malformed, so that the row only ever holds what was folded. */
 
 typedef struct _KtParser KtParser;
