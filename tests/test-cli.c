@@ -22,6 +22,13 @@
 #define C50 C10 C10 C10 C10 C10
 #define C64 C50 C10 "bbbb"
 #define C65 C64 "c"
+#define CJK1 "\xe4\xb8\xad"  /* one CJK character: 5 bytes of a MariaDB file name */
+#define CJK5 CJK1 CJK1 CJK1 CJK1 CJK1
+#define CJK10 CJK5 CJK5
+#define CJK46 CJK10 CJK10 CJK10 CJK10 CJK5 CJK1
+#define CJK49 CJK46 CJK1 CJK1 CJK1
+#define CJK50 CJK10 CJK10 CJK10 CJK10 CJK10
+#define CJK51 CJK50 CJK1
 #define C249 C50 C50 C50 C50 C10 C10 C10 C10 "ddddddddd"
 #define C250 C249 "e"
 
@@ -390,10 +397,27 @@ static const BadCase bad_cases[] = {
   { "/cli/run/error/by-ledger", { "run", KAFKA, DB, "--kind", "ledger", "--by", "level", NULL },
     "--by: not an option of --kind ledger" },
   { "/cli/run/error/table-not-identifier", { "run", KAFKA, DB, "--table", "a-b", NULL },
-    "--table: 'a-b' is not a plain identifier" },
+    "--table: 'a-b' is not a table name (1 to 64 characters" },
+  /* One rule for every table a job names, derived ones included: MariaDB's
+   * file names take 250 bytes, a CJK character 5 of them (51 were taken,
+   * and the run failed at CREATE TABLE with exit 3). */
+  { "/cli/run/error/table-file-bytes", { "run", KAFKA, DB, "--table", CJK51, NULL },
+    "--table: '" CJK51 "' is not a table name" },
+  { "/cli/run/error/dead-letters-not-identifier",
+    { "run", KAFKA, DB, "--dead-letters", "d-l", NULL },
+    "--dead-letters: 'd-l' is not a table name" },
+  { "/cli/run/error/dead-letters-file-bytes",
+    { "run", KAFKA, DB, "--dead-letters", CJK51, NULL },
+    "--dead-letters: '" CJK51 "' is not a table name" },
+  { "/cli/run/error/table-topic-file-bytes",
+    { "run", KAFKA, DB, "--mode", "idempotent", "--table", CJK49, NULL },
+    "--table: '" CJK49 "' is too long here, where ktally also writes " CJK49 "_topic" },
+  { "/cli/replay/error/table-file-bytes",
+    { "replay", KAFKA, DB, "--from", "0:0", "--until", "0:1", "--table", CJK51, NULL },
+    "--table: '" CJK51 "' is not a table name" },
   { "/cli/run/error/table-too-long-idempotent",
     { "run", KAFKA, DB, "--mode", "idempotent", "--table", C64, NULL },
-    "too long for idempotent mode, which also writes" },
+    "is too long here, where ktally also writes " C64 "_topic" },
   { "/cli/replay/error/by-log-time",
     { "replay", KAFKA, DB, "--from", "0:0", "--until", "0:1", "--by", "log_time", NULL },
     "--by: 'log_time'" },
@@ -681,6 +705,11 @@ test_identifier (void)
     { "a\xc2\xa0" "b", FALSE },     /* a no-break space */
     { "a\xe2\x80\x8b", FALSE },      /* zero-width space */
     { "\xff", FALSE },
+    /* MariaDB's file names: 250 bytes, 5 for each character beyond ASCII. */
+    { CJK50, TRUE },
+    { CJK51, FALSE },
+    { CJK46 "aaaaaaaaaaaaaaaaaa", TRUE },      /* 230 + 18 bytes */
+    { CJK46 "\xe4\xb8\xad" "aaaaaaaaaaaaaaaaa", FALSE },  /* 235 + 17 */
   };
 
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
@@ -1286,7 +1315,7 @@ test_placeholder_not_scrubbed (void)
   g_clear_error (&error);
   /* A one-letter password is blanked where it stands in its URI only. */
   g_assert_null (parse_args (short_pw, &error));
-  g_assert_nonnull (strstr (error->message, "database name 'd-b' is not a plain identifier"));
+  g_assert_nonnull (strstr (error->message, "database name 'd-b' is not a name ktally takes"));
 }
 
 static void

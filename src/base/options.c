@@ -3,11 +3,14 @@
  * no option by name: the rows do. */
 #include "options.h"
 
+#include "names.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
 #include "error.h"
+#include "names.h"
 
 /* What GOption fills in for one row. */
 typedef struct
@@ -128,11 +131,16 @@ kt_option_help (const KtOption *row, const KtOptionNote *notes)
   const char *fallback = row->fallback_doc != NULL ? row->fallback_doc : row->fallback;
   gboolean any = FALSE;
 
-  if (row->type == KT_OPT_WORD || bounded || fallback != NULL)
+  if (row->type == KT_OPT_WORD || row->type == KT_OPT_TABLE || bounded || fallback != NULL)
     g_string_append (out, " (");
   if (row->type == KT_OPT_WORD)
     {
       append_words (out, row->words);
+      any = TRUE;
+    }
+  if (row->type == KT_OPT_TABLE)
+    {
+      g_string_append (out, "a table name: " KT_TABLE_NAME_RULE);
       any = TRUE;
     }
   if (bounded)
@@ -153,7 +161,7 @@ kt_option_help (const KtOption *row, const KtOptionNote *notes)
     }
   if (fallback != NULL)
     g_string_append_printf (out, "%sdefault: %s", any ? "; " : "", fallback);
-  if (row->type == KT_OPT_WORD || bounded || fallback != NULL)
+  if (row->type == KT_OPT_WORD || row->type == KT_OPT_TABLE || bounded || fallback != NULL)
     g_string_append (out, ")");
   return g_string_free (out, FALSE);
 }
@@ -409,6 +417,7 @@ field_clear (const KtOption *row, gpointer target)
   switch (row->type)
     {
     case KT_OPT_TEXT:
+    case KT_OPT_TABLE:
     case KT_OPT_PATH:
       g_clear_pointer ((char **) field, g_free);
       break;
@@ -447,6 +456,11 @@ field_set (const KtOption *row, const char *flag, const char *text, gpointer tar
     {
     case KT_OPT_TEXT:
     case KT_OPT_PATH:
+      *(char **) field = g_strdup (text);
+      return TRUE;
+    case KT_OPT_TABLE:
+      if (!kt_table_name_check (flag, text, NULL, error))
+        return FALSE;
       *(char **) field = g_strdup (text);
       return TRUE;
     case KT_OPT_INT:
@@ -598,6 +612,7 @@ kt_option_text (const KtOption *row, gconstpointer target)
   switch (row->type)
     {
     case KT_OPT_TEXT:
+    case KT_OPT_TABLE:
     case KT_OPT_PATH:
       return g_strdup (*(char *const *) field);
     case KT_OPT_INT:

@@ -38,6 +38,7 @@ enum
 typedef enum
 {
   KT_OPT_TEXT,     /* char *: UTF-8 text */
+  KT_OPT_TABLE,    /* char *: a table's name (names.h's rule, which the help states) */
   KT_OPT_PATH,     /* char *: a file name, bytes as given */
   KT_OPT_INT,      /* gint64 within [min, max]; -1 when unset (then min >= 0) */
   KT_OPT_SECONDS,  /* double: a duration (500ms, 5s, 2m, 12h, 7d) within [min, max]; 0 when unset */

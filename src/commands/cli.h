@@ -76,7 +76,7 @@ gboolean kt_options_kafka   (KtConfig *config, const KtOptionValues *values,
 gboolean kt_options_db      (KtConfig *config, GError **error);
 /* What run and replay share: the kind, the mode, the fields of --by... */
 gboolean kt_options_run     (KtConfig *config, GError **error);
-/* --table: a name of ktally's rules (or @fallback's default). */
+/* --table: whether it was given (its row, KT_OPT_TABLE, checked the name). */
 gboolean kt_options_table   (KtConfig *config, const KtOptionValues *values, GError **error);
 /* --job: required when @required; of the rules of job names. */
 gboolean kt_options_job     (KtConfig *config, gboolean required, const char *hint,

@@ -6,8 +6,8 @@
 
 #include <stdio.h>
 #include <string.h>
-#include "mysql-autocleanups.h"
 #include "commands.h"
+#include "db-rows.h"
 #include "error.h"
 #include "jobs.h"
 #include "kind.h"
@@ -214,18 +214,18 @@ static gboolean
 load_all_coverage (KtDb *db, GHashTable *covered, GError **error)
 {
   g_autofree char *type = NULL;
-  g_autoptr(MYSQL_RES) res = NULL;
-  MYSQL_ROW row;
+  g_autoptr(KtDbRows) res = NULL;
+  const char *const *row;
 
   if (!kt_db_table_type (db, "ktally_coverage", &type, error))
     return FALSE;
   if (type == NULL)
     return TRUE;
-  res = kt_db_rows (db, "SELECT job, topic, `partition`, covered FROM ktally_coverage",
-                    "cannot read ktally_coverage", error);
+  res = kt_db_rows_select (db, "SELECT job, topic, `partition`, covered FROM ktally_coverage",
+                           "cannot read ktally_coverage", error);
   if (res == NULL)
     return FALSE;
-  while ((row = mysql_fetch_row (res)) != NULL)
+  while ((row = kt_db_rows_next (res)) != NULL)
     {
       g_autofree char *key = g_strdup_printf ("%s\t%s\t%s", row[0], row[1], row[2]);
       KtCoverage *set = kt_coverage_parse (row[3], key, error);
@@ -242,15 +242,15 @@ static gboolean
 table_total (KtDb *db, const char *table, guint64 *total, GError **error)
 {
   g_autofree char *sql = NULL;
-  g_autoptr(MYSQL_RES) res = NULL;
-  MYSQL_ROW row;
+  g_autoptr(KtDbRows) res = NULL;
+  const char *const *row;
 
   g_return_val_if_fail (kt_is_identifier (table), FALSE);
   sql = g_strdup_printf ("SELECT COALESCE(SUM(log_count), 0) FROM `%s`", table);
-  res = kt_db_rows (db, sql, "cannot sum the counts", error);
+  res = kt_db_rows_select (db, sql, "cannot sum the counts", error);
   if (res == NULL)
     return FALSE;
-  row = mysql_fetch_row (res);
+  row = kt_db_rows_next (res);
   *total = row != NULL && row[0] != NULL ? g_ascii_strtoull (row[0], NULL, 10) : 0;
   return TRUE;
 }

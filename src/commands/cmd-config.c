@@ -115,7 +115,7 @@ check_mysql (const KtConfig *config, const volatile int *stop, GError **error)
   if (!kt_retry (stop, config->run.startup_timeout, "MySQL", connect_db, db, error))
     return FALSE;
   printf ("# --connect: MySQL %s: connected over %s (server %s)\n", kt_db_name (db),
-          kt_db_transport (db), mysql_get_server_info (kt_db_connection (db)));
+          kt_db_transport (db), kt_db_server_version (db));
   missing = kt_db_grants_missing (db, error);
   if (missing == NULL)
     return FALSE;

@@ -866,7 +866,7 @@ kt_reset (const KtConfig *config, GError **error)
       || kt_jobs_require (db, jobs, config->job.name, error) == NULL)
     return FALSE;
   g_ptr_array_set_size (jobs, 0);
-  if (!(config->execute ? kt_migrations_ready (db, error) : kt_schema_check_ready (db, error))
+  if (!(config->execute ? kt_migrations_ready (db, NULL, NULL, error) : kt_schema_check_ready (db, error))
       || !kt_jobs_load (db, jobs, error)
       || !reset_open (&r, jobs, error)
       || !reset_run (&r, moves, member, config->execute, error))

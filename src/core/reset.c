@@ -367,13 +367,8 @@ delete_rows (KtDb *db, const char *table, const char *job, GError **error)
 static gboolean
 check_table (KtDb *db, const char *table, GError **error)
 {
-  GError *local = NULL;
-
-  if (!kt_schema_check_object (kt_db_connection (db), kt_db_name (db), table, NULL,
-                               "--rebuild empties the table a job writes, and nothing else; "
-                               "refused", &local))
-    return kt_db_failed (db, local, error);
-  return TRUE;
+  return kt_schema_check_object (db, table, NULL, "--rebuild empties the table a job writes, "
+                                 "and nothing else; refused", error);
 }
 
 gboolean
@@ -382,7 +377,6 @@ kt_reset_rebuild (KtDb *db, const KtJobKind *kind, const char *job, const char *
 {
   g_autofree char *other = NULL;
   g_autofree char *rows = kt_kind_rows_table (kind, output);
-  GError *local = NULL;
   gboolean forgotten;
 
   if (rows != NULL)
@@ -411,9 +405,8 @@ kt_reset_rebuild (KtDb *db, const KtJobKind *kind, const char *job, const char *
   /* The whole table: only if no one else counted into it. Executed, the
    * table's identity row is locked first, as a claim would, so no job
    * starts writing it meanwhile. */
-  if (!kt_identity_other_writer (kt_db_connection (db), kt_db_name (db), job, output, execute,
-                                 &other, &local))
-    return kt_db_failed (db, local, error);
+  if (!kt_identity_other_writer (db, job, output, execute, &other, error))
+    return FALSE;
   if (other == NULL && !kt_offsets_other_writer (db, job, output, &other, error))
     return FALSE;
   if (other == NULL)
@@ -445,7 +438,6 @@ kt_reset_kind_options (KtDb *db, const KtJobKind *kind, const char *output, GErr
   g_autoptr(GPtrArray) columns = g_ptr_array_new ();
   g_autoptr(GHashTable) stored = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   gpointer options = g_malloc0 (MAX (kind->options_size, 1));
-  GError *local = NULL;
   gboolean found;
 
   if (kind->options == NULL)
@@ -460,12 +452,9 @@ kt_reset_kind_options (KtDb *db, const KtJobKind *kind, const char *output, GErr
   g_ptr_array_add (columns, NULL);
   if (!kt_db_connect (db, error))
     goto fail;
-  if (!kt_identity_read_table (kt_db_connection (db), kt_db_name (db), output,
-                               (const char *const *) columns->pdata, stored, &found, &local))
-    {
-      kt_db_failed (db, local, error);
-      goto fail;
-    }
+  if (!kt_identity_read_table (db, output, (const char *const *) columns->pdata, stored,
+                               &found, error))
+    goto fail;
   if (!found)
     {
       g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "%s: what the rows of %s mean (its pattern, "

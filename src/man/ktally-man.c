@@ -7,13 +7,14 @@
  * (that command's synopsis and options) or "ktally.conf" (every section
  * and key of a config file). A line of the template that is exactly
  * @SYNOPSIS@, @OPTIONS@, @KEYS@ or @ENVIRONMENT@ (every KTALLY_ variable)
- * is replaced; @VERSION@ anywhere. Build
+ * is replaced; @VERSION@ and @TABLE_NAME_RULE@ (names.h) anywhere. Build
  * tool only: never installed. */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
 #include "commands.h"
+#include "names.h"
 
 /* The options of @command (NULL: those every command takes) as .TP
  * paragraphs. */
@@ -165,9 +166,15 @@ main (int argc, char **argv)
         environment (out);
       else
         {
+          g_auto(GStrv) rule = NULL;
+          g_autofree char *ruled = NULL;
+
           parts = g_strsplit (*l, "@VERSION@", -1);
           line = g_strjoinv (PACKAGE_VERSION, parts);
-          g_string_append (out, line);
+          /* The one rule of table names, as the option table states it. */
+          rule = g_strsplit (line, "@TABLE_NAME_RULE@", -1);
+          ruled = g_strjoinv (KT_TABLE_NAME_RULE, rule);
+          g_string_append (out, ruled);
           if (l[1] != NULL)
             g_string_append_c (out, '\n');
         }

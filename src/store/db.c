@@ -334,8 +334,8 @@ uri_checked (const char *uri, GError **error)
   if (!kt_is_identifier (path + 1))
     {
       g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
-                   "--db: database name '%s' is not a plain identifier "
-                   "([A-Za-z0-9_], at most 64 characters)", path + 1);
+                   "--db: database name '%s' is not a name ktally takes (%s)", path + 1,
+                   KT_TABLE_NAME_RULE);
       return NULL;
     }
   return g_steal_pointer (&parsed);
@@ -555,29 +555,6 @@ kt_db_uri_parse (const char *uri, KtDbConfig *db, GError **error)
         return FALSE;
       }
   return TRUE;
-}
-
-gboolean
-kt_is_name_char (gunichar c, const char *ascii)
-{
-  /* MariaDB's identifiers reach U+FFFF; beyond ASCII, letters, digits and
-   * combining marks only (no space, control or invisible character). */
-  if (c < 0x80)
-    return g_ascii_isalnum (c) || strchr (ascii, (int) c) != NULL;
-  return c <= 0xFFFF && (g_unichar_isalnum (c) || g_unichar_ismark (c));
-}
-
-gboolean
-kt_is_identifier (const char *name)
-{
-  glong n = 0;
-
-  if (name == NULL || *name == '\0' || !g_utf8_validate (name, -1, NULL))
-    return FALSE;
-  for (const char *p = name; *p != '\0'; p = g_utf8_next_char (p), n++)
-    if (!kt_is_name_char (g_utf8_get_char (p), "_"))
-      return FALSE;
-  return n <= 64;
 }
 
 gboolean
@@ -1204,6 +1181,18 @@ kt_db_transport (KtDb *self)
   const char *via = info != NULL ? strstr (info, " via ") : NULL;
 
   return via != NULL ? via + strlen (" via ") : NULL;
+}
+
+const char *
+kt_db_server_version (KtDb *self)
+{
+  return self->conn != NULL ? mysql_get_server_info (self->conn) : NULL;
+}
+
+gboolean
+kt_db_connected (KtDb *self)
+{
+  return self->conn != NULL;
 }
 
 guint

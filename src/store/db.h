@@ -10,6 +10,7 @@
 #include <glib.h>
 #include <mysql.h>
 #include "error.h"
+#include "names.h"
 
 /* One server of a hosts list. */
 typedef struct
@@ -106,15 +107,7 @@ char     *kt_db_host_text (const KtDbConfig *db, guint i);
  * kt_db_host_text() names; with a port, localhost is TCP). */
 gboolean  kt_db_host_by_socket (const KtDbConfig *db, guint i);
 
-/* 1 to 64 characters of [A-Za-z0-9_], or letters, digits and marks beyond
- * ASCII (of the Basic Multilingual Plane, as MariaDB's identifiers): the
- * only table and database names ktally accepts. Anything else is refused,
- * never quoted through. */
-gboolean kt_is_identifier (const char *name);
-
-/* Whether @c may be part of a name: an ASCII letter or digit or one of
- * @ascii, or a letter, digit or mark beyond ASCII up to U+FFFF. */
-gboolean kt_is_name_char (gunichar c, const char *ascii);
+/* Table and database names: names.h (kt_is_identifier()). */
 
 /* A connection to @db with bounded waits (seconds), no automatic
  * reconnect, and ssl-mode enforced. Its session is strict (a value that
@@ -225,6 +218,11 @@ guint       kt_db_connections (KtDb *self);
 /* How the live connection reaches its server, as the client library says:
  * "TCP/IP" or "UNIX socket"; NULL when not connected. Static. */
 const char *kt_db_transport (KtDb *self);
+/* The server's version as it says it ("10.11.6-MariaDB"), NULL when not
+ * connected. Owned by the connection. */
+const char *kt_db_server_version (KtDb *self);
+/* Whether a connection is open (a failure of it dropped it). */
+gboolean    kt_db_connected (KtDb *self);
 
 /* A command that only reads (status, jobs, audit): a read-only server
  * will do when no writable one answers (see kt_db_open()). */

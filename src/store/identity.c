@@ -220,15 +220,25 @@ check_sharing (MYSQL *conn, const char *description, const KtIdentity *id, GErro
   return TRUE;
 }
 
-gboolean
-kt_identity_check (MYSQL *conn, const char *description, const KtIdentity *id,
-                   GError **error)
+static gboolean
+identity_check (MYSQL *conn, const char *description, const KtIdentity *id,
+                GError **error)
 {
   gboolean job_found, table_found;
 
   return compare (conn, description, id, FALSE, &job_found, &table_found, error)
          && (id->share_table || id->replay || job_found
              || check_sharing (conn, description, id, error));
+}
+
+gboolean
+kt_identity_check (KtDb *db, const KtIdentity *id, GError **error)
+{
+  GError *local = NULL;
+
+  return kt_db_connect (db, error)
+         && (identity_check (kt_db_connection (db), kt_db_name (db), id, &local)
+             || kt_db_failed (db, local, error));
 }
 
 /* INSERT IGNORE INTO @table (@first, columns of @settings) VALUES (@key,
@@ -261,9 +271,9 @@ insert_row (MYSQL *conn, const char *description, const char *table, const char 
   return kt_db_exec (conn, description, sql->str, "cannot record what the job is", error);
 }
 
-gboolean
-kt_identity_claim (MYSQL *conn, const char *description, const KtIdentity *id,
-                   GError **error)
+static gboolean
+identity_claim (MYSQL *conn, const char *description, const KtIdentity *id,
+                GError **error)
 {
   const Setting *job = (const Setting *) (void *) id->job_settings->data;
   const Setting *table = (const Setting *) (void *) id->table_settings->data;
@@ -278,6 +288,16 @@ kt_identity_claim (MYSQL *conn, const char *description, const KtIdentity *id,
   return ok && compare_locked (conn, description, id, &job_found, &table_found, error)
          && (id->share_table || id->replay
              || check_sharing (conn, description, id, error));
+}
+
+gboolean
+kt_identity_claim (KtDb *db, const KtIdentity *id, GError **error)
+{
+  GError *local = NULL;
+
+  return kt_db_connect (db, error)
+         && (identity_claim (kt_db_connection (db), kt_db_name (db), id, &local)
+             || kt_db_failed (db, local, error));
 }
 
 void
@@ -310,9 +330,9 @@ has_table (MYSQL *conn, const char *description, const char *table, gboolean *ex
   return TRUE;
 }
 
-gboolean
-kt_identity_read_jobs (MYSQL *conn, const char *description, GHashTable *records,
-                       GError **error)
+static gboolean
+read_jobs (MYSQL *conn, const char *description, GHashTable *records,
+           GError **error)
 {
   g_autoptr(MYSQL_RES) res = NULL;
   gboolean exists;
@@ -341,9 +361,19 @@ kt_identity_read_jobs (MYSQL *conn, const char *description, GHashTable *records
 }
 
 gboolean
-kt_identity_read_table (MYSQL *conn, const char *description, const char *name,
-                        const char *const *columns, GHashTable *values, gboolean *found,
-                        GError **error)
+kt_identity_read_jobs (KtDb *db, GHashTable *records, GError **error)
+{
+  GError *local = NULL;
+
+  return kt_db_connect (db, error)
+         && (read_jobs (kt_db_connection (db), kt_db_name (db), records, &local)
+             || kt_db_failed (db, local, error));
+}
+
+static gboolean
+read_table (MYSQL *conn, const char *description, const char *name,
+            const char *const *columns, GHashTable *values, gboolean *found,
+            GError **error)
 {
   g_autoptr(GString) sql = g_string_new ("SELECT 1");
   g_autoptr(MYSQL_RES) res = NULL;
@@ -372,8 +402,20 @@ kt_identity_read_table (MYSQL *conn, const char *description, const char *name,
 }
 
 gboolean
-kt_identity_other_writer (MYSQL *conn, const char *description, const char *job,
-                          const char *output, gboolean lock, char **other, GError **error)
+kt_identity_read_table (KtDb *db, const char *name, const char *const *columns,
+                        GHashTable *values, gboolean *found, GError **error)
+{
+  GError *local = NULL;
+
+  return kt_db_connect (db, error)
+         && (read_table (kt_db_connection (db), kt_db_name (db),
+                        name, columns, values, found, &local)
+             || kt_db_failed (db, local, error));
+}
+
+static gboolean
+other_writer (MYSQL *conn, const char *description, const char *job,
+              const char *output, gboolean lock, char **other, GError **error)
 {
   g_autoptr(GString) sql = g_string_new ("SELECT name FROM ktally_table WHERE name = ");
   g_autoptr(MYSQL_RES) locked = NULL;
@@ -406,8 +448,20 @@ kt_identity_other_writer (MYSQL *conn, const char *description, const char *job,
 }
 
 gboolean
-kt_identity_forget (MYSQL *conn, const char *description, const char *job, gboolean execute,
-                    guint64 *rows, GError **error)
+kt_identity_other_writer (KtDb *db, const char *job, const char *output, gboolean lock,
+                          char **other, GError **error)
+{
+  GError *local = NULL;
+
+  return kt_db_connect (db, error)
+         && (other_writer (kt_db_connection (db), kt_db_name (db),
+                          job, output, lock, other, &local)
+             || kt_db_failed (db, local, error));
+}
+
+static gboolean
+forget (MYSQL *conn, const char *description, const char *job, gboolean execute,
+        guint64 *rows, GError **error)
 {
   g_autoptr(GString) sql = g_string_new ("SELECT COUNT(*) FROM ktally_job WHERE job = ");
   g_autoptr(MYSQL_RES) res = NULL;
@@ -430,4 +484,15 @@ kt_identity_forget (MYSQL *conn, const char *description, const char *job, gbool
   g_string_assign (sql, "DELETE FROM ktally_job WHERE job = ");
   kt_db_append_quoted (conn, sql, job);
   return kt_db_exec (conn, description, sql->str, "cannot delete what the job is", error);
+}
+
+gboolean
+kt_identity_forget (KtDb *db, const char *job, gboolean execute, guint64 *rows,
+                    GError **error)
+{
+  GError *local = NULL;
+
+  return kt_db_connect (db, error)
+         && (forget (kt_db_connection (db), kt_db_name (db), job, execute, rows, &local)
+             || kt_db_failed (db, local, error));
 }

@@ -73,6 +73,9 @@ class Gen:
         # Draws added later take a stream of their own: every earlier
         # seed keeps drawing the history it drew.
         self.r_dead = random.Random("%s:dead-letters" % seed)
+        # Which table name a refused name is (one rule for every table a
+        # job names: --table, --dead-letters, idempotent mode's NAME_topic).
+        self.r_names = random.Random("%s:table-names" % seed)
         self.r_env = random.Random("%s:env" % seed)
         self.seed = seed
         self.open = set(KNOWN_OPEN) if open_ is None else set(open_)
@@ -760,4 +763,14 @@ class Gen:
                                    "enable.partition.eof=false", "auto.offset.reset=latest",
                                    "group.id=other"])
             op["mode"] = r.choice(["transactional", "idempotent"])
+        elif k in ("table-not-identifier", "replay-bad-table"):
+            # A name of another shape, or past the 250 bytes of MariaDB's
+            # file names (a CJK character takes 5): --table, or for a run
+            # --dead-letters, or in idempotent mode the NAME_topic it implies.
+            rn = self.r_names
+            op["name"] = rn.choice(["t-1", "\u4e2d" * 51, "a b", "\u00e9" * 51])
+            if k == "table-not-identifier":
+                op["flag"] = rn.choice(["--table", "--dead-letters", "topic-suffix"])
+                if op["flag"] == "topic-suffix":
+                    op["name"] = "\u4e2d" * 49
         return op

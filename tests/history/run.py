@@ -1743,7 +1743,12 @@ class Runner:
         if k == "max-keys-zero":
             return base + job + ["--mode", mode, "--by", "level", "--max-keys", "0"] + idle
         if k == "table-not-identifier":
-            return base + job + ["--mode", mode, "--table", "t-1"] + idle
+            # Histories drawn before the name axis: "t-1" as --table.
+            name, flag = op.get("name", "t-1"), op.get("flag", "--table")
+            if flag == "topic-suffix":
+                # A name that fits, whose NAME_topic does not.
+                return base + job + ["--mode", "idempotent", "--table", name] + idle
+            return base + job + ["--mode", mode, flag, name] + idle
         if k == "sum-no-pattern":
             # The default pattern has no numeric group to add up.
             return base + job + ["--mode", mode, "--sum", "level"] + idle
@@ -1785,7 +1790,8 @@ class Runner:
         if k == "replay-unknown-partition":
             return rbase + ["--from", "%d:0" % n, "--until", "%d:0" % n]
         if k == "replay-bad-table":
-            return rbase + ["--from", "0:0", "--until", "0:0", "--table", "bad-table"]
+            return rbase + ["--from", "0:0", "--until", "0:0", "--table",
+                            op.get("name", "bad-table")]
         if k == "replay-error_log-idempotent":
             if mode != "idempotent" or not self.has_table(d, "error_log"):
                 return rbase + ["--from", "0:0", "--until", "0:0", "--table", "x" * 65]
