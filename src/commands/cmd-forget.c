@@ -173,7 +173,7 @@ kt_forget (const KtConfig *config, GError **error)
     return FALSE;
   /* Writes: an older schema is brought forward first (and gets
    * ktally_forgotten); a dry run refuses what that refuses. */
-  if (!(config->execute ? kt_migrations_ready (db, error) : kt_schema_check_ready (db, error)))
+  if (!(config->execute ? kt_migrations_ready (db, NULL, NULL, error) : kt_schema_check_ready (db, error)))
     return FALSE;
   if (!kt_jobs_forget (db, job, config->execute, &report, error))
     return FALSE;

@@ -160,6 +160,69 @@ scrub_message (char *message, char **words)
   kt_kprops_scrub (message);
 }
 
+/* Whether the command line opts in to secrets from the environment. */
+static gboolean
+env_secrets_given (GPtrArray *args)
+{
+  for (guint i = 1; i < args->len && args->pdata[i] != NULL; i++)
+    if (g_str_equal (args->pdata[i], "--env-secrets"))
+      return TRUE;
+  return FALSE;
+}
+
+/* The environment's --config (KTALLY_CONFIG): out of its words, as the
+ * command line's is out of argv; returned when the command line names no
+ * file. New string or NULL. */
+static char *
+env_config_take (KtConfigEnv *env, const char *file)
+{
+  char *path = NULL;
+
+  for (guint i = 0; i < env->words->len;)
+    if (g_str_has_prefix (env->words->pdata[i], "--config="))
+      {
+        g_free (path);
+        path = g_strdup ((char *) env->words->pdata[i] + strlen ("--config="));
+        g_ptr_array_remove_index (env->words, i);
+        g_ptr_array_remove_index (env->names, i);
+      }
+    else
+      i++;
+  if (file != NULL)
+    g_clear_pointer (&path, g_free);
+  return path;
+}
+
+/* The file's words for the switches the environment turns off: the
+ * environment wins over the file, also for a "false". */
+static void
+env_switches_off (const KtConfigEnv *env, GPtrArray *words, GArray *lines)
+{
+  for (guint o = 0; o < env->off->len; o++)
+    {
+      g_autofree char *word = g_strdup_printf ("--%s", (char *) env->off->pdata[o]);
+
+      for (guint i = 0; i < words->len;)
+        if (g_str_equal (words->pdata[i], word))
+          {
+            g_ptr_array_remove_index (words, i);
+            g_array_remove_index (lines, i);
+          }
+        else
+          i++;
+    }
+}
+
+static char **
+strv_of (GPtrArray *names)
+{
+  char **out = g_new0 (char *, names->len + 1);
+
+  for (guint i = 0; i < names->len; i++)
+    out[i] = g_strdup (names->pdata[i]);
+  return out;
+}
+
 KtConfig *
 kt_config_parse (const char *command, int argc, char **argv, GError **error)
 {
@@ -170,6 +233,8 @@ kt_config_parse (const char *command, int argc, char **argv, GError **error)
   g_autoptr(GArray) lines = g_array_new (FALSE, FALSE, sizeof (guint));
   g_autoptr(GPtrArray) file_errors = g_ptr_array_new_with_free_func ((GDestroyNotify) g_error_free);
   g_auto(GStrv) given = NULL;  /* the command line's words, for the file's errors */
+  KtConfigEnv env = { 0 };
+  g_autofree char *env_file = NULL;
   const char *file;
   KtConfig *config = NULL;
 
@@ -190,29 +255,56 @@ kt_config_parse (const char *command, int argc, char **argv, GError **error)
   given = g_strdupv ((char **) args->pdata);
   if (cmd == NULL)
     g_set_error (&local, KT_ERROR, KT_ERROR_USAGE, "unknown command '%s'", command);
+  else if (kt_config_env_read (kt_option_tables (), kt_command_bits (cmd),
+                               env_secrets_given (args), &env, &local))
+    {
+      env_file = env_config_take (&env, file);
+      if (file == NULL)
+        file = env_file;
+    }
+  if (local != NULL)
+    ;
   else if (file == NULL
            || kt_config_file_words (file, kt_option_tables (), kt_command_bits (cmd), words,
                                     lines, cmd->every_error ? file_errors : NULL, &local))
     {
-      /* The file's words first: the command line's come later and win. */
+      env_switches_off (&env, words, lines);
+      /* The file's words first, then the environment's: the command line's
+       * come last and win, and the environment's win over the file's. */
       for (guint i = 0; i < words->len; i++)
         g_ptr_array_insert (args, (gint) (i + 1), words->pdata[i]);
+      for (guint i = 0; i < env.words->len; i++)
+        g_ptr_array_insert (args, (gint) (words->len + i + 1), env.words->pdata[i]);
       config = kt_command_parse (cmd, (int) args->len - 1, (char **) args->pdata, &local);
-      /* A value from the file that does not do: its line too (each one's,
-       * when the command says every error, one a line). */
-      if (config == NULL && file != NULL && local->domain == KT_ERROR
+      /* The environment's --db replaces the file's like the command line's. */
+      if (config != NULL && file != NULL)
+        {
+          g_autoptr(GPtrArray) over = g_ptr_array_new ();
+
+          for (char **w = given; *w != NULL; w++)
+            g_ptr_array_add (over, *w);
+          for (guint i = 0; i < env.words->len; i++)
+            g_ptr_array_add (over, env.words->pdata[i]);
+          g_ptr_array_add (over, NULL);
+          if (!kt_config_file_check_db (file, words, lines, (char **) over->pdata, &config->db,
+                                        &local))
+            g_clear_pointer (&config, kt_config_free);
+        }
+      /* A value from the file or the environment that does not do: where
+       * it came from too (each one's, when the command says every error,
+       * one a line). */
+      if (config == NULL && (file != NULL || env.words->len > 0) && local->domain == KT_ERROR
           && local->code == KT_ERROR_USAGE)
         {
           g_auto(GStrv) each = g_strsplit (local->message, "\n", -1);
 
           for (char **m = each; *m != NULL; m++)
             {
-              g_autofree char *where = kt_config_file_blame (file, *m, words, lines, given,
+              g_autofree char *where = kt_config_file_blame (file, *m, words, lines, &env, given,
                                                              kt_option_tables (),
                                                              kt_command_bits (cmd));
               g_ptr_array_add (file_errors, where != NULL
-                               ? g_error_new (KT_ERROR, KT_ERROR_USAGE, "--config: %s: %s",
-                                              where, *m)
+                               ? g_error_new (KT_ERROR, KT_ERROR_USAGE, "%s: %s", where, *m)
                                : g_error_new_literal (KT_ERROR, KT_ERROR_USAGE, *m));
             }
           g_clear_error (&local);
@@ -239,6 +331,12 @@ kt_config_parse (const char *command, int argc, char **argv, GError **error)
       scrub_message (local->message, all);
       scrub_message (local->message, given);
       scrub_message (local->message, (char **) words->pdata);
+      if (env.words != NULL)
+        {
+          g_ptr_array_add (env.words, NULL);
+          scrub_message (local->message, (char **) env.words->pdata);
+        }
+      kt_config_env_clear (&env);
       g_propagate_error (error, g_steal_pointer (&local));
       return NULL;
     }
@@ -247,5 +345,8 @@ kt_config_parse (const char *command, int argc, char **argv, GError **error)
   config->words = g_new0 (char *, argc + 1);
   for (int i = 0; i < argc; i++)
     config->words[i] = g_strdup (argv[i]);
+  config->env_given = env.given->len > 0 ? strv_of (env.given) : NULL;
+  config->env_ignored = env.ignored->len > 0 ? strv_of (env.ignored) : NULL;
+  kt_config_env_clear (&env);
   return config;
 }

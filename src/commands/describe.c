@@ -73,7 +73,9 @@ describe_mysql (GKeyFile *file, const KtConfig *c)
 {
   static const char *const ssl[] = { "preferred", "disabled", "required", "verify-ca",
                                      "verify-identity" };
+  /* localhost without a port is the default socket: no port to add. */
   g_autofree char *port = c->db.host != NULL && c->db.n_more_hosts == 0
+                          && !kt_db_host_by_socket (&c->db, 0)
     ? g_strdup_printf ("%u", c->db.port ? c->db.port : 3306) : NULL;
   g_autoptr(GString) hosts = g_string_new (NULL);
 
@@ -82,7 +84,8 @@ describe_mysql (GKeyFile *file, const KtConfig *c)
   for (guint i = 0; c->db.host != NULL && i < kt_db_hosts (&c->db); i++)
     {
       KtDbHost one = i == 0 ? (KtDbHost) { c->db.host, c->db.port } : c->db.more_hosts[i - 1];
-      g_autofree char *text = c->db.n_more_hosts > 0 ? kt_db_host_text (&c->db, i)
+      g_autofree char *text = kt_db_host_by_socket (&c->db, i) ? g_strdup (one.host)
+                              : c->db.n_more_hosts > 0 ? kt_db_host_text (&c->db, i)
                               : strchr (one.host, ':') != NULL
                                 ? g_strdup_printf ("[%s]", one.host) : g_strdup (one.host);
 

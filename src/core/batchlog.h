@@ -44,10 +44,12 @@ typedef struct
 } KtBatchLog;
 
 /* The runner starts its batches: @partitions of @topics ("a,b") into
- * @database.@table, as @kind in @mode, every @interval seconds. */
+ * @database.@table, reached over @transport (kt_db_transport()), as @kind in
+ * @mode, every @interval seconds. */
 void kt_batch_log_start     (KtBatchLog *log, const char *topics, guint partitions,
-                             const char *database, const char *table, const char *kind,
-                             const char *mode, gboolean offsets_in_kafka, double interval);
+                             const char *database, const char *transport, const char *table,
+                             const char *kind, const char *mode, gboolean offsets_in_kafka,
+                             double interval);
 
 /* The batch after one whose COMMIT's answer was lost (@ranges, KtRange):
  * says whether it landed, from the offsets now stored (@states). */

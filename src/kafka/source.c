@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "assignment.h"
-#include "autocleanups.h"
+#include "rdkafka-autocleanups.h"
 #include "error.h"
 #include "kfeatures.h"
 #include "kprops.h"
@@ -83,7 +83,23 @@ struct _KtSource
   /* A refusal met while serving between batches (an ACL that does not
    * let this principal into the group): handed to the next plan. */
   GError           *refused;
+  /* The brokers have listed the topic once: not knowing it later means
+   * it was deleted. */
+  gboolean          seen;
+  /* The topic vanished under the handles once (the brokers or librdkafka
+   * said so): closing them will hang (kt_source_free). Atomic. */
+  gint              vanished;
+  /* kt_source_free(): both handles closed (under broker_lock). */
+  gboolean          closed;
+  GCond             closed_cond;
 };
+
+/* How long kt_source_free() waits for librdkafka to close the handles:
+ * milliseconds normally, a group member's LeaveGroup a round trip; less
+ * once the topic vanished under the handles, when the wait is known to
+ * be for ever (kt_source_free). */
+#define CLOSE_WAIT_US        (10 * G_USEC_PER_SEC)
+#define CLOSE_WAIT_GONE_US   (2 * G_USEC_PER_SEC)
 
 /* How long a broker failure explains an error that follows it. */
 #define BROKER_FAILURE_FRESH_US (60 * G_USEC_PER_SEC)
@@ -145,6 +161,11 @@ error_cb (rd_kafka_t *rk, int err, const char *reason, void *opaque)
   (void) rk;
   g_debug ("librdkafka error %s: %s",
            rd_kafka_err2name ((rd_kafka_resp_err_t) err), reason);
+  /* Partitions of an assigned topic the metadata no longer lists. */
+  if (self != NULL && (err == RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION
+                       || err == RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC
+                       || err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART))
+    g_atomic_int_set (&self->vanished, TRUE);
   /* A Fetch answer over receive.message.max.bytes: librdkafka has no
    * error code of its own for it (a bad message, on the connection), only
    * these words. It holds back a report identical to the last one for
@@ -310,6 +331,7 @@ kt_source_new (const KtSourceConfig *config, GError **error)
   char errstr[512];
 
   g_mutex_init (&self->broker_lock);
+  g_cond_init (&self->closed_cond);
   self->topic = g_strdup (config->topic);
   self->streams = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL,
                                          stream_free);
@@ -383,11 +405,11 @@ kt_source_new (const KtSourceConfig *config, GError **error)
   return g_steal_pointer (&self);
 }
 
-void
-kt_source_free (KtSource *self)
+/* Closes and destroys both librdkafka handles and what refers into
+ * them. */
+static void
+close_handles (KtSource *self)
 {
-  if (self == NULL)
-    return;
   g_clear_pointer (&self->nudger, kt_nudger_free);  /* it uses rk */
   g_clear_pointer (&self->queue, rd_kafka_queue_destroy);
   if (self->rk != NULL)
@@ -405,12 +427,81 @@ kt_source_free (KtSource *self)
   g_clear_pointer (&self->assignment, kt_assignment_free);  /* rk's rebalances used it */
   g_clear_pointer (&self->meta_topic, rd_kafka_topic_destroy);
   g_clear_pointer (&self->meta, rd_kafka_destroy);
+}
+
+static gpointer
+closing_main (gpointer data)
+{
+  KtSource *self = data;
+
+  close_handles (self);
+  g_mutex_lock (&self->broker_lock);
+  self->closed = TRUE;
+  g_cond_broadcast (&self->closed_cond);
+  g_mutex_unlock (&self->broker_lock);
+  return NULL;
+}
+
+/* Sources whose handles librdkafka did not close in time. Never freed
+ * (their closing thread may still use them), and reachable from here, so
+ * that a leak checker does not report what was left on purpose. */
+static GPtrArray *abandoned;
+G_LOCK_DEFINE_STATIC (abandoned);
+
+void
+kt_source_free (KtSource *self)
+{
+  gboolean stopping, closed;
+  gint64 deadline;
+  GThread *thread;
+
+  if (self == NULL)
+    return;
+  /* librdkafka 2.0 can wait for ever in rd_kafka_destroy(): once a topic
+   * was deleted under an assigned partition, it never drops a reference
+   * to that partition (its issues 4486 and 4669: fixed in later
+   * releases), and destroy waits for the broker threads, which wait for
+   * that reference. So the handles close on a thread of their own, and
+   * the caller waits for them a bounded time, or until a SIGTERM that
+   * comes meanwhile: the error that ended a run must be said, and the
+   * process must end. */
+  stopping = self->stop != NULL && *self->stop;
+  thread = g_thread_try_new ("kt-close", closing_main, self, NULL);
+  if (thread == NULL)
+    close_handles (self);  /* out of threads: wait as long as it takes */
+  else
+    {
+      deadline = g_get_monotonic_time ()
+                 + (g_atomic_int_get (&self->vanished) ? CLOSE_WAIT_GONE_US : CLOSE_WAIT_US);
+      g_mutex_lock (&self->broker_lock);
+      while (!self->closed && g_get_monotonic_time () < deadline
+             && (stopping || self->stop == NULL || !*self->stop))
+        g_cond_wait_until (&self->closed_cond, &self->broker_lock,
+                           MIN (deadline, g_get_monotonic_time () + 50 * G_TIME_SPAN_MILLISECOND));
+      closed = self->closed;
+      g_mutex_unlock (&self->broker_lock);
+      if (!closed)
+        {
+          g_message ("the Kafka client of topic %s did not close in time (librdkafka %s can "
+                     "wait for ever there once a topic was deleted under it): left behind",
+                     self->topic, rd_kafka_version_str ());
+          g_thread_unref (thread);
+          G_LOCK (abandoned);
+          if (abandoned == NULL)
+            abandoned = g_ptr_array_new ();
+          g_ptr_array_add (abandoned, self);
+          G_UNLOCK (abandoned);
+          return;
+        }
+      g_thread_join (thread);
+    }
   g_clear_pointer (&self->probe_conf, rd_kafka_conf_destroy);
   g_free (self->topic);
   g_free (self->oversize);
   g_free (self->broker_failure);
   g_free (self->final_failure);
   g_clear_error (&self->refused);
+  g_cond_clear (&self->closed_cond);
   g_mutex_clear (&self->broker_lock);
   g_free (self);
 }
@@ -507,6 +598,18 @@ kt_source_partitions (KtSource *self, GArray *partitions, int timeout_ms,
       return FALSE;
     }
   t = &md->topics[0];
+  if (t->err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART && self->seen)
+    {
+      /* It was there: deleted under the job. What the job had not read
+       * of it is gone, and offsets stored for it name records of a log
+       * that no longer exists. */
+      g_atomic_int_set (&self->vanished, TRUE);
+      g_set_error (error, KT_ERROR, KT_ERROR_DATA_LOSS,
+                   "topic '%s' is gone (%s): deleted while the job ran; what it had not "
+                   "read of it is lost, and its stored offsets are the deleted topic's",
+                   self->topic, rd_kafka_err2str (t->err));
+      return FALSE;
+    }
   if (t->err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART
       || t->err == RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED
       || t->err == RD_KAFKA_RESP_ERR_TOPIC_EXCEPTION)
@@ -523,6 +626,7 @@ kt_source_partitions (KtSource *self, GArray *partitions, int timeout_ms,
       return FALSE;
     }
 
+  self->seen = TRUE;
   g_array_set_size (partitions, 0);
   for (int i = 0; i < t->partition_cnt; i++)
     g_array_append_val (partitions, t->partitions[i].id);

@@ -47,10 +47,15 @@ typedef void (*KtRecordFunc) (gint32 partition, gint64 offset,
 /* Creates both handles. Fails with KT_ERROR_USAGE when a property is
  * refused by librdkafka (its message names the key). Contacts nobody. */
 KtSource *kt_source_new  (const KtSourceConfig *config, GError **error);
-void      kt_source_free (KtSource *self);  /* NULL is fine */
+/* NULL is fine. Waits for librdkafka to close the handles at most 10 s,
+ * or until a SIGTERM (*stop) that comes meanwhile: librdkafka 2.0 can
+ * wait for ever there once a topic was deleted under an assigned
+ * partition; such a source is left behind (logged), never freed. */
+void      kt_source_free (KtSource *self);
 
 /* The topic's partition ids, ascending, into @partitions (gint32). Unknown
- * topic: KT_ERROR_FATAL; no broker answered within @timeout_ms:
+ * topic: KT_ERROR_FATAL, or KT_ERROR_DATA_LOSS once an earlier call listed
+ * it (deleted since); no broker answered within @timeout_ms:
  * KT_ERROR_TRANSIENT. */
 gboolean  kt_source_partitions (KtSource *self, GArray *partitions,
                                 int timeout_ms, GError **error);
