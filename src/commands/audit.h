@@ -40,6 +40,13 @@ guint    kt_audit_chains (const GArray *rows, KtStoredOffsetFunc stored_offset,
 guint    kt_audit_shared (const GArray *rows, const char *job, GPtrArray *problems,
                           GPtrArray *notes);
 
+/* Rows of a replay counted outside its range (a reset of a ktally that
+ * did not keep replays in their ranges moved one out): @ranges maps a
+ * replay's job to its recorded range, "P:FROM-UNTIL,..." (other jobs, and
+ * "" where not recorded, are not checked). Appends one line per row
+ * outside to @problems; returns how many. Pure. */
+guint    kt_audit_replay_ranges (const GArray *rows, GHashTable *ranges, GPtrArray *problems);
+
 /* Runs the whole audit against the database and prints the verdict on
  * stdout. Returns FALSE with KT_ERROR_AUDIT when anything is broken. */
 gboolean kt_audit (const KtConfig *config, GError **error);

@@ -368,6 +368,7 @@ kt_config_free (KtConfig *config)
   g_free (config->own);
   g_free (config->job.topic);
   g_free (config->job.replay_range);
+  g_free (config->job.replay_times);
   kt_db_config_clear (&config->db);
   g_strfreev (config->words);
   g_strfreev (config->env_given);
@@ -709,7 +710,11 @@ kt_config_identity (const KtConfig *config, const KtJobKind *kind, KtIdentity *i
     }
   /* A replay is its range too: under a --job given again with another
    * range it would resume from the first range's offsets. */
-  kt_identity_add (id, FALSE, "replay_range", "--from/--until", config->job.replay_range,
+  kt_identity_add (id, FALSE, "replay_times", "--from-datetime/--until-datetime",
+                   config->job.replay_times, NULL, TRUE);
+  kt_identity_add (id, FALSE, "replay_range", config->job.replay_times != NULL
+                   ? "the offsets its --from-datetime/--until-datetime resolved to"
+                   : "--from/--until", config->job.replay_range,
                    NULL, TRUE);
   /* ktally_table: what its rows are, and every kind's rows that say what
    * they mean; those of another kind than this job's are '' (not its). */

@@ -6,9 +6,10 @@
 
 #include <stdio.h>
 #include <string.h>
-#include "commands.h"
+#include "command.h"
 #include "db-rows.h"
 #include "error.h"
+#include "identity.h"
 #include "jobs.h"
 #include "kind.h"
 #include "offsets.h"
@@ -114,6 +115,69 @@ kt_audit_chains (const GArray *rows, KtStoredOffsetFunc stored_offset,
       i = j;
     }
   return chains;
+}
+
+/* A replay's range, parsed once. */
+typedef struct
+{
+  GArray *from, *until;  /* KtPartitionOffset, by partition */
+  gboolean ok;
+} ReplayRange;
+
+static void
+replay_range_free (ReplayRange *r)
+{
+  g_array_unref (r->from);
+  g_array_unref (r->until);
+  g_free (r);
+}
+
+guint
+kt_audit_replay_ranges (const GArray *rows, GHashTable *ranges, GPtrArray *problems)
+{
+  g_autoptr(GHashTable) parsed = g_hash_table_new_full (g_str_hash, g_str_equal, NULL,
+                                                        (GDestroyNotify) replay_range_free);
+  guint outside = 0;
+
+  for (guint i = 0; i < rows->len; i++)
+    {
+      const KtBatchRow *b = &g_array_index (rows, KtBatchRow, i);
+      const char *text = g_hash_table_lookup (ranges, b->job);
+      ReplayRange *r;
+      const KtPartitionOffset *f, *u;
+
+      if (text == NULL || *text == '\0')
+        continue;  /* not a replay, or its range not recorded */
+      r = g_hash_table_lookup (parsed, b->job);
+      if (r == NULL)
+        {
+          r = g_new0 (ReplayRange, 1);
+          r->from = g_array_new (FALSE, FALSE, sizeof (KtPartitionOffset));
+          r->until = g_array_new (FALSE, FALSE, sizeof (KtPartitionOffset));
+          r->ok = kt_replay_range_parse (text, r->from, r->until, NULL);
+          g_hash_table_insert (parsed, b->job, r);
+        }
+      if (!r->ok)
+        continue;
+      f = kt_partition_offset_find (r->from, b->partition);
+      u = kt_partition_offset_find (r->until, b->partition);
+      if (f != NULL && u != NULL && MIN (b->from, b->until) >= f->offset
+          && MAX (b->from, b->until) <= u->offset)
+        continue;
+      outside++;
+      if (f == NULL || u == NULL)
+        g_ptr_array_add (problems, g_strdup_printf (
+          "replay %s, %s/%d: batch [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") of a partition "
+          "its range (%s) does not name: counted outside its range", b->job, b->topic,
+          b->partition, b->from, b->until, text));
+      else
+        g_ptr_array_add (problems, g_strdup_printf (
+          "replay %s, %s/%d: batch [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") is outside "
+          "its range [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "): counted outside its range "
+          "(moved by a reset of an older ktally?)", b->job, b->topic, b->partition, b->from,
+          b->until, f->offset, u->offset));
+    }
+  return outside;
 }
 
 typedef struct
@@ -450,6 +514,8 @@ kt_audit (const KtConfig *config, GError **error)
                                                         (GDestroyNotify) kt_coverage_free);
   g_autoptr(GHashTable) targets = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   g_autoptr(GPtrArray) forgotten_notes = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GHashTable) records = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                                        (GDestroyNotify) kt_job_record_free);
   Stored lookup = { stored, covered };
   guint chains;
 
@@ -465,6 +531,8 @@ kt_audit (const KtConfig *config, GError **error)
       || !kt_offsets_read_batches (db, NULL, rows, error)
       || !kt_offsets_load_all (db, stored, error)
       || !load_all_coverage (db, covered, error))
+    return FALSE;
+  if (!kt_identity_read_jobs (db, records, error))
     return FALSE;
   if (config->kafka.brokers != NULL && !load_group_offsets (config, covered, stored, error))
     return FALSE;
@@ -488,6 +556,17 @@ kt_audit (const KtConfig *config, GError **error)
         g_array_append_vals (mine, b, 1);  /* borrowed: rows owns the strings */
     }
   chains = kt_audit_chains (mine, lookup_stored, lookup_covered, &lookup, problems);
+  {
+    g_autoptr(GHashTable) ranges = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+    GHashTableIter iter;
+    gpointer name, record;
+
+    g_hash_table_iter_init (&iter, records);
+    while (g_hash_table_iter_next (&iter, &name, &record))
+      if (is_replay (name))
+        g_hash_table_insert (ranges, g_strdup (name), ((KtJobRecord *) record)->replay_range);
+    kt_audit_replay_ranges (mine, ranges, problems);
+  }
   kt_audit_shared (rows, config->job.name, problems, notes);
   orphan_coverage (config, mine, covered, problems);
   printf ("audit: %u partition chains, %u batches%s%s\n", chains, mine->len,

@@ -11,7 +11,7 @@
  * refused (exit 2), whatever the flags; the job's kind says which moves
  * those are (kind.h). A job whose offsets live in Kafka's consumer group
  * has them committed there, which nothing can fence: the plan says so. */
-#include "commands.h"
+#include "command.h"
 
 #include <stddef.h>
 
@@ -108,6 +108,8 @@ typedef struct
   char             *batch_topic;  /* batch:ID: its topic */
   const char       *moment;       /* --to-datetime or --by-duration: how it was given */
   gpointer          options;      /* a recount: the kind's options, as the table records */
+  GArray           *replay_from;  /* a replay's job: its range (KtPartitionOffset) */
+  GArray           *replay_until;
 } Reset;
 
 static void
@@ -118,6 +120,8 @@ reset_clear (Reset *r)
   g_clear_pointer (&r->sources, g_ptr_array_unref);
   g_clear_pointer (&r->starts, g_array_unref);
   g_clear_pointer (&r->batch_topic, g_free);
+  g_clear_pointer (&r->replay_from, g_array_unref);
+  g_clear_pointer (&r->replay_until, g_array_unref);
   if (r->kind != NULL)
     kt_reset_kind_options_free (r->kind, g_steal_pointer (&r->options));
 }
@@ -209,6 +213,24 @@ reset_job (Reset *r, const GPtrArray *jobs, GError **error)
     }
   if (!reset_target (own (config), &r->target, &r->moment, error))
     return FALSE;
+  /* A replay's job counts its range, and no reset moves it out of it. */
+  if (g_str_has_prefix (config->job.name, KT_REPLAY_JOB_PREFIX))
+    {
+      if (record->replay_range == NULL || *record->replay_range == '\0')
+        {
+          g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "job %s is a replay whose range is not "
+                       "recorded (a replay of a ktally before schema version 5): a reset "
+                       "could move it outside its range; refused", config->job.name);
+          return FALSE;
+        }
+      r->replay_from = g_array_new (FALSE, FALSE, sizeof (KtPartitionOffset));
+      r->replay_until = g_array_new (FALSE, FALSE, sizeof (KtPartitionOffset));
+      if (!kt_replay_range_parse (record->replay_range, r->replay_from, r->replay_until, error))
+        {
+          g_prefix_error (error, "job %s: ", config->job.name);
+          return FALSE;
+        }
+    }
   r->policy = (KtResetPolicy) {
     .job = config->job.name, .output = record->output, .reread = r->kind->reread,
     .why_no_rewind = r->kind->why_no_rewind,
@@ -216,6 +238,7 @@ reset_job (Reset *r, const GPtrArray *jobs, GError **error)
     .recount = own (config)->rebuild && r->target.to != KT_RESET_EARLIEST,
     .retracts = r->kind->retract != NULL,
     .accept_data_loss = own (config)->accept_data_loss,
+    .replay_from = r->replay_from, .replay_until = r->replay_until,
   };
   /* A recount reads the job's records again as the job did: with the
    * settings its table's identity recorded. */
@@ -594,8 +617,12 @@ effect (const KtResetMove *m)
     g_string_append_printf (out, "the moment is at %" G_GINT64_FORMAT " (%s); ", m->at,
                             kt_time_place_words (m->place));
   if (m->clamped)
-    g_string_append_printf (out, "stopped at the %s; ",
-                            m->to == m->low ? "log start" : "high watermark");
+    g_string_append_printf (out, "stopped at the %s; ", m->stopped);
+  if (m->kept.until > m->kept.from)
+    g_string_append_printf (out, "[%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") was skipped by "
+                            "an earlier reset and stays skipped (never counted): the recount "
+                            "starts after it, at %" G_GINT64_FORMAT "; ", m->kept.from,
+                            m->kept.until, m->kept.until);
   if (m->to == m->stored)
     return g_string_free (g_string_append (out, "stays"), FALSE);
   if (m->recount)
@@ -725,7 +752,7 @@ print_json (const Reset *r, const GArray *moves, gboolean executed)
           json_builder_add_string_value (b, kt_time_place_name (m->place));
           json_builder_end_object (b);
         }
-      if (r->target.to == KT_RESET_SHIFT)
+      if (r->target.to == KT_RESET_SHIFT || r->replay_from != NULL)
         {
           json_builder_set_member_name (b, "clamped");
           json_builder_add_boolean_value (b, m->clamped);
@@ -755,6 +782,16 @@ print_json (const Reset *r, const GArray *moves, gboolean executed)
       json_intervals (b, "skipped", m->skipped);
       json_intervals (b, "counted_already", m->counted_already);
       json_intervals (b, "newly_counted", m->newly_counted);
+      json_builder_set_member_name (b, "kept_skipped");
+      if (m->kept.until > m->kept.from)
+        {
+          json_builder_begin_array (b);
+          json_builder_add_int_value (b, m->kept.from);
+          json_builder_add_int_value (b, m->kept.until);
+          json_builder_end_array (b);
+        }
+      else
+        json_builder_add_null_value (b);
       json_builder_set_member_name (b, "lost");
       if (m->lost.until > m->lost.from)
         {

@@ -61,6 +61,11 @@ typedef struct
   gboolean    retracts;         /* its kind can take counts back (kind.h's retract) */
   gboolean    accept_data_loss; /* --accept-data-loss: rebuild although retention took
                                  * offsets the job had counted */
+  /* A replay's job: its range, KtPartitionOffset by partition; every move
+   * stays within [from, until] of each partition (a rebuild goes back to
+   * from, not to the log start). NULL for other jobs. */
+  const GArray *replay_from;
+  const GArray *replay_until;
 } KtResetPolicy;
 
 /* One partition of a plan. */
@@ -82,11 +87,15 @@ typedef struct
   gboolean  by_time;          /* KT_RESET_TIME: where the moment fell */
   KtTimePlace place;
   gint64    at;               /* ...its offset (to, unless a recount moved it back) */
-  gboolean  clamped;          /* KT_RESET_SHIFT: stored + N left the log; to is its end */
+  gboolean  clamped;          /* KT_RESET_SHIFT: stored + N left the log; a replay's job:
+                               * the target left its range; to is the end it stopped at */
+  const char *stopped;        /* ...which end: "log start", "replay's --until"... */
   gboolean  recount;          /* back, with policy->recount: [to, stored) taken back out of
                                * the output (kt_reset_recount()) and counted again */
   KtRangeStats taken;         /* ...what its audit rows recorded, matched by reading it again */
   guint     taken_rows;       /* ...the output rows that lowers */
+  KtInterval kept;            /* ...a range an earlier reset skipped, which stays skipped:
+                               * the recount starts after it (empty: none) */
 } KtResetMove;
 
 void     kt_reset_move_clear (KtResetMove *move);
@@ -151,6 +160,20 @@ void     kt_reset_kind_options_free (const KtJobKind *kind, gpointer options);
  * changed), an output that does not hold what is to be taken back. */
 gboolean kt_reset_recount (KtKindContext *context, const KtJobKind *kind, GArray *moves,
                            gboolean execute, GError **error);
+
+/* The pure part of kt_reset_recount() for one move: @links is the job's
+ * audit chain of mv's partition (KtAuditLink, the rows that end after
+ * mv->to, by from). mv->to moves back to the start of the batch that holds
+ * it, or forward past the last skip of the chain (a range a reset moved
+ * past, never counted, which a recount never counts: mv->kept), and when
+ * that is the stored offset there is nothing to recount (mv->recount
+ * cleared: it stays). Appends to @ranges the ranges to read again (those
+ * whose rows read records, merged) and adds to @recorded what those rows
+ * recorded. KT_ERROR_USAGE, naming the partition: no audit row at mv->to,
+ * a start below the log start, a chain with a hole or an overlap, or one
+ * that does not end at mv->stored. */
+gboolean kt_reset_recount_chain (const char *job, KtResetMove *mv, const GArray *links,
+                                 GArray *ranges, KtRangeStats *recorded, GError **error);
 
 /* reset --rebuild, in the caller's transaction: empties what @job wrote
  * (its rows of @kind's table of rows by job and its records; or the whole

@@ -1432,6 +1432,26 @@ kt_db_table_type (KtDb *self, const char *table, char **type, GError **error)
   return TRUE;
 }
 
+gboolean
+kt_db_has_column (KtDb *self, const char *table, const char *column, gboolean *has,
+                  GError **error)
+{
+  g_autoptr(GString) sql = g_string_new ("SELECT 1 FROM information_schema.columns "
+                                         "WHERE table_schema = DATABASE() AND table_name = ");
+  g_autoptr(MYSQL_RES) res = NULL;
+
+  if (!kt_db_connect (self, error))
+    return FALSE;
+  kt_db_quote (self, sql, table);
+  g_string_append (sql, " AND column_name = ");
+  kt_db_quote (self, sql, column);
+  res = kt_db_rows (self, sql->str, "cannot look for the columns", error);
+  if (res == NULL)
+    return FALSE;
+  *has = mysql_fetch_row (res) != NULL;
+  return TRUE;
+}
+
 MYSQL *
 kt_db_open_long (KtDb *self, GError **error)
 {

@@ -285,6 +285,12 @@ gboolean    kt_db_snapshot (KtDb *self, GError **error);
  * and "SYSTEM VERSIONED"), or NULL when absent. */
 gboolean    kt_db_table_type (KtDb *self, const char *table, char **type, GError **error);
 
+/* Whether @table has a column @column (FALSE when the table is absent):
+ * for reads that must work on an older schema, which the managing
+ * commands' dry runs and `status` read as it is. */
+gboolean    kt_db_has_column (KtDb *self, const char *table, const char *column,
+                              gboolean *has, GError **error);
+
 /* kt_db_grants_missing_in() of the connected user's SHOW GRANTS, on its
  * database (connects first). NULL with @error when the server cannot
  * say. */

@@ -80,6 +80,8 @@ typedef struct
   char  *offsets;
   char  *output;
   char **topics;   /* sorted */
+  char  *replay_range;  /* a replay's "P:FROM-UNTIL,..."; "" for other jobs, and where
+                         * not recorded (a replay before schema version 5) */
 } KtJobRecord;
 
 void     kt_job_record_free (KtJobRecord *record);  /* NULL is fine */
@@ -87,6 +89,13 @@ void     kt_job_record_free (KtJobRecord *record);  /* NULL is fine */
 /* Every ktally_job row into @records: job -> KtJobRecord*. An absent table
  * (a schema older than version 3) holds none. Reads only. */
 gboolean kt_identity_read_jobs (KtDb *db, GHashTable *records, GError **error);
+
+/* A replay's row of ktally_job: its range and the moments it was given
+ * by (*@range, *@times: new strings, "" where not recorded), or both NULL
+ * when @job has no row, or the schema is older than version 7 (no
+ * moments recorded). Reads only. */
+gboolean kt_identity_read_replay (KtDb *db, const char *job, char **range, char **times,
+                                  GError **error);
 
 /* reset --rebuild, in the caller's transaction: with @lock, locks the row
  * of table @output (as a claim does, so that no job claims it meanwhile);

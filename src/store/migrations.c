@@ -63,6 +63,7 @@ static const Migration migrations[] = {
   { { 4, "idempotent-minutes", kt_migration_004_sql }, NULL, NULL },
   { { 5, "replay-range", kt_migration_005_sql }, NULL, NULL },
   { { 6, "utf8-names", kt_migration_006_sql }, utf8_job_columns, ascii_job_columns },
+  { { 7, "replay-times-skips", kt_migration_007_sql }, NULL, NULL },
 };
 
 G_STATIC_ASSERT (G_N_ELEMENTS (migrations) == KT_SCHEMA_VERSION - 1);
