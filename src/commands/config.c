@@ -198,6 +198,7 @@ kt_config_parse_with (const KtCommand *const *commands, const KtOption *const *t
   g_auto(GStrv) given = NULL;  /* the command line's words, for the file's errors */
   KtConfigEnv env = { 0 };
   g_autofree char *env_file = NULL;
+  gboolean read = FALSE;  /* the environment and the file read: parse */
   const char *file;
   KtConfig *config = NULL;
 
@@ -224,12 +225,11 @@ kt_config_parse_with (const KtCommand *const *commands, const KtOption *const *t
       env_file = env_config_take (&env, file);
       if (file == NULL)
         file = env_file;
+      read = file == NULL
+             || kt_config_file_words (file, tables, kt_command_bits (cmd), words,
+                                      lines, cmd->every_error ? file_errors : NULL, &local);
     }
-  if (local != NULL)
-    ;
-  else if (file == NULL
-           || kt_config_file_words (file, tables, kt_command_bits (cmd), words,
-                                    lines, cmd->every_error ? file_errors : NULL, &local))
+  if (read)
     {
       env_switches_off (&env, words, lines);
       /* The file's words first, then the environment's: the command line's
