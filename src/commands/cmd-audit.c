@@ -6,7 +6,7 @@
 
 #include <stdio.h>
 #include <string.h>
-#include "commands.h"
+#include "command.h"
 #include "db-rows.h"
 #include "error.h"
 #include "identity.h"

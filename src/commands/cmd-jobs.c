@@ -4,7 +4,7 @@
  * table it writes, its topics), its last commit (ktally_batches), and with
  * --brokers its lag (the high watermarks against its stored offsets, as
  * `ktally status` computes it). A table, or JSON (json-glib). Reads only. */
-#include "commands.h"
+#include "command.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -2,7 +2,7 @@
  * exactly once, through the scheduler (run.h) with fixed ends: a replay is
  * a job of its own (replay.TABLE.HASH, see cli.c) whose partitions start at
  * --from and end at --until. */
-#include "commands.h"
+#include "command.h"
 
 #include <stddef.h>
 #include "by-time.h"
@@ -238,8 +238,8 @@ on_reload (gpointer data, KtRunSettings *settings)
   return kt_reload_poll (((Replay *) data)->reload, settings, NULL);
 }
 
-gboolean
-kt_replay (const KtConfig *config, volatile int *stop, GError **error)
+static gboolean
+replay (const KtConfig *config, volatile int *stop, GError **error)
 {
   g_autoptr(KtReload) reload = kt_reload_new (config);
   Replay replay = { config, g_get_monotonic_time (), g_get_monotonic_time (), reload };
@@ -578,8 +578,8 @@ handle (const KtConfig *config, volatile int *stop, GError **error)
   gboolean ok;
 
   if (!by_time (config))
-    return kt_replay (config, stop, error);
-  ok = resolve (config, &resolved, error) && kt_replay (&resolved, stop, error);
+    return replay (config, stop, error);
+  ok = resolve (config, &resolved, error) && replay (&resolved, stop, error);
   resolved_clear (&resolved);
   return ok;
 }

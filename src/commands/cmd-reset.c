@@ -11,7 +11,7 @@
  * refused (exit 2), whatever the flags; the job's kind says which moves
  * those are (kind.h). A job whose offsets live in Kafka's consumer group
  * has them committed there, which nothing can fence: the plan says so. */
-#include "commands.h"
+#include "command.h"
 
 #include <stddef.h>
 

@@ -1,8 +1,9 @@
 /* cmd-run.c - `ktally run`: the job as a long-lived service (run.h), which
  * SIGHUP reloads (reload.h) and systemd supervises (notify.h). */
-#include "commands.h"
+#include "cmd-run.h"
 
 #include <string.h>
+#include "command.h"
 #include "migrations.h"
 #include "schema.h"
 #include "error.h"

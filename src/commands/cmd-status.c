@@ -3,7 +3,7 @@
  * Per partition: the stored offset (kafka_offset, or the consumer group's
  * with --offsets kafka), the log start, the high watermark, the lag and any
  * data lost to retention, as a table or JSON (json-glib). Reads only. */
-#include "commands.h"
+#include "command.h"
 
 #include <stdio.h>
 #include <json-glib/json-glib.h>
@@ -279,8 +279,8 @@ job_topics (KtDb *db, KtConfig *config, GStrv *topics, GError **error)
   return TRUE;
 }
 
-gboolean
-kt_status (const KtConfig *given, GError **error)
+static gboolean
+show_status (const KtConfig *given, GError **error)
 {
   static const volatile int never = 0;
   g_autoptr(JsonArray) docs = given->json ? json_array_new () : NULL;
@@ -353,7 +353,7 @@ static gboolean
 handle (const KtConfig *config, volatile int *stop, GError **error)
 {
   (void) stop;
-  return kt_status (config, error);
+  return show_status (config, error);
 }
 
 const KtCommand kt_command_status = {
