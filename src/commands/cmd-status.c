@@ -9,6 +9,7 @@
 #include <json-glib/json-glib.h>
 #include "error.h"
 #include "jobs.h"
+#include "json-member.h"
 #include "offsets.h"
 #include "retry.h"
 #include "run.h"
@@ -55,15 +56,11 @@ status_json (const KtConfig *config, const char *database, const GArray *states,
   gint64 t_stored = 0, t_high = 0, t_lag = 0, t_lost = 0;
 
   json_builder_begin_object (b);
-  json_builder_set_member_name (b, "job");
-  json_builder_add_string_value (b, config->job.name);
-  json_builder_set_member_name (b, "topic");
-  json_builder_add_string_value (b, config->job.topic);
-  json_builder_set_member_name (b, "offsets");
-  json_builder_add_string_value (b, kafka ? "kafka" : "mysql");
+  kt_json_member_string (b, "job", config->job.name);
+  kt_json_member_string (b, "topic", config->job.topic);
+  kt_json_member_string (b, "offsets", kafka ? "kafka" : "mysql");
   /* The server read, of a hosts list: the one in use. */
-  json_builder_set_member_name (b, "database");
-  json_builder_add_string_value (b, database);
+  kt_json_member_string (b, "database", database);
   json_builder_set_member_name (b, "partitions");
   json_builder_begin_array (b);
   for (guint i = 0; i < states->len; i++)
@@ -75,23 +72,17 @@ status_json (const KtConfig *config, const char *database, const GArray *states,
       t_lag += row.lag;
       t_lost += row.lost_n;
       json_builder_begin_object (b);
-      json_builder_set_member_name (b, "partition");
-      json_builder_add_int_value (b, row.s->partition);
+      kt_json_member_int (b, "partition", row.s->partition);
       json_builder_set_member_name (b, "stored");
       if (row.s->stored >= 0)
         json_builder_add_int_value (b, row.s->stored);
       else
         json_builder_add_null_value (b);
-      json_builder_set_member_name (b, "log_start");
-      json_builder_add_int_value (b, row.s->low);
-      json_builder_set_member_name (b, "high_watermark");
-      json_builder_add_int_value (b, row.s->high);
-      json_builder_set_member_name (b, "lag");
-      json_builder_add_int_value (b, row.lag);
-      json_builder_set_member_name (b, "data_lost");
-      json_builder_add_boolean_value (b, row.lost);
-      json_builder_set_member_name (b, "lost_offsets");
-      json_builder_add_int_value (b, row.lost_n);
+      kt_json_member_int (b, "log_start", row.s->low);
+      kt_json_member_int (b, "high_watermark", row.s->high);
+      kt_json_member_int (b, "lag", row.lag);
+      kt_json_member_bool (b, "data_lost", row.lost);
+      kt_json_member_int (b, "lost_offsets", row.lost_n);
       if (config->job.group != NULL)
         {
           json_builder_set_member_name (b, "owner");
@@ -105,16 +96,11 @@ status_json (const KtConfig *config, const char *database, const GArray *states,
   json_builder_end_array (b);
   json_builder_set_member_name (b, "totals");
   json_builder_begin_object (b);
-  json_builder_set_member_name (b, "partitions");
-  json_builder_add_int_value (b, states->len);
-  json_builder_set_member_name (b, "stored");
-  json_builder_add_int_value (b, t_stored);
-  json_builder_set_member_name (b, "high_watermark");
-  json_builder_add_int_value (b, t_high);
-  json_builder_set_member_name (b, "lag");
-  json_builder_add_int_value (b, t_lag);
-  json_builder_set_member_name (b, "lost_offsets");
-  json_builder_add_int_value (b, t_lost);
+  kt_json_member_int (b, "partitions", states->len);
+  kt_json_member_int (b, "stored", t_stored);
+  kt_json_member_int (b, "high_watermark", t_high);
+  kt_json_member_int (b, "lag", t_lag);
+  kt_json_member_int (b, "lost_offsets", t_lost);
   json_builder_end_object (b);
   json_builder_end_object (b);
   return json_builder_get_root (b);
