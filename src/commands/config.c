@@ -185,6 +185,81 @@ command_find (const KtCommand *const *commands, const char *name)
   return NULL;
 }
 
+/* @argv into @args (borrowed strings, NULL-terminated), "-Xkey=value"
+ * taken apart as kcat and getopt take it: GOption wants the value apart. */
+static void
+split_words (int argc, char **argv, GPtrArray *args)
+{
+  for (int i = 0; i < argc; i++)
+    if (i > 0 && g_str_has_prefix (argv[i], "-X") && argv[i][2] != '\0')
+      {
+        g_ptr_array_add (args, (char *) "-X");
+        g_ptr_array_add (args, argv[i] + 2);
+      }
+    else
+      g_ptr_array_add (args, argv[i]);
+  g_ptr_array_add (args, NULL);
+}
+
+/* --db of @config against the file's [mysql] section: the command line's
+ * words (@given) and the environment's replace the file's. */
+static gboolean
+check_file_db (const char *file, GPtrArray *words, GArray *lines, char **given,
+               const KtConfigEnv *env, KtConfig *config, GError **error)
+{
+  g_autoptr(GPtrArray) over = g_ptr_array_new ();
+
+  for (char **w = given; *w != NULL; w++)
+    g_ptr_array_add (over, *w);
+  for (guint i = 0; i < env->words->len; i++)
+    g_ptr_array_add (over, env->words->pdata[i]);
+  g_ptr_array_add (over, NULL);
+  return kt_config_file_check_db (file, words, lines, (char **) over->pdata, &config->db,
+                                  error);
+}
+
+/* A value from the file or the environment that does not do: each line of
+ * @local's message with where it came from, into @errors. */
+static void
+blame (const char *file, GPtrArray *words, GArray *lines, KtConfigEnv *env, char **given,
+       const KtOption *const *tables, KtCommandBits bits, const GError *local,
+       GPtrArray *errors)
+{
+  g_auto(GStrv) each = g_strsplit (local->message, "\n", -1);
+
+  for (char **m = each; *m != NULL; m++)
+    {
+      g_autofree char *where = kt_config_file_blame (file, *m, words, lines, env, given,
+                                                     tables, bits);
+      g_ptr_array_add (errors, where != NULL
+                       ? g_error_new (KT_ERROR, KT_ERROR_USAGE, "%s: %s", where, *m)
+                       : g_error_new_literal (KT_ERROR, KT_ERROR_USAGE, *m));
+    }
+}
+
+/* GLib quotes a bad argument back, and the argument may be a URI with a
+ * password in it: no message leaves with one. Blanks them in @message,
+ * from every word given: argv (--config=FILE too, which @given no longer
+ * holds: a file name that looks like a URI, found by fuzz-options), the
+ * file's and the environment's. */
+static void
+scrub_all (char *message, int argc, char **argv, char **given, GPtrArray *words,
+           KtConfigEnv *env)
+{
+  g_autofree char **all = g_new0 (char *, argc + 1);
+
+  memcpy (all, argv, sizeof (char *) * (gsize) argc);
+  g_ptr_array_add (words, NULL);
+  scrub_message (message, all);
+  scrub_message (message, given);
+  scrub_message (message, (char **) words->pdata);
+  if (env->words != NULL)
+    {
+      g_ptr_array_add (env->words, NULL);
+      scrub_message (message, (char **) env->words->pdata);
+    }
+}
+
 KtConfig *
 kt_config_parse_with (const KtCommand *const *commands, const KtOption *const *tables,
                       const char *command, int argc, char **argv, GError **error)
@@ -202,19 +277,7 @@ kt_config_parse_with (const KtCommand *const *commands, const KtOption *const *t
   const char *file;
   KtConfig *config = NULL;
 
-  for (int i = 0; i < argc; i++)
-    {
-      /* "-Xkey=value", as kcat and getopt take it: GOption wants the
-       * value apart. */
-      if (i > 0 && g_str_has_prefix (argv[i], "-X") && argv[i][2] != '\0')
-        {
-          g_ptr_array_add (args, (char *) "-X");
-          g_ptr_array_add (args, argv[i] + 2);
-        }
-      else
-        g_ptr_array_add (args, argv[i]);
-    }
-  g_ptr_array_add (args, NULL);
+  split_words (argc, argv, args);
   file = kt_config_file_take (args);
   given = g_strdupv ((char **) args->pdata);
   if (cmd == NULL)
@@ -241,36 +304,17 @@ kt_config_parse_with (const KtCommand *const *commands, const KtOption *const *t
       config = command_parse (cmd, tables, (int) args->len - 1, (char **) args->pdata,
                               &local);
       /* The environment's --db replaces the file's like the command line's. */
-      if (config != NULL && file != NULL)
-        {
-          g_autoptr(GPtrArray) over = g_ptr_array_new ();
-
-          for (char **w = given; *w != NULL; w++)
-            g_ptr_array_add (over, *w);
-          for (guint i = 0; i < env.words->len; i++)
-            g_ptr_array_add (over, env.words->pdata[i]);
-          g_ptr_array_add (over, NULL);
-          if (!kt_config_file_check_db (file, words, lines, (char **) over->pdata, &config->db,
-                                        &local))
-            g_clear_pointer (&config, kt_config_free);
-        }
+      if (config != NULL && file != NULL
+          && !check_file_db (file, words, lines, given, &env, config, &local))
+        g_clear_pointer (&config, kt_config_free);
       /* A value from the file or the environment that does not do: where
        * it came from too (each one's, when the command says every error,
        * one a line). */
       if (config == NULL && (file != NULL || env.words->len > 0) && local->domain == KT_ERROR
           && local->code == KT_ERROR_USAGE)
         {
-          g_auto(GStrv) each = g_strsplit (local->message, "\n", -1);
-
-          for (char **m = each; *m != NULL; m++)
-            {
-              g_autofree char *where = kt_config_file_blame (file, *m, words, lines, &env, given,
-                                                             tables,
-                                                             kt_command_bits (cmd));
-              g_ptr_array_add (file_errors, where != NULL
-                               ? g_error_new (KT_ERROR, KT_ERROR_USAGE, "%s: %s", where, *m)
-                               : g_error_new_literal (KT_ERROR, KT_ERROR_USAGE, *m));
-            }
+          blame (file, words, lines, &env, given, tables, kt_command_bits (cmd), local,
+                 file_errors);
           g_clear_error (&local);
         }
       /* The file's errors, then the values': all of them, or none. */
@@ -282,24 +326,9 @@ kt_config_parse_with (const KtCommand *const *commands, const KtOption *const *t
         }
     }
 
-  /* GLib quotes a bad argument back, and the argument may be a URI with a
-   * password in it: no message leaves here with one. */
   if (config == NULL)
     {
-      /* Every word given: --config=FILE too, which `given` no longer holds
-       * (a file name that looks like a URI, found by fuzz-options). */
-      g_autofree char **all = g_new0 (char *, argc + 1);
-
-      memcpy (all, argv, sizeof (char *) * (gsize) argc);
-      g_ptr_array_add (words, NULL);
-      scrub_message (local->message, all);
-      scrub_message (local->message, given);
-      scrub_message (local->message, (char **) words->pdata);
-      if (env.words != NULL)
-        {
-          g_ptr_array_add (env.words, NULL);
-          scrub_message (local->message, (char **) env.words->pdata);
-        }
+      scrub_all (local->message, argc, argv, given, words, &env);
       kt_config_env_clear (&env);
       g_propagate_error (error, g_steal_pointer (&local));
       return NULL;
