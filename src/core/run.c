@@ -62,11 +62,10 @@ typedef struct
 void
 kt_run_settings_init (KtRunSettings *out, const KtRunOptions *options, const KtDbConfig *db)
 {
-  *out = (KtRunSettings) {
-    .interval = options->interval,
-    .max_per_partition = options->max_per_partition,
-    .max_batch_bytes = options->max_batch_bytes,
-  };
+#define COPY(type, name) out->name = options->name;
+  *out = (KtRunSettings) { 0 };
+  KT_RUN_RELOADABLE (COPY)
+#undef COPY
   kt_db_config_copy (&out->db, db);
 }
 
@@ -677,7 +676,7 @@ run_loop (Runner *r, GError **error)
 
 gboolean
 kt_run (const KtRunJob *job, const KtRunHooks *hooks, volatile int *stop,
-        KtRunTotals *totals, GError **error)
+        KtRangeStats *totals, GError **error)
 {
   g_auto(Runner) r = { 0 };
   /* Declared in this order so that the server stops before the registry
@@ -686,14 +685,14 @@ kt_run (const KtRunJob *job, const KtRunHooks *hooks, volatile int *stop,
                              ? NULL : kt_metrics_new (job->spec->name, job->run->interval);
   KtMetrics *metrics = own != NULL ? own : hooks->metrics;
   g_autoptr(KtHttp) http = NULL;
-  KtRunTotals ignored;
+  KtRangeStats ignored;
   gboolean stopped, ok;
 
   kt_metrics_set_build_info (metrics, PACKAGE_VERSION, kt_source_library_version (),
                              kt_db_client_version ());
   if (totals == NULL)
     totals = &ignored;
-  *totals = (KtRunTotals) { 0 };
+  *totals = (KtRangeStats) { 0 };
   /* First, so that a bad --http fails before anything is touched, and
    * /healthz answers (503) while Kafka and MySQL are still awaited. */
   if (job->health->http != NULL)
@@ -718,12 +717,6 @@ kt_run (const KtRunJob *job, const KtRunHooks *hooks, volatile int *stop,
     return TRUE;
   ok = run_loop (&r, error);
   for (guint i = 0; i < r.feeds->len; i++)
-    {
-      const KtRunTotals *t = &((KtFeed *) r.feeds->pdata[i])->log.totals;
-      totals->records += t->records;
-      totals->lines += t->lines;
-      totals->errors += t->errors;
-      totals->malformed += t->malformed;
-    }
+    kt_range_stats_add (totals, &((KtFeed *) r.feeds->pdata[i])->log.totals);
   return ok;
 }
