@@ -721,7 +721,7 @@ kt_option_table_describe (const KtOption *table, KtCommandBits command, const ch
           g_key_file_set_comment (file, row->section, NULL, comment, NULL);
           continue;
         }
-      /* A literal "${" would read back as a variable (config.h). */
+      /* A literal "${" would read back as a variable (config-file.h). */
       parts = g_strsplit (text, "${", -1);
       escaped = g_strjoinv ("$${", parts);
       g_key_file_set_string (file, row->section, row->name, escaped);

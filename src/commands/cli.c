@@ -203,7 +203,7 @@ const KtOption kt_option_table[] = {
     .commands = DB_CMDS | KT_CMD_CONFIG, .flags = KT_OPT_RELOAD | KT_OPT_ENV, .metavar = "FILE",
     .help = "A MySQL option file whose [client] group gives the password (or more). In a "
             "config file: [mysql] defaults-file" },
-  /* [mysql]'s keys that make up --db in a config file (config.c). */
+  /* [mysql]'s keys that make up --db in a config file (config-file.c). */
   { "uri", 0, "mysql", KT_OPT_TEXT, 0, .commands = DB_CMDS | KT_CMD_CONFIG,
     .flags = KT_OPT_FILE_ONLY, .help = "The whole --db URI, TLS in its query; not with the "
     "keys below (a file with both is refused: one of them would be ignored)" },
