@@ -753,7 +753,7 @@ kt_config_chart (const KtConfig *config, const KtJobKind *kind, KtHttpChart *cha
 
 gboolean
 kt_config_run (const KtConfig *config, const KtRunHooks *hooks, volatile int *stop,
-               KtRunTotals *totals, GError **error)
+               KtRangeStats *totals, GError **error)
 {
   const KtJobKind *kind = kt_kind_lookup (config->job.kind, kt_mode_names[config->job.mode],
                                           error);

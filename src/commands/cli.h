@@ -110,6 +110,6 @@ void     kt_config_chart    (const KtConfig *config, const struct _KtJobKind *ki
 /* Runs the job of @config (run.h's kt_run(), with its identity and
  * chart made here). */
 gboolean kt_config_run      (const KtConfig *config, const KtRunHooks *hooks,
-                             volatile int *stop, KtRunTotals *totals, GError **error);
+                             volatile int *stop, KtRangeStats *totals, GError **error);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (KtConfig, kt_config_free)

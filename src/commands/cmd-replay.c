@@ -205,7 +205,7 @@ ready (gpointer data)
 
 /* On a terminal: offsets done of the total, rate, time left. */
 static void
-progress (gpointer data, const char *topic, const GArray *states, const KtRunTotals *totals)
+progress (gpointer data, const char *topic, const GArray *states, const KtRangeStats *totals)
 {
   Replay *replay = data;
   const KtConfig *config = replay->config;
@@ -246,7 +246,7 @@ replay (const KtConfig *config, volatile int *stop, GError **error)
   KtRunHooks hooks = { .check = check, .ready = ready, .progress = progress,
                        .turn = on_reload, .data = &replay, .quiet = TRUE };
   g_autoptr(KtLogEvent) e = NULL;
-  KtRunTotals totals;
+  KtRangeStats totals;
   double seconds;
   gboolean ok;
 

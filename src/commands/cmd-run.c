@@ -173,7 +173,7 @@ service_ready (gpointer data)
  * sums into *@records and *@lag. */
 static void
 service_add_up (Service *s, const char *topic, const GArray *states,
-                const KtRunTotals *totals, guint64 *records, gint64 *lag)
+                const KtRangeStats *totals, guint64 *records, gint64 *lag)
 {
   Seen *seen = g_hash_table_lookup (s->topics, topic);
   GHashTableIter iter;
@@ -203,7 +203,7 @@ service_add_up (Service *s, const char *topic, const GArray *states,
 
 static void
 service_progress (gpointer data, const char *topic, const GArray *states,
-                  const KtRunTotals *totals)
+                  const KtRangeStats *totals)
 {
   Service *s = data;
   g_autoptr(GString) line = g_string_new (NULL);
@@ -270,7 +270,7 @@ service_turn (gpointer data, KtRunSettings *settings)
  * "done" (idle with --exit-when-idle) or "stopped" (SIGTERM or SIGINT: the
  * batch in flight committed whole or was abandoned whole). */
 static void
-report_end (const KtConfig *config, const char *event, const KtRunTotals *totals,
+report_end (const KtConfig *config, const char *event, const KtRangeStats *totals,
             gint64 started)
 {
   g_autoptr(KtLogEvent) e = kt_log_event_new (event);
@@ -305,7 +305,7 @@ handle (const KtConfig *config, volatile int *stop, GError **error)
                        .turn = service_turn, .migrating = service_migrating,
                        .data = &service, .quiet = service.watched, .metrics = metrics };
   gint64 started = g_get_monotonic_time ();
-  KtRunTotals totals;
+  KtRangeStats totals;
   gboolean ok;
 
   service.topics = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);

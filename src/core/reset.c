@@ -745,10 +745,7 @@ kt_reset_recount_chain (const char *job, KtResetMove *mv, const GArray *links, G
           return FALSE;
         }
       at = l->until;
-      recorded->records += l->stats.records;
-      recorded->lines += l->stats.lines;
-      recorded->errors += l->stats.errors;
-      recorded->malformed += l->stats.malformed;
+      kt_range_stats_add (recorded, &l->stats);
       /* A range that read no record (offsets with no record left, control
        * records only) counted nothing: nothing to read again. */
       if (l->stats.records == 0)
