@@ -35,6 +35,12 @@ struct _KtSource
   rd_kafka_queue_t *queue;  /* rk's consumer queue */
   rd_kafka_t       *meta;   /* metadata and watermarks, never blocked by a Fetch */
   rd_kafka_topic_t *meta_topic;
+  /* For kt_source_high_watermarks() only (`status`), made on first use:
+   * meta's configuration, but read_uncommitted, whose ListOffsets answers
+   * the high watermark rather than the last stable offset. */
+  rd_kafka_conf_t  *uncommitted_conf;
+  rd_kafka_t       *uncommitted;
+  rd_kafka_topic_t *uncommitted_topic;
   /* A copy of meta's configuration for the start-up feature check
    * (kfeatures.h), made once a broker has answered; NULL after it. */
   rd_kafka_conf_t  *probe_conf;
@@ -357,6 +363,9 @@ kt_source_new (const KtSourceConfig *config, GError **error)
       rd_kafka_conf_set_rebalance_cb (conf, rebalance_cb);
     }
   self->probe_conf = rd_kafka_conf_dup (meta_conf);
+  self->uncommitted_conf = rd_kafka_conf_dup (meta_conf);
+  if (!conf_set (self->uncommitted_conf, "isolation.level", "read_uncommitted", NULL, error))
+    return NULL;
   /* The caps as configured (-X may have changed them): the nudger's pace. */
   self->queue_records = conf_get_int (conf, "queued.min.messages");
   self->queue_bytes = conf_get_int (conf, "queued.max.messages.kbytes") * 1024;
@@ -427,6 +436,8 @@ close_handles (KtSource *self)
   g_clear_pointer (&self->assignment, kt_assignment_free);  /* rk's rebalances used it */
   g_clear_pointer (&self->meta_topic, rd_kafka_topic_destroy);
   g_clear_pointer (&self->meta, rd_kafka_destroy);
+  g_clear_pointer (&self->uncommitted_topic, rd_kafka_topic_destroy);
+  g_clear_pointer (&self->uncommitted, rd_kafka_destroy);
 }
 
 static gpointer
@@ -496,6 +507,7 @@ kt_source_free (KtSource *self)
       g_thread_join (thread);
     }
   g_clear_pointer (&self->probe_conf, rd_kafka_conf_destroy);
+  g_clear_pointer (&self->uncommitted_conf, rd_kafka_conf_destroy);
   g_free (self->topic);
   g_free (self->oversize);
   g_free (self->broker_failure);
@@ -639,8 +651,9 @@ kt_source_partitions (KtSource *self, GArray *partitions, int timeout_ms,
  * RD_KAFKA_OFFSET_BEGINNING / RD_KAFKA_OFFSET_END; each partition's answer
  * into @offsets (-1: no record at or after that time). */
 static gboolean
-list_offsets (KtSource *self, const KtPartitionState *states, guint n_states,
-              gint64 timestamp, gint64 *offsets, int timeout_ms, GError **error)
+list_offsets_on (KtSource *self, rd_kafka_t *rk, const KtPartitionState *states,
+                 guint n_states, gint64 timestamp, gint64 *offsets, int timeout_ms,
+                 GError **error)
 {
   g_autoptr(rd_kafka_topic_partition_list_t) list =
     rd_kafka_topic_partition_list_new ((int) MAX (n_states, 1));
@@ -660,7 +673,7 @@ list_offsets (KtSource *self, const KtPartitionState *states, guint n_states,
       /* The call writes its answers over the "timestamps": ask anew. */
       for (int i = 0; i < list->cnt; i++)
         list->elems[i].offset = timestamp;
-      err = rd_kafka_offsets_for_times (self->meta, list, (int) CLAMP (left_ms, 1, 500));
+      err = rd_kafka_offsets_for_times (rk, list, (int) CLAMP (left_ms, 1, 500));
       if (err != RD_KAFKA_RESP_ERR__TIMED_OUT || left_ms <= 500)
         break;
       if (self->stop != NULL && *self->stop)
@@ -696,6 +709,38 @@ list_offsets (KtSource *self, const KtPartitionState *states, guint n_states,
       offsets[i] = tp->offset;
     }
   return TRUE;
+}
+
+static gboolean
+list_offsets (KtSource *self, const KtPartitionState *states, guint n_states,
+              gint64 timestamp, gint64 *offsets, int timeout_ms, GError **error)
+{
+  return list_offsets_on (self, self->meta, states, n_states, timestamp, offsets, timeout_ms,
+                          error);
+}
+
+gboolean
+kt_source_high_watermarks (KtSource *self, const KtPartitionState *states, guint n_states,
+                           gint64 *highs, int timeout_ms, GError **error)
+{
+  char errstr[512];
+
+  if (self->uncommitted == NULL)
+    {
+      rd_kafka_conf_t *conf = rd_kafka_conf_dup (self->uncommitted_conf);
+
+      self->uncommitted = rd_kafka_new (RD_KAFKA_CONSUMER, conf, errstr, sizeof errstr);
+      if (self->uncommitted == NULL)
+        {
+          rd_kafka_conf_destroy (conf);
+          g_set_error (error, KT_ERROR, KT_ERROR_INTERNAL,
+                       "cannot create a Kafka client: %s", errstr);
+          return FALSE;
+        }
+      self->uncommitted_topic = rd_kafka_topic_new (self->uncommitted, self->topic, NULL);
+    }
+  return list_offsets_on (self, self->uncommitted, states, n_states, RD_KAFKA_OFFSET_END,
+                          highs, timeout_ms, error);
 }
 
 /* The log starts' round of kt_source_watermarks(), on a thread of its own. */
