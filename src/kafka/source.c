@@ -95,6 +95,10 @@ struct _KtSource
   /* The topic vanished under the handles once (the brokers or librdkafka
    * said so): closing them will hang (kt_source_free). Atomic. */
   gint              vanished;
+  /* How long a ListOffsets request waits before it is asked again
+   * (list_offsets_on()), learnt from the brokers' answers. Atomic: the
+   * two rounds of kt_source_watermarks() run at once. */
+  gint              offsets_slice_ms;
   /* kt_source_free(): both handles closed (under broker_lock). */
   gboolean          closed;
   GCond             closed_cond;
@@ -106,6 +110,12 @@ struct _KtSource
  * be for ever (kt_source_free). */
 #define CLOSE_WAIT_US        (10 * G_USEC_PER_SEC)
 #define CLOSE_WAIT_GONE_US   (2 * G_USEC_PER_SEC)
+
+/* The first wait of a ListOffsets request, and the longest (each next
+ * wait after a time-out is twice the last, list_offsets_on()): a SIGTERM
+ * waits at most that long. */
+#define OFFSETS_SLICE_MS      500
+#define OFFSETS_SLICE_MAX_MS  8000
 
 /* How long a broker failure explains an error that follows it. */
 #define BROKER_FAILURE_FRESH_US (60 * G_USEC_PER_SEC)
@@ -338,6 +348,7 @@ kt_source_new (const KtSourceConfig *config, GError **error)
 
   g_mutex_init (&self->broker_lock);
   g_cond_init (&self->closed_cond);
+  self->offsets_slice_ms = OFFSETS_SLICE_MS;
   self->topic = g_strdup (config->topic);
   self->streams = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL,
                                          stream_free);
@@ -665,17 +676,24 @@ list_offsets_on (KtSource *self, rd_kafka_t *rk, const KtPartitionState *states,
   for (guint i = 0; i < n_states; i++)
     rd_kafka_topic_partition_list_add (list, self->topic, states[i].partition);
   /* In slices: a leader that is down makes the request wait for its
-   * whole timeout, and a SIGTERM must not wait that long. */
+   * whole timeout, and a SIGTERM must not wait that long. Each slice asks
+   * anew, so one shorter than the brokers' round trip never sees an
+   * answer (with 500 ms slices, a leader 500 ms away was never heard
+   * from): a slice that timed out is doubled, and the next requests start
+   * from the longer one. */
   for (;;)
     {
       gint64 left_ms = (deadline - g_get_monotonic_time ()) / 1000;
+      int slice_ms = g_atomic_int_get (&self->offsets_slice_ms);
 
       /* The call writes its answers over the "timestamps": ask anew. */
       for (int i = 0; i < list->cnt; i++)
         list->elems[i].offset = timestamp;
-      err = rd_kafka_offsets_for_times (rk, list, (int) CLAMP (left_ms, 1, 500));
-      if (err != RD_KAFKA_RESP_ERR__TIMED_OUT || left_ms <= 500)
+      err = rd_kafka_offsets_for_times (rk, list, (int) CLAMP (left_ms, 1, slice_ms));
+      if (err != RD_KAFKA_RESP_ERR__TIMED_OUT || left_ms <= slice_ms)
         break;
+      g_atomic_int_compare_and_exchange (&self->offsets_slice_ms, slice_ms,
+                                         MIN (slice_ms * 2, OFFSETS_SLICE_MAX_MS));
       if (self->stop != NULL && *self->stop)
         {
           g_set_error_literal (error, KT_ERROR, KT_ERROR_CANCELLED,
