@@ -5,12 +5,13 @@
  * job's reading ends: it reads committed records only), the high
  * watermark (the log's end, open transactions included), the lag and any
  * data lost to retention, as a table or JSON (json-glib). Reads only. */
-#include "commands.h"
+#include "command.h"
 
 #include <stdio.h>
 #include <json-glib/json-glib.h>
 #include "error.h"
 #include "jobs.h"
+#include "json-member.h"
 #include "offsets.h"
 #include "retry.h"
 #include "run.h"
@@ -61,15 +62,11 @@ status_json (const KtConfig *config, const char *database, const GArray *states,
   gint64 t_stored = 0, t_stable = 0, t_high = 0, t_lag = 0, t_lost = 0;
 
   json_builder_begin_object (b);
-  json_builder_set_member_name (b, "job");
-  json_builder_add_string_value (b, config->job.name);
-  json_builder_set_member_name (b, "topic");
-  json_builder_add_string_value (b, config->job.topic);
-  json_builder_set_member_name (b, "offsets");
-  json_builder_add_string_value (b, kafka ? "kafka" : "mysql");
+  kt_json_member_string (b, "job", config->job.name);
+  kt_json_member_string (b, "topic", config->job.topic);
+  kt_json_member_string (b, "offsets", kafka ? "kafka" : "mysql");
   /* The server read, of a hosts list: the one in use. */
-  json_builder_set_member_name (b, "database");
-  json_builder_add_string_value (b, database);
+  kt_json_member_string (b, "database", database);
   json_builder_set_member_name (b, "partitions");
   json_builder_begin_array (b);
   for (guint i = 0; i < states->len; i++)
@@ -83,25 +80,18 @@ status_json (const KtConfig *config, const char *database, const GArray *states,
       t_lag += row.lag;
       t_lost += row.lost_n;
       json_builder_begin_object (b);
-      json_builder_set_member_name (b, "partition");
-      json_builder_add_int_value (b, row.s->partition);
+      kt_json_member_int (b, "partition", row.s->partition);
       json_builder_set_member_name (b, "stored");
       if (row.s->stored >= 0)
         json_builder_add_int_value (b, row.s->stored);
       else
         json_builder_add_null_value (b);
-      json_builder_set_member_name (b, "log_start");
-      json_builder_add_int_value (b, row.s->low);
-      json_builder_set_member_name (b, "last_stable_offset");
-      json_builder_add_int_value (b, row.s->high);
-      json_builder_set_member_name (b, "high_watermark");
-      json_builder_add_int_value (b, row.high_watermark);
-      json_builder_set_member_name (b, "lag");
-      json_builder_add_int_value (b, row.lag);
-      json_builder_set_member_name (b, "data_lost");
-      json_builder_add_boolean_value (b, row.lost);
-      json_builder_set_member_name (b, "lost_offsets");
-      json_builder_add_int_value (b, row.lost_n);
+      kt_json_member_int (b, "log_start", row.s->low);
+      kt_json_member_int (b, "last_stable_offset", row.s->high);
+      kt_json_member_int (b, "high_watermark", row.high_watermark);
+      kt_json_member_int (b, "lag", row.lag);
+      kt_json_member_bool (b, "data_lost", row.lost);
+      kt_json_member_int (b, "lost_offsets", row.lost_n);
       if (config->job.group != NULL)
         {
           json_builder_set_member_name (b, "owner");
@@ -115,18 +105,12 @@ status_json (const KtConfig *config, const char *database, const GArray *states,
   json_builder_end_array (b);
   json_builder_set_member_name (b, "totals");
   json_builder_begin_object (b);
-  json_builder_set_member_name (b, "partitions");
-  json_builder_add_int_value (b, states->len);
-  json_builder_set_member_name (b, "stored");
-  json_builder_add_int_value (b, t_stored);
-  json_builder_set_member_name (b, "last_stable_offset");
-  json_builder_add_int_value (b, t_stable);
-  json_builder_set_member_name (b, "high_watermark");
-  json_builder_add_int_value (b, t_high);
-  json_builder_set_member_name (b, "lag");
-  json_builder_add_int_value (b, t_lag);
-  json_builder_set_member_name (b, "lost_offsets");
-  json_builder_add_int_value (b, t_lost);
+  kt_json_member_int (b, "partitions", states->len);
+  kt_json_member_int (b, "stored", t_stored);
+  kt_json_member_int (b, "last_stable_offset", t_stable);
+  kt_json_member_int (b, "high_watermark", t_high);
+  kt_json_member_int (b, "lag", t_lag);
+  kt_json_member_int (b, "lost_offsets", t_lost);
   json_builder_end_object (b);
   json_builder_end_object (b);
   return json_builder_get_root (b);
@@ -301,8 +285,8 @@ job_topics (KtDb *db, KtConfig *config, GStrv *topics, GError **error)
   return TRUE;
 }
 
-gboolean
-kt_status (const KtConfig *given, GError **error)
+static gboolean
+show_status (const KtConfig *given, GError **error)
 {
   static const volatile int never = 0;
   g_autoptr(JsonArray) docs = given->json ? json_array_new () : NULL;
@@ -375,7 +359,7 @@ static gboolean
 handle (const KtConfig *config, volatile int *stop, GError **error)
 {
   (void) stop;
-  return kt_status (config, error);
+  return show_status (config, error);
 }
 
 const KtCommand kt_command_status = {

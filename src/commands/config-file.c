@@ -290,7 +290,7 @@ key_words (Reading *r, const char *group, const char *key, GError **error)
       return FALSE;
     }
   if ((known->commands & r->command) == 0 || g_str_equal (group, "mysql"))
-    return TRUE;  /* another command's, or part of the URI (mysql_words) */
+    return TRUE;  /* another command's, or part of the URI (db_words) */
   if (known->type != KT_OPT_SWITCH)
     {
       add_at (r->words, r->lines, line,
@@ -351,7 +351,7 @@ check_uri_alone (Reading *r, GError **error)
 /* --db is made of the whole [mysql] section: an error in it names the
  * section's line (or uri's); then its files. */
 static gboolean
-mysql_words (Reading *r, GError **error)
+db_words (Reading *r, GError **error)
 {
   g_autofree char *uri = g_key_file_get_string (r->file, "mysql", "uri", NULL);
   gboolean alone = check_uri_alone (r, error);
@@ -432,7 +432,7 @@ kt_config_file_words (const char *path, const KtOption *const *tables,
           g_ptr_array_add (every, bad);
         }
     }
-  if (!mysql_words (&r, &local))
+  if (!db_words (&r, &local))
     {
       if (every == NULL)
         {
@@ -493,13 +493,14 @@ quoted_of (const char *message)
 
 char *
 kt_config_file_blame (const char *path, const char *message, GPtrArray *words,
-                      GArray *lines, char **given, const KtOption *const *tables,
-                      KtCommandBits command)
+                      GArray *lines, const KtConfigEnv *env, char **given,
+                      const KtOption *const *tables, KtCommandBits command)
 {
   g_autofree char *flag = flag_of (message);
   g_autofree char *quoted = quoted_of (message);
   g_autofree char *word = NULL;
   const KtOption *row;
+  const char *variable;
   char letter = 0;
   guint line = 0;
 
@@ -508,23 +509,28 @@ kt_config_file_blame (const char *path, const char *message, GPtrArray *words,
   row = kt_option_lookup (tables, command, flag);
   if (row != NULL)
     letter = row->letter;
-  /* The file's value the message quotes (GOption stops at the first bad
-   * value, the file's too when the command line gives another), else the
-   * file's last word for the flag, unless the command line gives it: it
-   * wins, so the value in error is its own. */
+  /* The value the message quotes, where it came from: the file's (GOption
+   * stops at the first bad value, the file's too when the command line
+   * gives another), then the environment's. Else the command line's, when
+   * it gives the flag (it wins, so the value in error is its own), else the
+   * environment's, else the file's last word for the flag. */
   word = g_strdup_printf ("--%s=%s", flag, quoted != NULL ? quoted : "");
   for (guint i = 0; quoted != NULL && i < words->len; i++)
     if (g_str_equal (words->pdata[i], word))
       line = g_array_index (lines, guint, i);
   if (line > 0)
-    return g_strdup_printf ("%s:%u", path, line);
+    return g_strdup_printf ("--config: %s:%u", path, line);
+  if (quoted != NULL && (variable = kt_config_env_word (env, word)) != NULL)
+    return g_strdup (variable);
   for (char **w = given; *w != NULL; w++)
     if (gives (*w, flag, letter))
       return NULL;
+  if ((variable = kt_config_env_gives (env, flag)) != NULL)
+    return g_strdup (variable);
   for (guint i = 0; i < words->len; i++)
     if (gives (words->pdata[i], flag, 0))
       line = g_array_index (lines, guint, i);
-  return line > 0 ? g_strdup_printf ("%s:%u", path, line) : NULL;
+  return line > 0 ? g_strdup_printf ("--config: %s:%u", path, line) : NULL;
 }
 
 gboolean

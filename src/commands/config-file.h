@@ -7,6 +7,7 @@
  * property, checked like -X (kprops.h, naming the line) and passed as -X. */
 #pragma once
 #include <glib.h>
+#include "config-env.h"
 #include "db.h"
 #include "options.h"
 
@@ -22,14 +23,15 @@ gboolean kt_config_file_words (const char *path, const KtOption *const *tables,
                                KtCommandBits command, GPtrArray *words, GArray *lines,
                                GPtrArray *every, GError **error);
 
-/* When @message (a failed parse's) is about an option whose value came
- * from @words (and @lines, as kt_config_file_words() gave them) and not
- * from @given (the command line's words, NULL-terminated, which win):
- * "PATH:LINE", for the message's front. Else NULL. @tables and @command
- * give the options' short names. */
+/* Where the value a failed parse's @message is about came from, for the
+ * message's front: "--config: PATH:LINE" when from @words (and @lines, as
+ * kt_config_file_words() gave them; @path may be NULL with none), the
+ * variable ("KTALLY_INTERVAL") when from @env, NULL when from @given (the
+ * command line's words, NULL-terminated, which win) or unknown. @tables
+ * and @command give the options' short names. */
 char    *kt_config_file_blame (const char *path, const char *message, GPtrArray *words,
-                               GArray *lines, char **given, const KtOption *const *tables,
-                               KtCommandBits command);
+                               GArray *lines, const KtConfigEnv *env, char **given,
+                               const KtOption *const *tables, KtCommandBits command);
 
 /* A --db on the command line (in @given) replaces the file's whole
  * database, TLS included: when the file's --db (in @words, at its line in

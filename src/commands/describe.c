@@ -5,7 +5,7 @@
 #include "describe.h"
 
 #include <string.h>
-#include "commands.h"
+#include "command.h"
 #include "kind.h"
 #include "kprops.h"
 #include "log.h"
@@ -111,12 +111,11 @@ char *
 kt_config_describe (const KtConfig *c)
 {
   g_autoptr(GKeyFile) file = g_key_file_new ();
-  const KtCommand *command = kt_command_find (c->command);
-  KtCommandBits bits = command != NULL ? kt_command_bits (command) : KT_CMD_RUN;
+  KtCommandBits bits = c->cmd != NULL ? kt_command_bits (c->cmd) : KT_CMD_RUN;
   /* The options of the job's kind, and no other kind's. */
   const KtJobKind *kind = c->job.kind != NULL
     ? kt_kind_lookup (c->job.kind, kt_mode_names[c->job.mode], NULL) : NULL;
-  g_auto(GStrv) sections = kt_option_sections (kt_option_tables ());
+  g_auto(GStrv) sections = kt_option_sections (c->tables);
   g_autofree char *text = NULL;
 
   for (char **s = sections; *s != NULL; s++)

@@ -212,7 +212,8 @@ main (int argc, char **argv)
   config = kt_config_parse (command, argc - 1, parse_args, &error);
   if (config == NULL)
     return fail (command, error);
-  kt_log_configure (config->log.format, config->log.verbose, config->log.quiet);
+  kt_log_configure (config->log.format, config->log.verbose, config->log.quiet,
+                    config->log.to);
 
   /* Before any thread (--topic a,b runs one per topic, the ledger its
    * workers): the client library's global set-up is not thread-safe. */

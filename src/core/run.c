@@ -446,15 +446,15 @@ static gboolean
 startup_tables (gpointer data, int timeout_ms, GError **error)
 {
   Runner *r = data;
-  GError *local = NULL;
 
   (void) timeout_ms;
   kt_metrics_alive (r->metrics);
-  if (!kt_migrations_ready (r->db, error))
+  if (!kt_migrations_ready (r->db, r->hooks != NULL ? r->hooks->migrating : NULL,
+                           r->hooks != NULL ? r->hooks->data : NULL, error))
     return FALSE;
   kt_metrics_schema_version (r->metrics, KT_SCHEMA_VERSION);
-  if (!kt_identity_check (kt_db_connection (r->db), kt_db_name (r->db), r->job->identity, &local))
-    return kt_db_failed (r->db, local, error);
+  if (!kt_identity_check (r->db, r->job->identity, error))
+    return FALSE;
   for (guint i = 0; i < r->feeds->len; i++)
     if (!r->kind->prepare (((KtFeed *) r->feeds->pdata[i])->state, error))
       return FALSE;
@@ -535,7 +535,7 @@ retry_cause (Runner *r, const GError *error)
 {
   if (g_error_matches (error, KT_ERROR, KT_ERROR_CONFLICT))
     return "deadlock";
-  return kt_db_connection (r->db) == NULL ? "mysql" : "kafka";
+  return kt_db_connected (r->db) ? "kafka" : "mysql";
 }
 
 /* What a failed batch leads to: FALSE with the error when retrying cannot

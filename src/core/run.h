@@ -6,6 +6,7 @@
 #pragma once
 #include <glib.h>
 #include "batchlog.h"
+#include "migrations.h"
 #include "run-job.h"
 
 
@@ -53,6 +54,9 @@ typedef struct
    * generation says which it holds) with newer ones (a reload), used from
    * then on (a shorter --interval ends the wait early). */
   gboolean (*turn)     (gpointer data, KtRunSettings *settings);
+  /* While the schema is migrated at start (migrations.h): told when a
+   * migration starts and when it ends. */
+  KtMigrationsMigrating migrating;
   gpointer   data;
   gboolean   quiet;  /* the batch lines at debug level (progress says enough) */
   /* The registry the run reports to (/metrics): the caller's, which

@@ -92,11 +92,13 @@ kt_db_password_file_read (const char *path, GError **error)
         close (fd);
       return NULL;
     }
-  if (st.st_mode & (S_IRGRP | S_IWGRP | S_IROTH | S_IWOTH))
+  /* Group read only where root gave it (db.h). */
+  if (st.st_mode & (S_IWGRP | S_IROTH | S_IWOTH) || (st.st_mode & S_IRGRP && st.st_uid != 0))
     {
       g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
                    "--db-password-file: '%s' is readable or writable by group or others "
-                   "(mode %04o): make it 0600 or 0400, owned by the user ktally runs as",
+                   "(mode %04o): make it 0600 or 0400, owned by the user ktally runs as "
+                   "(or 0640 or 0440 owned by root, for ktally's group)",
                    path, (unsigned int) (st.st_mode & 07777));
       close (fd);
       return NULL;
@@ -332,8 +334,8 @@ uri_checked (const char *uri, GError **error)
   if (!kt_is_identifier (path + 1))
     {
       g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
-                   "--db: database name '%s' is not a plain identifier "
-                   "([A-Za-z0-9_], at most 64 characters)", path + 1);
+                   "--db: database name '%s' is not a name ktally takes (%s)", path + 1,
+                   KT_TABLE_NAME_RULE);
       return NULL;
     }
   return g_steal_pointer (&parsed);
@@ -553,29 +555,6 @@ kt_db_uri_parse (const char *uri, KtDbConfig *db, GError **error)
         return FALSE;
       }
   return TRUE;
-}
-
-gboolean
-kt_is_name_char (gunichar c, const char *ascii)
-{
-  /* MariaDB's identifiers reach U+FFFF; beyond ASCII, letters, digits and
-   * combining marks only (no space, control or invisible character). */
-  if (c < 0x80)
-    return g_ascii_isalnum (c) || strchr (ascii, (int) c) != NULL;
-  return c <= 0xFFFF && (g_unichar_isalnum (c) || g_unichar_ismark (c));
-}
-
-gboolean
-kt_is_identifier (const char *name)
-{
-  glong n = 0;
-
-  if (name == NULL || *name == '\0' || !g_utf8_validate (name, -1, NULL))
-    return FALSE;
-  for (const char *p = name; *p != '\0'; p = g_utf8_next_char (p), n++)
-    if (!kt_is_name_char (g_utf8_get_char (p), "_"))
-      return FALSE;
-  return n <= 64;
 }
 
 gboolean
@@ -1204,6 +1183,18 @@ kt_db_transport (KtDb *self)
   return via != NULL ? via + strlen (" via ") : NULL;
 }
 
+const char *
+kt_db_server_version (KtDb *self)
+{
+  return self->conn != NULL ? mysql_get_server_info (self->conn) : NULL;
+}
+
+gboolean
+kt_db_connected (KtDb *self)
+{
+  return self->conn != NULL;
+}
+
 guint
 kt_db_connections (KtDb *self)
 {
@@ -1438,6 +1429,26 @@ kt_db_table_type (KtDb *self, const char *table, char **type, GError **error)
     return FALSE;
   row = mysql_fetch_row (res);
   *type = row != NULL ? g_strdup (row[0]) : NULL;
+  return TRUE;
+}
+
+gboolean
+kt_db_has_column (KtDb *self, const char *table, const char *column, gboolean *has,
+                  GError **error)
+{
+  g_autoptr(GString) sql = g_string_new ("SELECT 1 FROM information_schema.columns "
+                                         "WHERE table_schema = DATABASE() AND table_name = ");
+  g_autoptr(MYSQL_RES) res = NULL;
+
+  if (!kt_db_connect (self, error))
+    return FALSE;
+  kt_db_quote (self, sql, table);
+  g_string_append (sql, " AND column_name = ");
+  kt_db_quote (self, sql, column);
+  res = kt_db_rows (self, sql->str, "cannot look for the columns", error);
+  if (res == NULL)
+    return FALSE;
+  *has = mysql_fetch_row (res) != NULL;
   return TRUE;
 }
 
