@@ -24,10 +24,8 @@ static const char SUMMARY[] =
   "1 internal error, 2 usage or configuration error, 3 Kafka or MySQL\n"
   "refused us (unreachable at start-up, access denied, unknown topic or\n"
   "database), 4 data lost to retention (see --on-data-loss).\n\n"
-  "SIGHUP reads the --config file and the password file again: the MySQL\n"
-  "credentials, the log level, --interval, --max-per-partition and\n"
-  "--max-batch-bytes change between batches; the rest is logged as\n"
-  "needing a restart.";
+  "SIGHUP reads the --config file and the password file again: {reloadable}\n"
+  "change between batches; the rest is logged as needing a restart.";
 
 /* A kind that writes rows keyed by job into NAME + a suffix (idempotent
  * mode's NAME_topic, under its view NAME) needs that name to be a table
