@@ -5,6 +5,7 @@
  * kt_db_uri_parse (fields, percent-encoding, sockets, MYSQL_PWD, errors
  * without the password), kt_is_identifier and kt_scrub_argv. */
 #include <string.h>
+#include <unistd.h>
 #include <glib/gstdio.h>
 #include "cli.h"
 #include "commands.h"
@@ -21,6 +22,13 @@
 #define C50 C10 C10 C10 C10 C10
 #define C64 C50 C10 "bbbb"
 #define C65 C64 "c"
+#define CJK1 "\xe4\xb8\xad"  /* one CJK character: 5 bytes of a MariaDB file name */
+#define CJK5 CJK1 CJK1 CJK1 CJK1 CJK1
+#define CJK10 CJK5 CJK5
+#define CJK46 CJK10 CJK10 CJK10 CJK10 CJK5 CJK1
+#define CJK49 CJK46 CJK1 CJK1 CJK1
+#define CJK50 CJK10 CJK10 CJK10 CJK10 CJK10
+#define CJK51 CJK50 CJK1
 #define C249 C50 C50 C50 C50 C10 C10 C10 C10 "ddddddddd"
 #define C250 C249 "e"
 
@@ -389,10 +397,27 @@ static const BadCase bad_cases[] = {
   { "/cli/run/error/by-ledger", { "run", KAFKA, DB, "--kind", "ledger", "--by", "level", NULL },
     "--by: not an option of --kind ledger" },
   { "/cli/run/error/table-not-identifier", { "run", KAFKA, DB, "--table", "a-b", NULL },
-    "--table: 'a-b' is not a plain identifier" },
+    "--table: 'a-b' is not a table name (1 to 64 characters" },
+  /* One rule for every table a job names, derived ones included: MariaDB's
+   * file names take 250 bytes, a CJK character 5 of them (51 were taken,
+   * and the run failed at CREATE TABLE with exit 3). */
+  { "/cli/run/error/table-file-bytes", { "run", KAFKA, DB, "--table", CJK51, NULL },
+    "--table: '" CJK51 "' is not a table name" },
+  { "/cli/run/error/dead-letters-not-identifier",
+    { "run", KAFKA, DB, "--dead-letters", "d-l", NULL },
+    "--dead-letters: 'd-l' is not a table name" },
+  { "/cli/run/error/dead-letters-file-bytes",
+    { "run", KAFKA, DB, "--dead-letters", CJK51, NULL },
+    "--dead-letters: '" CJK51 "' is not a table name" },
+  { "/cli/run/error/table-topic-file-bytes",
+    { "run", KAFKA, DB, "--mode", "idempotent", "--table", CJK49, NULL },
+    "--table: '" CJK49 "' is too long here, where ktally also writes " CJK49 "_topic" },
+  { "/cli/replay/error/table-file-bytes",
+    { "replay", KAFKA, DB, "--from", "0:0", "--until", "0:1", "--table", CJK51, NULL },
+    "--table: '" CJK51 "' is not a table name" },
   { "/cli/run/error/table-too-long-idempotent",
     { "run", KAFKA, DB, "--mode", "idempotent", "--table", C64, NULL },
-    "too long for idempotent mode, which also writes" },
+    "is too long here, where ktally also writes " C64 "_topic" },
   { "/cli/replay/error/by-log-time",
     { "replay", KAFKA, DB, "--from", "0:0", "--until", "0:1", "--by", "log_time", NULL },
     "--by: 'log_time'" },
@@ -680,6 +705,11 @@ test_identifier (void)
     { "a\xc2\xa0" "b", FALSE },     /* a no-break space */
     { "a\xe2\x80\x8b", FALSE },      /* zero-width space */
     { "\xff", FALSE },
+    /* MariaDB's file names: 250 bytes, 5 for each character beyond ASCII. */
+    { CJK50, TRUE },
+    { CJK51, FALSE },
+    { CJK46 "aaaaaaaaaaaaaaaaaa", TRUE },      /* 230 + 18 bytes */
+    { CJK46 "\xe4\xb8\xad" "aaaaaaaaaaaaaaaaa", FALSE },  /* 235 + 17 */
   };
 
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
@@ -708,7 +738,9 @@ test_password_file (void)
     { PW, 0400, PW, NULL },
     { PW "\r\nsecond line\n", 0600, PW, NULL },
     { PW "\n", 0644, NULL, "is readable or writable by group or others (mode 0644)" },
-    { PW "\n", 0640, NULL, "(mode 0640)" },
+    { PW "\n", 0640, NULL, "(mode 0640)" },  /* taken when root owns it: below */
+    { PW "\n", 0660, NULL, "(mode 0660)" },
+    { PW "\n", 0440, NULL, "(mode 0440)" },
     { PW "\n", 0604, NULL, "(mode 0604)" },
     { PW "\n", 0620, NULL, "(mode 0620)" },
     { PW "\n", 0602, NULL, "(mode 0602)" },
@@ -729,6 +761,9 @@ test_password_file (void)
 
       g_assert_true (g_file_set_contents (path, cases[i].contents, -1, NULL));
       g_assert_cmpint (g_chmod (path, cases[i].mode), ==, 0);
+      /* Not root's (root's may give its group read access: below). */
+      if (geteuid () == 0)
+        g_assert_cmpint (chown (path, 65534, 65534), ==, 0);
       g_assert_true (g_file_set_contents (conf, ini, -1, NULL));
       for (int how = 0; how < 2; how++)
         {
@@ -756,6 +791,34 @@ test_password_file (void)
             }
           g_assert_nonnull (strstr (error->message, cases[i].needle));
           g_assert_null (strstr (error->message, PW));
+        }
+    }
+  /* Root's file, its group given read access (a Kubernetes Secret mounted
+   * for the pod's fsGroup: root:GROUP 0440): taken, as PostgreSQL takes a
+   * key file; group write never. Only root can make one. */
+  if (geteuid () == 0)
+    {
+      static const int modes[] = { 0440, 0640, 0460, 0444 };
+
+      for (gsize i = 0; i < G_N_ELEMENTS (modes); i++)
+        {
+          const char *args[] = { "run", KAFKA, "--db", "mysql://u@h/db", "--db-password-file",
+                                 path, NULL };
+          g_autoptr(GError) error = NULL;
+          g_autoptr(KtConfig) config = NULL;
+
+          g_assert_true (g_file_set_contents (path, PW "\n", -1, NULL));
+          g_assert_cmpint (chown (path, 0, 65534), ==, 0);
+          g_assert_cmpint (g_chmod (path, modes[i]), ==, 0);
+          config = parse_args (args, &error);
+          g_test_message ("root:65534 %04o", modes[i]);
+          if (modes[i] == 0440 || modes[i] == 0640)
+            {
+              g_assert_no_error (error);
+              g_assert_cmpstr (config->db.password, ==, PW);
+            }
+          else
+            g_assert_error (error, KT_ERROR, KT_ERROR_USAGE);
         }
     }
   {
@@ -1035,6 +1098,35 @@ static const FileCase file_cases[] = {
   { "/cli/config-file/hosts-list-bad-names-line",
     "[mysql]\nhost = h1,,h2\nuser = u\ndatabase = d\n", { NULL },
     "ktally.conf:4: --db: server 2 of the list is empty", NULL },
+  /* [mysql] uri beside a key it would override: refused, naming the keys
+   * (ssl-mode verify-identity was ignored, the connection unverified). */
+  { "/cli/config-file/uri-with-tls-key",
+    "[mysql]\nuri = mysql://u@h/db\nssl-mode = verify-identity\n", { NULL },
+    "ktally.conf:5: [mysql] uri is the whole database, and ssl-mode (line 6) would be "
+    "ignored", NULL },
+  { "/cli/config-file/uri-with-keys",
+    "[mysql]\nhost = h2\nuri = mysql://u@h/db\ndatabase = d2\nssl-ca = /ca.pem\n", { NULL },
+    "ktally.conf:6: [mysql] uri is the whole database, and host, database, ssl-ca "
+    "(lines 5, 7, 8)", NULL },
+  { "/cli/config-file/uri-with-keys-flag-too",
+    "[mysql]\nuri = mysql://u@h/db\nssl-mode = required\n",
+    { "--db", "mysql://u@h/db?ssl-mode=required", NULL },
+    "[mysql] uri is the whole database, and ssl-mode", NULL },
+  /* --db on the command line wins over the file's database, but not by
+   * dropping the file's TLS in silence. */
+  { "/cli/config-file/db-flag-drops-file-tls",
+    "[mysql]\nhost = h\nuser = u\ndatabase = d\nssl-mode = verify-identity\n",
+    { "--db", "mysql://u@h2/d2", NULL },
+    "--db: given on the command line, it replaces the database of ", NULL },
+  { "/cli/config-file/db-flag-drops-uri-tls",
+    "[mysql]\nuri = mysql://u@h/d?ssl-mode=required\n", { "--db", "mysql://u@h2/d2", NULL },
+    "the file's TLS (ssl-mode required)", NULL },
+  { "/cli/config-file/db-flag-own-tls",
+    "[mysql]\nhost = h\nuser = u\ndatabase = d\nssl-mode = verify-identity\n",
+    { "--db", "mysql://u@h2/d2?ssl-mode=disabled", NULL }, NULL, "db.servers=u@h2:3306/d2" },
+  { "/cli/config-file/db-flag-no-file-tls",
+    "[mysql]\nhost = h\nuser = u\ndatabase = d\nssl-mode = preferred\n",
+    { "--db", "mysql://u@h2/d2", NULL }, NULL, "db.servers=u@h2:3306/d2" },
   { "/cli/config-file/db-names-section-line",
     "\n[mysql]\nhost = h\nuser = u\ndatabase = d-b\n", { NULL },
     "ktally.conf:5: --db: database name 'd-b'", NULL },
@@ -1223,7 +1315,7 @@ test_placeholder_not_scrubbed (void)
   g_clear_error (&error);
   /* A one-letter password is blanked where it stands in its URI only. */
   g_assert_null (parse_args (short_pw, &error));
-  g_assert_nonnull (strstr (error->message, "database name 'd-b' is not a plain identifier"));
+  g_assert_nonnull (strstr (error->message, "database name 'd-b' is not a name ktally takes"));
 }
 
 static void
@@ -1300,16 +1392,280 @@ test_grants (void)
     }
 }
 
+/* A replay's range as ktally_job.replay_range stores it: text and back,
+ * what is refused, and the search by partition. */
+static void
+test_replay_range_text (void)
+{
+  static const char *const bad[] = {
+    "0:5", "0:5-", "0:-5", ":1-2", "x:1-2", "0:2-1", "1:0-1,0:0-1", "0:0-1,0:1-2", "0:1-2,",
+  };
+  g_autoptr(GArray) from = g_array_new (FALSE, FALSE, sizeof (KtPartitionOffset));
+  g_autoptr(GArray) until = g_array_new (FALSE, FALSE, sizeof (KtPartitionOffset));
+  g_autofree char *again = NULL;
+
+  g_assert_true (kt_replay_range_parse ("0:10-20,3:0-0,7:5-9223372036854775807", from, until,
+                                        NULL));
+  g_assert_cmpuint (from->len, ==, 3);
+  again = kt_replay_range_text (from, until);
+  g_assert_cmpstr (again, ==, "0:10-20,3:0-0,7:5-9223372036854775807");
+  g_assert_cmpint (kt_partition_offset_find (from, 3)->offset, ==, 0);
+  g_assert_cmpint (kt_partition_offset_find (until, 7)->offset, ==, G_MAXINT64);
+  g_assert_cmpint (kt_partition_offset_find (until, 0)->offset, ==, 20);
+  g_assert_null (kt_partition_offset_find (from, 1));
+  g_assert_null (kt_partition_offset_find (from, 8));
+  g_assert_null (kt_partition_offset_find (NULL, 0));
+  for (gsize i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_autoptr(GError) error = NULL;
+
+      g_array_set_size (from, 0);
+      g_array_set_size (until, 0);
+      g_assert_false (kt_replay_range_parse (bad[i], from, until, &error));
+      g_assert_error (error, KT_ERROR, KT_ERROR_USAGE);
+    }
+  /* --from's pairs: sorted, a partition given twice refused (next to
+   * itself once sorted). */
+  g_array_set_size (from, 0);
+  g_assert_true (kt_partition_offsets_parse ("--from", "5:1,0:2,3:3", from, NULL));
+  g_assert_cmpint (g_array_index (from, KtPartitionOffset, 0).partition, ==, 0);
+  g_assert_cmpint (g_array_index (from, KtPartitionOffset, 2).partition, ==, 5);
+  {
+    g_autoptr(GError) error = NULL;
+
+    g_array_set_size (from, 0);
+    g_assert_false (kt_partition_offsets_parse ("--from", "5:1,0:2,5:3", from, &error));
+    g_assert_error (error, KT_ERROR, KT_ERROR_USAGE);
+    g_assert_nonnull (strstr (error->message, "--from: partition 5 given twice"));
+  }
+}
+
+/* ---- Settings from the environment -------------------------------------- */
+
+/* Sets the environment's KTALLY_ variables to @pairs (NAME, VALUE, ...,
+ * NULL), after unsetting every other one. */
+static void
+set_env (const char *const *pairs)
+{
+  g_auto(GStrv) environ = g_get_environ ();
+
+  for (char **e = environ; *e != NULL; e++)
+    if (g_str_has_prefix (*e, "KTALLY_"))
+      {
+        g_autofree char *name = g_strndup (*e, strcspn (*e, "="));
+        g_unsetenv (name);
+      }
+  for (const char *const *p = pairs; p != NULL && *p != NULL; p += 2)
+    g_setenv (p[0], p[1], TRUE);
+}
+
+/* One order for every setting: flag > environment > file > default; a
+ * false from the environment turns off the file's switch; KTALLY_CONFIG
+ * names the file; a repeatable option takes one value a line. */
+static void
+test_env_precedence (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("kt-test-cli-XXXXXX", NULL);
+  g_autofree char *conf = g_build_filename (dir, "ktally.conf", NULL);
+  static const char ini[] = "[kafka]\nbrokers = file:9092\ntopic = logs\n"
+                            "[batch]\ninterval = 7\nmax-per-partition = 70\n"
+                            "exit-when-idle = true\n[log]\nverbose = true\n";
+
+  g_assert_true (g_file_set_contents (conf, ini, -1, NULL));
+  {
+    /* The default, the file, the environment, the flag: each wins over the
+     * one before. */
+    const char *env[] = { "KTALLY_CONFIG", conf, "KTALLY_INTERVAL", "3",
+                          "KTALLY_MAX_PER_PARTITION", "30", "KTALLY_BROKERS", "env:9092",
+                          "KTALLY_EXIT_WHEN_IDLE", "false", "KTALLY_QUIET", "1",
+                          "KTALLY_KAFKA_PROPERTY", "client.rack=r1\n\nsocket.nagle.disable=true\n",
+                          NULL };
+    const char *args[] = { "run", "--db", "mysql://u@h/db", "--interval", "9", NULL };
+    g_autoptr(GError) error = NULL;
+    g_autoptr(KtConfig) config = NULL;
+    g_autofree char *props = NULL;
+
+    set_env (env);
+    config = parse_args (args, &error);
+    g_assert_no_error (error);
+    g_assert_cmpfloat (config->run.interval, ==, 9);          /* the flag's */
+    g_assert_cmpint (config->run.max_per_partition, ==, 30);  /* the environment's */
+    g_assert_cmpstr (config->kafka.brokers, ==, "env:9092");
+    g_assert_cmpstr (config->job.topics[0], ==, "logs");      /* the file's */
+    g_assert_cmpint (config->run.max_batch_bytes, ==, 67108864);  /* the default */
+    g_assert_false (config->run.exit_when_idle);              /* false beat the file's true */
+    g_assert_true (config->log.verbose);
+    g_assert_true (config->log.quiet);
+    props = g_strjoinv (" ", config->kafka.properties);
+    g_assert_cmpstr (props, ==, "client.rack=r1 socket.nagle.disable=true");
+    g_assert_cmpstr (config->config_file, ==, conf);
+    g_assert_nonnull (config->env_given);
+    g_assert_true (g_strv_contains ((const char *const *) config->env_given, "KTALLY_INTERVAL"));
+    g_assert_null (config->env_ignored);
+  }
+  {
+    /* The command line's --config wins over KTALLY_CONFIG's. */
+    const char *env[] = { "KTALLY_CONFIG", "/nonexistent/ktally.conf", NULL };
+    const char *args[] = { "run", "--db", "mysql://u@h/db", "--config", conf, NULL };
+    g_autoptr(GError) error = NULL;
+    g_autoptr(KtConfig) config = NULL;
+
+    set_env (env);
+    config = parse_args (args, &error);
+    g_assert_no_error (error);
+    g_assert_cmpfloat (config->run.interval, ==, 7);
+  }
+  set_env (NULL);
+  g_remove (conf);
+  g_rmdir (dir);
+}
+
+/* A bad value from the environment names its variable; a variable of
+ * another command's setting, or of none, is left alone (a platform's own:
+ * KTALLY_SERVICE_HOST) and listed; an empty one gives nothing. */
+static void
+test_env_errors (void)
+{
+  static const struct
+  {
+    const char *name, *value;
+    const char *command;
+    const char *error;  /* the message's start, or NULL: parses */
+  } cases[] = {
+    { "KTALLY_INTERVAL", "5 s", "run", "KTALLY_INTERVAL: --interval: expected a duration" },
+    { "KTALLY_MODE", "sometimes", "run", "KTALLY_MODE: --mode: expected transactional|idempotent" },
+    { "KTALLY_VERBOSE", "yes please", "run", "KTALLY_VERBOSE: expected true or false" },
+    { "KTALLY_GROUP", "a b", "run", "KTALLY_GROUP: --group: 'a b' is not a valid group name" },
+    { "KTALLY_INTERVAL", "5 s", "status", NULL },   /* not status's */
+    { "KTALLY_INTERVAL", "", "run", NULL },         /* empty: nothing */
+    { "KTALLY_SERVICE_HOST", "10.0.0.1", "run", NULL },
+  };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      const char *env[] = { cases[i].name, cases[i].value, NULL };
+      const char *args[] = { cases[i].command, KAFKA, "--db", "mysql://u@h/db", NULL };
+      g_autoptr(GError) error = NULL;
+      g_autoptr(KtConfig) config = NULL;
+
+      g_test_message ("case %" G_GSIZE_FORMAT ": %s=%s", i, cases[i].name, cases[i].value);
+      set_env (env);
+      config = parse_args (args, &error);
+      if (cases[i].error == NULL)
+        {
+          g_assert_no_error (error);
+          if (g_str_equal (cases[i].name, "KTALLY_SERVICE_HOST"))
+            g_assert_true (g_strv_contains ((const char *const *) config->env_ignored,
+                                            "KTALLY_SERVICE_HOST"));
+          continue;
+        }
+      g_assert_error (error, KT_ERROR, KT_ERROR_USAGE);
+      g_test_message ("message: %s", error->message);
+      g_assert_true (g_str_has_prefix (error->message, cases[i].error));
+    }
+  set_env (NULL);
+}
+
+/* A secret from the environment is refused, never quoted, unless the
+ * command line says --env-secrets; the file and the flag are unchanged. */
+static void
+test_env_secrets (void)
+{
+  static const char *const cases[][2] = {
+    { "KTALLY_DB", "mysql://u:" PW "@h/db" },
+    { "KTALLY_KAFKA_PROPERTY", "client.rack=r1\nsasl.password=" PW },
+    { "KTALLY_KAFKA_PROPERTY", "ssl.key.password=" PW },
+  };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    for (int opted = 0; opted < 2; opted++)
+      {
+        const char *env[] = { cases[i][0], cases[i][1], NULL };
+        gboolean db = g_str_equal (cases[i][0], "KTALLY_DB");
+        g_autoptr(GPtrArray) args = g_ptr_array_new ();
+        g_autoptr(GError) error = NULL;
+        g_autoptr(KtConfig) config = NULL;
+
+        g_test_message ("case %" G_GSIZE_FORMAT ", --env-secrets %s", i, opted ? "given" : "not");
+        set_env (env);
+        for (const char *const *w = (const char *const[]) { "run", KAFKA, NULL }; *w; w++)
+          g_ptr_array_add (args, (gpointer) *w);
+        if (!db)  /* --db from the flag, the secret from KTALLY_KAFKA_PROPERTY */
+          {
+            g_ptr_array_add (args, (gpointer) "--db");
+            g_ptr_array_add (args, (gpointer) "mysql://u@h/db");
+          }
+        if (opted)
+          g_ptr_array_add (args, (gpointer) "--env-secrets");
+        g_ptr_array_add (args, NULL);
+        config = parse_args ((const char *const *) args->pdata, &error);
+        if (opted)
+          {
+            g_assert_no_error (error);
+            if (db)
+              g_assert_cmpstr (config->db.password, ==, PW);
+            continue;
+          }
+        g_assert_error (error, KT_ERROR, KT_ERROR_USAGE);
+        g_test_message ("message: %s", error->message);
+        g_assert_true (g_str_has_prefix (error->message, cases[i][0]));
+        g_assert_nonnull (strstr (error->message, "--env-secrets"));
+        g_assert_null (strstr (error->message, PW));
+      }
+  set_env (NULL);
+}
+
+/* Every setting has its variable, made from its name, and no two rows a
+ * command takes share one (the man page lists them from the same rows). */
+static void
+test_env_names (void)
+{
+  for (const KtCommand *const *c = kt_commands (); *c != NULL; c++)
+    {
+      g_autoptr(GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+      g_autoptr(KtOptionValues) values = kt_option_values_new (kt_option_tables (),
+                                                               kt_command_bits (*c));
+      guint n;
+      const KtOption *const *rows = kt_option_values_rows (values, &n);
+
+      for (guint i = 0; i < n; i++)
+        {
+          char *name = kt_option_env_name (rows[i]);
+
+          if (rows[i]->section != NULL)
+            g_assert_nonnull (name);
+          if (name == NULL)
+            continue;
+          g_assert_true (g_str_has_prefix (name, "KTALLY_"));
+          g_assert_true (g_hash_table_add (seen, name));
+        }
+    }
+  {
+    const KtOption *row = kt_option_lookup (kt_option_tables (), KT_CMD_RUN,
+                                            "max-per-partition");
+    g_autofree char *name = kt_option_env_name (row);
+    g_assert_cmpstr (name, ==, "KTALLY_MAX_PER_PARTITION");
+    row = kt_option_lookup (kt_option_tables (), KT_CMD_RESET, "execute");
+    g_assert_null (kt_option_env_name (row));
+  }
+}
+
 int
 main (int argc, char *argv[])
 {
   g_test_init (&argc, &argv, NULL);
-  /* The developer's own MYSQL_PWD must not leak into the expectations. */
+  /* The developer's own MYSQL_PWD must not leak into the expectations,
+   * nor the KTALLY_ settings of the environment. */
   g_unsetenv ("MYSQL_PWD");
+  set_env (NULL);
 
   for (gsize i = 0; i < G_N_ELEMENTS (run_cases); i++)
     g_test_add_data_func (run_cases[i].path, &run_cases[i], test_run_case);
   g_test_add_func ("/cli/init-db/db-only", test_init_db);
+  g_test_add_func ("/cli/env/precedence", test_env_precedence);
+  g_test_add_func ("/cli/env/errors", test_env_errors);
+  g_test_add_func ("/cli/env/secrets", test_env_secrets);
+  g_test_add_func ("/cli/env/names", test_env_names);
   g_test_add_func ("/cli/config-file/kafka-property-audit-init-db", test_file_kafka_property);
   for (gsize i = 0; i < G_N_ELEMENTS (bad_cases); i++)
     g_test_add_data_func (bad_cases[i].path, &bad_cases[i], test_bad_case);
@@ -1323,6 +1679,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/cli/identifier", test_identifier);
   g_test_add_func ("/cli/scrub-argv", test_scrub);
   g_test_add_func ("/cli/replay/job", test_replay_job);
+  g_test_add_func ("/cli/replay/range-text", test_replay_range_text);
   g_test_add_func ("/cli/db-password-file", test_password_file);
   g_test_add_func ("/cli/duration", test_duration);
   g_test_add_func ("/cli/duration/options", test_duration_options);

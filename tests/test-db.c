@@ -33,6 +33,15 @@ static const ListCase list_cases[] = {
     "kt@h1:3306,h2:3307/logs", { "h1:3306", "h2:3307", NULL }, "h1", 0 },
   { "/db/hosts/socket", "mysql://root@/logs?socket=/run/m.sock", "root@/run/m.sock/logs",
     { "/run/m.sock", NULL }, NULL, 0 },
+  /* localhost with a port is TCP to that port: two ports, two servers
+   * (the client library took both for its default socket). Without a
+   * port, it is that socket, and named so. */
+  { "/db/hosts/localhost-ports", "mysql://kt@localhost:3307,localhost:3308/logs",
+    "kt@localhost:3307,localhost:3308/logs", { "localhost:3307", "localhost:3308", NULL },
+    "localhost", 3307 },
+  { "/db/hosts/localhost-socket", "mysql://kt@localhost,localhost:3308/logs",
+    "kt@" MYSQL_UNIX_ADDR ",localhost:3308/logs", { MYSQL_UNIX_ADDR, "localhost:3308", NULL },
+    "localhost", 0 },
 };
 
 static void
@@ -45,6 +54,7 @@ test_list (gconstpointer data)
   guint n = g_strv_length ((char **) c->servers);
 
   g_unsetenv ("MYSQL_PWD");
+  g_unsetenv ("MYSQL_UNIX_PORT");
   g_assert_true (kt_db_uri_parse (c->uri, &db, &error));
   g_assert_no_error (error);
   g_assert_cmpstr (db.host, ==, c->host);
@@ -63,6 +73,7 @@ test_list (gconstpointer data)
     {
       g_autofree char *one = kt_db_host_text (&copy, i);
       g_assert_cmpstr (one, ==, c->servers[i]);
+      g_assert_cmpint (kt_db_host_by_socket (&copy, i), ==, c->servers[i][0] == '/');
     }
   kt_db_config_clear (&copy);
 }

@@ -91,6 +91,85 @@ test_gap (void)
                    parse_ok ("2024-03-31T01:30:00Z", NULL));
 }
 
+/* A local time a zone has twice (the clocks went back) is the first of
+ * the two, the earlier instant, decided by the offsets from UTC; one the
+ * zone skips is refused. Table-driven over zones whose daylight flag does
+ * not say which came first. */
+typedef struct
+{
+  const char *zone;
+  const char *local;
+  const char *utc;   /* the moment it must be; NULL: refused (a gap) */
+} Repeated;
+
+static void
+test_repeated_hour (void)
+{
+  static const Repeated cases[] = {
+    /* Berlin, 2024-10-27: 03:00 CEST (+2, daylight) back to 02:00 CET (+1). */
+    { "Europe/Berlin", "2024-10-27T02:30:00", "2024-10-27T00:30:00Z" },
+    { "Europe/Berlin", "2024-10-27T01:59:59", "2024-10-26T23:59:59Z" },
+    { "Europe/Berlin", "2024-10-27T03:00:00", "2024-10-27T02:00:00Z" },
+    { "Europe/Berlin", "2024-03-31T02:30:00", NULL },
+    /* Dublin, 2024-10-27: 02:00 IST (+1) back to 01:00 GMT (+0). tzdata
+     * flags GMT, the winter time, as the daylight one (a negative DST):
+     * a rule "daylight first" takes the second 01:30, 01:30Z. */
+    { "Europe/Dublin", "2024-10-27T01:30:00", "2024-10-27T00:30:00Z" },
+    { "Europe/Dublin", "2024-10-27T01:00:00", "2024-10-27T00:00:00Z" },
+    { "Europe/Dublin", "2024-10-27T00:59:59", "2024-10-26T23:59:59Z" },
+    { "Europe/Dublin", "2024-10-27T02:00:00", "2024-10-27T02:00:00Z" },
+    { "Europe/Dublin", "2024-07-01T12:00:00", "2024-07-01T11:00:00Z" },
+    { "Europe/Dublin", "2024-01-15T12:00:00", "2024-01-15T12:00:00Z" },
+    { "Europe/Dublin", "2024-03-31T01:30:00", NULL },
+    /* Lord Howe, 2024-04-07: 02:00 (+11) back to 01:30 (+10:30), a
+     * half-hour shift. */
+    { "Australia/Lord_Howe", "2024-04-07T01:45:00", "2024-04-06T14:45:00Z" },
+    { "Australia/Lord_Howe", "2024-04-07T01:30:00", "2024-04-06T14:30:00Z" },
+    { "Australia/Lord_Howe", "2024-04-07T01:29:59", "2024-04-06T14:29:59Z" },
+    { "Australia/Lord_Howe", "2024-04-07T02:00:00", "2024-04-06T15:30:00Z" },
+    /* ...and forward on 2024-10-06: 02:00 (+10:30) to 02:30 (+11). */
+    { "Australia/Lord_Howe", "2024-10-06T02:15:00", NULL },
+    { "Australia/Lord_Howe", "2024-10-06T02:30:00", "2024-10-05T15:30:00Z" },
+    /* Moscow, 2011-03-27: 02:00 (+3) to 03:00 (+4), both standard time,
+     * kept all year since; 2014-10-26: 02:00 (+4) back to 01:00 (+3),
+     * standard to standard again. */
+    { "Europe/Moscow", "2011-03-27T02:30:00", NULL },
+    { "Europe/Moscow", "2011-03-27T03:00:00", "2011-03-26T23:00:00Z" },
+    { "Europe/Moscow", "2011-03-27T01:59:59", "2011-03-26T22:59:59Z" },
+    { "Europe/Moscow", "2014-10-26T01:30:00", "2014-10-25T21:30:00Z" },
+    { "Europe/Moscow", "2014-10-26T01:00:00", "2014-10-25T21:00:00Z" },
+    { "Europe/Moscow", "2014-10-26T02:00:00", "2014-10-25T23:00:00Z" },
+    { "Europe/Moscow", "2013-01-15T12:00:00", "2013-01-15T08:00:00Z" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      const Repeated *c = &cases[i];
+      g_autoptr(GTimeZone) zone = g_time_zone_new_identifier (c->zone);
+      g_autoptr(GError) error = NULL;
+      gint64 ms = 7;
+      gboolean ok;
+
+      g_assert_nonnull (zone);
+      ok = kt_instant_parse ("--to-datetime", c->local, zone, &ms, &error);
+      if (c->utc == NULL)
+        {
+          if (ok)
+            g_error ("%s %s: read as %" G_GINT64_FORMAT ", not refused", c->zone, c->local, ms);
+          g_assert_error (error, KT_ERROR, KT_ERROR_USAGE);
+          g_assert_nonnull (strstr (error->message, "does not exist in the local time zone"));
+          continue;
+        }
+      if (!ok)
+        g_error ("%s %s: %s", c->zone, c->local, error->message);
+      if (ms != parse_ok (c->utc, NULL))
+        {
+          g_autofree char *got = kt_instant_format (ms);
+          g_error ("%s %s: read as %s, not %s", c->zone, c->local, got, c->utc);
+        }
+    }
+}
+
 static void
 test_refused (void)
 {
@@ -153,6 +232,7 @@ main (int argc, char **argv)
   g_test_add_func ("/instant/offsets", test_offsets);
   g_test_add_func ("/instant/naive", test_naive);
   g_test_add_func ("/instant/gap", test_gap);
+  g_test_add_func ("/instant/repeated-hour", test_repeated_hour);
   g_test_add_func ("/instant/refused", test_refused);
   g_test_add_func ("/instant/format", test_format);
   return g_test_run ();

@@ -4,7 +4,7 @@
  * refused, no value in any message), kt_kprops_apply (ktally's own values
  * win over anything given), kt_kprops_is_secret and kt_kprops_scrub. */
 #include <string.h>
-#include "autocleanups.h"
+#include "rdkafka-autocleanups.h"
 #include "error.h"
 #include "kprops.h"
 

@@ -196,7 +196,7 @@ test_writer (void)
 
       g_log_set_always_fatal (G_LOG_FATAL_MASK);  /* GTest makes warnings fatal */
       kt_log_init ();
-      kt_log_configure (&kt_log_format_json, FALSE, FALSE);
+      kt_log_configure (&kt_log_format_json, FALSE, FALSE, KT_LOG_TO_STDERR);
       kt_log_event_string (e, "job", "j");
       kt_log_event_int (e, "lag", -7);
       /* Never a locale's decimal comma; NaN is no JSON number. */
@@ -206,7 +206,7 @@ test_writer (void)
       kt_log_event_emit (e, G_LOG_LEVEL_DEBUG, "not without --verbose");
       g_message ("plain %s", "message");
       g_debug ("not without --verbose either");
-      kt_log_configure (&kt_log_format_logfmt, FALSE, TRUE);
+      kt_log_configure (&kt_log_format_logfmt, FALSE, TRUE, KT_LOG_TO_STDERR);
       g_message ("not with --quiet");
       g_warning ("a warning");
       kt_log_exit (3, "cannot connect");

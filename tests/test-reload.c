@@ -196,6 +196,45 @@ test_poll (void)
   g_rmdir (dir);
 }
 
+/* A reload reads the file as a start does: a TLS setting it would drop is
+ * refused there too (the running settings kept), whether the file's uri
+ * has it beside it or the command line's --db replaces the file's. */
+static void
+test_poll_tls_kept (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("kt-test-reload-XXXXXX", NULL);
+  g_autofree char *conf = g_build_filename (dir, "ktally.conf", NULL);
+  const char *by_file[] = { BASE, "--config", conf, NULL };
+  const char *by_flag[] = { BASE, "--db", "mysql://u@h/d", "--config", conf, NULL };
+
+  for (int flag = 0; flag < 2; flag++)
+    {
+      g_autoptr(KtConfig) running = NULL;
+      g_autoptr(KtReload) reload = NULL;
+      g_auto(KtRunSettings) a = { 0 };
+      gboolean did;
+
+      g_assert_true (g_file_set_contents (conf, "[mysql]\nuri = mysql://u@h/d\n[batch]\n"
+                                          "interval = 2\n", -1, NULL));
+      running = parse (flag ? by_flag : by_file);
+      reload = kt_reload_new (running);
+      kt_run_settings_init (&a, &running->run, &running->db);
+      g_assert_true (g_file_set_contents (conf, flag
+                                          ? "[mysql]\nhost = h\nuser = u\ndatabase = d\n"
+                                            "ssl-mode = verify-identity\n[batch]\ninterval = 1\n"
+                                          : "[mysql]\nuri = mysql://u@h/d\n"
+                                            "ssl-mode = verify-identity\n[batch]\ninterval = 1\n",
+                                          -1, NULL));
+      kt_reload_request ();
+      g_assert_false (kt_reload_poll (reload, &a, &did));
+      g_assert_true (did);
+      g_assert_cmpfloat (a.interval, ==, 2);
+      g_assert_cmpint (a.db.ssl_mode, ==, KT_SSL_PREFERRED);
+    }
+  g_remove (conf);
+  g_rmdir (dir);
+}
+
 
 int
 main (int argc, char *argv[])
@@ -207,5 +246,6 @@ main (int argc, char *argv[])
   g_test_add_func ("/reload/diff/structured", test_diff_structured);
   g_test_add_func ("/reload/diff/after-reload", test_diff_after_reload);
   g_test_add_func ("/reload/poll", test_poll);
+  g_test_add_func ("/reload/poll/tls-kept", test_poll_tls_kept);
   return g_test_run ();
 }

@@ -57,19 +57,33 @@ parse_offset (const char *p, int *seconds)
 
 /* The UTC seconds of the naive @local (seconds since the epoch as if it
  * were UTC) in @zone: FALSE where the zone skips it. Of a time the zone
- * has twice, the first (the daylight one, before the clocks went back). */
+ * has twice, the first: the earliest instant, i.e. the larger offset from
+ * UTC. Decided by the offsets, not by the daylight flag, which says
+ * nothing about order: Europe/Dublin flags its winter time as the
+ * daylight one (a negative DST), and Moscow fell back in 2014 from one
+ * standard time to another.
+ *
+ * Every interval in force within a day and a bit of @local is a
+ * candidate (no zone is more than 26 hours from UTC); @local read with a
+ * candidate's offset is an instant of that zone when the instant falls in
+ * that same interval. */
 static gboolean
 naive_to_utc (GTimeZone *zone, gint64 local, gint64 *utc)
 {
-  int interval = g_time_zone_find_interval (zone, G_TIME_TYPE_DAYLIGHT, local);
+  const gint64 reach = 26 * 3600;
+  int first = g_time_zone_find_interval (zone, G_TIME_TYPE_UNIVERSAL, local - reach);
+  int last = g_time_zone_find_interval (zone, G_TIME_TYPE_UNIVERSAL, local + reach);
+  gint64 best = G_MAXINT64;
 
-  if (interval < 0)
-    interval = g_time_zone_find_interval (zone, G_TIME_TYPE_STANDARD, local);
-  if (interval < 0)
-    return FALSE;
-  *utc = local - g_time_zone_get_offset (zone, interval);
-  /* A time in a gap maps to an instant of another interval. */
-  return g_time_zone_find_interval (zone, G_TIME_TYPE_UNIVERSAL, *utc) == interval;
+  for (int i = first; i <= last; i++)
+    {
+      gint64 at = local - g_time_zone_get_offset (zone, i);
+
+      if (g_time_zone_find_interval (zone, G_TIME_TYPE_UNIVERSAL, at) == i)
+        best = MIN (best, at);
+    }
+  *utc = best;
+  return best != G_MAXINT64;
 }
 
 gboolean

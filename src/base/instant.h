@@ -8,7 +8,9 @@
  * (or -). A time without an offset is naive: it is read in the time zone
  * given (the commands give the local one, TZ's), and refused where that
  * zone skips it (a spring-forward gap); a time that zone has twice (the
- * hour after a fall-back) is the first of the two. */
+ * hour after a fall-back) is the first of the two: the earlier instant,
+ * found by the offsets from UTC, whichever the zone flags as daylight
+ * time. */
 #pragma once
 #include <glib.h>
 

@@ -3,8 +3,9 @@
  * GLib's records (g_message()...) and ours (KtLogEvent, with typed
  * fields) both end in write_record(): filtered by level, then handed to
  * journald (the text format under systemd) or formatted and written to
- * stderr, above the status line if there is one. One mutex keeps lines
- * whole when several threads log (topics, librdkafka's threads). */
+ * stderr (or stdout: --log-to), above the status line if there is one.
+ * One mutex keeps lines whole when several threads log (topics,
+ * librdkafka's threads). */
 #include "log.h"
 
 #include <math.h>
@@ -21,11 +22,12 @@ static struct
 {
   const KtLogFormat *format;
   gboolean           verbose, quiet;
-  gboolean           journald;  /* stderr is the journal's stream */
+  gboolean           journald;  /* the stream is the journal's */
   gboolean           tty;       /* stderr is a terminal */
   GMutex             lock;      /* the output and the status line */
   char              *status;    /* the status line shown, or NULL */
-} logger = { &kt_log_format_text, FALSE, FALSE, FALSE, FALSE, { 0 }, NULL };
+  FILE              *out;       /* where records go: stderr, or stdout; NULL: stderr */
+} logger = { &kt_log_format_text, FALSE, FALSE, FALSE, FALSE, { 0 }, NULL, NULL };
 
 struct _KtLogEvent
 {
@@ -45,48 +47,6 @@ kt_log_format_lookup (const char *name, GError **error)
 }
 
 void
-kt_log_append_time (GString *out, gint64 time)
-{
-  g_autoptr(GDateTime) at = g_date_time_new_from_unix_utc (time / G_USEC_PER_SEC);
-  g_autofree char *stamp = g_date_time_format (at, "%Y-%m-%dT%H:%M:%S");
-
-  g_string_append_printf (out, "%s.%03dZ", stamp, (int) (time % G_USEC_PER_SEC / 1000));
-}
-
-void
-kt_log_append_quoted (GString *out, const char *text)
-{
-  g_autofree char *valid = g_utf8_make_valid (text, -1);
-
-  g_string_append_c (out, '"');
-  for (const char *p = valid; *p != '\0'; p++)
-    switch (*p)
-      {
-      case '"':
-        g_string_append (out, "\\\"");
-        break;
-      case '\\':
-        g_string_append (out, "\\\\");
-        break;
-      case '\n':
-        g_string_append (out, "\\n");
-        break;
-      case '\r':
-        g_string_append (out, "\\r");
-        break;
-      case '\t':
-        g_string_append (out, "\\t");
-        break;
-      default:
-        if ((guchar) *p < 0x20 || *p == 0x7f)
-          g_string_append_printf (out, "\\u%04x", (guchar) *p);
-        else
-          g_string_append_c (out, *p);
-      }
-  g_string_append_c (out, '"');
-}
-
-void
 kt_log_init (void)
 {
   logger.journald = g_log_writer_is_journald (fileno (stderr));
@@ -95,11 +55,13 @@ kt_log_init (void)
 }
 
 void
-kt_log_configure (const KtLogFormat *format, gboolean verbose, gboolean quiet)
+kt_log_configure (const KtLogFormat *format, gboolean verbose, gboolean quiet, int to)
 {
   logger.format = format != NULL ? format : &kt_log_format_text;
   logger.verbose = verbose;
   logger.quiet = quiet;
+  logger.out = to == KT_LOG_TO_STDOUT ? stdout : stderr;
+  logger.journald = g_log_writer_is_journald (fileno (logger.out));
 }
 
 void
@@ -112,7 +74,8 @@ kt_log_set_verbosity (gboolean verbose, gboolean quiet)
 gboolean
 kt_log_interactive (void)
 {
-  return logger.tty && !logger.journald && logger.format == &kt_log_format_text;
+  return logger.tty && !logger.journald && logger.format == &kt_log_format_text
+         && (logger.out == NULL || logger.out == stderr);
 }
 
 /* Whether --verbose and --quiet let a record of @level through. */
@@ -159,14 +122,16 @@ priority_of (const char *level)
 static void
 put_line (const char *line)
 {
+  FILE *out = logger.out != NULL ? logger.out : stderr;
+
   g_mutex_lock (&logger.lock);
   if (logger.status != NULL)
     fputs ("\r\033[K", stderr);
-  fputs (line, stderr);
-  fputc ('\n', stderr);
+  fputs (line, out);
+  fputc ('\n', out);
   if (logger.status != NULL)
     fputs (logger.status, stderr);
-  fflush (stderr);
+  fflush (out);
   g_mutex_unlock (&logger.lock);
 }
 

@@ -40,12 +40,20 @@ typedef struct
   void (*format) (const KtLogRecord *record, GString *out);
 } KtLogFormat;
 
-/* How a command logs: --verbose, --quiet, --log-format. */
+/* Where records go: --log-to. */
+typedef enum
+{
+  KT_LOG_TO_STDERR,
+  KT_LOG_TO_STDOUT,  /* a container's log stream: for commands that print nothing */
+} KtLogTo;
+
+/* How a command logs: --verbose, --quiet, --log-format, --log-to. */
 typedef struct
 {
   gboolean           verbose;
   gboolean           quiet;
   const KtLogFormat *format;  /* static; NULL: text */
+  int                to;      /* KtLogTo */
 } KtLogOptions;
 
 extern const KtLogFormat kt_log_format_text, kt_log_format_json, kt_log_format_logfmt;
@@ -68,8 +76,9 @@ const KtLogFormat *kt_log_format_lookup (const char *name, GError **error);
 void kt_log_init      (void);
 
 /* Applies the options: @format (NULL: text), @verbose adds debug and info
- * records, @quiet keeps warnings and errors only. */
-void kt_log_configure (const KtLogFormat *format, gboolean verbose, gboolean quiet);
+ * records, @quiet keeps warnings and errors only, @to the stream records
+ * are written to (KtLogTo; whether it is the journal's is looked at again). */
+void kt_log_configure (const KtLogFormat *format, gboolean verbose, gboolean quiet, int to);
 
 /* --verbose and --quiet again, while other threads log (a reload). */
 void kt_log_set_verbosity (gboolean verbose, gboolean quiet);

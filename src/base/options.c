@@ -3,11 +3,14 @@
  * no option by name: the rows do. */
 #include "options.h"
 
+#include "names.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
 #include "error.h"
+#include "names.h"
 
 /* What GOption fills in for one row. */
 typedef struct
@@ -128,11 +131,16 @@ kt_option_help (const KtOption *row, const KtOptionNote *notes)
   const char *fallback = row->fallback_doc != NULL ? row->fallback_doc : row->fallback;
   gboolean any = FALSE;
 
-  if (row->type == KT_OPT_WORD || bounded || fallback != NULL)
+  if (row->type == KT_OPT_WORD || row->type == KT_OPT_TABLE || bounded || fallback != NULL)
     g_string_append (out, " (");
   if (row->type == KT_OPT_WORD)
     {
       append_words (out, row->words);
+      any = TRUE;
+    }
+  if (row->type == KT_OPT_TABLE)
+    {
+      g_string_append (out, "a table name: " KT_TABLE_NAME_RULE);
       any = TRUE;
     }
   if (bounded)
@@ -153,7 +161,7 @@ kt_option_help (const KtOption *row, const KtOptionNote *notes)
     }
   if (fallback != NULL)
     g_string_append_printf (out, "%sdefault: %s", any ? "; " : "", fallback);
-  if (row->type == KT_OPT_WORD || bounded || fallback != NULL)
+  if (row->type == KT_OPT_WORD || row->type == KT_OPT_TABLE || bounded || fallback != NULL)
     g_string_append (out, ")");
   return g_string_free (out, FALSE);
 }
@@ -409,6 +417,7 @@ field_clear (const KtOption *row, gpointer target)
   switch (row->type)
     {
     case KT_OPT_TEXT:
+    case KT_OPT_TABLE:
     case KT_OPT_PATH:
       g_clear_pointer ((char **) field, g_free);
       break;
@@ -447,6 +456,11 @@ field_set (const KtOption *row, const char *flag, const char *text, gpointer tar
     {
     case KT_OPT_TEXT:
     case KT_OPT_PATH:
+      *(char **) field = g_strdup (text);
+      return TRUE;
+    case KT_OPT_TABLE:
+      if (!kt_table_name_check (flag, text, NULL, error))
+        return FALSE;
       *(char **) field = g_strdup (text);
       return TRUE;
     case KT_OPT_INT:
@@ -598,6 +612,7 @@ kt_option_text (const KtOption *row, gconstpointer target)
   switch (row->type)
     {
     case KT_OPT_TEXT:
+    case KT_OPT_TABLE:
     case KT_OPT_PATH:
       return g_strdup (*(char *const *) field);
     case KT_OPT_INT:
@@ -748,6 +763,30 @@ kt_option_lookup_key (const KtOption *const *tables, KtCommandBits command,
   return NULL;
 }
 
+/* ---- The environment ---------------------------------------------------------- */
+
+char *
+kt_option_env_name (const KtOption *row)
+{
+  char *name;
+
+  if ((row->flags & KT_OPT_FILE_ONLY)
+      || (row->section == NULL && !(row->flags & KT_OPT_ENV)))
+    return NULL;
+  name = g_strdup_printf ("KTALLY_%s", row->name);
+  for (char *p = name; *p != '\0'; p++)
+    *p = *p == '-' ? '_' : g_ascii_toupper (*p);
+  return name;
+}
+
+gboolean
+kt_option_holds_secret (const KtOption *row, const char *text)
+{
+  if (row->flags & KT_OPT_SECRET)
+    return TRUE;
+  return row->secret != NULL && text != NULL && row->secret (text);
+}
+
 /* ---- man(7) ------------------------------------------------------------------ */
 
 /* @text with man(7)'s specials escaped: backslashes, a leading dot or
@@ -766,11 +805,31 @@ append_roff (GString *out, const char *text)
       g_string_append_c (out, *p);
 }
 
+/* "Environment: KTALLY_NAME." after an option's or a key's paragraph, when
+ * it has one. */
+static void
+man_env (GString *out, const KtOption *row, const char *env)
+{
+  if (env == NULL)
+    return;
+  g_string_append (out, "Environment: \\fB");
+  append_roff (out, env);
+  g_string_append (out, "\\fR");
+  if (row->type == KT_OPT_REPEAT)
+    g_string_append (out, ", one value a line");
+  if (row->type == KT_OPT_SWITCH)
+    g_string_append (out, "=\\fBtrue\\fR|\\fBfalse\\fR");
+  if (row->secret != NULL || (row->flags & KT_OPT_SECRET))
+    g_string_append (out, " (a secret in it only with \\fB\\-\\-env\\-secrets\\fR)");
+  g_string_append (out, ".\n");
+}
+
 /* One option as a .TP paragraph of a command's OPTIONS. */
 static void
 man_row (GString *out, const KtOption *row, const KtOptionNote *notes)
 {
   g_autofree char *help = kt_option_help (row, notes);
+  g_autofree char *env = kt_option_env_name (row);
 
   g_string_append (out, ".TP\n");
   if (row->letter != 0)
@@ -798,6 +857,7 @@ man_row (GString *out, const KtOption *row, const KtOptionNote *notes)
     }
   else if (row->flags & KT_OPT_RELOAD)
     g_string_append (out, "SIGHUP applies a change.\n");
+  man_env (out, row, env);
 }
 
 void
@@ -820,6 +880,7 @@ void
 kt_option_man_key (GString *out, const KtOption *row, const char *commands)
 {
   g_autofree char *help = kt_option_help (row, NULL);
+  g_autofree char *env = kt_option_env_name (row);
 
   g_string_append (out, ".TP\n\\fB");
   append_roff (out, row->name);
@@ -844,4 +905,5 @@ kt_option_man_key (GString *out, const KtOption *row, const char *commands)
   g_string_append (out, "Read by ");
   append_roff (out, commands);
   g_string_append (out, row->flags & KT_OPT_RELOAD ? "; SIGHUP applies a change.\n" : ".\n");
+  man_env (out, row, env);
 }

@@ -38,6 +38,7 @@ enum
 typedef enum
 {
   KT_OPT_TEXT,     /* char *: UTF-8 text */
+  KT_OPT_TABLE,    /* char *: a table's name (names.h's rule, which the help states) */
   KT_OPT_PATH,     /* char *: a file name, bytes as given */
   KT_OPT_INT,      /* gint64 within [min, max]; -1 when unset (then min >= 0) */
   KT_OPT_SECONDS,  /* double: a duration (500ms, 5s, 2m, 12h, 7d) within [min, max]; 0 when unset */
@@ -55,6 +56,9 @@ typedef enum
   KT_OPT_FILE_ONLY = 1 << 2,  /* a config-file key, no flag ([mysql] host) */
   KT_OPT_SET       = 1 << 3,  /* KT_OPT_LIST: order and repeats mean nothing */
   KT_OPT_OPEN_MIN  = 1 << 4,  /* min itself is not allowed (an interval > 0) */
+  /* A setting without a config-file section that the environment gives
+   * too (--db, --config); every row with a section has its variable. */
+  KT_OPT_ENV       = 1 << 5,
 } KtOptionFlags;
 
 typedef struct _KtOption KtOption;
@@ -87,6 +91,11 @@ struct _KtOption
                          GError **error);
   void        (*clear)  (gpointer field);
   char       *(*text)   (gconstpointer field);
+  /* Whether @text, a value of this row, holds a secret (a password in a
+   * URI, a secret librdkafka property): the environment may give such a
+   * value only when the user says so (--env-secrets). NULL: never, but
+   * for KT_OPT_SECRET rows, which always do. */
+  gboolean    (*secret) (const char *text);
   const char   *needs;      /* another option this one means nothing without: given
                              * alone it is refused, and not described */
   const char   *metavar;    /* the value's name in --help: "N", "DURATION" */
@@ -186,6 +195,17 @@ const KtOption *kt_option_lookup (const KtOption *const *tables, KtCommandBits c
  * or NULL. */
 const KtOption *kt_option_lookup_key (const KtOption *const *tables, KtCommandBits command,
                                       const char *section, const char *key);
+
+/* ---- The environment ------------------------------------------------------- */
+
+/* The environment variable that gives @row: "KTALLY_" and its long name
+ * upper-cased, each '-' a '_' (--max-per-partition: KTALLY_MAX_PER_PARTITION),
+ * for a row with a config-file section or KT_OPT_ENV; NULL for the others
+ * (what one command does: --execute, --json, --check). New string. */
+char *kt_option_env_name (const KtOption *row);
+
+/* Whether @text, a value of @row, holds a secret (see KtOption.secret). */
+gboolean kt_option_holds_secret (const KtOption *row, const char *text);
 
 /* ---- Help and man pages ---------------------------------------------------- */
 

@@ -47,6 +47,24 @@ clear_db (gpointer field)
   db->defaults_file = g_steal_pointer (&defaults_file);
 }
 
+/* A --db URI with a password in it. */
+static gboolean
+secret_db (const char *text)
+{
+  g_auto(GStrv) secrets = kt_db_uri_secrets (text);
+
+  return secrets[0] != NULL;
+}
+
+/* -X KEY=VALUE of a property librdkafka keeps secret (sasl.password...). */
+static gboolean
+secret_property (const char *text)
+{
+  g_autofree char *key = g_strndup (text, strcspn (text, "="));
+
+  return kt_kprops_is_secret (key);
+}
+
 /* The URI is described as [mysql] keys (describe.c), never with its password. */
 static char *
 text_db (gconstpointer field)
@@ -146,6 +164,7 @@ static const char *const starts[] = { "earliest", "latest", NULL };
 static const char *const losses[] = { "fail", "skip", NULL };
 static const char *const stores[] = { "mysql", "kafka", NULL };
 static const char *const log_formats[] = { "text", "json", "logfmt", NULL };
+static const char *const log_streams[] = { "stderr", "stdout", NULL };
 
 const KtOption kt_option_table[] = {
   /* Kafka */
@@ -163,29 +182,31 @@ const KtOption kt_option_table[] = {
     .fallback_doc = "all", .metavar = "LIST",
     .help = "Read only these partitions, e.g. 0-3,7 (a static share)" },
   { "kafka-property", 'X', NULL, KT_OPT_REPEAT, AT (kafka.properties),
-    .commands = KAFKA_CMDS | MANAGE_CMDS | KT_CMD_AUDIT, .metavar = "KEY=VALUE",
+    .commands = KAFKA_CMDS | MANAGE_CMDS | KT_CMD_AUDIT, .flags = KT_OPT_ENV,
+    .secret = secret_property, .metavar = "KEY=VALUE",
     .help = "librdkafka property (repeatable), e.g. -X security.protocol=SSL; in a config "
             "file, any other key of [kafka]. Those exactly-once depends on "
             "(enable.auto.commit, isolation.level...) are refused" },
 
   /* MySQL */
   { "db", 0, NULL, KT_OPT_CUSTOM, AT (db), .commands = DB_CMDS | KT_CMD_CONFIG,
-    .parse = parse_db, .clear = clear_db, .text = text_db, .metavar = "URI",
+    .flags = KT_OPT_ENV, .secret = secret_db, .parse = parse_db, .clear = clear_db, .text = text_db, .metavar = "URI",
     .help = "MySQL database: mysql://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?socket=PATH]"
             "[&ssl-mode=required|verify-ca|verify-identity&ssl-ca=PATH...]; keep the "
             "password out of it (MYSQL_PWD, --db-password-file, --db-defaults-file). In a "
             "config file: [mysql] uri, or the keys below" },
   { "db-password-file", 0, NULL, KT_OPT_PATH, AT (db.password_file),
-    .commands = DB_CMDS | KT_CMD_CONFIG, .flags = KT_OPT_RELOAD, .metavar = "FILE",
+    .commands = DB_CMDS | KT_CMD_CONFIG, .flags = KT_OPT_RELOAD | KT_OPT_ENV, .metavar = "FILE",
     .help = "Read the MySQL password from the first line of this file (mode 0600 or 0400); "
             "read again at every connection. In a config file: [mysql] password-file" },
   { "db-defaults-file", 0, NULL, KT_OPT_PATH, AT (db.defaults_file),
-    .commands = DB_CMDS | KT_CMD_CONFIG, .flags = KT_OPT_RELOAD, .metavar = "FILE",
+    .commands = DB_CMDS | KT_CMD_CONFIG, .flags = KT_OPT_RELOAD | KT_OPT_ENV, .metavar = "FILE",
     .help = "A MySQL option file whose [client] group gives the password (or more). In a "
             "config file: [mysql] defaults-file" },
   /* [mysql]'s keys that make up --db in a config file (config.c). */
   { "uri", 0, "mysql", KT_OPT_TEXT, 0, .commands = DB_CMDS | KT_CMD_CONFIG,
-    .flags = KT_OPT_FILE_ONLY, .help = "The whole --db URI (the keys below are ignored then)" },
+    .flags = KT_OPT_FILE_ONLY, .help = "The whole --db URI, TLS in its query; not with the "
+    "keys below (a file with both is refused: one of them would be ignored)" },
   { "host", 0, "mysql", KT_OPT_TEXT, 0, .commands = DB_CMDS | KT_CMD_CONFIG,
     .flags = KT_OPT_FILE_ONLY, .help = "The server's host name or address" },
   { "port", 0, "mysql", KT_OPT_TEXT, 0, .commands = DB_CMDS | KT_CMD_CONFIG,
@@ -227,11 +248,11 @@ const KtOption kt_option_table[] = {
     .commands = KT_CMD_RUN, .identity = "job.offsets", .metavar = "WHERE",
     .help = "Where idempotent mode keeps offsets: mysql (kafka_offset) or kafka (the "
             "consumer group ktally-JOB)" },
-  { "table", 0, "batch", KT_OPT_TEXT, AT (job.table), .fallback = "error_log",
+  { "table", 0, "batch", KT_OPT_TABLE, AT (job.table), .fallback = "error_log",
     .commands = KT_CMD_RUN, .identity = "job.output", .metavar = "NAME",
     .help = "Table the counts go to (created if absent, in the shape --by and --sum give; "
             "idempotent mode: a view NAME over the per-topic table NAME_topic)" },
-  { "table", 0, NULL, KT_OPT_TEXT, AT (job.table), .fallback = "error_log_replay",
+  { "table", 0, NULL, KT_OPT_TABLE, AT (job.table), .fallback = "error_log_replay",
     .commands = KT_CMD_REPLAY, .identity = "job.output", .metavar = "NAME",
     .help = "Table the counts are added to (created like error_log if absent)" },
   { "share-table", 0, "batch", KT_OPT_SWITCH, AT (job.share_table), .commands = KT_CMD_RUN,
@@ -305,7 +326,7 @@ const KtOption kt_option_table[] = {
 
   /* Every command */
   { "config", 'c', NULL, KT_OPT_PATH, AT (config_file), .commands = KT_CMD_ALL,
-    .metavar = "FILE",
+    .flags = KT_OPT_ENV, .metavar = "FILE",
     .help = "Read options from this INI file first ([kafka] [mysql] [batch] [parse] "
             "[http] [log]; keys spelled like the long options); flags given here win" },
   { "verbose", 'v', "log", KT_OPT_SWITCH, AT (log.verbose), .commands = KT_CMD_ALL,
@@ -318,6 +339,16 @@ const KtOption kt_option_table[] = {
     .clear = clear_log_format, .text = text_log_format, .metavar = "FORMAT",
     .help = "text (the journal's fields under systemd), json or logfmt: one object or "
             "line of key=value pairs per record, a batch's figures as fields" },
+  { "log-to", 0, "log", KT_OPT_WORD, AT (log.to), .words = log_streams, .fallback = "stderr",
+    .commands = KT_CMD_RUN | KT_CMD_REPLAY, .metavar = "STREAM",
+    .help = "Where the records go: stderr, or stdout (a container's log stream; run and "
+            "replay print nothing else there). The error that ends the process goes "
+            "there too" },
+  { "env-secrets", 0, NULL, KT_OPT_SWITCH, AT (env_secrets), .commands = KT_CMD_ALL,
+    .help = "Take secrets from the environment too: a password in KTALLY_DB, a secret "
+            "property in KTALLY_KAFKA_PROPERTY. Without it they are refused, since the "
+            "environment shows in `podman inspect`, /proc/PID/environ and a pod's spec: "
+            "mount a file and give --db-password-file instead" },
   KT_OPTION_END
 };
 
@@ -337,8 +368,11 @@ kt_config_free (KtConfig *config)
   g_free (config->own);
   g_free (config->job.topic);
   g_free (config->job.replay_range);
+  g_free (config->job.replay_times);
   kt_db_config_clear (&config->db);
   g_strfreev (config->words);
+  g_strfreev (config->env_given);
+  g_strfreev (config->env_ignored);
   g_free (config);
 }
 
@@ -508,13 +542,7 @@ kt_options_db (KtConfig *config, GError **error)
 gboolean
 kt_options_table (KtConfig *config, const KtOptionValues *values, GError **error)
 {
-  if (!kt_is_identifier (config->job.table))
-    {
-      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
-                   "--table: '%s' is not a plain identifier (letters, digits and _, "
-                   "at most 64 characters)", config->job.table);
-      return FALSE;
-    }
+  (void) error;  /* the row (KT_OPT_TABLE) checked the name */
   config->job.table_explicit = kt_option_given (values, "table");
   return TRUE;
 }
@@ -682,7 +710,11 @@ kt_config_identity (const KtConfig *config, const KtJobKind *kind, KtIdentity *i
     }
   /* A replay is its range too: under a --job given again with another
    * range it would resume from the first range's offsets. */
-  kt_identity_add (id, FALSE, "replay_range", "--from/--until", config->job.replay_range,
+  kt_identity_add (id, FALSE, "replay_times", "--from-datetime/--until-datetime",
+                   config->job.replay_times, NULL, TRUE);
+  kt_identity_add (id, FALSE, "replay_range", config->job.replay_times != NULL
+                   ? "the offsets its --from-datetime/--until-datetime resolved to"
+                   : "--from/--until", config->job.replay_range,
                    NULL, TRUE);
   /* ktally_table: what its rows are, and every kind's rows that say what
    * they mean; those of another kind than this job's are '' (not its). */
@@ -721,7 +753,7 @@ kt_config_chart (const KtConfig *config, const KtJobKind *kind, KtHttpChart *cha
 
 gboolean
 kt_config_run (const KtConfig *config, const KtRunHooks *hooks, volatile int *stop,
-               KtRunTotals *totals, GError **error)
+               KtRangeStats *totals, GError **error)
 {
   const KtJobKind *kind = kt_kind_lookup (config->job.kind, kt_mode_names[config->job.mode],
                                           error);

@@ -21,9 +21,16 @@
 
 /* A command's settings: each part in the struct of the layer that uses it,
  * so that none below the commands sees the whole. */
+struct _KtCommand;
+
 typedef struct
 {
   const char     *command;   /* the command's name (static): "run", "replay"... */
+  const struct _KtCommand *cmd;  /* that command (command.h) */
+  /* What it was parsed against (static, config.h): every command, and
+   * every table of options. A reload parses the words again against them. */
+  const struct _KtCommand *const *commands;
+  const KtOption *const *tables;
   /* The command's words as parsed (the --config file named in them, not
    * its contents): a reload (SIGHUP) parses them again. */
   char          **words;
@@ -33,10 +40,16 @@ typedef struct
   KtKafkaOptions  kafka;     /* where Kafka is (kafka/source.h) */
   KtRunOptions    run;       /* how the scheduler runs it (core/run.h) */
   KtHealthOptions health;    /* --http and its health bounds (observe/http.h) */
-  KtLogOptions    log;       /* --verbose, --quiet, --log-format (base/log.h) */
+  KtLogOptions    log;       /* --verbose, --quiet, --log-format, --log-to (base/log.h) */
   gboolean        json;      /* status, jobs, reset: --json */
   gboolean        dry_run;   /* reset, forget: --dry-run (the default) */
   gboolean        execute;   /* reset, forget: --execute */
+  gboolean        env_secrets;  /* --env-secrets */
+  /* The KTALLY_ variables that gave settings, and those set that are no
+   * setting of ktally (ignored: a platform sets its own, KTALLY_SERVICE_HOST),
+   * for config --check; NULL when none. */
+  char          **env_given;
+  char          **env_ignored;
   /* The command's own options (its table, commands.h), or NULL. */
   gpointer        own;
   const KtOption *kind_options;  /* the table that filled job.options */
@@ -70,7 +83,7 @@ gboolean kt_options_kafka   (KtConfig *config, const KtOptionValues *values,
 gboolean kt_options_db      (KtConfig *config, GError **error);
 /* What run and replay share: the kind, the mode, the fields of --by... */
 gboolean kt_options_run     (KtConfig *config, GError **error);
-/* --table: a name of ktally's rules (or @fallback's default). */
+/* --table: whether it was given (its row, KT_OPT_TABLE, checked the name). */
 gboolean kt_options_table   (KtConfig *config, const KtOptionValues *values, GError **error);
 /* --job: required when @required; of the rules of job names. */
 gboolean kt_options_job     (KtConfig *config, gboolean required, const char *hint,
@@ -97,6 +110,6 @@ void     kt_config_chart    (const KtConfig *config, const struct _KtJobKind *ki
 /* Runs the job of @config (run.h's kt_run(), with its identity and
  * chart made here). */
 gboolean kt_config_run      (const KtConfig *config, const KtRunHooks *hooks,
-                             volatile int *stop, KtRunTotals *totals, GError **error);
+                             volatile int *stop, KtRangeStats *totals, GError **error);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (KtConfig, kt_config_free)

@@ -5,12 +5,13 @@
  * partitions) and MySQL (the database, its schema version, the grants
  * ktally needs) and says so in comments after the settings. It creates
  * nothing: no table, no offset, no consumer group. */
-#include "commands.h"
-#include "describe.h"
+#include "command.h"
 
 #include <stddef.h>
-
 #include <stdio.h>
+#include "cmd-run.h"
+#include "config.h"
+#include "describe.h"
 #include "error.h"
 #include "retry.h"
 #include "schema.h"
@@ -62,7 +63,7 @@ check (KtConfig *config, const KtOptionValues *values, GError **error)
   /* Every error at once: the values that did not load (the table kept
    * them), then what run checks of them together. */
   kt_run_check_every (config, values, kt_option_values_errors (values));
-  return kt_command_errors (kt_option_values_errors (values), error);
+  return kt_config_errors (kt_option_values_errors (values), error);
 }
 
 static gboolean
@@ -114,8 +115,8 @@ check_mysql (const KtConfig *config, const volatile int *stop, GError **error)
 
   if (!kt_retry (stop, config->run.startup_timeout, "MySQL", connect_db, db, error))
     return FALSE;
-  printf ("# --connect: MySQL %s: connected (server %s)\n", kt_db_name (db),
-          mysql_get_server_info (kt_db_connection (db)));
+  printf ("# --connect: MySQL %s: connected over %s (server %s)\n", kt_db_name (db),
+          kt_db_transport (db), kt_db_server_version (db));
   missing = kt_db_grants_missing (db, error);
   if (missing == NULL)
     return FALSE;
@@ -138,6 +139,18 @@ handle (const KtConfig *config, volatile int *stop, GError **error)
 {
   g_autofree char *text = kt_config_describe (config);
 
+  /* Where the settings came from besides the file and the flags, and what
+   * looks like a setting but is none (a typo, or a platform's variable). */
+  if (config->env_given != NULL)
+    {
+      g_autofree char *names = g_strjoinv (", ", config->env_given);
+      printf ("# from the environment (flags win over it, it over the file): %s\n", names);
+    }
+  if (config->env_ignored != NULL)
+    {
+      g_autofree char *names = g_strjoinv (", ", config->env_ignored);
+      printf ("# ignored, no setting of ktally: %s\n", names);
+    }
   fputs (text, stdout);
   if (!own (config)->connect)
     return TRUE;

@@ -8,7 +8,7 @@
  * (checked with --brokers): a job of that name again would go on from them.
  * Without --execute, a dry run: it counts what would go and changes
  * nothing. */
-#include "commands.h"
+#include "command.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -173,7 +173,7 @@ kt_forget (const KtConfig *config, GError **error)
     return FALSE;
   /* Writes: an older schema is brought forward first (and gets
    * ktally_forgotten); a dry run refuses what that refuses. */
-  if (!(config->execute ? kt_migrations_ready (db, error) : kt_schema_check_ready (db, error)))
+  if (!(config->execute ? kt_migrations_ready (db, NULL, NULL, error) : kt_schema_check_ready (db, error)))
     return FALSE;
   if (!kt_jobs_forget (db, job, config->execute, &report, error))
     return FALSE;

@@ -1,8 +1,9 @@
 /* cmd-run.c - `ktally run`: the job as a long-lived service (run.h), which
  * SIGHUP reloads (reload.h) and systemd supervises (notify.h). */
-#include "commands.h"
+#include "cmd-run.h"
 
 #include <string.h>
+#include "command.h"
 #include "migrations.h"
 #include "schema.h"
 #include "error.h"
@@ -28,19 +29,17 @@ static const char SUMMARY[] =
   "--max-batch-bytes change between batches; the rest is logged as\n"
   "needing a restart.";
 
-/* Idempotent mode writes NAME_topic and a view NAME over it: both
- * must be identifiers of at most 64 characters. */
+/* A kind that writes rows keyed by job into NAME + a suffix (idempotent
+ * mode's NAME_topic, under its view NAME) needs that name to be a table
+ * name too. */
 static gboolean
 check_table_name (const KtConfig *config, GError **error)
 {
-  if (config->job.mode != KT_MODE_IDEMPOTENT
-      || g_utf8_strlen (config->job.table, -1) + (glong) strlen (KT_TOPIC_SUFFIX) <= 64)
-    return TRUE;
-  g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
-               "--table: '%s' is too long for idempotent mode, which also writes %s%s: at "
-               "most %d characters", config->job.table, config->job.table, KT_TOPIC_SUFFIX,
-               (int) (64 - strlen (KT_TOPIC_SUFFIX)));
-  return FALSE;
+  const KtJobKind *kind = kt_kind_lookup (config->job.kind, kt_mode_names[config->job.mode],
+                                          NULL);
+
+  return kind == NULL || kind->rows_suffix == NULL
+         || kt_table_name_check ("--table", config->job.table, kind->rows_suffix, error);
 }
 
 /* "replay." names belong to `ktally replay` (cmd-replay.c): a live job
@@ -174,7 +173,7 @@ service_ready (gpointer data)
  * sums into *@records and *@lag. */
 static void
 service_add_up (Service *s, const char *topic, const GArray *states,
-                const KtRunTotals *totals, guint64 *records, gint64 *lag)
+                const KtRangeStats *totals, guint64 *records, gint64 *lag)
 {
   Seen *seen = g_hash_table_lookup (s->topics, topic);
   GHashTableIter iter;
@@ -204,7 +203,7 @@ service_add_up (Service *s, const char *topic, const GArray *states,
 
 static void
 service_progress (gpointer data, const char *topic, const GArray *states,
-                  const KtRunTotals *totals)
+                  const KtRangeStats *totals)
 {
   Service *s = data;
   g_autoptr(GString) line = g_string_new (NULL);
@@ -271,7 +270,7 @@ service_turn (gpointer data, KtRunSettings *settings)
  * "done" (idle with --exit-when-idle) or "stopped" (SIGTERM or SIGINT: the
  * batch in flight committed whole or was abandoned whole). */
 static void
-report_end (const KtConfig *config, const char *event, const KtRunTotals *totals,
+report_end (const KtConfig *config, const char *event, const KtRangeStats *totals,
             gint64 started)
 {
   g_autoptr(KtLogEvent) e = kt_log_event_new (event);
@@ -303,17 +302,15 @@ handle (const KtConfig *config, volatile int *stop, GError **error)
                       reload, notify };
   /* Watched, the status line stands for the batch lines. */
   KtRunHooks hooks = { .ready = service_ready, .progress = service_progress,
-                       .turn = service_turn, .data = &service, .quiet = service.watched,
-                       .metrics = metrics };
+                       .turn = service_turn, .migrating = service_migrating,
+                       .data = &service, .quiet = service.watched, .metrics = metrics };
   gint64 started = g_get_monotonic_time ();
-  KtRunTotals totals;
+  KtRangeStats totals;
   gboolean ok;
 
   service.topics = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   kt_reload_set_metrics (reload, metrics);
-  kt_migrations_set_migrating (service_migrating, &service);
   ok = kt_config_run (config, &hooks, stop, &totals, error);
-  kt_migrations_set_migrating (NULL, NULL);
   kt_notify_stopping (notify);
   kt_log_status_done ();
   if (ok && *stop)

@@ -1,11 +1,10 @@
-/* commands.c - the table of ktally's commands (commands.h). */
+/* commands.c - the table of ktally's commands (commands.h): who they
+ * are, every table of options they take, and parsing by a command's name
+ * against them. */
 #include "commands.h"
 
-#include <string.h>
-#include "config-file.h"
-#include "error.h"
+#include "config.h"
 #include "kind.h"
-#include "kprops.h"
 
 static const KtCommand *const table[] = {
   &kt_command_run,
@@ -35,12 +34,6 @@ kt_commands (void)
   return table;
 }
 
-KtCommandBits
-kt_command_bits (const KtCommand *command)
-{
-  return command->bit | command->also;
-}
-
 const KtOption *const *
 kt_option_tables (void)
 {
@@ -63,189 +56,8 @@ kt_option_tables (void)
   return tables;
 }
 
-/* ---- Parsing --------------------------------------------------------------- */
-
-/* The options of the job's kind into @config; another kind's, given, are
- * refused. A kind that does not exist (or not in this mode) is left to
- * kt_options_run() to refuse. */
-static gboolean
-load_kind_options (KtConfig *config, const KtOptionValues *values, GError **error)
-{
-  const KtJobKind *kind = kt_kind_lookup (config->job.kind != NULL ? config->job.kind : "count",
-                                          kt_mode_names[config->job.mode], NULL);
-
-  for (const KtOption *const *t = kt_kind_option_tables (); *t != NULL; t++)
-    {
-      const KtOption *given;
-
-      if (kind != NULL && kind->options == *t)
-        {
-          config->kind_options = *t;
-          config->job.options = g_malloc0 (kind->options_size);
-          if (!kt_option_values_load (values, *t, config->job.options, error))
-            return FALSE;
-          continue;
-        }
-      given = kt_option_values_first_given (values, *t);
-      if (given != NULL && kind != NULL
-          && (kind->options == NULL || kt_option_lookup ((const KtOption *const[]) {
-                kind->options, NULL }, G_MAXUINT32, given->name) == NULL))
-        {
-          g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--%s: not an option of --kind %s",
-                       given->name, kind->kind);
-          return FALSE;
-        }
-    }
-  return TRUE;
-}
-
-KtConfig *
-kt_command_parse (const KtCommand *command, int argc, char **argv, GError **error)
-{
-  g_autoptr(KtConfig) config = g_new0 (KtConfig, 1);
-  g_autoptr(KtOptionValues) parsed = kt_option_values_new (kt_option_tables (),
-                                                           kt_command_bits (command));
-
-  config->command = command->name;
-  if (command->every_error)
-    kt_option_values_collect (parsed);
-  if (command->options != NULL)
-    {
-      config->own = g_malloc0 (command->options_size);
-      config->own_options = command->options;
-    }
-  if (!kt_option_values_parse (parsed, command->help, command->notes, argc, argv, error)
-      || !kt_option_values_load (parsed, kt_option_table, config, error)
-      || !load_kind_options (config, parsed, error)
-      || (command->options != NULL
-          && !kt_option_values_load (parsed, command->options, config->own, error))
-      || !command->check (config, parsed, error))
-    return NULL;
-  return g_steal_pointer (&config);
-}
-
-gboolean
-kt_command_errors (GPtrArray *errors, GError **error)
-{
-  g_autoptr(GString) all = NULL;
-
-  if (errors == NULL || errors->len == 0)
-    return TRUE;
-  all = g_string_new (NULL);
-  for (guint i = 0; i < errors->len; i++)
-    g_string_append_printf (all, "%s%s", i > 0 ? "\n" : "",
-                            ((GError *) errors->pdata[i])->message);
-  g_set_error_literal (error, KT_ERROR, ((GError *) errors->pdata[0])->code, all->str);
-  return FALSE;
-}
-
-/* Blanks, in @message, what the command's @words hold where a mysql://
- * password stands (kt_db_uri_secrets()). A message quotes what the user
- * gave (GOption quotes a bad value whole), so a password shows as in its
- * URI, after a ':'; a longer one is blanked wherever it shows. Our own
- * text stays as it is: the placeholder "mysql://USER[:PASSWORD]@HOST"
- * in the --db messages, or a one-letter password's letter in a word. */
-static void
-scrub_message (char *message, char **words)
-{
-  for (char **w = words; *w != NULL; w++)
-    {
-      g_auto(GStrv) secrets = kt_db_uri_secrets (*w);
-
-      for (char **s = secrets; *s != NULL; s++)
-        for (char *at = strstr (message, *s); at != NULL; at = strstr (at + 1, *s))
-          if (strlen (*s) >= 4 || (at > message && at[-1] == ':'))
-            memset (at, 'x', strlen (*s));
-    }
-  kt_kprops_scrub (message);
-}
-
 KtConfig *
 kt_config_parse (const char *command, int argc, char **argv, GError **error)
 {
-  const KtCommand *cmd = kt_command_find (command);
-  g_autoptr(GError) local = NULL;
-  g_autoptr(GPtrArray) args = g_ptr_array_new ();  /* borrowed strings */
-  g_autoptr(GPtrArray) words = g_ptr_array_new_with_free_func (g_free);
-  g_autoptr(GArray) lines = g_array_new (FALSE, FALSE, sizeof (guint));
-  g_autoptr(GPtrArray) file_errors = g_ptr_array_new_with_free_func ((GDestroyNotify) g_error_free);
-  g_auto(GStrv) given = NULL;  /* the command line's words, for the file's errors */
-  const char *file;
-  KtConfig *config = NULL;
-
-  for (int i = 0; i < argc; i++)
-    {
-      /* "-Xkey=value", as kcat and getopt take it: GOption wants the
-       * value apart. */
-      if (i > 0 && g_str_has_prefix (argv[i], "-X") && argv[i][2] != '\0')
-        {
-          g_ptr_array_add (args, (char *) "-X");
-          g_ptr_array_add (args, argv[i] + 2);
-        }
-      else
-        g_ptr_array_add (args, argv[i]);
-    }
-  g_ptr_array_add (args, NULL);
-  file = kt_config_file_take (args);
-  given = g_strdupv ((char **) args->pdata);
-  if (cmd == NULL)
-    g_set_error (&local, KT_ERROR, KT_ERROR_USAGE, "unknown command '%s'", command);
-  else if (file == NULL
-           || kt_config_file_words (file, kt_option_tables (), kt_command_bits (cmd), words,
-                                    lines, cmd->every_error ? file_errors : NULL, &local))
-    {
-      /* The file's words first: the command line's come later and win. */
-      for (guint i = 0; i < words->len; i++)
-        g_ptr_array_insert (args, (gint) (i + 1), words->pdata[i]);
-      config = kt_command_parse (cmd, (int) args->len - 1, (char **) args->pdata, &local);
-      /* A value from the file that does not do: its line too (each one's,
-       * when the command says every error, one a line). */
-      if (config == NULL && file != NULL && local->domain == KT_ERROR
-          && local->code == KT_ERROR_USAGE)
-        {
-          g_auto(GStrv) each = g_strsplit (local->message, "\n", -1);
-
-          for (char **m = each; *m != NULL; m++)
-            {
-              g_autofree char *where = kt_config_file_blame (file, *m, words, lines, given,
-                                                             kt_option_tables (),
-                                                             kt_command_bits (cmd));
-              g_ptr_array_add (file_errors, where != NULL
-                               ? g_error_new (KT_ERROR, KT_ERROR_USAGE, "--config: %s: %s",
-                                              where, *m)
-                               : g_error_new_literal (KT_ERROR, KT_ERROR_USAGE, *m));
-            }
-          g_clear_error (&local);
-        }
-      /* The file's errors, then the values': all of them, or none. */
-      if (file_errors->len > 0)
-        {
-          g_clear_pointer (&config, kt_config_free);
-          g_clear_error (&local);
-          kt_command_errors (file_errors, &local);
-        }
-    }
-
-  /* GLib quotes a bad argument back, and the argument may be a URI with a
-   * password in it: no message leaves here with one. */
-  if (config == NULL)
-    {
-      /* Every word given: --config=FILE too, which `given` no longer holds
-       * (a file name that looks like a URI, found by fuzz-options). */
-      g_autofree char **all = g_new0 (char *, argc + 1);
-
-      memcpy (all, argv, sizeof (char *) * (gsize) argc);
-      g_ptr_array_add (words, NULL);
-      scrub_message (local->message, all);
-      scrub_message (local->message, given);
-      scrub_message (local->message, (char **) words->pdata);
-      g_propagate_error (error, g_steal_pointer (&local));
-      return NULL;
-    }
-  g_free (config->config_file);
-  config->config_file = g_strdup (file);
-  config->words = g_new0 (char *, argc + 1);
-  for (int i = 0; i < argc; i++)
-    config->words[i] = g_strdup (argv[i]);
-  return config;
+  return kt_config_parse_with (table, kt_option_tables (), command, argc, argv, error);
 }

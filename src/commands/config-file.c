@@ -7,6 +7,7 @@
 
 #include <string.h>
 #include "error.h"
+#include "db.h"
 #include "kprops.h"
 
 /* The 1-based line of @key in [@section] of @text, or 0. */
@@ -289,7 +290,7 @@ key_words (Reading *r, const char *group, const char *key, GError **error)
       return FALSE;
     }
   if ((known->commands & r->command) == 0 || g_str_equal (group, "mysql"))
-    return TRUE;  /* another command's, or part of the URI (mysql_words) */
+    return TRUE;  /* another command's, or part of the URI (db_words) */
   if (known->type != KT_OPT_SWITCH)
     {
       add_at (r->words, r->lines, line,
@@ -308,13 +309,55 @@ key_words (Reading *r, const char *group, const char *key, GError **error)
   return TRUE;
 }
 
+/* The keys of [mysql] that are parts of --db: uri says all of them at
+ * once. password-file and defaults-file are options of their own. */
+static const char *const uri_parts[] = {
+  "host", "port", "socket", "user", "database", "ssl-mode", "ssl-ca", "ssl-cert", "ssl-key", NULL
+};
+
+/* [mysql] uri with any of uri_parts: one of the two would be dropped in
+ * silence (TLS settings above all: ssl-mode = verify-identity beside a
+ * uri was ignored, and the connection went unverified). Which one the user
+ * meant cannot be told, so the file is refused, naming the keys. */
+static gboolean
+check_uri_alone (Reading *r, GError **error)
+{
+  g_autoptr(GString) keys = g_string_new (NULL);
+  g_autoptr(GString) lines = g_string_new (NULL);
+  guint uri_line = line_of (r->text, "mysql", "uri");
+
+  g_auto(GStrv) in_order = NULL;
+
+  if (!g_key_file_has_key (r->file, "mysql", "uri", NULL))
+    return TRUE;
+  in_order = g_key_file_get_keys (r->file, "mysql", NULL, NULL);
+  for (char **k = in_order; *k != NULL; k++)
+    if (g_strv_contains (uri_parts, *k))
+      {
+        g_string_append_printf (keys, "%s%s", keys->len > 0 ? ", " : "", *k);
+        g_string_append_printf (lines, "%s%u", lines->len > 0 ? ", " : "",
+                                line_of (r->text, "mysql", *k));
+      }
+  if (keys->len == 0)
+    return TRUE;
+  g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+               "--config: %s:%u: [mysql] uri is the whole database, and %s (line%s %s) "
+               "would be ignored beside it: give the uri alone (TLS in its query: "
+               "?ssl-mode=...&ssl-ca=...) or the keys without it", r->path, uri_line,
+               keys->str, strchr (lines->str, ',') != NULL ? "s" : "", lines->str);
+  return FALSE;
+}
+
 /* --db is made of the whole [mysql] section: an error in it names the
  * section's line (or uri's); then its files. */
-static void
-mysql_words (Reading *r)
+static gboolean
+db_words (Reading *r, GError **error)
 {
   g_autofree char *uri = g_key_file_get_string (r->file, "mysql", "uri", NULL);
+  gboolean alone = check_uri_alone (r, error);
 
+  /* Refused, the uri still gives its words, so that a check reporting
+   * every error does not add "--db is required" to this one. */
   if (uri != NULL)
     add_at (r->words, r->lines, line_of (r->text, "mysql", "uri"),
             g_strdup_printf ("--db=%s", uri));
@@ -329,6 +372,7 @@ mysql_words (Reading *r)
         add_at (r->words, r->lines, line_of (r->text, "mysql", *k),
                 g_strdup_printf ("--db-%s=%s", *k, v));
     }
+  return alone;
 }
 
 gboolean
@@ -388,7 +432,15 @@ kt_config_file_words (const char *path, const KtOption *const *tables,
           g_ptr_array_add (every, bad);
         }
     }
-  mysql_words (&r);
+  if (!db_words (&r, &local))
+    {
+      if (every == NULL)
+        {
+          g_propagate_error (error, g_steal_pointer (&local));
+          return FALSE;
+        }
+      g_ptr_array_add (every, g_steal_pointer (&local));
+    }
   return TRUE;
 }
 
@@ -441,13 +493,14 @@ quoted_of (const char *message)
 
 char *
 kt_config_file_blame (const char *path, const char *message, GPtrArray *words,
-                      GArray *lines, char **given, const KtOption *const *tables,
-                      KtCommandBits command)
+                      GArray *lines, const KtConfigEnv *env, char **given,
+                      const KtOption *const *tables, KtCommandBits command)
 {
   g_autofree char *flag = flag_of (message);
   g_autofree char *quoted = quoted_of (message);
   g_autofree char *word = NULL;
   const KtOption *row;
+  const char *variable;
   char letter = 0;
   guint line = 0;
 
@@ -456,23 +509,68 @@ kt_config_file_blame (const char *path, const char *message, GPtrArray *words,
   row = kt_option_lookup (tables, command, flag);
   if (row != NULL)
     letter = row->letter;
-  /* The file's value the message quotes (GOption stops at the first bad
-   * value, the file's too when the command line gives another), else the
-   * file's last word for the flag, unless the command line gives it: it
-   * wins, so the value in error is its own. */
+  /* The value the message quotes, where it came from: the file's (GOption
+   * stops at the first bad value, the file's too when the command line
+   * gives another), then the environment's. Else the command line's, when
+   * it gives the flag (it wins, so the value in error is its own), else the
+   * environment's, else the file's last word for the flag. */
   word = g_strdup_printf ("--%s=%s", flag, quoted != NULL ? quoted : "");
   for (guint i = 0; quoted != NULL && i < words->len; i++)
     if (g_str_equal (words->pdata[i], word))
       line = g_array_index (lines, guint, i);
   if (line > 0)
-    return g_strdup_printf ("%s:%u", path, line);
+    return g_strdup_printf ("--config: %s:%u", path, line);
+  if (quoted != NULL && (variable = kt_config_env_word (env, word)) != NULL)
+    return g_strdup (variable);
   for (char **w = given; *w != NULL; w++)
     if (gives (*w, flag, letter))
       return NULL;
+  if ((variable = kt_config_env_gives (env, flag)) != NULL)
+    return g_strdup (variable);
   for (guint i = 0; i < words->len; i++)
     if (gives (words->pdata[i], flag, 0))
       line = g_array_index (lines, guint, i);
-  return line > 0 ? g_strdup_printf ("%s:%u", path, line) : NULL;
+  return line > 0 ? g_strdup_printf ("--config: %s:%u", path, line) : NULL;
+}
+
+gboolean
+kt_config_file_check_db (const char *path, GPtrArray *words, GArray *lines, char **given,
+                         const KtDbConfig *used, GError **error)
+{
+  static const char *const modes[] = { "preferred", "disabled", "required", "verify-ca",
+                                       "verify-identity" };
+  const char *file_uri = NULL;
+  guint line = 0;
+  gboolean on_command_line = FALSE;
+  KtDbConfig file = { 0 };
+  g_autoptr(GString) asks = g_string_new (NULL);
+
+  for (char **w = given; w != NULL && *w != NULL; w++)
+    on_command_line |= gives (*w, "db", 0);
+  for (guint i = 0; i < words->len; i++)
+    if (g_str_has_prefix (words->pdata[i], "--db="))
+      {
+        file_uri = (const char *) words->pdata[i] + strlen ("--db=");
+        line = g_array_index (lines, guint, i);
+      }
+  /* The command line's --db says its own TLS: it was asked for. */
+  if (!on_command_line || file_uri == NULL || used->tls_given
+      || !kt_db_uri_parse (file_uri, &file, NULL))
+    return TRUE;
+  if (file.ssl_mode >= KT_SSL_REQUIRED)
+    g_string_append_printf (asks, "ssl-mode %s", modes[file.ssl_mode]);
+  if (file.ssl_ca != NULL || file.ssl_cert != NULL || file.ssl_key != NULL)
+    g_string_append_printf (asks, "%sssl-%s", asks->len > 0 ? ", " : "",
+                            file.ssl_ca != NULL ? "ca" : file.ssl_cert != NULL ? "cert" : "key");
+  kt_db_config_clear (&file);
+  if (asks->len == 0)
+    return TRUE;
+  g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+               "--db: given on the command line, it replaces the database of %s:%u, and "
+               "with it the file's TLS (%s), which it does not say: name ssl-mode in --db's "
+               "query (?ssl-mode=...), or leave the database to the file", path, line,
+               asks->str);
+  return FALSE;
 }
 
 const char *

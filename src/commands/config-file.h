@@ -7,6 +7,8 @@
  * property, checked like -X (kprops.h, naming the line) and passed as -X. */
 #pragma once
 #include <glib.h>
+#include "config-env.h"
+#include "db.h"
 #include "options.h"
 
 /* Appends to @words the options that @path gives for @command (its
@@ -21,14 +23,24 @@ gboolean kt_config_file_words (const char *path, const KtOption *const *tables,
                                KtCommandBits command, GPtrArray *words, GArray *lines,
                                GPtrArray *every, GError **error);
 
-/* When @message (a failed parse's) is about an option whose value came
- * from @words (and @lines, as kt_config_file_words() gave them) and not
- * from @given (the command line's words, NULL-terminated, which win):
- * "PATH:LINE", for the message's front. Else NULL. @tables and @command
- * give the options' short names. */
+/* Where the value a failed parse's @message is about came from, for the
+ * message's front: "--config: PATH:LINE" when from @words (and @lines, as
+ * kt_config_file_words() gave them; @path may be NULL with none), the
+ * variable ("KTALLY_INTERVAL") when from @env, NULL when from @given (the
+ * command line's words, NULL-terminated, which win) or unknown. @tables
+ * and @command give the options' short names. */
 char    *kt_config_file_blame (const char *path, const char *message, GPtrArray *words,
-                               GArray *lines, char **given, const KtOption *const *tables,
-                               KtCommandBits command);
+                               GArray *lines, const KtConfigEnv *env, char **given,
+                               const KtOption *const *tables, KtCommandBits command);
+
+/* A --db on the command line (in @given) replaces the file's whole
+ * database, TLS included: when the file's --db (in @words, at its line in
+ * @lines) asks for TLS (ssl-mode required or stricter, a CA, a client
+ * certificate) and @used, the --db that won, names no ssl-* parameter of
+ * its own, the file's TLS would be dropped in silence: KT_ERROR_USAGE
+ * naming the file's line and what it asked for. */
+gboolean kt_config_file_check_db (const char *path, GPtrArray *words, GArray *lines,
+                                  char **given, const KtDbConfig *used, GError **error);
 
 /* Moves "--config FILE" / "--config=FILE" out of @argv (NULL-terminated,
  * the strings stay owned by the caller) and returns FILE, or NULL. */

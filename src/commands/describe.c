@@ -5,7 +5,7 @@
 #include "describe.h"
 
 #include <string.h>
-#include "commands.h"
+#include "command.h"
 #include "kind.h"
 #include "kprops.h"
 #include "log.h"
@@ -73,7 +73,9 @@ describe_mysql (GKeyFile *file, const KtConfig *c)
 {
   static const char *const ssl[] = { "preferred", "disabled", "required", "verify-ca",
                                      "verify-identity" };
+  /* localhost without a port is the default socket: no port to add. */
   g_autofree char *port = c->db.host != NULL && c->db.n_more_hosts == 0
+                          && !kt_db_host_by_socket (&c->db, 0)
     ? g_strdup_printf ("%u", c->db.port ? c->db.port : 3306) : NULL;
   g_autoptr(GString) hosts = g_string_new (NULL);
 
@@ -82,7 +84,8 @@ describe_mysql (GKeyFile *file, const KtConfig *c)
   for (guint i = 0; c->db.host != NULL && i < kt_db_hosts (&c->db); i++)
     {
       KtDbHost one = i == 0 ? (KtDbHost) { c->db.host, c->db.port } : c->db.more_hosts[i - 1];
-      g_autofree char *text = c->db.n_more_hosts > 0 ? kt_db_host_text (&c->db, i)
+      g_autofree char *text = kt_db_host_by_socket (&c->db, i) ? g_strdup (one.host)
+                              : c->db.n_more_hosts > 0 ? kt_db_host_text (&c->db, i)
                               : strchr (one.host, ':') != NULL
                                 ? g_strdup_printf ("[%s]", one.host) : g_strdup (one.host);
 
@@ -108,12 +111,11 @@ char *
 kt_config_describe (const KtConfig *c)
 {
   g_autoptr(GKeyFile) file = g_key_file_new ();
-  const KtCommand *command = kt_command_find (c->command);
-  KtCommandBits bits = command != NULL ? kt_command_bits (command) : KT_CMD_RUN;
+  KtCommandBits bits = c->cmd != NULL ? kt_command_bits (c->cmd) : KT_CMD_RUN;
   /* The options of the job's kind, and no other kind's. */
   const KtJobKind *kind = c->job.kind != NULL
     ? kt_kind_lookup (c->job.kind, kt_mode_names[c->job.mode], NULL) : NULL;
-  g_auto(GStrv) sections = kt_option_sections (kt_option_tables ());
+  g_auto(GStrv) sections = kt_option_sections (c->tables);
   g_autofree char *text = NULL;
 
   for (char **s = sections; *s != NULL; s++)

@@ -9,14 +9,14 @@
 #include <unistd.h>
 
 #include <json-glib/json-glib.h>
-
-#include "autocleanups.h"
 #include "cli.h"
 #include "commands.h"
 #include "error.h"
 #include "log.h"
+#include "parse.h"
 #include "reload.h"
 #include "schema.h"
+#include "source.h"
 
 static volatile int stop_requested = 0;
 /* The handler's bytes (the signal's number; 0 ends the watcher). */
@@ -190,12 +190,11 @@ main (int argc, char **argv)
     }
   if (g_str_equal (argv[1], "--version"))
     {
-      char pcre2[64] = "";
+      g_autofree char *pcre2 = kt_parser_library_version ();
 
-      pcre2_config (PCRE2_CONFIG_VERSION, pcre2);
       printf ("ktally %s\nlibrdkafka %s\nMariaDB Connector/C %s\nGLib %u.%u.%u\n"
-              "json-glib %s\npcre2 %s\n", PACKAGE_VERSION, rd_kafka_version_str (),
-              mysql_get_client_info (), glib_major_version, glib_minor_version,
+              "json-glib %s\npcre2 %s\n", PACKAGE_VERSION, kt_source_library_version (),
+              kt_db_client_version (), glib_major_version, glib_minor_version,
               glib_micro_version, JSON_VERSION_S, pcre2);
       return KT_EXIT_OK;
     }
@@ -213,11 +212,12 @@ main (int argc, char **argv)
   config = kt_config_parse (command, argc - 1, parse_args, &error);
   if (config == NULL)
     return fail (command, error);
-  kt_log_configure (config->log.format, config->log.verbose, config->log.quiet);
+  kt_log_configure (config->log.format, config->log.verbose, config->log.quiet,
+                    config->log.to);
 
   /* Before any thread (--topic a,b runs one per topic, the ledger its
    * workers): the client library's global set-up is not thread-safe. */
-  mysql_library_init (0, NULL, NULL);
+  kt_db_library_init ();
   /* Every connection refuses a database a newer ktally migrated. */
   kt_schema_install ();
 
@@ -226,7 +226,7 @@ main (int argc, char **argv)
   ok = kt_command_find (command)->handle (config, &stop_requested, &error);
 
   signals_stop (signal_watcher);
-  mysql_library_end ();
+  kt_db_library_end ();
   if (!ok)
     return fail (command, error);
   return KT_EXIT_OK;

@@ -65,8 +65,9 @@ batch_event (KtBatchLog *log, const char *event)
 
 void
 kt_batch_log_start (KtBatchLog *log, const char *topics, guint partitions,
-                    const char *database, const char *table, const char *kind,
-                    const char *mode, gboolean offsets_in_kafka, double interval)
+                    const char *database, const char *transport, const char *table,
+                    const char *kind, const char *mode, gboolean offsets_in_kafka,
+                    double interval)
 {
   g_autoptr(KtLogEvent) e = kt_log_event_new ("start");
 
@@ -74,13 +75,15 @@ kt_batch_log_start (KtBatchLog *log, const char *topics, guint partitions,
   kt_log_event_string (e, "topic", topics);
   kt_log_event_int (e, "partitions", partitions);
   kt_log_event_string (e, "database", database);  /* of a hosts list: the server in use */
+  kt_log_event_string (e, "transport", transport);
   kt_log_event_string (e, "table", table);
   kt_log_event_string (e, "kind", kind);
   kt_log_event_string (e, "mode", mode);
   kt_log_event_double (e, "interval", interval, 3);
-  kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "job %s: reading %s (%u partition%s) into %s.%s, "
-                     "%s %s%s, every %g s", log->job, topics, partitions,
-                     partitions == 1 ? "" : "s", database, table, kind, mode,
+  kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "job %s: reading %s (%u partition%s) into %s.%s "
+                     "(over %s), %s %s%s, every %g s", log->job, topics, partitions,
+                     partitions == 1 ? "" : "s", database, table,
+                     transport != NULL ? transport : "?", kind, mode,
                      offsets_in_kafka ? " with offsets in Kafka" : "", interval);
 }
 
@@ -218,22 +221,21 @@ report_losses (KtBatchLog *log, const GArray *losses)
     }
 }
 
-/* Keys past --max-keys: the batch line says how many lines each time
- * (@folded of this batch), the warning once a minute. */
+/* Lines the kind folded into catch-all rows: the batch line says how
+ * many each time (@summary's of this batch), the warning once a minute. */
 static void
-report_folded (KtBatchLog *log, guint64 folded, gint64 started)
+report_folded (KtBatchLog *log, const KtBatchSummary *summary, gint64 started)
 {
   g_autoptr(KtLogEvent) e = NULL;
 
-  log->folded += folded;
+  log->folded += summary->folded;
   if (log->folded == 0 || started - log->last_folded_at < 60 * G_USEC_PER_SEC)
     return;
   e = batch_event (log, "folded");
   kt_log_event_int (e, "lines", (gint64) log->folded);
   kt_log_event_emit (e, G_LOG_LEVEL_WARNING, "job %s: %" G_GUINT64_FORMAT " lines counted "
-                     "as (other) since the last such warning: their keys came past "
-                     "--max-keys in their bucket and batch (one warning a minute)",
-                     log->job, log->folded);
+                     "as %s since the last such warning: %s (one warning a minute)",
+                     log->job, log->folded, summary->folded_into, summary->folded_why);
   log->folded = 0;
   log->last_folded_at = started;
 }
@@ -274,10 +276,10 @@ kt_batch_log_committed (KtBatchLog *log, const KtJobKind *kind, gpointer state,
   kt_metrics_batch (log->metrics, &(KtBatchReport) {
     .result = moved >= 0 ? KT_BATCH_FENCED : KT_BATCH_COMMITTED, .duration = duration,
     .partitions = ranges->len, .records = records, .bytes = (guint64) MAX (bytes, 0),
-    .lines_error = summary.errors, .lines_malformed = summary.malformed,
-    .lines_other = summary.lines - summary.errors - summary.malformed,
-    .lines_folded = summary.folded, .dead_kept = summary.dead_kept,
-    .dead_dropped = summary.dead_dropped });
+    .lines_error = summary.counted, .lines_malformed = summary.malformed,
+    .lines_other = summary.lines - summary.counted - summary.malformed,
+    .lines_folded = summary.folded, .dead_kept = summary.kept,
+    .dead_dropped = summary.dropped });
   lag = report_partitions (log, states, ranges);
   g_string_append_printf (line, ", %.3f s, lag %" G_GINT64_FORMAT, duration, lag);
   if (log->fenced > 0 || log->retried > 0)
@@ -288,24 +290,24 @@ kt_batch_log_committed (KtBatchLog *log, const KtJobKind *kind, gpointer state,
   kt_log_event_int (e, "records", (gint64) records);
   kt_log_event_int (e, "bytes", bytes);
   kt_log_event_int (e, "lines", (gint64) summary.lines);
-  kt_log_event_int (e, "errors", (gint64) summary.errors);
+  kt_log_event_int (e, "errors", (gint64) summary.counted);
   kt_log_event_int (e, "malformed", (gint64) summary.malformed);
-  if (summary.keyed || summary.folded > 0)
+  if (summary.folds || summary.folded > 0)
     kt_log_event_int (e, "folded", (gint64) summary.folded);
-  if (summary.dead_letters != NULL)
+  if (summary.kept_in != NULL)
     {
-      kt_log_event_int (e, "dead_letters", (gint64) summary.dead_kept);
-      kt_log_event_int (e, "dead_letters_dropped", (gint64) summary.dead_dropped);
+      kt_log_event_int (e, "dead_letters", (gint64) summary.kept);
+      kt_log_event_int (e, "dead_letters_dropped", (gint64) summary.dropped);
     }
   kt_log_event_double (e, "duration", duration, 3);
   kt_log_event_int (e, "lag", lag);
   kt_log_event_emit (e, log->quiet ? G_LOG_LEVEL_DEBUG : G_LOG_LEVEL_MESSAGE, "%s", line->str);
   log->totals.records += records;
   log->totals.lines += summary.lines;
-  log->totals.errors += summary.errors;
+  log->totals.errors += summary.counted;
   log->totals.malformed += summary.malformed;
 
-  report_folded (log, summary.folded, started);
+  report_folded (log, &summary, started);
   if (summary.have_sample && started - log->last_sample_at >= 60 * G_USEC_PER_SEC)
     {
       g_autofree char *escaped = g_strescape (summary.sample, NULL);

@@ -9,15 +9,6 @@
 #include "plan.h"
 #include "source.h"
 
-/* What a run read and counted, over all its batches. */
-typedef struct
-{
-  guint64 records;
-  guint64 lines;
-  guint64 errors;
-  guint64 malformed;
-} KtRunTotals;
-
 typedef struct
 {
   const char *job;
@@ -33,7 +24,7 @@ typedef struct
   gint64      last_sample_at;
   guint64     folded;           /* lines counted as (other) not yet warned of */
   gint64      last_folded_at;
-  KtRunTotals totals;
+  KtRangeStats totals;
   /* Failed batches in a row: since when (monotonic; 0: none), why (the
    * metrics' word: "mysql", "kafka"), how many. The next success says it
    * is over. */
@@ -44,10 +35,12 @@ typedef struct
 } KtBatchLog;
 
 /* The runner starts its batches: @partitions of @topics ("a,b") into
- * @database.@table, as @kind in @mode, every @interval seconds. */
+ * @database.@table, reached over @transport (kt_db_transport()), as @kind in
+ * @mode, every @interval seconds. */
 void kt_batch_log_start     (KtBatchLog *log, const char *topics, guint partitions,
-                             const char *database, const char *table, const char *kind,
-                             const char *mode, gboolean offsets_in_kafka, double interval);
+                             const char *database, const char *transport, const char *table,
+                             const char *kind, const char *mode, gboolean offsets_in_kafka,
+                             double interval);
 
 /* The batch after one whose COMMIT's answer was lost (@ranges, KtRange):
  * says whether it landed, from the offsets now stored (@states). */

@@ -23,6 +23,17 @@ kt_time_offsets (KtSource *source, const KtPartitionState *states, guint n_state
 {
   g_autofree gint64 *answers = g_new (gint64, MAX (n_states, 1));
 
+  /* Kafka's timestamps count from 1970 (a record has none below 0), and
+   * ListOffsets reads a negative "timestamp" as a special value: -1 the
+   * end, -2 the start, others refused by the broker ("API version not
+   * supported"). A moment before 1970 is before every record: each
+   * partition's first record still there, without asking. */
+  if (ms < 0)
+    {
+      for (guint i = 0; i < n_states; i++)
+        kt_time_offset_place (&states[i], states[i].low, &out[i]);
+      return TRUE;
+    }
   if (!kt_source_offsets_for_time (source, states, n_states, ms, answers, timeout_ms, error))
     return FALSE;
   for (guint i = 0; i < n_states; i++)

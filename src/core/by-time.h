@@ -7,7 +7,9 @@
  * (the moment is after the last record, or the partition is empty) the
  * offset is the high watermark, which under read_committed is the last
  * stable offset: the end of what ktally may read now. A moment before the
- * log start falls on the first record still there. Timestamps out of
+ * log start falls on the first record still there, and so does a moment
+ * before 1970, which is never asked of Kafka (it reads negative
+ * timestamps as special values). Timestamps out of
  * order (CreateTime, set by producers) make the answer the first record
  * at or after the moment: later records with earlier timestamps come
  * after it, earlier records with later ones before it. */
@@ -34,7 +36,8 @@ typedef struct
 void     kt_time_offset_place (const KtPartitionState *s, gint64 answer, KtTimeOffset *out);
 
 /* The offsets of @ms in each of @states (low and high known) into @out
- * (@n_states of them), asked of @source. Errors as
+ * (@n_states of them), asked of @source; @ms before 1970 (negative): each
+ * log start, and @source is not used. Errors as
  * kt_source_offsets_for_time(). */
 gboolean kt_time_offsets (KtSource *source, const KtPartitionState *states, guint n_states,
                           gint64 ms, KtTimeOffset *out, int timeout_ms, GError **error);

@@ -73,12 +73,23 @@ kt_feed_free (KtFeed *f)
 /* The partitions this instance reads: its group assignment, or the
  * topic's (only the --partitions ones), fresh from the metadata. */
 static gboolean
-refresh (KtFeed *f, int timeout_ms, GError **error)
+refresh (KtFeed *f, gboolean fresh, int timeout_ms, GError **error)
 {
   gboolean assigned;
 
   if (f->member)
     {
+      g_autoptr(GArray) all = g_array_new (FALSE, FALSE, sizeof (gint32));
+
+      /* The group assigns the partitions; the metadata still says whether
+       * the topic is there (a member of a deleted topic's group keeps its
+       * partitions, and would wait for their watermarks for ever). */
+      if (fresh)
+        {
+          if (!kt_source_partitions (f->source, all, timeout_ms, error))
+            return FALSE;
+          f->metadata_at = g_get_monotonic_time ();
+        }
       kt_source_owned (f->source, f->partitions, &assigned);
       return TRUE;
     }
@@ -94,7 +105,7 @@ kt_feed_start (KtFeed *f, int timeout_ms, GError **error)
   if (f->metadata_at > 0)
     return TRUE;  /* it answered in an earlier try */
   if (!f->member)
-    return refresh (f, timeout_ms, error);
+    return refresh (f, TRUE, timeout_ms, error);
   if (!kt_source_partitions (f->source, f->partitions, timeout_ms, error))
     return FALSE;
   g_array_set_size (f->partitions, 0);  /* until the group assigns some */
@@ -113,7 +124,7 @@ kt_feed_plan (KtFeed *f, gboolean fresh, gint64 max_per_partition, KtOnDataLoss 
   f->records = 0;
   f->last_range = 0;
   if (!kt_source_refused (f->source, error)
-      || ((fresh || f->member) && !refresh (f, 10000, error)))
+      || ((fresh || f->member) && !refresh (f, fresh, 10000, error)))
     return FALSE;
   if (!kt_positions_load (&f->job, f->partitions, f->expected, f->states, error))
     {

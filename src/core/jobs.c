@@ -2,7 +2,7 @@
 #include "jobs.h"
 
 #include <string.h>
-#include "autocleanups.h"
+#include "db-rows.h"
 #include "error.h"
 #include "kind.h"
 
@@ -68,14 +68,13 @@ kt_jobs_load (KtDb *db, GPtrArray *jobs, GError **error)
   g_autoptr(GHashTable) commits = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
                                                          (GDestroyNotify) kt_job_commits_free);
   g_autoptr(GHashTable) names = g_hash_table_new (g_str_hash, g_str_equal);
-  GError *local = NULL;
   GHashTableIter iter;
   gpointer key;
 
   if (!kt_db_connect (db, error))
     return FALSE;
-  if (!kt_identity_read_jobs (kt_db_connection (db), kt_db_name (db), records, &local))
-    return kt_db_failed (db, local, error);
+  if (!kt_identity_read_jobs (db, records, error))
+    return FALSE;
   if (!kt_offsets_job_topics (db, topics, error) || !kt_offsets_job_commits (db, commits, error))
     return FALSE;
 
@@ -175,9 +174,9 @@ job_rows (KtDb *db, const char *table, const char *job, gboolean execute, guint6
 {
   g_autoptr(GString) sql = g_string_new (NULL);
   g_autoptr(GString) where = g_string_new (" WHERE job = ");
-  g_autoptr(MYSQL_RES) res = NULL;
+  g_autoptr(KtDbRows) res = NULL;
   g_autofree char *type = NULL;
-  MYSQL_ROW row;
+  const char *const *row;
 
   *n = 0;
   if (!kt_db_table_type (db, table, &type, error))
@@ -186,10 +185,10 @@ job_rows (KtDb *db, const char *table, const char *job, gboolean execute, guint6
     return TRUE;
   kt_db_quote (db, where, job);
   g_string_printf (sql, "SELECT COUNT(*) FROM %s%s", table, where->str);
-  res = kt_db_rows (db, sql->str, "cannot count the job's rows", error);
+  res = kt_db_rows_select (db, sql->str, "cannot count the job's rows", error);
   if (res == NULL)
     return FALSE;
-  row = mysql_fetch_row (res);
+  row = kt_db_rows_next (res);
   *n = row != NULL ? g_ascii_strtoull (row[0], NULL, 10) : 0;
   if (!execute)
     return TRUE;
@@ -203,7 +202,6 @@ kt_jobs_forget (KtDb *db, const KtJobInfo *job, gboolean execute, KtForgetReport
 {
   const KtJobKind *kind = job->record != NULL
     ? kt_kind_lookup (job->record->kind, job->record->mode, NULL) : NULL;
-  GError *local = NULL;
   KtCommitResult result;
 
   *report = (KtForgetReport) { .identity = 0 };
@@ -219,11 +217,10 @@ kt_jobs_forget (KtDb *db, const KtJobInfo *job, gboolean execute, KtForgetReport
       || (report->rows_table != NULL
           && !job_rows (db, report->rows_table, job->name, FALSE, &report->rows, error)))
     goto fail;
-  if (!kt_identity_forget (kt_db_connection (db), kt_db_name (db), job->name, execute,
-                           &report->identity, &local))
+  if (!kt_identity_forget (db, job->name, execute, &report->identity, error))
     {
       kt_db_abort (db);
-      return kt_db_failed (db, local, error);
+      return FALSE;
     }
   if (!execute)
     {

@@ -10,7 +10,7 @@
 #include "assignment.h"
 
 #include <string.h>
-#include "autocleanups.h"
+#include "rdkafka-autocleanups.h"
 
 struct _KtAssignment
 {

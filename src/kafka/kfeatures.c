@@ -7,7 +7,7 @@
 
 #include <stdio.h>
 #include <string.h>
-#include "autocleanups.h"
+#include "rdkafka-autocleanups.h"
 #include "error.h"
 
 /* The features whose loss stops ktally, what each is for in words a user

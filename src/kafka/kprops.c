@@ -4,7 +4,7 @@
 #include "kprops.h"
 
 #include <string.h>
-#include "autocleanups.h"
+#include "rdkafka-autocleanups.h"
 #include "error.h"
 
 /* The properties ktally sets itself, because the README's exactness

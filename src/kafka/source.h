@@ -47,18 +47,34 @@ typedef void (*KtRecordFunc) (gint32 partition, gint64 offset,
 /* Creates both handles. Fails with KT_ERROR_USAGE when a property is
  * refused by librdkafka (its message names the key). Contacts nobody. */
 KtSource *kt_source_new  (const KtSourceConfig *config, GError **error);
-void      kt_source_free (KtSource *self);  /* NULL is fine */
+/* NULL is fine. Waits for librdkafka to close the handles at most 10 s,
+ * or until a SIGTERM (*stop) that comes meanwhile: librdkafka 2.0 can
+ * wait for ever there once a topic was deleted under an assigned
+ * partition; such a source is left behind (logged), never freed. */
+void      kt_source_free (KtSource *self);
 
 /* The topic's partition ids, ascending, into @partitions (gint32). Unknown
- * topic: KT_ERROR_FATAL; no broker answered within @timeout_ms:
+ * topic: KT_ERROR_FATAL, or KT_ERROR_DATA_LOSS once an earlier call listed
+ * it (deleted since); no broker answered within @timeout_ms:
  * KT_ERROR_TRANSIENT. */
 gboolean  kt_source_partitions (KtSource *self, GArray *partitions,
                                 int timeout_ms, GError **error);
 
-/* Log start and high watermark of each partition in @states (fills ->low
- * and ->high), asked of the leaders. Failure is KT_ERROR_TRANSIENT. */
+/* Log start and end of each partition in @states (fills ->low and
+ * ->high), asked of the leaders. The end is the last stable offset (the
+ * high watermark less the records of transactions still open: consumers
+ * read committed records only, so that is where a job's reading ends).
+ * Failure is KT_ERROR_TRANSIENT. */
 gboolean  kt_source_watermarks (KtSource *self, KtPartitionState *states,
                                 guint n_states, int timeout_ms, GError **error);
+
+/* The high watermark of each partition of @states into @highs[i]: the
+ * log's end, open transactions included (at or past the last stable
+ * offset of kt_source_watermarks()). Asks on a client of its own, made
+ * on first use (`status` only). Failure is KT_ERROR_TRANSIENT. */
+gboolean  kt_source_high_watermarks (KtSource *self, const KtPartitionState *states,
+                                     guint n_states, gint64 *highs, int timeout_ms,
+                                     GError **error);
 
 /* Kafka's offsets-for-times (ListOffsets by timestamp, one request per
  * leader): for each partition of @states, the earliest offset whose

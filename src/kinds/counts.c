@@ -3,7 +3,7 @@
 
 #include <stddef.h>
 #include <string.h>
-#include "autocleanups.h"
+#include "db-rows.h"
 #include "error.h"
 #include "schema.h"
 
@@ -59,7 +59,7 @@ const KtOption kt_count_option_rows[] = {
     .max = 10000000, .commands = JOB_CMDS, .needs = "by", .metavar = "N",
     .help = "With --by: at most N keys per bucket per batch get rows of their own; the "
             "rest are counted in one (other) row per bucket" },
-  { "dead-letters", 0, "parse", KT_OPT_TEXT, AT (dead_letters), .commands = JOB_CMDS,
+  { "dead-letters", 0, "parse", KT_OPT_TABLE, AT (dead_letters), .commands = JOB_CMDS,
     .metavar = "TABLE",
     .help = "Keep each malformed line in this table (created if absent): its topic, "
             "partition, offset and line number, its bytes (up to 2048) and why, written in "
@@ -146,13 +146,6 @@ kt_counts_check (gconstpointer options, GError **error)
   if (!check_fields ("--by", config->dimensions, KT_MAX_DIMENSIONS, error)
       || !check_fields ("--sum", config->sums, KT_MAX_SUMS, error))
     return FALSE;
-  if (config->dead_letters != NULL && !kt_is_identifier (config->dead_letters))
-    {
-      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
-                   "--dead-letters: '%s' is not a plain identifier (letters, digits and _, "
-                   "at most 64 characters)", config->dead_letters);
-      return FALSE;
-    }
   if (config->dead_letters != NULL && kt_schema_own_table (config->dead_letters))
     {
       g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "--dead-letters: %s is the name of one of "
@@ -211,30 +204,21 @@ static gboolean
 check_output (KtDb *db, gboolean idempotent, const char *output, const KtCountsShape *shape,
               GError **error)
 {
-  MYSQL *conn = kt_db_connection (db);
-  const char *name = kt_db_name (db);
   g_autofree char *topics = g_strconcat (output, KT_TOPIC_SUFFIX, NULL);
   g_autofree char *hint = NULL;
-  GError *local = NULL;
 
   if (!idempotent)
-    {
-      if (!kt_schema_check_object (conn, name, output, NULL, "a transactional job counts into "
-                                   "a table; give another --table", &local)
-          || !kt_schema_check_counts_table (conn, name, output, shape, FALSE, &local))
-        return kt_db_failed (db, local, error);
-      return TRUE;
-    }
+    return kt_schema_check_object (db, output, NULL, "a transactional job counts into a "
+                                   "table; give another --table", error)
+           && kt_schema_check_counts_table (db, output, shape, FALSE, error);
   hint = g_strdup_printf ("idempotent mode writes %s and a view %s over it; give another "
                           "--table", topics, output);
   /* The view's columns before what it reads: a view of other columns says
    * which. */
-  if (!kt_schema_check_object (conn, name, topics, NULL, hint, &local)
-      || !kt_schema_check_counts_table (conn, name, topics, shape, TRUE, &local)
-      || !kt_schema_check_counts_view (conn, name, output, shape, &local)
-      || !kt_schema_check_object (conn, name, output, topics, hint, &local))
-    return kt_db_failed (db, local, error);
-  return TRUE;
+  return kt_schema_check_object (db, topics, NULL, hint, error)
+         && kt_schema_check_counts_table (db, topics, shape, TRUE, error)
+         && kt_schema_check_counts_view (db, output, shape, error)
+         && kt_schema_check_object (db, output, topics, hint, error);
 }
 
 /* Refuses a count table named like one of ktally's own tables, where it
@@ -268,7 +252,6 @@ prepare_idempotent (KtDb *db, const char *output, const char *target,
 {
   static const char *const defaults[] = { "error_log", "error_log" KT_TOPIC_SUFFIX, NULL };
   g_autofree char *topics = g_strconcat (output, KT_TOPIC_SUFFIX, NULL);
-  GError *local = NULL;
 
   if (g_str_equal (output, "error_log") && plain (shape))
     return kt_schema_prepare (db, KT_TABLES_IDEMPOTENT, "idempotent-mode", error)
@@ -281,10 +264,8 @@ prepare_idempotent (KtDb *db, const char *output, const char *target,
     g_message ("creating table %s and view %s in %s", topics, output, kt_db_name (db));
   /* Checked again after: a job starting meanwhile may have made them in
    * its own shape, and CREATE ... IF NOT EXISTS leaves those. */
-  if (!kt_schema_create_counts_topics (kt_db_connection (db), kt_db_name (db), output, shape,
-                                       &local))
-    return kt_db_failed (db, local, error);
-  return check_output (db, TRUE, output, shape, error);
+  return kt_schema_create_counts_topics (db, output, shape, error)
+         && check_output (db, TRUE, output, shape, error);
 }
 
 gboolean
@@ -337,10 +318,8 @@ kt_counts_prepare (KtDb *db, gboolean idempotent, const char *output,
     g_message ("creating table %s in %s", output, kt_db_name (db));
   /* Checked again after: a job starting meanwhile may have made it in its
    * own shape, and CREATE ... IF NOT EXISTS leaves that. */
-  if (!kt_schema_create_counts_table (kt_db_connection (db), kt_db_name (db), output, shape,
-                                      &local))
-    return kt_db_failed (db, g_steal_pointer (&local), error);
-  return check_output (db, FALSE, output, shape, error);
+  return kt_schema_create_counts_table (db, output, shape, error)
+         && check_output (db, FALSE, output, shape, error);
 }
 
 gboolean
@@ -418,7 +397,7 @@ kt_counts_take (KtParser *parser, KtCounts *counts, gint32 partition, gint64 off
       summary->sample[MIN (bad_len, KT_SAMPLE_BYTES)] = '\0';
     }
   summary->lines += mine.lines;
-  summary->errors += mine.errors;
+  summary->counted += mine.errors;
   summary->malformed += mine.malformed;
   stats->records++;
   stats->lines += mine.lines;
@@ -640,7 +619,7 @@ key_of_row (const KtKeyedRow *row)
 
 /* The same from a row read back: log_time, then the key columns. */
 static GString *
-key_of_result (MYSQL_ROW row, const unsigned long *lengths, guint n_dims)
+key_of_result (const char *const *row, const unsigned long *lengths, guint n_dims)
 {
   GString *key = g_string_new (row[0]);
 
@@ -661,9 +640,9 @@ read_held (KtDb *db, const char *table, const KtCountsShape *shape, const GArray
   guint n_dims = shape->dimensions != NULL ? g_strv_length ((char **) shape->dimensions) : 0;
   guint n_sums = shape->sums != NULL ? g_strv_length ((char **) shape->sums) : 0;
   g_autoptr(GString) sql = g_string_new ("SELECT log_time");
-  g_autoptr(MYSQL_RES) res = NULL;
+  g_autoptr(KtDbRows) res = NULL;
   g_autofree char *what = g_strdup_printf ("cannot read the counts of %s", table);
-  MYSQL_ROW row;
+  const char *const *row;
 
   for (const char *const *d = shape->dimensions; d != NULL && *d != NULL; d++)
     g_string_append_printf (sql, ", `%s`", *d);
@@ -680,12 +659,12 @@ read_held (KtDb *db, const char *table, const KtCountsShape *shape, const GArray
       append_key_value (sql, &g_array_index (rows, KtKeyedRow, i), n_dims);
     }
   g_string_append (sql, lock ? ") FOR UPDATE" : ")");
-  res = kt_db_rows (db, sql->str, what, error);
+  res = kt_db_rows_select (db, sql->str, what, error);
   if (res == NULL)
     return FALSE;
-  while ((row = mysql_fetch_row (res)) != NULL)
+  while ((row = kt_db_rows_next (res)) != NULL)
     {
-      GString *key = key_of_result (row, mysql_fetch_lengths (res), n_dims);
+      GString *key = key_of_result (row, kt_db_rows_lengths (res), n_dims);
       GString *value = g_string_new (row[1 + n_dims]);
 
       for (guint i = 0; i < n_sums; i++)
@@ -701,9 +680,9 @@ find_other (KtDb *db, const char *table, const KtCountsShape *shape, const GArra
             guint from, guint until, char **bucket, GError **error)
 {
   g_autoptr(GString) sql = g_string_new ("SELECT log_time FROM ");
-  g_autoptr(MYSQL_RES) res = NULL;
+  g_autoptr(KtDbRows) res = NULL;
   g_autofree char *what = g_strdup_printf ("cannot read the counts of %s", table);
-  MYSQL_ROW row;
+  const char *const *row;
 
   g_string_append_printf (sql, "`%s` WHERE log_time IN (", table);
   for (guint i = from; i < until; i++)
@@ -717,10 +696,10 @@ find_other (KtDb *db, const char *table, const KtCountsShape *shape, const GArra
   for (const char *const *d = shape->dimensions; d != NULL && *d != NULL; d++)
     g_string_append_printf (sql, " AND `%s` = '" KT_OTHER_KEY "'", *d);
   g_string_append (sql, " LIMIT 1");
-  res = kt_db_rows (db, sql->str, what, error);
+  res = kt_db_rows_select (db, sql->str, what, error);
   if (res == NULL)
     return FALSE;
-  row = mysql_fetch_row (res);
+  row = kt_db_rows_next (res);
   *bucket = row != NULL ? g_strdup (row[0]) : NULL;
   return TRUE;
 }
@@ -832,6 +811,16 @@ kt_counts_retract (KtDb *db, const char *table, const KtCountsShape *shape, KtCo
 }
 
 void
+kt_counts_summarise (const KtCounts *counts, KtBatchSummary *summary)
+{
+  summary->folds = counts->keyed != NULL;
+  if (counts->keyed != NULL)
+    summary->folded += kt_keyed_counts_folded (counts->keyed);
+  summary->folded_into = KT_OTHER_KEY;
+  summary->folded_why = "their keys came past --max-keys in their bucket and batch";
+}
+
+void
 kt_counts_line (const KtBatchSummary *summary, guint rows, int bucket, GString *line)
 {
   g_autofree char *size = bucket == 60 ? g_strdup ("hour")
@@ -840,20 +829,20 @@ kt_counts_line (const KtBatchSummary *summary, guint rows, int bucket, GString *
 
   g_string_append_printf (line, "%" G_GUINT64_FORMAT " line%s, %" G_GUINT64_FORMAT " ERROR, %"
                           G_GUINT64_FORMAT " malformed, ", summary->lines,
-                          summary->lines == 1 ? "" : "s", summary->errors, summary->malformed);
-  if (summary->keyed || summary->folded > 0)
+                          summary->lines == 1 ? "" : "s", summary->counted, summary->malformed);
+  if (summary->folds || summary->folded > 0)
     g_string_append_printf (line, "%u row%s", rows, rows == 1 ? "" : "s");
   else
     g_string_append_printf (line, "%u %s bucket%s", rows, size, rows == 1 ? "" : "s");
   if (summary->folded > 0)
     g_string_append_printf (line, " (%" G_GUINT64_FORMAT " lines past --max-keys counted "
                             "as (other))", summary->folded);
-  if (summary->dead_letters != NULL && summary->malformed > 0)
+  if (summary->kept_in != NULL && summary->malformed > 0)
     g_string_append_printf (line, ", %" G_GUINT64_FORMAT " malformed kept in %s",
-                            summary->dead_kept, summary->dead_letters);
-  if (summary->dead_dropped > 0)
+                            summary->kept, summary->kept_in);
+  if (summary->dropped > 0)
     g_string_append_printf (line, " (%" G_GUINT64_FORMAT " past --dead-letters-max not kept)",
-                            summary->dead_dropped);
+                            summary->dropped);
 }
 
 /* ---- --dead-letters ---------------------------------------------------------- */
@@ -953,7 +942,6 @@ kt_dead_letters_prepare (KtDb *db, const char *table, const char *output, gboole
 {
   g_autofree char *topics = g_strconcat (output, KT_TOPIC_SUFFIX, NULL);
   g_autofree char *type = NULL;
-  GError *local = NULL;
 
   if (g_str_equal (table, output) || g_str_equal (table, topics))
     {
@@ -963,16 +951,14 @@ kt_dead_letters_prepare (KtDb *db, const char *table, const char *output, gboole
     }
   if (!kt_db_table_type (db, table, &type, error))
     return FALSE;
-  if (!kt_schema_check_dead_letters (kt_db_connection (db), kt_db_name (db), table, &local))
-    return kt_db_failed (db, local, error);
+  if (!kt_schema_check_dead_letters (db, table, error))
+    return FALSE;
   if (type != NULL || !create)
     return TRUE;
   g_message ("creating dead-letter table %s in %s", table, kt_db_name (db));
   /* Checked again after: a job starting meanwhile may have made it. */
-  if (!kt_schema_create_dead_letters (kt_db_connection (db), kt_db_name (db), table, &local)
-      || !kt_schema_check_dead_letters (kt_db_connection (db), kt_db_name (db), table, &local))
-    return kt_db_failed (db, local, error);
-  return TRUE;
+  return kt_schema_create_dead_letters (db, table, error)
+         && kt_schema_check_dead_letters (db, table, error);
 }
 
 static gint
@@ -1036,7 +1022,7 @@ kt_dead_letters_summarise (KtDeadLetters *self, KtBatchSummary *summary)
 {
   if (self == NULL)
     return;
-  summary->dead_letters = self->table;
-  summary->dead_kept = self->lines->len;
-  summary->dead_dropped = self->dropped;
+  summary->kept_in = self->table;
+  summary->kept = self->lines->len;
+  summary->dropped = self->dropped;
 }

@@ -150,6 +150,10 @@ gboolean       kt_dead_letters_write (KtDeadLetters *self, KtDb *db, const char 
 /* Into @summary: the lines kept and those past the bound. */
 void           kt_dead_letters_summarise (KtDeadLetters *self, KtBatchSummary *summary);
 
+/* Into @summary: whether @counts fold keys past --max-keys into (other)
+ * rows (--by, --sum), and how many lines they folded (added). */
+void      kt_counts_summarise (const KtCounts *counts, KtBatchSummary *summary);
+
 /* "L lines, E ERROR, M malformed, K minute buckets" (@rows of them;
  * @bucket: --bucket in minutes, which names the buckets: "5-minute",
  * "hour"), or with --by or --sum "K rows" (of buckets and keys); and the

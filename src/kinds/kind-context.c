@@ -5,8 +5,6 @@
 gboolean
 kt_kind_context_begin (KtKindContext *job, GError **error)
 {
-  GError *local = NULL;
-
   if (!kt_db_begin (job->db, error))
     return FALSE;
   /* A promoted replica may lack the commit that recorded the job (it
@@ -14,11 +12,10 @@ kt_kind_context_begin (KtKindContext *job, GError **error)
   if (job->claimed_on != kt_db_connections (job->db))
     job->claimed = FALSE;
   if (job->claimed
-      || kt_identity_claim (kt_db_connection (job->db), kt_db_name (job->db), job->identity,
-                            &local))
+      || kt_identity_claim (job->db, job->identity, error))
     return TRUE;
   kt_db_abort (job->db);
-  return kt_db_failed (job->db, local, error);
+  return FALSE;
 }
 
 gboolean

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include "coverage.h"
 #include "counts.h"
-#include "autocleanups.h"
+#include "db-rows.h"
 #include "error.h"
 #include "schema.h"
 
@@ -123,16 +123,16 @@ read_coverage (Idempotent *self, const GArray *ranges, gboolean lock, GHashTable
                GError **error)
 {
   g_autoptr(GString) sql = g_string_new ("SELECT `partition`, covered FROM ktally_coverage");
-  g_autoptr(MYSQL_RES) res = NULL;
-  MYSQL_ROW row;
+  g_autoptr(KtDbRows) res = NULL;
+  const char *const *row;
 
   where_partitions (self, sql, ranges);
   if (lock)
     g_string_append (sql, " ORDER BY `partition` FOR UPDATE");
-  res = kt_db_rows (self->job->db, sql->str, "cannot read ktally_coverage", error);
+  res = kt_db_rows_select (self->job->db, sql->str, "cannot read ktally_coverage", error);
   if (res == NULL)
     return FALSE;
-  while ((row = mysql_fetch_row (res)) != NULL)
+  while ((row = kt_db_rows_next (res)) != NULL)
     {
       g_autofree char *what = g_strdup_printf ("ktally_coverage of %s/%s", self->job->topic,
                                                row[0]);
@@ -377,9 +377,9 @@ idem_counted (KtDb *db, const char *job, const char *topic, GHashTable *sets, GE
 {
   g_autoptr(GString) sql = g_string_new ("SELECT `partition`, covered FROM ktally_coverage "
                                          "WHERE job = ");
-  g_autoptr(MYSQL_RES) res = NULL;
+  g_autoptr(KtDbRows) res = NULL;
   g_autofree char *type = NULL;
-  MYSQL_ROW row;
+  const char *const *row;
 
   if (!kt_db_table_type (db, "ktally_coverage", &type, error))
     return FALSE;
@@ -388,10 +388,10 @@ idem_counted (KtDb *db, const char *job, const char *topic, GHashTable *sets, GE
   kt_db_quote (db, sql, job);
   g_string_append (sql, " AND topic = ");
   kt_db_quote (db, sql, topic);
-  res = kt_db_rows (db, sql->str, "cannot read ktally_coverage", error);
+  res = kt_db_rows_select (db, sql->str, "cannot read ktally_coverage", error);
   if (res == NULL)
     return FALSE;
-  while ((row = mysql_fetch_row (res)) != NULL)
+  while ((row = kt_db_rows_next (res)) != NULL)
     {
       g_autofree char *what = g_strdup_printf ("ktally_coverage of %s/%s", topic, row[0]);
       KtCoverage *set = kt_coverage_parse (row[1], what, error);
@@ -416,8 +416,7 @@ idem_summarise (gpointer data, KtBatchSummary *out, GString *line)
       KtCounts *counts = ((Part *) self->parts->pdata[i])->counts;
 
       rows += kt_counts_size (counts);
-      out->keyed = counts->keyed != NULL;
-      out->folded += counts->keyed != NULL ? kt_keyed_counts_folded (counts->keyed) : 0;
+      kt_counts_summarise (counts, out);
     }
   kt_counts_line (out, rows, kt_counts_options (self->job)->bucket, line);
 }

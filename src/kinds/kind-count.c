@@ -142,8 +142,7 @@ count_summarise (gpointer data, KtBatchSummary *out, GString *line)
 
   *out = self->summary;
   kt_dead_letters_summarise (self->dead, out);
-  out->keyed = self->counts->keyed != NULL;
-  out->folded = self->counts->keyed != NULL ? kt_keyed_counts_folded (self->counts->keyed) : 0;
+  kt_counts_summarise (self->counts, out);
   kt_counts_line (out, kt_counts_size (self->counts), kt_counts_options (self->job)->bucket, line);
 }
 

@@ -11,8 +11,8 @@
 
 #include <stddef.h>
 #include <string.h>
+#include "db-rows.h"
 #include "decimal.h"
-#include "autocleanups.h"
 #include "error.h"
 #include "ledger.h"
 #include "log.h"
@@ -151,17 +151,17 @@ load_ledger_state (Ledger *self, KtLedgerBatch *batch, GError **error)
 
   for (guint at = 0; at < accounts->len; at += 500)
     {
-      g_autoptr(MYSQL_RES) res = NULL;
-      MYSQL_ROW row;
+      g_autoptr(KtDbRows) res = NULL;
+      const char *const *row;
 
       g_string_assign (sql, "SELECT account, balance FROM account_balance WHERE account IN (");
       append_quoted_list (self, sql, accounts, at, MIN (accounts->len, at + 500));
       /* Account order (the list is sorted): writers lock rows in one order. */
       g_string_append (sql, ") ORDER BY account FOR UPDATE");
-      res = kt_db_rows (self->job->db, sql->str, "cannot read account_balance", error);
+      res = kt_db_rows_select (self->job->db, sql->str, "cannot read account_balance", error);
       if (res == NULL)
         return FALSE;
-      while ((row = mysql_fetch_row (res)) != NULL)
+      while ((row = kt_db_rows_next (res)) != NULL)
         {
           KtAmount balance;
           if (!kt_amount_parse (row[1], &balance, error)
@@ -174,18 +174,18 @@ load_ledger_state (Ledger *self, KtLedgerBatch *batch, GError **error)
     }
   for (guint at = 0; at < txns->len; at += 500)
     {
-      g_autoptr(MYSQL_RES) res = NULL;
-      MYSQL_ROW row;
+      g_autoptr(KtDbRows) res = NULL;
+      const char *const *row;
 
       g_string_assign (sql, "SELECT txn FROM ledger_applied WHERE txn IN (");
       append_quoted_list (self, sql, txns, at, MIN (txns->len, at + 500));
       g_string_append (sql, ") UNION ALL SELECT txn FROM ledger_rejected WHERE txn IN (");
       append_quoted_list (self, sql, txns, at, MIN (txns->len, at + 500));
       g_string_append (sql, ") LOCK IN SHARE MODE");
-      res = kt_db_rows (self->job->db, sql->str, "cannot read ledger_applied", error);
+      res = kt_db_rows_select (self->job->db, sql->str, "cannot read ledger_applied", error);
       if (res == NULL)
         return FALSE;
-      while ((row = mysql_fetch_row (res)) != NULL)
+      while ((row = kt_db_rows_next (res)) != NULL)
         if (!kt_ledger_batch_mark_applied (batch, row[0], error))
           return FALSE;
     }
@@ -314,7 +314,7 @@ ledger_write (gpointer data, const GArray *ranges, gint32 *fenced, GError **erro
   kt_ledger_batch_counts (batch, &self->counts);
   self->changed = kt_ledger_batch_balances (batch)->len;
   self->summary.lines = self->counts.messages;
-  self->summary.errors = self->counts.applied;
+  self->summary.counted = self->counts.applied;
   self->summary.malformed = self->counts.bad;
   {
     const char *text;

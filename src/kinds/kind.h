@@ -17,17 +17,27 @@
 
 #define KT_SAMPLE_BYTES 120
 
-/* What a batch did, for the batch's log line and the metrics. */
+/* What a batch did, for the batch's log line and the metrics, in terms
+ * every kind shares (a kind's own figures go into its part of the line,
+ * summarise()). */
 typedef struct
 {
   guint64  lines;          /* lines (or messages) read */
-  guint64  errors;         /* the lines counted */
-  guint64  malformed;      /* skipped: malformed lines, bad messages */
-  gboolean keyed;          /* rows are per bucket and key (--by, --sum) */
-  guint64  folded;         /* of the lines counted, those past --max-keys: in (other) rows */
-  const char *dead_letters;  /* --dead-letters: the table, or NULL */
-  guint64  dead_kept;      /* of the malformed lines, those written there */
-  guint64  dead_dropped;   /* ...and those past --dead-letters-max, not kept */
+  guint64  counted;        /* of them, those the output took */
+  guint64  malformed;      /* skipped: what the kind cannot read */
+  /* Of the counted, those folded into one catch-all row (@folded_into)
+   * because a bound was reached; @folds: the output folds, so the batch's
+   * figures name @folded even when it is 0. A warning, once a minute,
+   * says how many and why (@folded_why). Both strings static. */
+  gboolean folds;
+  guint64  folded;
+  const char *folded_into;
+  const char *folded_why;
+  /* Of the malformed, those kept in the table @kept_in (NULL: the kind
+   * keeps none), and those past its bound, dropped. */
+  const char *kept_in;
+  guint64  kept;
+  guint64  dropped;
   /* One record the kind skipped, for the log (once a minute). */
   gboolean have_sample;
   gint32   sample_partition;

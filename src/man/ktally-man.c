@@ -6,13 +6,15 @@
  * PAGE is "ktally" (the options every command takes), "ktally-COMMAND"
  * (that command's synopsis and options) or "ktally.conf" (every section
  * and key of a config file). A line of the template that is exactly
- * @SYNOPSIS@, @OPTIONS@ or @KEYS@ is replaced; @VERSION@ anywhere. Build
+ * @SYNOPSIS@, @OPTIONS@, @KEYS@ or @ENVIRONMENT@ (every KTALLY_ variable)
+ * is replaced; @VERSION@ and @TABLE_NAME_RULE@ (names.h) anywhere. Build
  * tool only: never installed. */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
 #include "commands.h"
+#include "names.h"
 
 /* The options of @command (NULL: those every command takes) as .TP
  * paragraphs. */
@@ -97,6 +99,30 @@ keys (GString *out)
     }
 }
 
+/* Every setting's variable, once each, as .TP paragraphs naming its option
+ * and the commands that read it. */
+static void
+environment (GString *out)
+{
+  g_autoptr(GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+
+  for (const KtOption *const *t = kt_option_tables (); *t != NULL; t++)
+    for (const KtOption *row = *t; row->name != NULL; row++)
+      {
+        char *name = kt_option_env_name (row);
+        g_autofree char *who = NULL;
+
+        if (name == NULL || !g_hash_table_add (seen, name))
+          continue;
+        who = takers (row);
+        g_string_append_printf (out, ".TP\n.B %s\n", name);
+        g_string_append (out, "\\fB\\-\\-");
+        for (const char *p = row->name; *p != '\0'; p++)
+          g_string_append (out, *p == '-' ? "\\-" : (char[]) { *p, '\0' });
+        g_string_append_printf (out, "\\fR (%s)\n", who);
+      }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -136,11 +162,19 @@ main (int argc, char **argv)
         options (out, command);
       else if (g_str_equal (*l, "@KEYS@"))
         keys (out);
+      else if (g_str_equal (*l, "@ENVIRONMENT@"))
+        environment (out);
       else
         {
+          g_auto(GStrv) rule = NULL;
+          g_autofree char *ruled = NULL;
+
           parts = g_strsplit (*l, "@VERSION@", -1);
           line = g_strjoinv (PACKAGE_VERSION, parts);
-          g_string_append (out, line);
+          /* The one rule of table names, as the option table states it. */
+          rule = g_strsplit (line, "@TABLE_NAME_RULE@", -1);
+          ruled = g_strjoinv (KT_TABLE_NAME_RULE, rule);
+          g_string_append (out, ruled);
           if (l[1] != NULL)
             g_string_append_c (out, '\n');
         }

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "autocleanups.h"
+#include "mysql-autocleanups.h"
 #include "log.h"
 
 static KtDbConnectCheck connect_check;
@@ -45,6 +45,7 @@ kt_db_config_clear (KtDbConfig *db)
   db->n_more_hosts = 0;
   db->port = 0;
   db->ssl_mode = KT_SSL_PREFERRED;
+  db->tls_given = FALSE;
 }
 
 void
@@ -63,6 +64,7 @@ kt_db_config_copy (KtDbConfig *to, const KtDbConfig *from)
     .ssl_ca = g_strdup (from->ssl_ca),
     .ssl_cert = g_strdup (from->ssl_cert),
     .ssl_key = g_strdup (from->ssl_key),
+    .tls_given = from->tls_given,
     .n_more_hosts = from->n_more_hosts,
   };
   if (from->n_more_hosts > 0)
@@ -90,11 +92,13 @@ kt_db_password_file_read (const char *path, GError **error)
         close (fd);
       return NULL;
     }
-  if (st.st_mode & (S_IRGRP | S_IWGRP | S_IROTH | S_IWOTH))
+  /* Group read only where root gave it (db.h). */
+  if (st.st_mode & (S_IWGRP | S_IROTH | S_IWOTH) || (st.st_mode & S_IRGRP && st.st_uid != 0))
     {
       g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
                    "--db-password-file: '%s' is readable or writable by group or others "
-                   "(mode %04o): make it 0600 or 0400, owned by the user ktally runs as",
+                   "(mode %04o): make it 0600 or 0400, owned by the user ktally runs as "
+                   "(or 0640 or 0440 owned by root, for ktally's group)",
                    path, (unsigned int) (st.st_mode & 07777));
       close (fd);
       return NULL;
@@ -211,11 +215,26 @@ kt_db_hosts (const KtDbConfig *db)
   return db->socket != NULL ? 1 : 1 + db->n_more_hosts;
 }
 
+/* Whether the client library reaches @h over its default Unix socket:
+ * "localhost" with no port. With a port it is TCP (open_once() says so,
+ * or the library would take the socket and drop the port). */
+static gboolean
+by_default_socket (KtDbHost h)
+{
+  return h.port == 0 && g_strcmp0 (h.host, "localhost") == 0;
+}
+
 /* The @i-th server of @db: 0 is @db->host. */
 static KtDbHost
 host_at (const KtDbConfig *db, guint i)
 {
   return i == 0 ? (KtDbHost) { db->host, db->port } : db->more_hosts[i - 1];
+}
+
+gboolean
+kt_db_host_by_socket (const KtDbConfig *db, guint i)
+{
+  return db->socket != NULL || by_default_socket (host_at (db, i));
 }
 
 char *
@@ -225,6 +244,12 @@ kt_db_host_text (const KtDbConfig *db, guint i)
 
   if (db->socket != NULL)
     return g_strdup (db->socket);
+  /* localhost without a port is where every MySQL client takes it: the
+   * client library's default socket (named as ?socket= is), not TCP
+   * port 3306. */
+  if (by_default_socket (h))
+    return g_strdup (g_getenv ("MYSQL_UNIX_PORT") != NULL ? g_getenv ("MYSQL_UNIX_PORT")
+                                                          : MYSQL_UNIX_ADDR);
   /* An IPv6 address in brackets, as in the URI: its ':' are not a port's. */
   return g_strdup_printf (strchr (h.host, ':') != NULL ? "[%s]:%u" : "%s:%u", h.host,
                           h.port ? h.port : 3306);
@@ -309,8 +334,8 @@ uri_checked (const char *uri, GError **error)
   if (!kt_is_identifier (path + 1))
     {
       g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
-                   "--db: database name '%s' is not a plain identifier "
-                   "([A-Za-z0-9_], at most 64 characters)", path + 1);
+                   "--db: database name '%s' is not a name ktally takes (%s)", path + 1,
+                   KT_TABLE_NAME_RULE);
       return NULL;
     }
   return g_steal_pointer (&parsed);
@@ -329,6 +354,7 @@ uri_param (const char *k, const char *v, KtDbConfig *db, GError **error)
                 : g_str_equal (k, "ssl-key") ? &db->ssl_key : NULL;
   int mode;
 
+  db->tls_given |= g_str_has_prefix (k, "ssl-");
   if (path != NULL && v[0] == '/')
     {
       *path = g_strdup (v);
@@ -529,29 +555,6 @@ kt_db_uri_parse (const char *uri, KtDbConfig *db, GError **error)
         return FALSE;
       }
   return TRUE;
-}
-
-gboolean
-kt_is_name_char (gunichar c, const char *ascii)
-{
-  /* MariaDB's identifiers reach U+FFFF; beyond ASCII, letters, digits and
-   * combining marks only (no space, control or invisible character). */
-  if (c < 0x80)
-    return g_ascii_isalnum (c) || strchr (ascii, (int) c) != NULL;
-  return c <= 0xFFFF && (g_unichar_isalnum (c) || g_unichar_ismark (c));
-}
-
-gboolean
-kt_is_identifier (const char *name)
-{
-  glong n = 0;
-
-  if (name == NULL || *name == '\0' || !g_utf8_validate (name, -1, NULL))
-    return FALSE;
-  for (const char *p = name; *p != '\0'; p = g_utf8_next_char (p), n++)
-    if (!kt_is_name_char (g_utf8_get_char (p), "_"))
-      return FALSE;
-  return n <= 64;
 }
 
 gboolean
@@ -765,6 +768,14 @@ open_once (const KtDbConfig *db, guint i, const char *description,
   mysql_options (conn, MYSQL_OPT_WRITE_TIMEOUT, &io_timeout);
   mysql_options (conn, MYSQL_OPT_RECONNECT, &off);
   mysql_options (conn, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+  /* Where the user said: a port means TCP. The library takes "localhost"
+   * for its default socket whatever the port (localhost:3307 and
+   * localhost:3308 were one server, the default socket's, twice). */
+  if (db->socket == NULL && !by_default_socket (server))
+    {
+      unsigned int tcp = MYSQL_PROTOCOL_TCP;
+      mysql_options (conn, MYSQL_OPT_PROTOCOL, &tcp);
+    }
   if (db->defaults_file != NULL)
     {
       /* The [client] group may give the password (and user, host...). */
@@ -1163,6 +1174,27 @@ kt_db_host (KtDb *self)
   return self->connections > 0 ? self->servers[self->server] : NULL;
 }
 
+const char *
+kt_db_transport (KtDb *self)
+{
+  const char *info = self->conn != NULL ? mysql_get_host_info (self->conn) : NULL;
+  const char *via = info != NULL ? strstr (info, " via ") : NULL;
+
+  return via != NULL ? via + strlen (" via ") : NULL;
+}
+
+const char *
+kt_db_server_version (KtDb *self)
+{
+  return self->conn != NULL ? mysql_get_server_info (self->conn) : NULL;
+}
+
+gboolean
+kt_db_connected (KtDb *self)
+{
+  return self->conn != NULL;
+}
+
 guint
 kt_db_connections (KtDb *self)
 {
@@ -1179,6 +1211,18 @@ const char *
 kt_db_client_version (void)
 {
   return mysql_get_client_info ();
+}
+
+void
+kt_db_library_init (void)
+{
+  mysql_library_init (0, NULL, NULL);
+}
+
+void
+kt_db_library_end (void)
+{
+  mysql_library_end ();
 }
 
 const KtDbConfig *
@@ -1241,8 +1285,9 @@ moved_logged (KtDb *self, guint was)
   kt_log_event_string (e, "database", self->names[self->server]);
   kt_log_event_string (e, "server", self->servers[self->server]);
   kt_log_event_string (e, "previous", self->servers[was]);
-  kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "MySQL: now on %s (was %s)",
-                     self->names[self->server], self->servers[was]);
+  kt_log_event_string (e, "transport", kt_db_transport (self));
+  kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "MySQL: now on %s over %s (was %s)",
+                     self->names[self->server], kt_db_transport (self), self->servers[was]);
 }
 
 gboolean
@@ -1384,6 +1429,26 @@ kt_db_table_type (KtDb *self, const char *table, char **type, GError **error)
     return FALSE;
   row = mysql_fetch_row (res);
   *type = row != NULL ? g_strdup (row[0]) : NULL;
+  return TRUE;
+}
+
+gboolean
+kt_db_has_column (KtDb *self, const char *table, const char *column, gboolean *has,
+                  GError **error)
+{
+  g_autoptr(GString) sql = g_string_new ("SELECT 1 FROM information_schema.columns "
+                                         "WHERE table_schema = DATABASE() AND table_name = ");
+  g_autoptr(MYSQL_RES) res = NULL;
+
+  if (!kt_db_connect (self, error))
+    return FALSE;
+  kt_db_quote (self, sql, table);
+  g_string_append (sql, " AND column_name = ");
+  kt_db_quote (self, sql, column);
+  res = kt_db_rows (self, sql->str, "cannot look for the columns", error);
+  if (res == NULL)
+    return FALSE;
+  *has = mysql_fetch_row (res) != NULL;
   return TRUE;
 }
 

@@ -10,6 +10,7 @@
 #include <glib.h>
 #include <mysql.h>
 #include "error.h"
+#include "names.h"
 
 /* One server of a hosts list. */
 typedef struct
@@ -37,6 +38,7 @@ typedef struct
   char  *ssl_ca;
   char  *ssl_cert;
   char  *ssl_key;
+  gboolean tls_given;  /* the URI's query named ssl-mode, ssl-ca, ssl-cert or ssl-key */
 } KtDbConfig;
 
 typedef enum
@@ -58,10 +60,13 @@ gboolean  kt_db_uri_parse (const char *uri, KtDbConfig *db, GError **error);
 void      kt_db_config_clear (KtDbConfig *db);
 
 /* The first line of the password file @path, without its newline. Like
- * ssh with a private key, a file that group or others may read or write
- * is refused (the password has been seen, or can be swapped), and so is
- * an empty first line (no password): KT_ERROR_USAGE naming
- * --db-password-file. */
+ * ssh with a private key, a file that others may read or write, or its
+ * group write, is refused (the password has been seen, or can be
+ * swapped); so is one its group may read, unless root owns it (as
+ * PostgreSQL takes a key file: root gives the service's group read
+ * access, the way Kubernetes mounts a Secret for a pod's fsGroup,
+ * root:GROUP 0440); and so is an empty first line (no password):
+ * KT_ERROR_USAGE naming --db-password-file. */
 char     *kt_db_password_file_read (const char *path, GError **error);
 
 /* Overwrites, in place and with the same length, the password of every
@@ -97,15 +102,12 @@ void     kt_db_set_connect_check (KtDbConnectCheck check);
 guint     kt_db_hosts (const KtDbConfig *db);
 char     *kt_db_host_text (const KtDbConfig *db, guint i);
 
-/* 1 to 64 characters of [A-Za-z0-9_], or letters, digits and marks beyond
- * ASCII (of the Basic Multilingual Plane, as MariaDB's identifiers): the
- * only table and database names ktally accepts. Anything else is refused,
- * never quoted through. */
-gboolean kt_is_identifier (const char *name);
+/* Whether the @i-th server is reached over a Unix socket: ?socket=, or
+ * "localhost" without a port (the client library's default socket, which
+ * kt_db_host_text() names; with a port, localhost is TCP). */
+gboolean  kt_db_host_by_socket (const KtDbConfig *db, guint i);
 
-/* Whether @c may be part of a name: an ASCII letter or digit or one of
- * @ascii, or a letter, digit or mark beyond ASCII up to U+FFFF. */
-gboolean kt_is_name_char (gunichar c, const char *ascii);
+/* Table and database names: names.h (kt_is_identifier()). */
 
 /* A connection to @db with bounded waits (seconds), no automatic
  * reconnect, and ssl-mode enforced. Its session is strict (a value that
@@ -213,12 +215,26 @@ const char *kt_db_name (KtDb *self);
 const char *kt_db_host (KtDb *self);
 guint       kt_db_connections (KtDb *self);
 
+/* How the live connection reaches its server, as the client library says:
+ * "TCP/IP" or "UNIX socket"; NULL when not connected. Static. */
+const char *kt_db_transport (KtDb *self);
+/* The server's version as it says it ("10.11.6-MariaDB"), NULL when not
+ * connected. Owned by the connection. */
+const char *kt_db_server_version (KtDb *self);
+/* Whether a connection is open (a failure of it dropped it). */
+gboolean    kt_db_connected (KtDb *self);
+
 /* A command that only reads (status, jobs, audit): a read-only server
  * will do when no writable one answers (see kt_db_open()). */
 void        kt_db_allow_read_only (KtDb *self);
 
 /* MariaDB Connector/C's version, "3.3.8". */
 const char *kt_db_client_version (void);
+/* The client library's global set-up and tear-down: init before any
+ * thread (it is not thread-safe the first time; again later it does
+ * nothing), end once the last connection is closed. */
+void        kt_db_library_init (void);
+void        kt_db_library_end (void);
 const KtDbConfig *kt_db_config (KtDb *self);
 
 /* Connects unless connected: a session at READ COMMITTED (the fenced
@@ -268,6 +284,12 @@ gboolean    kt_db_snapshot (KtDb *self, GError **error);
 /* The type of @table: "BASE TABLE", "VIEW" (MariaDB also says "SEQUENCE"
  * and "SYSTEM VERSIONED"), or NULL when absent. */
 gboolean    kt_db_table_type (KtDb *self, const char *table, char **type, GError **error);
+
+/* Whether @table has a column @column (FALSE when the table is absent):
+ * for reads that must work on an older schema, which the managing
+ * commands' dry runs and `status` read as it is. */
+gboolean    kt_db_has_column (KtDb *self, const char *table, const char *column,
+                              gboolean *has, GError **error);
 
 /* kt_db_grants_missing_in() of the connected user's SHOW GRANTS, on its
  * database (connects first). NULL with @error when the server cannot

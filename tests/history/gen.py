@@ -73,6 +73,10 @@ class Gen:
         # Draws added later take a stream of their own: every earlier
         # seed keeps drawing the history it drew.
         self.r_dead = random.Random("%s:dead-letters" % seed)
+        # Which table name a refused name is (one rule for every table a
+        # job names: --table, --dead-letters, idempotent mode's NAME_topic).
+        self.r_names = random.Random("%s:table-names" % seed)
+        self.r_env = random.Random("%s:env" % seed)
         self.seed = seed
         self.open = set(KNOWN_OPEN) if open_ is None else set(open_)
         self.focus = focus
@@ -590,6 +594,16 @@ class Gen:
             a["health_max_stall"] = self.r_health.choice([15, 60, 600])
         if self.r_health.random() < 0.3:
             a["notify"] = True
+        # Settings given as a container gives them: KTALLY_ variables,
+        # every one or some (the others flags, over decoys in the
+        # environment that they must win over).
+        if self.r_env.random() < 0.3:
+            a["env"] = self.r_env.choice(["all", "some"])
+            a["env_seed"] = self.r_env.randrange(1 << 30)
+        # The records on stdout, as in the container image (the harness
+        # reads both streams as one log).
+        if self.r_env.random() < 0.3:
+            a["log_to"] = "stdout"
         if job["kind"] == LEDGER:
             a["workers"] = r.choice([1, 2, 4])
             if self.focus == "ledger-two-writers":
@@ -753,4 +767,14 @@ class Gen:
                                    "enable.partition.eof=false", "auto.offset.reset=latest",
                                    "group.id=other"])
             op["mode"] = r.choice(["transactional", "idempotent"])
+        elif k in ("table-not-identifier", "replay-bad-table"):
+            # A name of another shape, or past the 250 bytes of MariaDB's
+            # file names (a CJK character takes 5): --table, or for a run
+            # --dead-letters, or in idempotent mode the NAME_topic it implies.
+            rn = self.r_names
+            op["name"] = rn.choice(["t-1", "\u4e2d" * 51, "a b", "\u00e9" * 51])
+            if k == "table-not-identifier":
+                op["flag"] = rn.choice(["--table", "--dead-letters", "topic-suffix"])
+                if op["flag"] == "topic-suffix":
+                    op["name"] = "\u4e2d" * 49
         return op

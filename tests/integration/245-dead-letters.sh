@@ -165,7 +165,7 @@ refused() {  # refused WHAT ARGS...
 refused "seen is a view" --dead-letters seen
 refused "table other is not the shape ktally writes: column topic is missing" --dead-letters other
 refused "--dead-letters: kafka_offset is the name of one of ktally's own tables" --dead-letters kafka_offset
-refused "--dead-letters: 'a-b' is not a plain identifier" --dead-letters a-b
+refused "--dead-letters: 'a-b' is not a table name" --dead-letters a-b
 refused "--dead-letters-max needs --dead-letters" --dead-letters-max 5
 refused "--dead-letters: error_log is the job's own count table" --dead-letters error_log
 [[ $(kt_sql "$db" "SELECT COUNT(*) FROM kafka_offset" 2> /dev/null || echo 0) == 0 ]] || fail "a refused run stored offsets"

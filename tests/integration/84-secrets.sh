@@ -55,6 +55,9 @@ refused() {  # refused PATTERN FILE
 }
 for mode in 644 640 604 660 622; do
   cp "$WORK/pw" "$WORK/pw-$mode"; chmod "$mode" "$WORK/pw-$mode"
+  # Not root's: root may give its group read access (0640, as a Kubernetes
+  # Secret for an fsGroup), test-cli covers that.
+  if [[ $(id -u) == 0 ]]; then chown 65534 "$WORK/pw-$mode"; fi
   refused "is readable or writable by group or others (mode 0$mode)" "$WORK/pw-$mode"
 done
 : > "$WORK/pw-empty"; chmod 600 "$WORK/pw-empty"

@@ -7,8 +7,10 @@
 # settings with every secret hidden, and reports every error of a file at
 # once, one line each with its file line, exit 2: unknown keys and
 # sections, bad values, and files it names that cannot be read (ssl-ca,
-# password-file). Red before: the first error only, and an ssl-ca that
-# does not exist passed.
+# password-file); [mysql] uri beside a key it would ignore (ssl-mode), and
+# a --db flag that would drop the file's TLS, are refused in one line. Red
+# before: the first error only, an ssl-ca that does not exist passed, and
+# uri + ssl-mode = verify-identity connected unverified (exit 0).
 # broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
@@ -140,6 +142,23 @@ rc=0; "$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" \
   --db "$db_uri?ssl-mode=verify-ca&ssl-ca=$WORK/no-such-ca.pem" 2> "$WORK/err" || rc=$?
 ((rc == 2)) && grep -q "ssl-ca '$WORK/no-such-ca.pem': cannot read it" "$WORK/err" \
   || { cat "$WORK/err" >&2; fail "run with an ssl-ca that does not exist: exit $rc"; }
+
+# [mysql] uri beside ssl-mode (no ssl-ca): the uri used to win in silence,
+# and config --check --connect connected unverified, exit 0. Refused now,
+# one line naming the keys; so is a --db flag that would drop the file's TLS.
+printf '[mysql]\nuri = %s?socket=%s\nssl-mode = verify-identity\n' "$db_uri" "$KT_MYSQL_SOCKET" \
+  > "$WORK/uri-tls.conf"
+rc=0; "$KTALLY" config --check --connect --config "$WORK/uri-tls.conf" --brokers "$KT_BROKERS" \
+  --topic "$topic" > /dev/null 2> "$WORK/err" || rc=$?
+((rc == 2)) && [[ $(wc -l < "$WORK/err") == 1 ]] \
+  && grep -q "uri-tls.conf:2: \[mysql\] uri is the whole database, and ssl-mode (line 3)" "$WORK/err" \
+  || { cat "$WORK/err" >&2; fail "[mysql] uri beside ssl-mode: exit $rc"; }
+printf '[mysql]\nhost = %s\nport = %s\nuser = %s\ndatabase = %s\nssl-mode = verify-identity\n' \
+  "$KT_MYSQL_HOST" "$KT_MYSQL_PORT" "$KT_MYSQL_USER" "$db" > "$WORK/keys-tls.conf"
+rc=0; "$KTALLY" config --check --connect --config "$WORK/keys-tls.conf" --brokers "$KT_BROKERS" \
+  --topic "$topic" --db "$db_uri" > /dev/null 2> "$WORK/err" || rc=$?
+((rc == 2)) && grep -q "the file's TLS (ssl-mode verify-identity)" "$WORK/err" \
+  || { cat "$WORK/err" >&2; fail "--db dropping the file's TLS: exit $rc"; }
 
 # samples/ktally.conf documents every key: each one must be known.
 grep -v '^password-file' "$KT_SRC/samples/ktally.conf" > "$WORK/sample.conf"

@@ -9,7 +9,7 @@
  * hold it to this contract. */
 #pragma once
 #include <glib.h>
-#include "ledger.h"
+#include "ledger-bad.h"
 
 /* Whether the @len bytes at @value (any bytes: NUL, invalid UTF-8, any
  * nesting; never read past @len) are exactly one JSON text, with nothing

@@ -7,8 +7,12 @@
 #include "parse.h"
 
 #include <string.h>
-#include "autocleanups.h"
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
 #include "error.h"
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (pcre2_code, pcre2_code_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (pcre2_match_data, pcre2_match_data_free)
 
 /* The digits have fixed widths, so a match puts the timestamp at bytes
  * 0..18 and the level at 20..; the level ends the line or is followed by
@@ -91,6 +95,15 @@ kt_parser_new (GError **error)
       return NULL;
     }
   return g_steal_pointer (&self);
+}
+
+char *
+kt_parser_library_version (void)
+{
+  char version[64] = "";
+
+  pcre2_config (PCRE2_CONFIG_VERSION, version);
+  return g_strdup (version);
 }
 
 void

@@ -11,10 +11,10 @@
  * The parser never sees Kafka or MySQL. */
 #pragma once
 #include <glib.h>
-#include "minutes.h"
-#include "schema.h"
 #include "decimal.h"
+#include "job-spec.h"
 #include "keyed-counts.h"
+#include "minutes.h"
 #include "reduce.h"
 
 /* --by and --sum: at most this many fields each. The key columns must fit
@@ -31,7 +31,7 @@
  * bytes). Cut values count as one key. */
 #define KT_DIMENSION_BYTES 255
 
-/* KT_OTHER_KEY (schema.h): a counted line whose every --by value is
+/* KT_OTHER_KEY (job-spec.h): a counted line whose every --by value is
  * exactly it is malformed, so that the row only ever holds what was folded. */
 
 typedef struct _KtParser KtParser;
@@ -153,6 +153,9 @@ KtMalformedWhy kt_parser_why (KtParser *self);
  * the ERROR shortcut (what the default options, spelled out or not, give)
  * rather than through a general pattern. */
 gboolean   kt_parser_fast_path    (const KtParser *self);
+
+/* pcre2's version, "10.42 2022-12-11". New string. */
+char      *kt_parser_library_version (void);
 
 /* Tests only: with @enabled FALSE, every line goes through pcre2 (no ERROR
  * shortcut), so that both paths can be compared. */
