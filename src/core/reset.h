@@ -216,7 +216,7 @@ typedef struct
 {
   const KtResetRequest *request;
   const KtKnownJob     *job;       /* the job, as the database records it */
-  const KtKind      *kind;      /* its kind */
+  const KtKind         *kind;      /* its kind */
   gboolean              kafka;     /* its offsets are in the consumer group ktally-JOB */
   KtResetPolicy         policy;    /* what the reset may do (from the kind and the flags) */
   GArray               *replay_from;   /* a replay's job: its range, else NULL */
