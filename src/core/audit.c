@@ -410,7 +410,7 @@ check_totals (KtDb *db, GHashTable *targets, GArray *tables, GPtrArray *problems
   g_hash_table_iter_init (&iter, targets);
   while (g_hash_table_iter_next (&iter, &key, &value))
     {
-      const KtJobKind *kind = kt_kind_of_table (key);
+      const KtKind *kind = kt_kind_of_table (key);
       KtAuditTable t = { g_strdup (key), NULL, *(guint64 *) value, 0, FALSE };
       g_autoptr(GError) local = NULL;
 

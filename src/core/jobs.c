@@ -200,7 +200,7 @@ gboolean
 kt_jobs_forget (KtDb *db, const KtJobInfo *job, gboolean execute, KtForgetReport *report,
                 GError **error)
 {
-  const KtJobKind *kind = job->record != NULL
+  const KtKind *kind = job->record != NULL
     ? kt_kind_lookup (job->record->kind, job->record->mode, NULL) : NULL;
   KtCommitResult result;
 

@@ -95,9 +95,9 @@ commit_once (KtRunner *r, KtCommitResult *result, KtFeed **fenced_feed, gint32 *
 
   *result = KT_COMMIT_FAILED;
   for (guint i = 0; i < r->feeds->len; i++)
-    ((KtFeed *) r->feeds->pdata[i])->job.audit_id = 0;
+    ((KtFeed *) r->feeds->pdata[i])->context.audit_id = 0;
   /* The identity is the job's: one claim covers every topic. */
-  if (!kt_kind_context_begin (&first->job, error))
+  if (!kt_kind_context_begin (&first->context, error))
     return FALSE;
   for (guint i = 0; i < r->feeds->len; i++)
     {
@@ -118,12 +118,12 @@ commit_once (KtRunner *r, KtCommitResult *result, KtFeed **fenced_feed, gint32 *
           return TRUE;
         }
     }
-  if (!kt_kind_context_finish (&first->job, result, error))
+  if (!kt_kind_context_finish (&first->context, result, error))
     return FALSE;
   for (guint i = 0; i < r->feeds->len; i++)
     {
-      ((KtFeed *) r->feeds->pdata[i])->job.claimed = TRUE;
-      ((KtFeed *) r->feeds->pdata[i])->job.claimed_on = first->job.claimed_on;
+      ((KtFeed *) r->feeds->pdata[i])->context.claimed = TRUE;
+      ((KtFeed *) r->feeds->pdata[i])->context.claimed_on = first->context.claimed_on;
     }
   return TRUE;
 }
@@ -249,12 +249,12 @@ settle_batch (KtRunner *r, KtCommitResult result, const KtFeed *fenced_feed, gin
             return FALSE;
           kt_batch_log_committed (&f->log, r->kind, f->state, f->states, f->ranges,
                                   f->losses, f->records, kt_source_last_bytes (f->source),
-                                  moved, f->job.audit_id, started);
+                                  moved, f->context.audit_id, started);
           kt_plan_advance (f->states, f->ranges);
         }
       kt_feed_settled (f);
       if (r->hooks != NULL && r->hooks->progress != NULL && !idle)
-        r->hooks->progress (r->hooks->data, f->job.topic, f->states, &f->log.totals);
+        r->hooks->progress (r->hooks->data, f->context.topic, f->states, &f->log.totals);
     }
   return TRUE;
 }
@@ -336,7 +336,7 @@ compact (KtRunner *r, gint64 *compacted_at)
   for (guint i = 0; i < r->feeds->len; i++)
     {
       g_autoptr(GError) error = NULL;
-      const char *topic = ((KtFeed *) r->feeds->pdata[i])->job.topic;
+      const char *topic = ((KtFeed *) r->feeds->pdata[i])->context.topic;
 
       if (!kt_offsets_compact (r->db, r->job->spec->name, topic,
                                (gint64) r->job->run->audit_keep, &error))

@@ -17,7 +17,7 @@ typedef struct
   const KtRunHooks *hooks;   /* NULL: none */
   const volatile int *stop;
   KtDb            *db;       /* one connection: one transaction for every topic */
-  const KtJobKind *kind;
+  const KtKind *kind;
   char            *member_name; /* "job-pid@host", as ktally_batches holds it */
   gboolean         member;   /* `run --group`: a member of the consumer group */
   gboolean         fixed;    /* the hooks' check narrowed the partitions: no refresh */
