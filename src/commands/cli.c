@@ -774,7 +774,7 @@ kt_config_run (const KtConfig *config, const KtRunHooks *hooks, volatile int *st
     return FALSE;
   kt_config_identity (config, kind, &identity);
   kt_config_chart (config, kind, &chart, &dimensions);
-  ok = kt_run (&(KtRunJob) {
+  ok = kt_run (&(KtRunSetup) {
                  .spec = &config->job, .identity = &identity, .db = &config->db,
                  .kafka = &config->kafka, .run = &config->run, .health = &config->health,
                  .chart = &chart,

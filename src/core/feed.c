@@ -11,18 +11,18 @@ group_start_offsets (KtPartitionState *s, guint n, gpointer user_data, GError **
 }
 
 KtFeed *
-kt_feed_new (const KtRunJob *job, const char *topic, const KtKind *kind, KtDb *db,
+kt_feed_new (const KtRunSetup *setup, const char *topic, const KtKind *kind, KtDb *db,
              const char *member, KtMetrics *metrics, gboolean quiet,
              const volatile int *stop, GError **error)
 {
-  const KtJobSpec *spec = job->spec;
+  const KtJobSpec *spec = setup->spec;
   KtFeed *f = g_new0 (KtFeed, 1);
   KtSourceConfig source_config = {
-    .brokers = job->kafka->brokers,
+    .brokers = setup->kafka->brokers,
     .topic = topic,
     .client_id = spec->name,
-    .properties = (const char *const *) job->kafka->properties,
-    .max_batch_bytes = job->run->max_batch_bytes,
+    .properties = (const char *const *) setup->kafka->properties,
+    .max_batch_bytes = setup->run->max_batch_bytes,
     .group = spec->group,
     .start_offsets = group_start_offsets,
     .start_offsets_data = f,
@@ -42,8 +42,8 @@ kt_feed_new (const KtRunJob *job, const char *topic, const KtKind *kind, KtDb *d
   f->source = kt_source_new (&source_config, error);
   f->log.source = f->source;
   f->context = (KtKindContext) {
-    .spec = spec, .job = spec->name, .topic = topic, .output = job->identity->output,
-    .member = member, .db = db, .source = f->source, .identity = job->identity,
+    .spec = spec, .job = spec->name, .topic = topic, .output = setup->identity->output,
+    .member = member, .db = db, .source = f->source, .identity = setup->identity,
   };
   if (f->source == NULL || (f->state = kind->open (&f->context, error)) == NULL)
     {

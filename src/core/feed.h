@@ -11,7 +11,7 @@
 #include "batchlog.h"
 #include "kind-context.h"
 #include "kind.h"
-#include "run-job.h"
+#include "run-setup.h"
 #include "source.h"
 
 typedef struct
@@ -42,7 +42,7 @@ typedef struct
 /* @topic's feed of @job, run by @kind, written through @db; @job and
  * @member (the committer's name) outlive it. Creates the reader and the
  * kind's state; contacts nobody. */
-KtFeed  *kt_feed_new   (const KtRunJob *job, const char *topic, const KtKind *kind,
+KtFeed  *kt_feed_new   (const KtRunSetup *setup, const char *topic, const KtKind *kind,
                         KtDb *db, const char *member, KtMetrics *metrics, gboolean quiet,
                         const volatile int *stop, GError **error);
 void     kt_feed_free  (KtFeed *self);

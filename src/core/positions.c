@@ -66,8 +66,8 @@ report_new (KtKindContext *context, const GArray *fresh, gboolean latest)
   kt_log_event_int (e, "lag", backlog);
   kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "job %s: %u new partition%s of %s (%s): "
                      "starting at %s %s offset%s, %" G_GINT64_FORMAT " offset%s to read",
-                     context->job, fresh->len, fresh->len == 1 ? "" : "s", context->topic, list->str,
-                     fresh->len == 1 ? "its" : "their", latest ? "latest" : "earliest",
+                     context->job, fresh->len, fresh->len == 1 ? "" : "s", context->topic,
+                     list->str, fresh->len == 1 ? "its" : "their", latest ? "latest" : "earliest",
                      fresh->len == 1 ? "" : "s", backlog, backlog == 1 ? "" : "s");
 }
 
@@ -82,8 +82,8 @@ report_moved (KtKindContext *context, gint32 partition, gint64 was, gint64 now, 
 
   /* Only reset moves an offset back, and a forward move by reset
    * records its skip with reset's member name. */
-  if (now > was && (!kt_offsets_mover (context->db, context->job, context->topic, partition, was, now,
-                                       &member, error)))
+  if (now > was && (!kt_offsets_mover (context->db, context->job, context->topic, partition,
+                                       was, now, &member, error)))
     return FALSE;
   if (now > was && (member == NULL || !g_str_has_prefix (member, "reset-")))
     {
@@ -175,7 +175,8 @@ kt_positions_load (KtKindContext *context, const GArray *partitions, const GArra
         else
           {
             g_debug ("job %s: %s/%d is new: starting at its %s offset %" G_GINT64_FORMAT,
-                     context->job, context->topic, s[i].partition, latest ? "latest" : "earliest", at);
+                     context->job, context->topic, s[i].partition,
+                     latest ? "latest" : "earliest", at);
             g_array_append_val (fresh, ((KtRange) { .partition = s[i].partition, .from = at,
                                                       .read_from = at, .until = s[i].high }));
           }

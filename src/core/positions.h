@@ -18,8 +18,8 @@
  * `ktally reset` moved since, or one `ktally forget` removed, is said in
  * the log (an offsets-moved event), where another writer's batch is not
  * news. Failures are the source's or the database's. */
-gboolean kt_positions_load (KtKindContext *context, const GArray *partitions, const GArray *expected,
-                            GArray *states, GError **error);
+gboolean kt_positions_load (KtKindContext *context, const GArray *partitions,
+                            const GArray *expected, GArray *states, GError **error);
 
 /* --group: where the partitions the group just assigned start: their
  * stored offsets in ->stored of @states (rows created, as above, for new

@@ -215,15 +215,15 @@ typedef struct
 typedef struct
 {
   const KtResetRequest *request;
-  const KtJobInfo      *job;       /* the job, as the database records it */
-  const KtKind      *kind;      /* its kind */
+  const KtKnownJob     *job;       /* the job, as the database records it */
+  const KtKind         *kind;      /* its kind */
   gboolean              kafka;     /* its offsets are in the consumer group ktally-JOB */
   KtResetPolicy         policy;    /* what the reset may do (from the kind and the flags) */
   GArray               *replay_from;   /* a replay's job: its range, else NULL */
   GArray               *replay_until;
   /* The reset's own. */
   KtDb                 *db;
-  GPtrArray            *jobs;      /* KtJobInfo: every job of the database */
+  GPtrArray            *jobs;      /* KtKnownJob: every job of the database */
   char                **topics;    /* the topics reset */
   GPtrArray            *sources;   /* KtSource per topic */
   GArray               *starts;    /* batch:ID, a moment: KtPartitionOffset */
