@@ -34,10 +34,11 @@
  * parsed with the options kt-gen prints for them (kt_parser_value_keyed,
  * --by and --sum as ktally runs them), beside the default text parser
  * over as many text lines (one a value), interleaved; the rows must equal
- * the generator's truth. One line: records= bytes= shape_ns= text_ns=
- * (median CPU ns per record, and per line) ratio= (text_ns / shape_ns: the
- * structured input's records/s over the text lines/s, parsing alone)
- * check=ok.
+ * the generator's truth. One line: records= bytes= shape_ns= (median CPU
+ * ns per record with --by and --sum) plain_ns= (per record counted as the
+ * text shape counts: per minute, no --by or --sum) text_ns= (per text
+ * line) ratio= (text_ns / plain_ns: the structured input's records/s over
+ * the text lines/s, parsing alone) check=ok.
  *
  * --truth writes the generator's truth in kt-gen's format, so a caller
  * can check that these are the very lines kt-gen wrote to Kafka.
@@ -315,7 +316,7 @@ same_as_truth (GArray *minutes, GArray *truth)
 /* The parser of kt-gen's options for @shaped, from the count kinds'
  * option rows as `ktally run` loads them. */
 static KtParser *
-shaped_parser (KtShaped *shaped, KtCountOptions *options, GError **error)
+shaped_parser (KtShaped *shaped, gboolean plain, KtCountOptions *options, GError **error)
 {
   g_auto (GStrv) given = kt_shaped_options (shaped);
 
@@ -326,6 +327,9 @@ shaped_parser (KtShaped *shaped, KtCountOptions *options, GError **error)
     {
       const char *eq = strchr (*o, '=');
       g_autofree char *name = g_strndup (*o + 2, (gsize) (eq - *o - 2));
+
+      if (plain && (g_str_equal (name, "by") || g_str_equal (name, "sum")))
+        continue;
 
       for (const KtOption *row = kt_count_option_rows; row->name != NULL; row++)
         if (g_str_equal (row->name, name) && !kt_option_set_text (row, eq + 1, options, error))
@@ -373,8 +377,10 @@ run_shape (const char *shape, gint64 n_records, guint64 seed, guint malformed, g
   g_autoptr (GError) error = NULL;
   g_autoptr (KtShaped) shaped = kt_shaped_new (shape, seed, start, per_second, malformed, 100,
                                                FALSE, NULL, NULL, 0, &error);
-  KtCountOptions options = { 0 };
+  KtCountOptions options = { 0 }, plain_options = { 0 };
   g_autoptr (KtParser) parser = NULL;
+  g_autoptr (KtParser) plain = NULL;
+  g_autoptr (GArray) plain_cpu = g_array_new (FALSE, FALSE, sizeof (double));
   g_autoptr (KtParser) text = kt_parser_new (NULL);
   g_autoptr (KtKeyLimit) limit = kt_key_limit_new (1000000);
   g_autoptr (KtKeyedCounts) keyed = NULL;
@@ -389,7 +395,8 @@ run_shape (const char *shape, gint64 n_records, guint64 seed, guint malformed, g
   gboolean ok = TRUE;
   int fd;
 
-  if (shaped == NULL || (parser = shaped_parser (shaped, &options, &error)) == NULL)
+  if (shaped == NULL || (parser = shaped_parser (shaped, FALSE, &options, &error)) == NULL
+      || (plain = shaped_parser (shaped, TRUE, &plain_options, &error)) == NULL)
     {
       g_printerr ("kt-parse-bench: %s\n", error->message);
       return 2;
@@ -453,6 +460,22 @@ run_shape (const char *shape, gint64 n_records, guint64 seed, guint malformed, g
             }
         }
 
+      /* The same records counted as the text shape counts lines: per
+       * minute, no --by, no --sum. */
+      memset (&counts, 0, sizeof counts);
+      kt_reducer_clear (reducer);
+      c0 = clock_ns (CLOCK_THREAD_CPUTIME_ID);
+      for (guint i = 0; i + 1 < values.starts->len; i++)
+        {
+          gsize from = g_array_index (values.starts, gsize, i);
+
+          kt_parser_value (plain, values.buf->str + from,
+                           g_array_index (values.starts, gsize, i + 1) - from, reducer, &counts,
+                           NULL, NULL);
+        }
+      c0 = clock_ns (CLOCK_THREAD_CPUTIME_ID) - c0;
+      g_array_append_val (plain_cpu, c0);
+
       memset (&counts, 0, sizeof counts);
       kt_reducer_clear (reducer);
       c0 = clock_ns (CLOCK_THREAD_CPUTIME_ID);
@@ -469,15 +492,17 @@ run_shape (const char *shape, gint64 n_records, guint64 seed, guint malformed, g
     }
   {
     double shape_ns = median (shape_cpu) / (double) n_records;
+    double plain_ns = median (plain_cpu) / (double) n_records;
     double text_ns = median (text_cpu) / (double) n_records;
 
     printf ("shape=%s records=%" G_GINT64_FORMAT " values=%u bytes=%" G_GSIZE_FORMAT
-            " text_bytes=%" G_GSIZE_FORMAT " repeat=%d shape_ns=%.2f text_ns=%.2f ratio=%.3f "
-            "errors=%" G_GUINT64_FORMAT " check=%s\n", shape, n_records, values.starts->len - 1,
-            values.buf->len, lines.buf->len, repeat, shape_ns, text_ns, text_ns / shape_ns,
-            kinds[KT_LINES_ERROR], ok ? "ok" : "FAILED");
+            " text_bytes=%" G_GSIZE_FORMAT " repeat=%d shape_ns=%.2f plain_ns=%.2f "
+            "text_ns=%.2f ratio=%.3f errors=%" G_GUINT64_FORMAT " check=%s\n", shape, n_records,
+            values.starts->len - 1, values.buf->len, lines.buf->len, repeat, shape_ns, plain_ns,
+            text_ns, text_ns / plain_ns, kinds[KT_LINES_ERROR], ok ? "ok" : "FAILED");
   }
   kt_option_table_clear (kt_count_option_rows, &options);
+  kt_option_table_clear (kt_count_option_rows, &plain_options);
   g_string_free (values.buf, TRUE);
   g_array_unref (values.starts);
   g_string_free (lines.buf, TRUE);
