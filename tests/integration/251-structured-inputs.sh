@@ -15,7 +15,8 @@
 # its end (malformed), a raw NUL in a string (OTLP's protobuf encoding is
 # test-parse-otlp's: its bytes hold newlines, lines to --input json). Red if a record counts twice or not at all across a kill, a
 # hostile record counts or fails a batch, or a dead letter is lost.
-# ~40 s (KT_KILLS=5 a run, 30 runs killed).
+# And samples/structured/ count their expected tables. ~30 s
+# (KT_KILLS=5 a run, 30 runs killed).
 # broker: any — uses Kafka as any client does (topics made with kt_new_topic)
 source "$(dirname "$0")/lib.sh"
 
@@ -83,3 +84,21 @@ for mode in transactional idempotent; do
   kt_audit "$db_uri"
 done
 note "$TEST_NAME: a 4 MB object counted, one cut short and a raw NUL malformed, both modes"
+
+# samples/structured/: each stream with its config counts its expected
+# table (what `scripts/demo --input json` shows), so the samples cannot rot.
+for name in fluent-bit otlp; do
+  db_uri=$(kt_new_db "in_sample_${name//-/_}"); db=$(kt_db_name "$db_uri")
+  topic=$(kt_new_topic "in_sample_${name//-/_}" 2)
+  kcat -b "$KT_BROKERS" -P -t "$topic" -l -X sticky.partitioning.linger.ms=0 \
+    "$KT_SRC/samples/structured/$name.json" || fail "kcat -P $name.json"
+  "$KTALLY" run --config "$KT_SRC/samples/structured/$name.conf" --brokers "$KT_BROKERS" \
+    --topic "$topic" --db "$db_uri" --table by_service --interval 0 --exit-when-idle \
+    2> "$WORK/sample-$name.log" || { tail -5 "$WORK/sample-$name.log" >&2; fail "sample $name: run failed"; }
+  sum=$(sed -n 's/^sum = //p' "$KT_SRC/samples/structured/$name.conf" | tr -c 'A-Za-z0-9_\n' '_')
+  kt_sql "$db" "SELECT log_time, service_name, level, log_count, sum_$sum FROM by_service
+                ORDER BY log_time, service_name, level" > "$WORK/sample-$name.tsv"
+  diff "$WORK/sample-$name.tsv" "$KT_SRC/samples/structured/$name.expected" >&2 \
+    || fail "sample $name: by_service differs from samples/structured/$name.expected"
+done
+note "$TEST_NAME: samples/structured/ count their expected tables"
