@@ -150,19 +150,8 @@ def cycles():
     return out
 
 
-# Cycles known and being untied: a cycle within one of these passes (and
-# is reported); a new one, or one that grows past it, fails. Empty once
-# commands/ has one configuration module.
-KNOWN_CYCLES = [
-    {"commands/cmd-config", "commands/cmd-replay", "commands/cmd-run", "commands/commands",
-     "commands/describe", "commands/reload"},
-]
-
 found = cycles()
 for comp in found:
-    if any(set(comp) <= known for known in KNOWN_CYCLES):
-        print("# known: a call cycle between %s" % ", ".join(comp))
-        continue
     ties = []
     for a in comp:
         for b in comp:

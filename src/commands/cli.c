@@ -163,6 +163,9 @@ text_log_format (gconstpointer field)
 static const char *const modes[] = { "transactional", "idempotent", NULL };
 static const char *const starts[] = { "earliest", "latest", NULL };
 static const char *const losses[] = { "fail", "skip", NULL };
+/* What a reload's summary calls the rows that make up MySQL's credentials. */
+#define CREDENTIALS "the MySQL credentials"
+
 static const char *const stores[] = { "mysql", "kafka", NULL };
 static const char *const log_formats[] = { "text", "json", "logfmt", NULL };
 static const char *const log_streams[] = { "stderr", "stdout", NULL };
@@ -198,13 +201,15 @@ const KtOption kt_option_table[] = {
             "config file: [mysql] uri, or the keys below" },
   { "db-password-file", 0, NULL, KT_OPT_PATH, AT (db.password_file),
     .commands = DB_CMDS | KT_CMD_CONFIG, .flags = KT_OPT_RELOAD | KT_OPT_ENV, .metavar = "FILE",
+    .reloads_as = CREDENTIALS,
     .help = "Read the MySQL password from the first line of this file (mode 0600 or 0400); "
             "read again at every connection. In a config file: [mysql] password-file" },
   { "db-defaults-file", 0, NULL, KT_OPT_PATH, AT (db.defaults_file),
     .commands = DB_CMDS | KT_CMD_CONFIG, .flags = KT_OPT_RELOAD | KT_OPT_ENV, .metavar = "FILE",
+    .reloads_as = CREDENTIALS,
     .help = "A MySQL option file whose [client] group gives the password (or more). In a "
             "config file: [mysql] defaults-file" },
-  /* [mysql]'s keys that make up --db in a config file (config.c). */
+  /* [mysql]'s keys that make up --db in a config file (config-file.c). */
   { "uri", 0, "mysql", KT_OPT_TEXT, 0, .commands = DB_CMDS | KT_CMD_CONFIG,
     .flags = KT_OPT_FILE_ONLY, .help = "The whole --db URI, TLS in its query; not with the "
     "keys below (a file with both is refused: one of them would be ignored)" },
@@ -228,9 +233,11 @@ const KtOption kt_option_table[] = {
   { "ssl-key", 0, "mysql", KT_OPT_TEXT, 0, .commands = DB_CMDS | KT_CMD_CONFIG,
     .flags = KT_OPT_FILE_ONLY, .help = "The client certificate's key" },
   { "password-file", 0, "mysql", KT_OPT_PATH, 0, .commands = DB_CMDS | KT_CMD_CONFIG,
-    .flags = KT_OPT_FILE_ONLY | KT_OPT_RELOAD, .help = "--db-password-file" },
+    .flags = KT_OPT_FILE_ONLY | KT_OPT_RELOAD, .help = "--db-password-file",
+    .reloads_as = CREDENTIALS },
   { "defaults-file", 0, "mysql", KT_OPT_PATH, 0, .commands = DB_CMDS | KT_CMD_CONFIG,
-    .flags = KT_OPT_FILE_ONLY | KT_OPT_RELOAD, .help = "--db-defaults-file" },
+    .flags = KT_OPT_FILE_ONLY | KT_OPT_RELOAD, .help = "--db-defaults-file",
+    .reloads_as = CREDENTIALS },
 
   /* The job */
   { "job", 'j', "batch", KT_OPT_TEXT, AT (job.name), .commands = KAFKA_CMDS | KT_CMD_RESET
@@ -328,13 +335,14 @@ const KtOption kt_option_table[] = {
   /* Every command */
   { "config", 'c', NULL, KT_OPT_PATH, AT (config_file), .commands = KT_CMD_ALL,
     .flags = KT_OPT_ENV, .metavar = "FILE",
-    .help = "Read options from this INI file first ([kafka] [mysql] [batch] [parse] "
-            "[http] [log]; keys spelled like the long options); flags given here win" },
+    .help = "Read options from this INI file first ({sections}; keys spelled like the "
+            "long options); flags given here win" },
   { "verbose", 'v', "log", KT_OPT_SWITCH, AT (log.verbose), .commands = KT_CMD_ALL,
-    .flags = KT_OPT_RELOAD,
+    .flags = KT_OPT_RELOAD, .reloads_as = "the log level",
     .help = "Log per-partition detail and librdkafka's own messages" },
   { "quiet", 'q', "log", KT_OPT_SWITCH, AT (log.quiet), .commands = KT_CMD_ALL,
-    .flags = KT_OPT_RELOAD, .help = "Log only warnings and errors" },
+    .flags = KT_OPT_RELOAD, .reloads_as = "the log level",
+    .help = "Log only warnings and errors" },
   { "log-format", 0, "log", KT_OPT_CUSTOM, AT (log.format), .words = log_formats,
     .fallback = "text", .commands = KT_CMD_ALL, .parse = parse_log_format,
     .clear = clear_log_format, .text = text_log_format, .metavar = "FORMAT",
@@ -762,7 +770,7 @@ kt_config_chart (const KtConfig *config, const KtJobKind *kind, KtHttpChart *cha
 
 gboolean
 kt_config_run (const KtConfig *config, const KtRunHooks *hooks, volatile int *stop,
-               KtRunTotals *totals, GError **error)
+               KtRangeStats *totals, GError **error)
 {
   const KtJobKind *kind = kt_kind_lookup (config->job.kind, kt_mode_names[config->job.mode],
                                           error);

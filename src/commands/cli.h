@@ -21,9 +21,16 @@
 
 /* A command's settings: each part in the struct of the layer that uses it,
  * so that none below the commands sees the whole. */
+struct _KtCommand;
+
 typedef struct
 {
   const char     *command;   /* the command's name (static): "run", "replay"... */
+  const struct _KtCommand *cmd;  /* that command (command.h) */
+  /* What it was parsed against (static, config.h): every command, and
+   * every table of options. A reload parses the words again against them. */
+  const struct _KtCommand *const *commands;
+  const KtOption *const *tables;
   /* The command's words as parsed (the --config file named in them, not
    * its contents): a reload (SIGHUP) parses them again. */
   char          **words;
@@ -103,6 +110,6 @@ void     kt_config_chart    (const KtConfig *config, const struct _KtJobKind *ki
 /* Runs the job of @config (run.h's kt_run(), with its identity and
  * chart made here). */
 gboolean kt_config_run      (const KtConfig *config, const KtRunHooks *hooks,
-                             volatile int *stop, KtRunTotals *totals, GError **error);
+                             volatile int *stop, KtRangeStats *totals, GError **error);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (KtConfig, kt_config_free)

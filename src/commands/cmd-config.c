@@ -5,12 +5,13 @@
  * partitions) and MySQL (the database, its schema version, the grants
  * ktally needs) and says so in comments after the settings. It creates
  * nothing: no table, no offset, no consumer group. */
-#include "commands.h"
-#include "describe.h"
+#include "command.h"
 
 #include <stddef.h>
-
 #include <stdio.h>
+#include "cmd-run.h"
+#include "config.h"
+#include "describe.h"
 #include "error.h"
 #include "retry.h"
 #include "schema.h"
@@ -62,7 +63,7 @@ check (KtConfig *config, const KtOptionValues *values, GError **error)
   /* Every error at once: the values that did not load (the table kept
    * them), then what run checks of them together. */
   kt_run_check_every (config, values, kt_option_values_errors (values));
-  return kt_command_errors (kt_option_values_errors (values), error);
+  return kt_config_errors (kt_option_values_errors (values), error);
 }
 
 static gboolean

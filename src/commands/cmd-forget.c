@@ -8,7 +8,7 @@
  * (checked with --brokers): a job of that name again would go on from them.
  * Without --execute, a dry run: it counts what would go and changes
  * nothing. */
-#include "commands.h"
+#include "command.h"
 
 #include <stdio.h>
 #include <string.h>

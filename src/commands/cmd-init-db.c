@@ -1,5 +1,5 @@
 /* cmd-init-db.c - `ktally init-db`: a database ready for a mode's jobs. */
-#include "commands.h"
+#include "command.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -179,8 +179,8 @@ dry_run (const KtConfig *config, GError **error)
   return TRUE;
 }
 
-gboolean
-kt_init_db (const KtConfig *config, GError **error)
+static gboolean
+init_db (const KtConfig *config, GError **error)
 {
   g_autoptr(KtDb) db = kt_db_new (&config->db);
   gboolean idempotent = config->job.mode == KT_MODE_IDEMPOTENT;
@@ -215,7 +215,7 @@ handle (const KtConfig *config, volatile int *stop, GError **error)
   const InitDbOptions *own = config->own;
 
   (void) stop;
-  return own->dry_run ? dry_run (config, error) : kt_init_db (config, error);
+  return own->dry_run ? dry_run (config, error) : init_db (config, error);
 }
 
 const KtCommand kt_command_init_db = {

@@ -4,13 +4,14 @@
  * table it writes, its topics), its last commit (ktally_batches), and with
  * --brokers its lag (the high watermarks against its stored offsets, as
  * `ktally status` computes it). A table, or JSON (json-glib). Reads only. */
-#include "commands.h"
+#include "command.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <json-glib/json-glib.h>
 #include "error.h"
 #include "jobs.h"
+#include "json-member.h"
 #include "offsets.h"
 #include "retry.h"
 #include "schema.h"
@@ -108,8 +109,7 @@ print_json (const GPtrArray *jobs, const Lag *lags, gboolean brokers)
       };
 
       json_builder_begin_object (b);
-      json_builder_set_member_name (b, "job");
-      json_builder_add_string_value (b, j->name);
+      kt_json_member_string (b, "job", j->name);
       for (gsize f = 0; f < G_N_ELEMENTS (fields); f++)
         {
           json_builder_set_member_name (b, fields[f][0]);
@@ -123,8 +123,7 @@ print_json (const GPtrArray *jobs, const Lag *lags, gboolean brokers)
       for (char **t = j->topics; *t != NULL; t++)
         json_builder_add_string_value (b, *t);
       json_builder_end_array (b);
-      json_builder_set_member_name (b, "batches");
-      json_builder_add_int_value (b, (gint64) j->batches);
+      kt_json_member_int (b, "batches", (gint64) j->batches);
       json_builder_set_member_name (b, "last_commit");
       if (j->last_commit != NULL)
         json_builder_add_string_value (b, j->last_commit);
@@ -137,8 +136,7 @@ print_json (const GPtrArray *jobs, const Lag *lags, gboolean brokers)
         json_builder_add_null_value (b);
       if (brokers && !lags[i].known)
         {
-          json_builder_set_member_name (b, "lag_unknown");
-          json_builder_add_string_value (b, lags[i].why);
+          kt_json_member_string (b, "lag_unknown", lags[i].why);
         }
       json_builder_end_object (b);
     }

@@ -2,7 +2,7 @@
  * exactly once, through the scheduler (run.h) with fixed ends: a replay is
  * a job of its own (replay.TABLE.HASH, see cli.c) whose partitions start at
  * --from and end at --until. */
-#include "commands.h"
+#include "command.h"
 
 #include <stddef.h>
 #include "by-time.h"
@@ -78,6 +78,14 @@ typedef struct
   KtReload       *reload;
 } Replay;
 
+static gint
+compare_gint32 (gconstpointer a, gconstpointer b)
+{
+  gint32 x = *(const gint32 *) a, y = *(const gint32 *) b;
+
+  return (x > y) - (x < y);
+}
+
 /* Every listed partition exists and [from, until) is readable now, before
  * anything is written; the run reads only the listed partitions. */
 static gboolean
@@ -89,12 +97,11 @@ check (gpointer data, KtSource *source, GArray *partitions, int timeout_ms, GErr
   for (guint i = 0; i < config->job.replay_from->len; i++)
     {
       const KtPartitionOffset *f = &g_array_index (config->job.replay_from, KtPartitionOffset, i);
-      gboolean known = FALSE;
+      guint found;
       KtPartitionState s = { f->partition, -1, 0, 0 };
 
-      for (guint j = 0; j < partitions->len; j++)
-        known |= g_array_index (partitions, gint32, j) == f->partition;
-      if (!known)
+      /* The topic's partitions are sorted: a search, not a scan each. */
+      if (!g_array_binary_search (partitions, &f->partition, compare_gint32, &found))
         {
           g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
                        "--from: topic %s has no partition %d (it has %u)",
@@ -198,7 +205,7 @@ ready (gpointer data)
 
 /* On a terminal: offsets done of the total, rate, time left. */
 static void
-progress (gpointer data, const char *topic, const GArray *states, const KtRunTotals *totals)
+progress (gpointer data, const char *topic, const GArray *states, const KtRangeStats *totals)
 {
   Replay *replay = data;
   const KtConfig *config = replay->config;
@@ -231,15 +238,15 @@ on_reload (gpointer data, KtRunSettings *settings)
   return kt_reload_poll (((Replay *) data)->reload, settings, NULL);
 }
 
-gboolean
-kt_replay (const KtConfig *config, volatile int *stop, GError **error)
+static gboolean
+replay (const KtConfig *config, volatile int *stop, GError **error)
 {
   g_autoptr(KtReload) reload = kt_reload_new (config);
   Replay replay = { config, g_get_monotonic_time (), g_get_monotonic_time (), reload };
   KtRunHooks hooks = { .check = check, .ready = ready, .progress = progress,
                        .turn = on_reload, .data = &replay, .quiet = TRUE };
   g_autoptr(KtLogEvent) e = NULL;
-  KtRunTotals totals;
+  KtRangeStats totals;
   double seconds;
   gboolean ok;
 
@@ -571,8 +578,8 @@ handle (const KtConfig *config, volatile int *stop, GError **error)
   gboolean ok;
 
   if (!by_time (config))
-    return kt_replay (config, stop, error);
-  ok = resolve (config, &resolved, error) && kt_replay (&resolved, stop, error);
+    return replay (config, stop, error);
+  ok = resolve (config, &resolved, error) && replay (&resolved, stop, error);
   resolved_clear (&resolved);
   return ok;
 }

@@ -1,8 +1,9 @@
 /* cmd-run.c - `ktally run`: the job as a long-lived service (run.h), which
  * SIGHUP reloads (reload.h) and systemd supervises (notify.h). */
-#include "commands.h"
+#include "cmd-run.h"
 
 #include <string.h>
+#include "command.h"
 #include "migrations.h"
 #include "schema.h"
 #include "error.h"
@@ -23,10 +24,8 @@ static const char SUMMARY[] =
   "1 internal error, 2 usage or configuration error, 3 Kafka or MySQL\n"
   "refused us (unreachable at start-up, access denied, unknown topic or\n"
   "database), 4 data lost to retention (see --on-data-loss).\n\n"
-  "SIGHUP reads the --config file and the password file again: the MySQL\n"
-  "credentials, the log level, --interval, --max-per-partition and\n"
-  "--max-batch-bytes change between batches; the rest is logged as\n"
-  "needing a restart.";
+  "SIGHUP reads the --config file and the password file again: {reloadable}\n"
+  "change between batches; the rest is logged as needing a restart.";
 
 /* A kind that writes rows keyed by job into NAME + a suffix (idempotent
  * mode's NAME_topic, under its view NAME) needs that name to be a table
@@ -172,7 +171,7 @@ service_ready (gpointer data)
  * sums into *@records and *@lag. */
 static void
 service_add_up (Service *s, const char *topic, const GArray *states,
-                const KtRunTotals *totals, guint64 *records, gint64 *lag)
+                const KtRangeStats *totals, guint64 *records, gint64 *lag)
 {
   Seen *seen = g_hash_table_lookup (s->topics, topic);
   GHashTableIter iter;
@@ -202,7 +201,7 @@ service_add_up (Service *s, const char *topic, const GArray *states,
 
 static void
 service_progress (gpointer data, const char *topic, const GArray *states,
-                  const KtRunTotals *totals)
+                  const KtRangeStats *totals)
 {
   Service *s = data;
   g_autoptr(GString) line = g_string_new (NULL);
@@ -269,7 +268,7 @@ service_turn (gpointer data, KtRunSettings *settings)
  * "done" (idle with --exit-when-idle) or "stopped" (SIGTERM or SIGINT: the
  * batch in flight committed whole or was abandoned whole). */
 static void
-report_end (const KtConfig *config, const char *event, const KtRunTotals *totals,
+report_end (const KtConfig *config, const char *event, const KtRangeStats *totals,
             gint64 started)
 {
   g_autoptr(KtLogEvent) e = kt_log_event_new (event);
@@ -304,7 +303,7 @@ handle (const KtConfig *config, volatile int *stop, GError **error)
                        .turn = service_turn, .migrating = service_migrating,
                        .data = &service, .quiet = service.watched, .metrics = metrics };
   gint64 started = g_get_monotonic_time ();
-  KtRunTotals totals;
+  KtRangeStats totals;
   gboolean ok;
 
   service.topics = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);

@@ -9,15 +9,6 @@
 #include "plan.h"
 #include "source.h"
 
-/* What a run read and counted, over all its batches. */
-typedef struct
-{
-  guint64 records;
-  guint64 lines;
-  guint64 errors;
-  guint64 malformed;
-} KtRunTotals;
-
 typedef struct
 {
   const char *job;
@@ -33,7 +24,7 @@ typedef struct
   gint64      last_sample_at;
   guint64     folded;           /* lines counted as (other) not yet warned of */
   gint64      last_folded_at;
-  KtRunTotals totals;
+  KtRangeStats totals;
   /* Failed batches in a row: since when (monotonic; 0: none), why (the
    * metrics' word: "mysql", "kafka"), how many. The next success says it
    * is over. */

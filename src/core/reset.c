@@ -365,6 +365,90 @@ kt_reset_changes (const GArray *moves)
   return FALSE;
 }
 
+/* Intervals shown per kind before "and N more". */
+#define SHOWN 3
+
+/* "[a, b), [c, d) and 3 more" */
+static void
+append_intervals (GString *out, const GArray *a)
+{
+  for (guint i = 0; i < a->len && i < SHOWN; i++)
+    g_string_append_printf (out, "%s[%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ")",
+                            i ? ", " : "", g_array_index (a, KtInterval, i).from,
+                            g_array_index (a, KtInterval, i).until);
+  if (a->len > SHOWN)
+    g_string_append_printf (out, " and %u more", a->len - SHOWN);
+}
+
+char *
+kt_reset_move_words (const KtResetMove *m)
+{
+  GString *out = g_string_new (NULL);
+  const char *sep = "";
+
+  if (m->rebuild)
+    {
+      g_string_append_printf (out, "rebuild: [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT
+                              ") counted again, from emptied counts", m->to, m->high);
+      if (m->lost.until > m->lost.from)
+        g_string_append_printf (out, "; [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") gone to "
+                                "retention: no longer counted", m->lost.from, m->lost.until);
+      return g_string_free (out, FALSE);
+    }
+  if (m->by_time)
+    g_string_append_printf (out, "the moment is at %" G_GINT64_FORMAT " (%s); ", m->at,
+                            kt_time_place_words (m->place));
+  if (m->clamped)
+    g_string_append_printf (out, "stopped at the %s; ", m->stopped);
+  if (m->kept.until > m->kept.from)
+    g_string_append_printf (out, "[%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") was skipped by "
+                            "an earlier reset and stays skipped (never counted): the recount "
+                            "starts after it, at %" G_GINT64_FORMAT "; ", m->kept.from,
+                            m->kept.until, m->kept.until);
+  if (m->to == m->stored)
+    return g_string_free (g_string_append (out, "stays"), FALSE);
+  if (m->recount)
+    {
+      g_string_append_printf (out, "back: recount [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT
+                              "): read again, as its audit rows recorded (%" G_GUINT64_FORMAT
+                              " records, %" G_GUINT64_FORMAT " ERROR, %" G_GUINT64_FORMAT
+                              " malformed), taken back out of %u row%s and counted again",
+                              m->to, m->stored, m->taken.records, m->taken.errors,
+                              m->taken.malformed, m->taken_rows, m->taken_rows == 1 ? "" : "s");
+      if (m->by_time && m->to < m->at)
+        g_string_append_printf (out, " (from %" G_GINT64_FORMAT ", where the batch holding %"
+                                G_GINT64_FORMAT " started)", m->to, m->at);
+      return g_string_free (out, FALSE);
+    }
+  g_string_append (out, m->to > m->stored ? "forward: " : "back: ");
+  if (m->skipped->len > 0)
+    {
+      g_string_append (out, "offsets ");
+      append_intervals (out, m->skipped);
+      g_string_append (out, " will never be counted");
+      if (m->stored < m->low)
+        g_string_append_printf (out, " ([%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") are "
+                                "gone to retention already)", m->stored,
+                                MIN (m->low, m->to));
+      sep = "; ";
+    }
+  if (m->counted_already->len > 0)
+    {
+      g_string_append (out, sep);
+      append_intervals (out, m->counted_already);
+      g_string_append (out, m->to > m->stored ? " counted already"
+                                              : " read again: counted already, not counted twice");
+      sep = "; ";
+    }
+  if (m->newly_counted->len > 0)
+    {
+      g_string_append (out, sep);
+      append_intervals (out, m->newly_counted);
+      g_string_append (out, " never counted before: counted when read");
+    }
+  return g_string_free (out, FALSE);
+}
+
 /* The ranges [stored, to) of @moves' moves of the topic of moves[@i]
  * that go @forward (or, not @forward, every move that moves) into @ranges,
  * by topic: the moves of one topic are together in a plan. Returns the
@@ -661,10 +745,7 @@ kt_reset_recount_chain (const char *job, KtResetMove *mv, const GArray *links, G
           return FALSE;
         }
       at = l->until;
-      recorded->records += l->stats.records;
-      recorded->lines += l->stats.lines;
-      recorded->errors += l->stats.errors;
-      recorded->malformed += l->stats.malformed;
+      kt_range_stats_add (recorded, &l->stats);
       /* A range that read no record (offsets with no record left, control
        * records only) counted nothing: nothing to read again. */
       if (l->stats.records == 0)

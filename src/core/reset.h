@@ -13,9 +13,10 @@
  * doubled. */
 #pragma once
 #include <glib.h>
+#include "by-time.h"
 #include "coverage.h"
 #include "db.h"
-#include "by-time.h"
+#include "jobs.h"
 #include "kind.h"
 #include "offsets.h"
 #include "plan.h"
@@ -45,6 +46,7 @@ typedef struct
  * KT_ERROR_USAGE naming the flag. */
 gboolean kt_reset_target_parse (const char *text, KtResetTarget *target, GError **error);
 void     kt_reset_target_clear (KtResetTarget *target);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (KtResetTarget, kt_reset_target_clear)
 
 /* What a reset may do to one job: its kind's answer, and the user's flags. */
 typedef struct
@@ -121,6 +123,11 @@ gboolean kt_reset_plan (const KtResetPolicy *policy, const KtResetTarget *target
 /* Whether any move of @moves changes something. */
 gboolean kt_reset_changes (const GArray *moves);
 
+/* What @move means for the output, in words, for people ("forward:
+ * offsets [a, b) will never be counted", "back: recount [a, b): ..."); a
+ * few intervals of each kind, then "and N more". New string. */
+char    *kt_reset_move_words (const KtResetMove *move);
+
 /* In the caller's transaction, which read @job's offsets FOR UPDATE: each
  * move's UPDATE fenced on the stored offset it read, and for each move
  * forward an audit row of the skipped range (no records, committed by
@@ -185,3 +192,55 @@ gboolean kt_reset_recount_chain (const char *job, KtResetMove *mv, const GArray 
  * and no write, no lock: a dry run refuses what an execution refuses. */
 gboolean kt_reset_rebuild (KtDb *db, const KtJobKind *kind, const char *job,
                            const char *output, gboolean execute, GError **error);
+
+/* ---- A reset of one job, from what was asked to its moves --------------- */
+
+/* What `ktally reset` asks (the caller's: borrowed). */
+typedef struct
+{
+  const KtDbConfig     *db;
+  const KtKafkaOptions *kafka;     /* the brokers: watermarks, the consumer group */
+  double                startup_timeout;  /* how long MySQL and Kafka are waited for */
+  const char           *job;
+  const char           *topic;     /* only this topic of the job; NULL: every one */
+  const KtResetTarget  *target;
+  const char           *moment;    /* KT_RESET_TIME: the flag that gave it, for messages */
+  gboolean              rebuild;   /* --rebuild */
+  gboolean              accept_data_loss;
+  gboolean              execute;   /* --execute; FALSE: a dry run */
+} KtResetRequest;
+
+/* A reset of one job: what kt_reset_job() found, for the caller to print
+ * with the moves. Clear it with kt_reset_job_clear(). */
+typedef struct
+{
+  const KtResetRequest *request;
+  const KtJobInfo      *job;       /* the job, as the database records it */
+  const KtJobKind      *kind;      /* its kind */
+  gboolean              kafka;     /* its offsets are in the consumer group ktally-JOB */
+  KtResetPolicy         policy;    /* what the reset may do (from the kind and the flags) */
+  GArray               *replay_from;   /* a replay's job: its range, else NULL */
+  GArray               *replay_until;
+  /* The reset's own. */
+  KtDb                 *db;
+  GPtrArray            *jobs;      /* KtJobInfo: every job of the database */
+  char                **topics;    /* the topics reset */
+  GPtrArray            *sources;   /* KtSource per topic */
+  GArray               *starts;    /* batch:ID, a moment: KtPartitionOffset */
+  char                 *batch_topic;  /* batch:ID: its topic */
+  gpointer              options;   /* a recount: the kind's options, as the table records */
+} KtResetJob;
+
+/* The reset @request asks, executed or a dry run: one path, so that a dry
+ * run refuses whatever an execution refuses, with the same message and
+ * exit status; it is the execution without the writes. Waits for MySQL
+ * and each topic's partitions up to request->startup_timeout. Into @r
+ * what it found and into @moves (KtResetMove; give the array
+ * kt_reset_move_clear) the plan, executed when request->execute. A name
+ * that is no job is refused (naming the jobs there are) before anything
+ * is migrated or written. */
+gboolean kt_reset_job       (const KtResetRequest *request, KtResetJob *r, GArray *moves,
+                             GError **error);
+void     kt_reset_job_clear (KtResetJob *r);
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (KtResetJob, kt_reset_job_clear)

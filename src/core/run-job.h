@@ -11,13 +11,21 @@
 #include "plan.h"
 #include "source.h"
 
+/* The run options a reload (SIGHUP) may change, listed once: KtRunOptions
+ * holds them as the command was given them, KtRunSettings (run.h) as the
+ * newest reload has them, and kt_run_settings_init() copies every one.
+ * Their option rows say KT_OPT_RELOAD. */
+#define KT_RUN_RELOADABLE(FIELD) \
+  FIELD (double, interval)          /* seconds from one batch start to the next; \
+                                     * 0: back to back */ \
+  FIELD (gint64, max_per_partition) /* offsets per partition per batch */ \
+  FIELD (gint64, max_batch_bytes)   /* bytes of values per read */
+#define KT_RUN_FIELD(type, name) type name;
+
 /* How the scheduler runs a job (run's and replay's options). */
 typedef struct
 {
-  double       interval;           /* seconds from one batch start to the next; 0: back
-                                    * to back */
-  gint64       max_per_partition;  /* offsets per partition per batch */
-  gint64       max_batch_bytes;    /* bytes of values per read */
+  KT_RUN_RELOADABLE (KT_RUN_FIELD)
   gboolean     exit_when_idle;     /* end after a batch that found nothing new */
   KtOnDataLoss on_data_loss;
   double       startup_timeout;    /* seconds to wait for Kafka and MySQL at start */

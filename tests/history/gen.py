@@ -600,6 +600,10 @@ class Gen:
         if self.r_env.random() < 0.3:
             a["env"] = self.r_env.choice(["all", "some"])
             a["env_seed"] = self.r_env.randrange(1 << 30)
+        # The records on stdout, as in the container image (the harness
+        # reads both streams as one log).
+        if self.r_env.random() < 0.3:
+            a["log_to"] = "stdout"
         if job["kind"] == LEDGER:
             a["workers"] = r.choice([1, 2, 4])
             if self.focus == "ledger-two-writers":

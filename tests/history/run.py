@@ -748,6 +748,8 @@ class Runner:
             a += ["--workers", str(ia["workers"])]
         if ia.get("log_format"):
             a += ["--log-format", ia["log_format"]]
+        if ia.get("log_to"):
+            a += ["--log-to", ia["log_to"]]
         if j["share"] == "partitions" and ia.get("partitions"):
             a += ["--partitions", ia["partitions"]]
         if j["share"] == "group":
