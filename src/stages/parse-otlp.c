@@ -144,7 +144,7 @@ on_resource (const KtJsonValue *values, const KtJsonValue *element, gpointer dat
 
   if (element->type != KT_JSON_OBJECT || !array_or_absent (&values[self->scope_logs]))
     self->misshapen = TRUE;
-  for (guint r = self->resource_first; r < self->records->len; r++)
+  for (guint r = self->resource_first; n > 0 && r < self->records->len; r++)
     {
       KtJsonValue *attrs = &g_array_index (self->attrs, KtJsonValue,
                                            g_array_index (self->records, Record, r).attrs);
@@ -312,7 +312,9 @@ severity_name (const KtJsonValue *v, gsize *len)
 static void
 take_record (OtlpInput *self, const Record *r, guint number, KtTake *take)
 {
-  const KtJsonValue *attrs = &g_array_index (self->attrs, KtJsonValue, r->attrs);
+  /* No key read: no attribute kept (and no array to point into). */
+  const KtJsonValue *attrs = self->keys->len > 0
+                             ? &g_array_index (self->attrs, KtJsonValue, r->attrs) : NULL;
   const KtJsonValue *time = is_zero (&r->time) ? &r->observed : &r->time;
   KtRecordFields f = { 0 };
   gsize escaped = 0, at = 0;
