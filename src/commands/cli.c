@@ -560,7 +560,7 @@ kt_options_table (KtConfig *config, const KtOptionValues *values, GError **error
 static gboolean
 options_kind (KtConfig *config, GError **error)
 {
-  const KtJobKind *kind;
+  const KtKind *kind;
 
   if (config->job.kind == NULL)
     config->job.kind = g_strdup ("count");  /* replay's */
@@ -694,7 +694,7 @@ in_table (const KtOption *table, const KtOption *row)
 }
 
 void
-kt_config_identity (const KtConfig *config, const KtJobKind *kind, KtIdentity *id)
+kt_config_identity (const KtConfig *config, const KtKind *kind, KtIdentity *id)
 {
   const KtOption *const main_table[] = { kt_option_table, NULL };
   g_autoptr(GPtrArray) job_rows = g_ptr_array_new ();
@@ -742,7 +742,7 @@ kt_config_identity (const KtConfig *config, const KtJobKind *kind, KtIdentity *i
 }
 
 void
-kt_config_chart (const KtConfig *config, const KtJobKind *kind, KtHttpChart *chart,
+kt_config_chart (const KtConfig *config, const KtKind *kind, KtHttpChart *chart,
                  GStrv *dimensions)
 {
   const KtOption *const mine[] = { kind->options, NULL };
@@ -772,8 +772,8 @@ gboolean
 kt_config_run (const KtConfig *config, const KtRunHooks *hooks, volatile int *stop,
                KtRangeStats *totals, GError **error)
 {
-  const KtJobKind *kind = kt_kind_lookup (config->job.kind, kt_mode_names[config->job.mode],
-                                          error);
+  const KtKind *kind = kt_kind_lookup (config->job.kind, kt_mode_names[config->job.mode],
+                                       error);
   g_auto(GStrv) dimensions = NULL;
   KtIdentity identity;
   KtHttpChart chart;
@@ -783,7 +783,7 @@ kt_config_run (const KtConfig *config, const KtRunHooks *hooks, volatile int *st
     return FALSE;
   kt_config_identity (config, kind, &identity);
   kt_config_chart (config, kind, &chart, &dimensions);
-  ok = kt_run (&(KtRunJob) {
+  ok = kt_run (&(KtRunSetup) {
                  .spec = &config->job, .identity = &identity, .db = &config->db,
                  .kafka = &config->kafka, .run = &config->run, .health = &config->health,
                  .chart = &chart,

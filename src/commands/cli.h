@@ -98,13 +98,13 @@ gboolean kt_options_execute (KtConfig *config, GError **error);
 /* What the database records of the job of @config, run by @kind: its
  * settings from the rows that say they are part of it (identity.h). The
  * caller clears @id. */
-struct _KtJobKind;
-void     kt_config_identity (const KtConfig *config, const struct _KtJobKind *kind,
+struct _KtKind;
+void     kt_config_identity (const KtConfig *config, const struct _KtKind *kind,
                              KtIdentity *id);
 
 /* What the page charts of the job's output: its table, bucket and --by
  * fields (*@dimensions holds them: the caller frees it after @chart). */
-void     kt_config_chart    (const KtConfig *config, const struct _KtJobKind *kind,
+void     kt_config_chart    (const KtConfig *config, const struct _KtKind *kind,
                              KtHttpChart *chart, GStrv *dimensions);
 
 /* Runs the job of @config (run.h's kt_run(), with its identity and

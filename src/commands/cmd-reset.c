@@ -164,7 +164,7 @@ print_json (const KtResetJob *r, const GArray *moves, gboolean executed)
   g_autoptr(JsonGenerator) gen = json_generator_new ();
   g_autoptr(JsonNode) root = NULL;
   g_autofree char *out = NULL;
-  const KtJobRecord *rec = r->job->record;
+  const KtJobRow *rec = r->job->record;
 
   json_builder_begin_object (b);
   kt_json_member_string (b, "job", r->job->name);
@@ -201,7 +201,7 @@ print_json (const KtResetJob *r, const GArray *moves, gboolean executed)
 static void
 print_text (const KtResetJob *r, const GArray *moves, gboolean executed)
 {
-  const KtJobRecord *rec = r->job->record;
+  const KtJobRow *rec = r->job->record;
   g_autofree char *rows = kt_kind_rows_table (r->kind, rec->output);
   const char *topic = NULL;
   guint moved = 0;

@@ -33,8 +33,8 @@ static const char SUMMARY[] =
 static gboolean
 check_table_name (const KtConfig *config, GError **error)
 {
-  const KtJobKind *kind = kt_kind_lookup (config->job.kind, kt_mode_names[config->job.mode],
-                                          NULL);
+  const KtKind *kind = kt_kind_lookup (config->job.kind, kt_mode_names[config->job.mode],
+                                       NULL);
 
   return kind == NULL || kind->rows_suffix == NULL
          || kt_table_name_check ("--table", config->job.table, kind->rows_suffix, error);

@@ -267,8 +267,8 @@ status_database (gpointer data, int timeout_ms, GError **error)
 static gboolean
 job_topics (KtDb *db, KtConfig *config, GStrv *topics, GError **error)
 {
-  g_autoptr(GPtrArray) jobs = g_ptr_array_new_with_free_func ((GDestroyNotify) kt_job_info_free);
-  const KtJobInfo *info;
+  g_autoptr(GPtrArray) jobs = g_ptr_array_new_with_free_func ((GDestroyNotify) kt_known_job_free);
+  const KtKnownJob *info;
 
   if (!kt_jobs_load (db, jobs, error)
       || (info = kt_jobs_require (db, jobs, config->job.name, error)) == NULL)

@@ -17,8 +17,8 @@
 static gboolean
 load_kind_options (KtConfig *config, const KtOptionValues *values, GError **error)
 {
-  const KtJobKind *kind = kt_kind_lookup (config->job.kind != NULL ? config->job.kind : "count",
-                                          kt_mode_names[config->job.mode], NULL);
+  const KtKind *kind = kt_kind_lookup (config->job.kind != NULL ? config->job.kind : "count",
+                                       kt_mode_names[config->job.mode], NULL);
 
   for (const KtOption *const *t = kt_kind_option_tables (); *t != NULL; t++)
     {

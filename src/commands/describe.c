@@ -113,7 +113,7 @@ kt_config_describe (const KtConfig *c)
   g_autoptr(GKeyFile) file = g_key_file_new ();
   KtCommandBits bits = c->cmd != NULL ? kt_command_bits (c->cmd) : KT_CMD_RUN;
   /* The options of the job's kind, and no other kind's. */
-  const KtJobKind *kind = c->job.kind != NULL
+  const KtKind *kind = c->job.kind != NULL
     ? kt_kind_lookup (c->job.kind, kt_mode_names[c->job.mode], NULL) : NULL;
   g_auto(GStrv) sections = kt_option_sections (c->tables);
   g_autofree char *text = NULL;

@@ -38,11 +38,11 @@ typedef struct
 /* Their rows, filling a KtCountOptions (kind.h). */
 extern const KtOption kt_count_option_rows[];
 
-/* The count kinds' options of @job (its spec's). */
+/* The count kinds' options of @context's job (its spec's). */
 static inline const KtCountOptions *
-kt_counts_options (const KtKindContext *job)
+kt_counts_options (const KtKindContext *context)
 {
-  return job->spec->options;
+  return context->spec->options;
 }
 
 /* Checks what the count kinds' options say together (fields of --by and
