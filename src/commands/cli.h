@@ -2,11 +2,11 @@
  *
  * Every option is one row of kt_option_table (cli.c): names, config-file
  * key, type, default, bounds, which commands take it, whether a reload
- * applies it, help. A command (cmd-*.c) parses its words with
- * kt_command_parse(), which loads every row it takes into a KtConfig,
- * then checks what is its own (kt_options_* below hold the checks several
- * commands share). Everything is parsed and checked up front, with errors
- * that name the flag; the modules get the struct, never argv. */
+ * applies it, help. A command's words are parsed by config.c, which loads
+ * every row the command takes into a KtConfig, then has the command check
+ * what is its own (check.h holds the checks several commands share).
+ * Everything is parsed and checked up front, with errors that name the
+ * flag; the modules get the struct, never argv. */
 #pragma once
 #include <glib.h>
 #include "db.h"

@@ -8,6 +8,7 @@
 #include "config-env.h"
 #include "config-file.h"
 #include "error.h"
+#include "field-path.h"
 #include "kind.h"
 #include "kprops.h"
 
@@ -462,6 +463,14 @@ kt_config_chart (const KtConfig *config, const KtKind *kind, KtHttpChart *chart,
   g_autofree char *by_text = by != NULL ? kt_option_text (by, config->job.options) : NULL;
 
   *dimensions = by_text != NULL ? g_strsplit (by_text, ",", -1) : NULL;
+  /* The chart reads columns: a path's is its own (service.name -> service_name). */
+  for (guint i = 0; *dimensions != NULL && (*dimensions)[i] != NULL; i++)
+    {
+      char *column = kt_field_column ((*dimensions)[i]);
+
+      g_free ((*dimensions)[i]);
+      (*dimensions)[i] = column;
+    }
   *chart = (KtHttpChart) {
     .table = config->job.table,
     .dimensions = (const char *const *) *dimensions,

@@ -68,6 +68,7 @@ idem_close (gpointer data)
   g_clear_pointer (&self->parts, g_ptr_array_unref);
   kt_key_limit_free (self->limit);
   g_free (self->topics);
+  kt_counts_shape_clear (&self->shape);
   g_clear_pointer (&self->stats, g_array_unref);
   g_free (self);
 }

@@ -33,6 +33,7 @@ count_close (gpointer data)
   kt_dead_letters_free (self->dead);
   kt_parser_free (self->parser);
   kt_counts_free (self->counts);
+  kt_counts_shape_clear (&self->shape);
   kt_key_limit_free (self->limit);
   g_clear_pointer (&self->stats, g_array_unref);
   g_free (self);
