@@ -31,6 +31,9 @@ CREATE TABLE IF NOT EXISTS ktally_batches (
   line_count      BIGINT       NOT NULL,
   error_lines     BIGINT       NOT NULL,
   malformed_lines BIGINT       NOT NULL,
+  -- a range `reset` moved past: never counted, and never counted again by
+  -- a recount (which starts after it); --audit-keep folds around it
+  skipped         TINYINT      NOT NULL DEFAULT 0,
   target          VARCHAR(64)  CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
   -- job-pid@host of the committer: job 64 + pid + a host name up to 255,
   -- and ktally cuts it to this size (KT_MEMBER_CHARS) rather than fail.
@@ -55,6 +58,10 @@ CREATE TABLE IF NOT EXISTS ktally_job (
   -- a replay's --from/--until, "P:FROM-UNTIL,..." by partition; '' for
   -- other jobs (and for replays recorded before schema version 5)
   replay_range TEXT       CHARACTER SET ascii COLLATE ascii_bin NOT NULL DEFAULT '',
+  -- a replay given by time: the moments asked for, FROM/UNTIL in UTC to the
+  -- millisecond (UNTIL '..': each partition's end then), which resolved to
+  -- replay_range once; '' for other replays and jobs
+  replay_times TEXT       CHARACTER SET ascii COLLATE ascii_bin NOT NULL DEFAULT '',
   created_at DATETIME(3)  NOT NULL DEFAULT CURRENT_TIMESTAMP(3),  -- UTC
   PRIMARY KEY (job),
   KEY by_output (output)
@@ -68,9 +75,14 @@ CREATE TABLE IF NOT EXISTS ktally_table (
   name        VARCHAR(64)  CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
   holds       VARCHAR(16)  CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   bucket      VARCHAR(8)   CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  -- --input: '' (text lines), json, logfmt or otlp-json
+  input       VARCHAR(16)  CHARACTER SET ascii COLLATE ascii_bin NOT NULL DEFAULT '',
   levels      TEXT         CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
   pattern     TEXT         CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
   time_format TEXT         CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+  -- --time-field, --level-field: paths, '' for the input's defaults
+  time_field  TEXT         CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL DEFAULT (''),
+  level_field TEXT         CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL DEFAULT (''),
   dimensions  TEXT         CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
   sums        TEXT         CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
   first_job   VARCHAR(64)  CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,

@@ -242,6 +242,44 @@ test_shared (void)
   g_assert_nonnull (strstr (notes->pdata[0], "[180, 190) of t/0"));
 }
 
+/* A replay's batches must lie within its recorded range: a reset of an
+ * older ktally could move a replay below its --from or past its --until,
+ * and the replay then counted records outside it. */
+static void
+test_replay_range (void)
+{
+  static const Row rows[] = {
+    { "replay.a", 0, 10, 15 }, { "replay.a", 0, 15, 20 },   /* within 0:10-20 */
+    { "replay.a", 1, 0, 5 },                                /* below 1:5-9 */
+    { "replay.a", 1, 5, 9 },
+    { "replay.b", 0, 0, 30 },                               /* past 0:0-20 */
+    { "replay.b", 2, 0, 1 },                                /* a partition not in it */
+    { "replay.old", 0, 0, 99 },                             /* its range not recorded */
+    { "live", 0, 0, 99 },                                   /* not a replay */
+  };
+  g_autoptr(GArray) array = g_array_new (FALSE, FALSE, sizeof (KtBatchRow));
+  g_autoptr(GPtrArray) problems = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GHashTable) ranges = g_hash_table_new (g_str_hash, g_str_equal);
+
+  for (gsize i = 0; i < G_N_ELEMENTS (rows); i++)
+    {
+      KtBatchRow b = { (char *) rows[i].job, (char *) "t", rows[i].partition, rows[i].from,
+                       rows[i].until, 1, (char *) "rp" };
+      g_array_append_val (array, b);
+    }
+  g_hash_table_insert (ranges, (gpointer) "replay.a", (gpointer) "0:10-20,1:5-9");
+  g_hash_table_insert (ranges, (gpointer) "replay.b", (gpointer) "0:0-20,1:0-0");
+  g_hash_table_insert (ranges, (gpointer) "replay.old", (gpointer) "");
+  g_assert_cmpuint (kt_audit_replay_ranges (array, ranges, problems), ==, 3);
+  g_assert_cmpuint (problems->len, ==, 3);
+  g_assert_nonnull (strstr (problems->pdata[0], "replay replay.a, t/1: batch [0, 5) is outside "
+                                                "its range [5, 9)"));
+  g_assert_nonnull (strstr (problems->pdata[1], "replay replay.b, t/0: batch [0, 30) is outside "
+                                                "its range [0, 20)"));
+  g_assert_nonnull (strstr (problems->pdata[2], "replay replay.b, t/2: batch [0, 1) of a "
+                                                "partition its range (0:0-20,1:0-0) does not name"));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -254,5 +292,6 @@ main (int argc, char **argv)
   g_test_add_func ("/audit/jobs-apart", test_jobs_apart);
   g_test_add_func ("/audit/idempotent", test_idempotent);
   g_test_add_func ("/audit/shared", test_shared);
+  g_test_add_func ("/audit/replay-range", test_replay_range);
   return g_test_run ();
 }

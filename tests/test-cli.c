@@ -1392,6 +1392,53 @@ test_grants (void)
     }
 }
 
+/* A replay's range as ktally_job.replay_range stores it: text and back,
+ * what is refused, and the search by partition. */
+static void
+test_replay_range_text (void)
+{
+  static const char *const bad[] = {
+    "0:5", "0:5-", "0:-5", ":1-2", "x:1-2", "0:2-1", "1:0-1,0:0-1", "0:0-1,0:1-2", "0:1-2,",
+  };
+  g_autoptr(GArray) from = g_array_new (FALSE, FALSE, sizeof (KtPartitionOffset));
+  g_autoptr(GArray) until = g_array_new (FALSE, FALSE, sizeof (KtPartitionOffset));
+  g_autofree char *again = NULL;
+
+  g_assert_true (kt_replay_range_parse ("0:10-20,3:0-0,7:5-9223372036854775807", from, until,
+                                        NULL));
+  g_assert_cmpuint (from->len, ==, 3);
+  again = kt_replay_range_text (from, until);
+  g_assert_cmpstr (again, ==, "0:10-20,3:0-0,7:5-9223372036854775807");
+  g_assert_cmpint (kt_partition_offset_find (from, 3)->offset, ==, 0);
+  g_assert_cmpint (kt_partition_offset_find (until, 7)->offset, ==, G_MAXINT64);
+  g_assert_cmpint (kt_partition_offset_find (until, 0)->offset, ==, 20);
+  g_assert_null (kt_partition_offset_find (from, 1));
+  g_assert_null (kt_partition_offset_find (from, 8));
+  g_assert_null (kt_partition_offset_find (NULL, 0));
+  for (gsize i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_autoptr(GError) error = NULL;
+
+      g_array_set_size (from, 0);
+      g_array_set_size (until, 0);
+      g_assert_false (kt_replay_range_parse (bad[i], from, until, &error));
+      g_assert_error (error, KT_ERROR, KT_ERROR_USAGE);
+    }
+  /* --from's pairs: sorted, a partition given twice refused (next to
+   * itself once sorted). */
+  g_array_set_size (from, 0);
+  g_assert_true (kt_partition_offsets_parse ("--from", "5:1,0:2,3:3", from, NULL));
+  g_assert_cmpint (g_array_index (from, KtPartitionOffset, 0).partition, ==, 0);
+  g_assert_cmpint (g_array_index (from, KtPartitionOffset, 2).partition, ==, 5);
+  {
+    g_autoptr(GError) error = NULL;
+
+    g_array_set_size (from, 0);
+    g_assert_false (kt_partition_offsets_parse ("--from", "5:1,0:2,5:3", from, &error));
+    g_assert_error (error, KT_ERROR, KT_ERROR_USAGE);
+    g_assert_nonnull (strstr (error->message, "--from: partition 5 given twice"));
+  }
+}
 
 /* ---- Settings from the environment -------------------------------------- */
 
@@ -1632,6 +1679,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/cli/identifier", test_identifier);
   g_test_add_func ("/cli/scrub-argv", test_scrub);
   g_test_add_func ("/cli/replay/job", test_replay_job);
+  g_test_add_func ("/cli/replay/range-text", test_replay_range_text);
   g_test_add_func ("/cli/db-password-file", test_password_file);
   g_test_add_func ("/cli/duration", test_duration);
   g_test_add_func ("/cli/duration/options", test_duration_options);

@@ -399,6 +399,102 @@ test_time_before_1970 (void)
     }
 }
 
+/* A recount over a partition's audit chain: where it starts, what it
+ * reads again, and what it refuses. A skip (a range a reset moved past)
+ * stays skipped: the recount starts after the last one in its way. */
+typedef struct
+{
+  const char *name;
+  gint64      to, low, stored;
+  KtAuditLink links[6];          /* until 0 ends the list */
+  gboolean    ok;
+  gint64      start;             /* where it goes (== stored: it stays) */
+  gint64      kept_from, kept_until;
+  gint64      read[4];           /* the ranges read again, [from, until) pairs, 0 0 ends */
+  guint64     records;
+  const char *refusal;
+} ChainCase;
+
+#define LINK(a, b, n) { a, b, { n, n, n / 2, 0 }, FALSE }
+#define SKIP(a, b) { a, b, { 0, 0, 0, 0 }, TRUE }
+
+static void
+test_recount_chain (void)
+{
+  static const ChainCase cases[] = {
+    { "no skip: from the batch holding it", 15, 0, 30,
+      { LINK (10, 20, 10), LINK (20, 30, 10) }, TRUE, 10, 0, 0, { 10, 30 }, 20, NULL },
+    { "inside a skip: after it", 15, 0, 30,
+      { SKIP (10, 20), LINK (20, 30, 10) }, TRUE, 20, 10, 20, { 20, 30 }, 10, NULL },
+    { "before a skip: after it", 5, 0, 30,
+      { LINK (0, 10, 10), SKIP (10, 20), LINK (20, 30, 10) }, TRUE, 20, 10, 20, { 20, 30 }, 10,
+      NULL },
+    { "the last of two skips", 5, 0, 50,
+      { LINK (0, 10, 10), SKIP (10, 20), LINK (20, 30, 10), SKIP (30, 40), LINK (40, 50, 5) },
+      TRUE, 40, 30, 40, { 40, 50 }, 5, NULL },
+    { "a skip at the end: it stays", 5, 0, 30,
+      { LINK (0, 10, 10), LINK (10, 20, 10), SKIP (20, 30) }, TRUE, 30, 20, 30, { 0 }, 0, NULL },
+    { "a row of no record that is no skip is read through", 5, 0, 30,
+      { LINK (0, 10, 10), LINK (10, 12, 0), LINK (12, 30, 10) }, TRUE, 0, 0, 0, { 0, 10, 12, 30 },
+      20, NULL },
+    /* Retention took the start of the first batch, but the recount
+     * starts after the skip, above the log start. */
+    { "below the log start, before a skip", 5, 12, 30,
+      { LINK (0, 10, 10), SKIP (10, 20), LINK (20, 30, 10) }, TRUE, 20, 10, 20, { 20, 30 }, 10,
+      NULL },
+    { "below the log start", 5, 3, 30,
+      { LINK (0, 10, 10), LINK (10, 30, 10) }, FALSE, 0, 0, 0, { 0 }, 0, "below the log start 3" },
+    { "a hole after the skip", 5, 0, 40,
+      { SKIP (0, 10), LINK (10, 20, 10), LINK (25, 40, 10) }, FALSE, 0, 0, 0, { 0 }, 0,
+      "a hole at 20" },
+    { "no row", 5, 0, 30, { LINK (10, 30, 10) }, FALSE, 0, 0, 0, { 0 }, 0, "no audit row of job" },
+    { "short of the stored offset", 5, 0, 40,
+      { LINK (0, 10, 10), SKIP (10, 20), LINK (20, 30, 10) }, FALSE, 0, 0, 0, { 0 }, 0,
+      "end at 30, not at its stored offset 40" },
+  };
+
+  for (gsize c = 0; c < G_N_ELEMENTS (cases); c++)
+    {
+      const ChainCase *k = &cases[c];
+      g_autoptr(GArray) links = g_array_new (FALSE, FALSE, sizeof (KtAuditLink));
+      g_autoptr(GArray) ranges = g_array_new (FALSE, FALSE, sizeof (KtRange));
+      g_autoptr(GError) error = NULL;
+      KtResetMove mv = { .topic = (char *) "t", .partition = 3, .stored = k->stored,
+                         .low = k->low, .high = 100, .to = k->to, .recount = TRUE };
+      KtRangeStats recorded = { 0 };
+      gboolean ok;
+      guint n = 0;
+
+      g_test_message ("%s", k->name);
+      for (gsize i = 0; i < G_N_ELEMENTS (k->links) && k->links[i].until > 0; i++)
+        g_array_append_val (links, k->links[i]);
+      ok = kt_reset_recount_chain ("j", &mv, links, ranges, &recorded, &error);
+      if (!k->ok)
+        {
+          g_assert_false (ok);
+          g_assert_error (error, KT_ERROR, KT_ERROR_USAGE);
+          if (strstr (error->message, k->refusal) == NULL)
+            g_error ("%s: '%s' does not say '%s'", k->name, error->message, k->refusal);
+          continue;
+        }
+      g_assert_no_error (error);
+      g_assert_true (ok);
+      g_assert_cmpint (mv.to, ==, k->start);
+      g_assert_cmpint (mv.recount, ==, k->start < k->stored);
+      g_assert_cmpint (mv.kept.from, ==, k->kept_from);
+      g_assert_cmpint (mv.kept.until, ==, k->kept_until);
+      g_assert_cmpuint (recorded.records, ==, k->records);
+      while (n < 2 && k->read[2 * n + 1] > 0)
+        n++;
+      g_assert_cmpuint (ranges->len, ==, n);
+      for (guint i = 0; i < n; i++)
+        {
+          g_assert_cmpint (g_array_index (ranges, KtRange, i).from, ==, k->read[2 * i]);
+          g_assert_cmpint (g_array_index (ranges, KtRange, i).until, ==, k->read[2 * i + 1]);
+        }
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -415,5 +511,6 @@ main (int argc, char **argv)
   g_test_add_func ("/reset/time-and-recount", test_time_and_recount);
   g_test_add_func ("/reset/time-place", test_time_place);
   g_test_add_func ("/reset/time-before-1970", test_time_before_1970);
+  g_test_add_func ("/reset/recount-chain", test_recount_chain);
   return g_test_run ();
 }

@@ -54,6 +54,18 @@ gboolean kt_is_ascii_name (const char *s, const char *extra, gsize max_len);
 gboolean kt_partition_offsets_parse (const char *flag, const char *text, GArray *out,
                                      GError **error);
 
+/* The pair of @sorted (KtPartitionOffset, by partition) of @partition, or
+ * NULL: a binary search. */
+const KtPartitionOffset *kt_partition_offset_find (const GArray *sorted, gint32 partition);
+
+/* A replay's range, "P:FROM-UNTIL,..." of @from and @until (the same
+ * partitions, by partition, offsets as numbers): one text for every
+ * spelling of one range, as ktally_job.replay_range stores it. New string. */
+char    *kt_replay_range_text (const GArray *from, const GArray *until);
+/* The reverse, appended to @from and @until. KT_ERROR_USAGE naming the
+ * text where it is not one (partitions not ascending, FROM after UNTIL). */
+gboolean kt_replay_range_parse (const char *text, GArray *from, GArray *until, GError **error);
+
 /* Parses "0-3,7" for @flag into @out (gint32, ascending, no repeats). */
 gboolean kt_partition_list_parse (const char *flag, const char *text, GArray *out,
                                   GError **error);
@@ -78,6 +90,11 @@ typedef struct
   GArray        *replay_from;
   GArray        *replay_until;
   char          *replay_range;
+  /* A replay given by time: the moments asked for, "FROM/UNTIL" in UTC to
+   * the millisecond, UNTIL ".." for each partition's end (its identity
+   * too: a rerun takes the range they resolved to the first time); NULL
+   * for a replay given by offsets. */
+  char          *replay_times;
   /* The kind's own options (kinds/kind.h), loaded by its table; owned by
    * whoever filled the spec. */
   gpointer       options;

@@ -5,12 +5,13 @@
  * partitions) and MySQL (the database, its schema version, the grants
  * ktally needs) and says so in comments after the settings. It creates
  * nothing: no table, no offset, no consumer group. */
-#include "commands.h"
-#include "describe.h"
+#include "command.h"
 
 #include <stddef.h>
-
 #include <stdio.h>
+#include "cmd-run.h"
+#include "config.h"
+#include "describe.h"
 #include "error.h"
 #include "retry.h"
 #include "schema.h"
@@ -61,8 +62,8 @@ check (KtConfig *config, const KtOptionValues *values, GError **error)
     }
   /* Every error at once: the values that did not load (the table kept
    * them), then what run checks of them together. */
-  kt_run_check_every (config, values, kt_option_values_errors (values));
-  return kt_command_errors (kt_option_values_errors (values), error);
+  kt_command_run_check_every (config, values, kt_option_values_errors (values));
+  return kt_config_errors (kt_option_values_errors (values), error);
 }
 
 static gboolean
@@ -115,7 +116,7 @@ check_mysql (const KtConfig *config, const volatile int *stop, GError **error)
   if (!kt_retry (stop, config->run.startup_timeout, "MySQL", connect_db, db, error))
     return FALSE;
   printf ("# --connect: MySQL %s: connected over %s (server %s, database identity %s)\n",
-          kt_db_name (db), kt_db_transport (db), mysql_get_server_info (kt_db_connection (db)),
+          kt_db_name (db), kt_db_transport (db), kt_db_server_version (db),
           kt_db_identity () != NULL ? kt_db_identity () : "none yet");
   missing = kt_db_grants_missing (db, error);
   if (missing == NULL)

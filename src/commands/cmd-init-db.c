@@ -1,12 +1,14 @@
 /* cmd-init-db.c - `ktally init-db`: a database ready for a mode's jobs. */
-#include "commands.h"
+#include "command.h"
 
 #include <stddef.h>
 #include <stdio.h>
-#include "mysql-autocleanups.h"
+#include "check.h"
 #include "counts.h"
+#include "db-rows.h"
 #include "migrations.h"
 #include "error.h"
+#include "field-path.h"
 #include "schema.h"
 
 /* What `ktally init-db --help` says before the options. */
@@ -36,40 +38,58 @@ static const KtOption init_db_options[] = {
  * recorded it): the key columns but the bucket (and idempotent mode's job,
  * topic), and the sum_ columns. Into @dimensions and @sums,
  * NULL for none; kt_counts_prepare() then checks their types. */
+/* The columns of the fields of a ktally_table list. */
+static char **
+field_columns (const char *list)
+{
+  char **items = g_strsplit (list, ",", -1);
+
+  for (guint i = 0; items[i] != NULL; i++)
+    {
+      char *column = kt_field_column (items[i]);
+
+      g_free (items[i]);
+      items[i] = column;
+    }
+  return items;
+}
+
 static gboolean
 error_log_shape (KtDb *db, char ***dimensions, char ***sums, GError **error)
 {
-  g_autoptr(MYSQL_RES) res = kt_db_rows (db, "SELECT dimensions, sums FROM ktally_table "
-                                         "WHERE name = 'error_log'",
-                                         "cannot read what tables hold", error);
-  g_autoptr(MYSQL_RES) columns = NULL;
+  g_autoptr(KtDbRows) res = kt_db_rows_select (db, "SELECT dimensions, sums FROM ktally_table "
+                                                "WHERE name = 'error_log'",
+                                                "cannot read what tables hold", error);
+  g_autoptr(KtDbRows) columns = NULL;
   g_autoptr(GPtrArray) dims = g_ptr_array_new ();
   g_autoptr(GPtrArray) adds = g_ptr_array_new ();
-  MYSQL_ROW row;
+  const char *const *row;
 
   if (res == NULL)
     return FALSE;
-  row = mysql_fetch_row (res);
+  row = kt_db_rows_next (res);
   if (row != NULL)
     {
+      /* Fields, as the job named them: their columns (a structured
+       * input's paths give their own names, service.name service_name). */
       if (row[0] != NULL && *row[0] != '\0')
-        *dimensions = g_strsplit (row[0], ",", -1);
+        *dimensions = field_columns (row[0]);
       if (row[1] != NULL && *row[1] != '\0')
-        *sums = g_strsplit (row[1], ",", -1);
+        *sums = field_columns (row[1]);
       return TRUE;
     }
   /* Constant predicates only (schema.c's check_columns says why). */
-  columns = kt_db_rows (db, "SELECT c.table_name, c.column_name, c.column_key "
-                            "FROM information_schema.columns c WHERE c.table_schema = DATABASE() "
-                            "AND c.table_name IN ('error_log', 'error_log" KT_TOPIC_SUFFIX "') "
-                            "AND c.table_name IN (SELECT t.table_name FROM "
-                            "information_schema.tables t WHERE t.table_schema = DATABASE() "
-                            "AND t.table_type = 'BASE TABLE') "
-                            "ORDER BY c.table_name, c.ordinal_position",
-                        "cannot read the tables' columns", error);
+  columns = kt_db_rows_select (db, "SELECT c.table_name, c.column_name, c.column_key "
+                                   "FROM information_schema.columns c WHERE c.table_schema = DATABASE() "
+                                   "AND c.table_name IN ('error_log', 'error_log" KT_TOPIC_SUFFIX "') "
+                                   "AND c.table_name IN (SELECT t.table_name FROM "
+                                   "information_schema.tables t WHERE t.table_schema = DATABASE() "
+                                   "AND t.table_type = 'BASE TABLE') "
+                                   "ORDER BY c.table_name, c.ordinal_position",
+                               "cannot read the tables' columns", error);
   if (columns == NULL)
     return FALSE;
-  while ((row = mysql_fetch_row (columns)) != NULL)
+  while ((row = kt_db_rows_next (columns)) != NULL)
     {
       static const char *const own[] = { "job", "topic", "log_time", NULL };
       gboolean key = g_strcmp0 (row[2], "PRI") == 0;
@@ -112,14 +132,11 @@ dry_run (const KtConfig *config, GError **error)
 {
   g_autoptr(KtDb) db = kt_db_new (&config->db);
   g_autoptr(GArray) pending = g_array_new (FALSE, TRUE, sizeof (KtPendingTable));
-  GError *local = NULL;
   int version;
 
   g_array_set_clear_func (pending, kt_pending_table_clear);
-  if (!kt_db_connect (db, error))
+  if (!kt_migrations_pending (db, &version, pending, error))
     return FALSE;
-  if (!kt_migrations_pending (kt_db_connection (db), kt_db_name (db), &version, pending, &local))
-    return kt_db_failed (db, local, error);
   if (version == 0)
     printf ("%s holds no ktally table: init-db would create them at schema version %d "
             "(a dry run: nothing changed)\n", kt_db_name (db), KT_SCHEMA_VERSION);
@@ -163,15 +180,15 @@ dry_run (const KtConfig *config, GError **error)
   return TRUE;
 }
 
-gboolean
-kt_init_db (const KtConfig *config, GError **error)
+static gboolean
+init_db (const KtConfig *config, GError **error)
 {
   g_autoptr(KtDb) db = kt_db_new (&config->db);
   gboolean idempotent = config->job.mode == KT_MODE_IDEMPOTENT;
   g_auto(GStrv) dimensions = NULL, sums = NULL;
   KtCountsShape shape;
 
-  if (!kt_migrations_ready (db, error) || !error_log_shape (db, &dimensions, &sums, error))
+  if (!kt_migrations_ready (db, NULL, NULL, error) || !error_log_shape (db, &dimensions, &sums, error))
     return FALSE;
   shape = (KtCountsShape) { (const char *const *) dimensions, (const char *const *) sums };
   if (!kt_counts_prepare (db, idempotent, "error_log", &shape, error))
@@ -190,7 +207,7 @@ static gboolean
 check (KtConfig *config, const KtOptionValues *values, GError **error)
 {
   (void) values;
-  return kt_options_db (config, error);
+  return kt_check_db (config, error);
 }
 
 static gboolean
@@ -199,7 +216,7 @@ handle (const KtConfig *config, volatile int *stop, GError **error)
   const InitDbOptions *own = config->own;
 
   (void) stop;
-  return own->dry_run ? dry_run (config, error) : kt_init_db (config, error);
+  return own->dry_run ? dry_run (config, error) : init_db (config, error);
 }
 
 const KtCommand kt_command_init_db = {

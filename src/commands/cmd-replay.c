@@ -2,11 +2,15 @@
  * exactly once, through the scheduler (run.h) with fixed ends: a replay is
  * a job of its own (replay.TABLE.HASH, see cli.c) whose partitions start at
  * --from and end at --until. */
-#include "commands.h"
+#include "command.h"
 
 #include <stddef.h>
 #include "by-time.h"
+#include "check.h"
+#include "config.h"
+#include "db.h"
 #include "error.h"
+#include "identity.h"
 #include "instant.h"
 #include "log.h"
 #include "progress.h"
@@ -22,7 +26,8 @@ static const char SUMMARY[] =
   "offsets (job replay.TABLE.HASH), so rerunning it resumes it or, once\n"
   "finished, changes nothing. The live job's offsets are never touched.\n"
   "By time instead of offsets: --from-datetime [--until-datetime], or --last,\n"
-  "resolved once, at start, per partition (the range is logged).";
+  "resolved per partition by the replay's first run and stored with it: run\n"
+  "again with the same moments, it takes that range (the range is logged).";
 
 /* replay's own options: a range given by time. */
 typedef struct
@@ -35,6 +40,7 @@ typedef struct
   gint64    from_ms;         /* the moments, once parsed (--last: before now, at start) */
   gint64    until_ms;        /* with until_given; a moment before 1970 is negative */
   gboolean  until_given;     /* FALSE: the end of each partition */
+  gboolean  stored;          /* the range is the one its first run resolved */
 } ReplayOptions;
 
 static const KtOption replay_own_options[] = {
@@ -74,6 +80,14 @@ typedef struct
   KtReload       *reload;
 } Replay;
 
+static gint
+compare_gint32 (gconstpointer a, gconstpointer b)
+{
+  gint32 x = *(const gint32 *) a, y = *(const gint32 *) b;
+
+  return (x > y) - (x < y);
+}
+
 /* Every listed partition exists and [from, until) is readable now, before
  * anything is written; the run reads only the listed partitions. */
 static gboolean
@@ -85,12 +99,11 @@ check (gpointer data, KtSource *source, GArray *partitions, int timeout_ms, GErr
   for (guint i = 0; i < config->job.replay_from->len; i++)
     {
       const KtPartitionOffset *f = &g_array_index (config->job.replay_from, KtPartitionOffset, i);
-      gboolean known = FALSE;
+      guint found;
       KtPartitionState s = { f->partition, -1, 0, 0 };
 
-      for (guint j = 0; j < partitions->len; j++)
-        known |= g_array_index (partitions, gint32, j) == f->partition;
-      if (!known)
+      /* The topic's partitions are sorted: a search, not a scan each. */
+      if (!g_array_binary_search (partitions, &f->partition, compare_gint32, &found))
         {
           g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
                        "--from: topic %s has no partition %d (it has %u)",
@@ -110,20 +123,38 @@ check (gpointer data, KtSource *source, GArray *partitions, int timeout_ms, GErr
       gint64 from = g_array_index (config->job.replay_from, KtPartitionOffset, i).offset;
       gint64 until = g_array_index (config->job.replay_until, KtPartitionOffset, i).offset;
 
+      /* Given by time, the range is the one the first run resolved (it
+       * is not the user's --from or --until). */
+      const char *what = config->job.replay_times != NULL
+                         ? "the range its first run resolved" : NULL;
+
       if (until > s->high)
         {
-          g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
-                       "--until: partition %d ends at %" G_GINT64_FORMAT
-                       " (its high watermark), not %" G_GINT64_FORMAT,
-                       s->partition, s->high, until);
+          if (what != NULL)
+            g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                         "replay %s: %s ends at %" G_GINT64_FORMAT " in partition %d, "
+                         "beyond its high watermark %" G_GINT64_FORMAT " now (the topic "
+                         "recreated?)", config->job.name, what, until, s->partition, s->high);
+          else
+            g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                         "--until: partition %d ends at %" G_GINT64_FORMAT
+                         " (its high watermark), not %" G_GINT64_FORMAT,
+                         s->partition, s->high, until);
           return FALSE;
         }
       if (from < s->low && from < until)
         {
-          g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
-                       "--from: partition %d starts at %" G_GINT64_FORMAT " now: "
-                       "offsets [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") were "
-                       "lost to retention", s->partition, s->low, from, s->low);
+          if (what != NULL)
+            g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                         "replay %s: %s starts at %" G_GINT64_FORMAT " in partition %d, "
+                         "which starts at %" G_GINT64_FORMAT " now: offsets [%"
+                         G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") were lost to retention",
+                         config->job.name, what, from, s->partition, s->low, from, s->low);
+          else
+            g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                         "--from: partition %d starts at %" G_GINT64_FORMAT " now: "
+                         "offsets [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") were "
+                         "lost to retention", s->partition, s->low, from, s->low);
           return FALSE;
         }
       g_array_append_val (partitions, s->partition);
@@ -139,22 +170,30 @@ ready (gpointer data)
   const KtConfig *config = ((Replay *) data)->config;
 
   ((Replay *) data)->ready_at = g_get_monotonic_time ();
-  /* It is that range, by offsets, that a rerun must give to resume this
-   * replay: --last run again later is another range. */
+  /* The moments name the replay, and its first run stored the offsets
+   * they resolved to: the same moments again (--last's, spelled out) find
+   * that range, whatever the log has become. */
   if (by_time (config))
     {
       g_autoptr(KtLogEvent) e = kt_log_event_new ("replay-range");
       g_autofree char *from = kt_instant_format (own (config)->from_ms);
       g_autofree char *until = own (config)->until_given
                                ? kt_instant_format (own (config)->until_ms) : g_strdup ("the end");
+      g_autofree char *again = own (config)->until_given
+                               ? g_strdup_printf ("--from-datetime %s --until-datetime %s", from,
+                                                  until)
+                               : g_strdup_printf ("--from-datetime %s", from);
 
       kt_log_event_string (e, "job", config->job.name);
       kt_log_event_string (e, "from_time", from);
       kt_log_event_string (e, "until_time", until);
       kt_log_event_string (e, "range", config->job.replay_range);
-      kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "replay %s: from %s to %s is offsets %s "
-                         "(rerun with --from and --until of these offsets to resume it)",
-                         config->job.name, from, until, config->job.replay_range);
+      kt_log_event_string (e, "resolved", own (config)->stored ? "first-run" : "now");
+      kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "replay %s: from %s to %s is offsets %s (%s; "
+                         "rerun with %s to resume it)", config->job.name, from, until,
+                         config->job.replay_range, own (config)->stored
+                         ? "as its first run resolved them" : "resolved now, stored with it",
+                         again);
     }
   if (g_str_equal (config->job.table, "error_log"))
     {
@@ -168,7 +207,7 @@ ready (gpointer data)
 
 /* On a terminal: offsets done of the total, rate, time left. */
 static void
-progress (gpointer data, const char *topic, const GArray *states, const KtRunTotals *totals)
+progress (gpointer data, const char *topic, const GArray *states, const KtRangeStats *totals)
 {
   Replay *replay = data;
   const KtConfig *config = replay->config;
@@ -201,15 +240,15 @@ on_reload (gpointer data, KtRunSettings *settings)
   return kt_reload_poll (((Replay *) data)->reload, settings, NULL);
 }
 
-gboolean
-kt_replay (const KtConfig *config, volatile int *stop, GError **error)
+static gboolean
+replay (const KtConfig *config, volatile int *stop, GError **error)
 {
   g_autoptr(KtReload) reload = kt_reload_new (config);
   Replay replay = { config, g_get_monotonic_time (), g_get_monotonic_time (), reload };
   KtRunHooks hooks = { .check = check, .ready = ready, .progress = progress,
                        .turn = on_reload, .data = &replay, .quiet = TRUE };
   g_autoptr(KtLogEvent) e = NULL;
-  KtRunTotals totals;
+  KtRangeStats totals;
   double seconds;
   gboolean ok;
 
@@ -234,21 +273,6 @@ kt_replay (const KtConfig *config, volatile int *stop, GError **error)
                      totals.records == 1 ? "" : "s", totals.lines, totals.lines == 1 ? "" : "s",
                      totals.errors, totals.malformed, config->job.table, seconds);
   return TRUE;
-}
-
-/* "P:FROM-UNTIL,..." of @from and @until (sorted by partition, offsets
- * as numbers): one text for every spelling of one range. */
-static char *
-range_text (const GArray *from, const GArray *until)
-{
-  GString *text = g_string_new (NULL);
-
-  for (guint i = 0; i < from->len; i++)
-    g_string_append_printf (text, "%s%d:%" G_GINT64_FORMAT "-%" G_GINT64_FORMAT, i ? "," : "",
-                            g_array_index (from, KtPartitionOffset, i).partition,
-                            g_array_index (from, KtPartitionOffset, i).offset,
-                            g_array_index (until, KtPartitionOffset, i).offset);
-  return g_string_free (text, FALSE);
 }
 
 /* --from and --until: the same partitions, from <= until in each. */
@@ -287,13 +311,15 @@ parse_range (KtConfig *config, GError **error)
         }
     }
   /* What the replay is: part of its job's identity (identity.h). */
-  config->job.replay_range = range_text (config->job.replay_from, config->job.replay_until);
+  config->job.replay_range = kt_replay_range_text (config->job.replay_from,
+                                                   config->job.replay_until);
   return TRUE;
 }
 
 /* The name of the replay of @config's range, table and topic: derived
  * from the table, the topic and the range as parsed (partitions in order,
- * offsets as numbers), so that any spelling of one range is one replay:
+ * offsets as numbers), or for a replay given by time the moments (in UTC,
+ * to the millisecond), so that any spelling of one range is one replay:
  * rerunning it resumes it, or finds it finished. The topic is in it byte
  * for byte: the same range of another topic (or of one named in another
  * case) is another replay, not one already done. New string. */
@@ -305,11 +331,16 @@ derived_name (const KtConfig *config)
   g_autofree char *table = NULL;
 
   g_string_append_printf (key, "|%zu:%s", strlen (config->job.topic), config->job.topic);
-  for (guint i = 0; i < config->job.replay_from->len; i++)
-    g_string_append_printf (key, "|%d:%" G_GINT64_FORMAT "-%" G_GINT64_FORMAT,
-                            g_array_index (config->job.replay_from, KtPartitionOffset, i).partition,
-                            g_array_index (config->job.replay_from, KtPartitionOffset, i).offset,
-                            g_array_index (config->job.replay_until, KtPartitionOffset, i).offset);
+  /* Given by time, the moments are the replay (their offsets are stored
+   * with it); "|time:" keeps these names apart from ranges' names. */
+  if (config->job.replay_times != NULL)
+    g_string_append_printf (key, "|time:%s", config->job.replay_times);
+  else
+    for (guint i = 0; i < config->job.replay_from->len; i++)
+      g_string_append_printf (key, "|%d:%" G_GINT64_FORMAT "-%" G_GINT64_FORMAT,
+                              g_array_index (config->job.replay_from, KtPartitionOffset, i).partition,
+                              g_array_index (config->job.replay_from, KtPartitionOffset, i).offset,
+                              g_array_index (config->job.replay_until, KtPartitionOffset, i).offset);
   digest = g_compute_checksum_for_string (G_CHECKSUM_SHA256, key->str, -1);
   /* The table's name is only for people: the digest covers all of it.
    * Cut by characters: a name is UTF-8. */
@@ -375,7 +406,7 @@ replay_options (KtConfig *config, const KtOptionValues *values, GError **error)
 {
   ReplayOptions *o = config->own;
 
-  if (!kt_options_table (config, values, error))
+  if (!kt_check_table (config, values, error))
     return FALSE;
   /* A replay's offsets live under a job of its own, whatever --job says:
    * "replay." names are never a live job's (cmd-run.c refuses them), so a
@@ -406,9 +437,9 @@ replay_options (KtConfig *config, const KtOptionValues *values, GError **error)
 static gboolean
 check_options (KtConfig *config, const KtOptionValues *values, GError **error)
 {
-  return kt_options_kafka (config, values, FALSE, error)
-         && kt_options_db (config, error)
-         && kt_options_run (config, error)
+  return kt_check_kafka (config, values, FALSE, error)
+         && kt_check_db (config, error)
+         && kt_check_run (config, error)
          && replay_options (config, values, error);
 }
 
@@ -419,46 +450,103 @@ source_partitions (gpointer data, int timeout_ms, GError **error)
   return kt_source_partitions (args[0], args[1], timeout_ms, error);
 }
 
-/* A range given by time, as offsets: every partition of the topic, from
- * its offset at the first moment to its offset at the second (or its end
- * now), asked of Kafka once; into @resolved (a copy of @config whose range
- * and derived name are new, freed by resolved_clear()). */
+/* What a replay given by time stored at its first run: its row of
+ * ktally_job, read once MySQL answers (within --startup-timeout). */
+typedef struct
+{
+  const KtConfig *config;
+  const char     *name;
+  char           *range;   /* NULL: no row (or a schema before the moments were kept) */
+  char           *times;
+} Stored;
+
+static gboolean
+read_stored (gpointer data, int timeout_ms, GError **error)
+{
+  Stored *st = data;
+  g_autoptr(KtDb) db = kt_db_new (&st->config->db);
+
+  (void) timeout_ms;
+  g_clear_pointer (&st->range, g_free);
+  g_clear_pointer (&st->times, g_free);
+  return kt_identity_read_replay (db, st->name, &st->range, &st->times, error);
+}
+
+/* A range given by time, as offsets: into @resolved (a copy of @config
+ * whose moments, range and name are new, freed by resolved_clear()). The
+ * replay's name comes from its moments (or --job); if it has a row whose
+ * moments are these, its first run resolved them and stored the range:
+ * that range, whatever the log has become since (a partition's end that
+ * has grown, records stamped inside the range written since). Otherwise
+ * every partition of the topic, from its offset at the first moment to
+ * its offset at the second (or its end now), asked of Kafka once, which
+ * the replay's first commit stores. */
 static gboolean
 resolve (const KtConfig *config, KtConfig *resolved, GError **error)
 {
-  const ReplayOptions *o = own (config);
+  ReplayOptions *o = config->own;
   KtSourceConfig source_config = {
     .brokers = config->kafka.brokers, .topic = config->job.topic,
     .client_id = config->job.name, .properties = (const char *const *) config->kafka.properties,
   };
-  g_autoptr(KtSource) source = kt_source_new (&source_config, error);
+  g_autoptr(KtSource) source = NULL;
   g_autoptr(GArray) partitions = g_array_new (FALSE, FALSE, sizeof (gint32));
   g_autoptr(GArray) states = g_array_new (FALSE, TRUE, sizeof (KtPartitionState));
   g_autofree KtTimeOffset *from = NULL, *until = NULL;
-  gpointer args[] = { source, partitions };
-  gint64 from_ms = o->from_ms, until_ms = o->until_ms;
+  g_autofree char *from_text = kt_instant_format (o->from_ms);
+  g_autofree char *until_text = o->until_given ? kt_instant_format (o->until_ms) : g_strdup ("..");
+  Stored stored = { config, NULL, NULL, NULL };
+  gpointer args[2];
   static const volatile int never = 0;
 
+  *resolved = *config;
+  resolved->job.replay_times = g_strdup_printf ("%s/%s", from_text, until_text);
+  resolved->job.replay_from = g_array_new (FALSE, FALSE, sizeof (KtPartitionOffset));
+  resolved->job.replay_until = g_array_new (FALSE, FALSE, sizeof (KtPartitionOffset));
+  resolved->job.name = o->named ? g_strdup (config->job.name) : derived_name (resolved);
+  if (!check_name_length (resolved->job.name, error))
+    return FALSE;
+
+  stored.name = resolved->job.name;
+  if (!kt_retry (&never, config->run.startup_timeout, "MySQL", read_stored, &stored, error))
+    return FALSE;
+  o->stored = stored.range != NULL && *stored.range != '\0'
+              && g_str_equal (stored.times, resolved->job.replay_times);
+  if (o->stored)
+    {
+      gboolean ok = kt_replay_range_parse (stored.range, resolved->job.replay_from,
+                                           resolved->job.replay_until, error);
+
+      if (ok)
+        resolved->job.replay_range = g_steal_pointer (&stored.range);
+      g_free (stored.range);
+      g_free (stored.times);
+      if (!ok)
+        g_prefix_error (error, "replay %s: ", resolved->job.name);
+      return ok;
+    }
+  g_free (stored.range);
+  g_free (stored.times);
+
+  source = kt_source_new (&source_config, error);
+  args[0] = source;
+  args[1] = partitions;
   if (source == NULL
       || !kt_retry (&never, config->run.startup_timeout, "Kafka", source_partitions, args, error))
     return FALSE;
   for (guint i = 0; i < partitions->len; i++)
     g_array_append_val (states, ((KtPartitionState) { g_array_index (partitions, gint32, i),
                                                       -1, 0, 0 }));
-  from = g_new0 (KtTimeOffset, partitions->len);
-  until = g_new0 (KtTimeOffset, partitions->len);
+  from = g_new0 (KtTimeOffset, MAX (partitions->len, 1));
+  until = g_new0 (KtTimeOffset, MAX (partitions->len, 1));
   if (!kt_source_watermarks (source, (KtPartitionState *) (void *) states->data, states->len,
                              10000, error)
       || !kt_time_offsets (source, (KtPartitionState *) (void *) states->data, states->len,
-                           from_ms, from, 10000, error)
+                           o->from_ms, from, 10000, error)
       || (o->until_given
           && !kt_time_offsets (source, (KtPartitionState *) (void *) states->data, states->len,
-                               until_ms, until, 10000, error)))
+                               o->until_ms, until, 10000, error)))
     return FALSE;
-
-  *resolved = *config;
-  resolved->job.replay_from = g_array_new (FALSE, FALSE, sizeof (KtPartitionOffset));
-  resolved->job.replay_until = g_array_new (FALSE, FALSE, sizeof (KtPartitionOffset));
   for (guint i = 0; i < states->len; i++)
     {
       const KtPartitionState *s = &g_array_index (states, KtPartitionState, i);
@@ -469,9 +557,9 @@ resolve (const KtConfig *config, KtConfig *resolved, GError **error)
                           ((KtPartitionOffset) { s->partition,
                                                  o->until_given ? until[i].offset : s->high }));
     }
-  resolved->job.replay_range = range_text (resolved->job.replay_from, resolved->job.replay_until);
-  resolved->job.name = o->named ? g_strdup (config->job.name) : derived_name (resolved);
-  return check_name_length (resolved->job.name, error);
+  resolved->job.replay_range = kt_replay_range_text (resolved->job.replay_from,
+                                                     resolved->job.replay_until);
+  return TRUE;
 }
 
 /* What resolve() put into @resolved (the rest is its config's). */
@@ -481,6 +569,7 @@ resolved_clear (KtConfig *resolved)
   g_clear_pointer (&resolved->job.replay_from, g_array_unref);
   g_clear_pointer (&resolved->job.replay_until, g_array_unref);
   g_clear_pointer (&resolved->job.replay_range, g_free);
+  g_clear_pointer (&resolved->job.replay_times, g_free);
   g_clear_pointer (&resolved->job.name, g_free);
 }
 
@@ -491,10 +580,9 @@ handle (const KtConfig *config, volatile int *stop, GError **error)
   gboolean ok;
 
   if (!by_time (config))
-    return kt_replay (config, stop, error);
-  ok = resolve (config, &resolved, error) && kt_replay (&resolved, stop, error);
-  if (resolved.job.replay_from != NULL || resolved.job.name != NULL)
-    resolved_clear (&resolved);
+    return replay (config, stop, error);
+  ok = resolve (config, &resolved, error) && replay (&resolved, stop, error);
+  resolved_clear (&resolved);
   return ok;
 }
 

@@ -1,4 +1,4 @@
-/* config.c - a configuration file in front of the command line.
+/* config-file.c - a configuration file in front of the command line.
  *
  * GKeyFile reads the file; what it cannot tell (where a key is) is found in
  * the text, so that a typo is reported with its line. The result is plain
@@ -290,7 +290,7 @@ key_words (Reading *r, const char *group, const char *key, GError **error)
       return FALSE;
     }
   if ((known->commands & r->command) == 0 || g_str_equal (group, "mysql"))
-    return TRUE;  /* another command's, or part of the URI (mysql_words) */
+    return TRUE;  /* another command's, or part of the URI (db_words) */
   if (known->type != KT_OPT_SWITCH)
     {
       add_at (r->words, r->lines, line,
@@ -351,7 +351,7 @@ check_uri_alone (Reading *r, GError **error)
 /* --db is made of the whole [mysql] section: an error in it names the
  * section's line (or uri's); then its files. */
 static gboolean
-mysql_words (Reading *r, GError **error)
+db_words (Reading *r, GError **error)
 {
   g_autofree char *uri = g_key_file_get_string (r->file, "mysql", "uri", NULL);
   gboolean alone = check_uri_alone (r, error);
@@ -432,7 +432,7 @@ kt_config_file_words (const char *path, const KtOption *const *tables,
           g_ptr_array_add (every, bad);
         }
     }
-  if (!mysql_words (&r, &local))
+  if (!db_words (&r, &local))
     {
       if (every == NULL)
         {

@@ -2,7 +2,7 @@
 #include "reload.h"
 
 #include <string.h>
-#include "commands.h"
+#include "config.h"
 #include "describe.h"
 #include "kprops.h"
 #include "log.h"
@@ -111,9 +111,9 @@ level_name (const KtConfig *c)
 /* Whether a reload applies "[@section] @key" of kt_config_describe():
  * its row says so (KT_OPT_RELOAD); the others need a restart. */
 static gboolean
-applies (const char *section, const char *key)
+applies (const KtOption *const *tables, const char *section, const char *key)
 {
-  const KtOption *row = kt_option_lookup_key (kt_option_tables (), G_MAXUINT32, section, key);
+  const KtOption *row = kt_option_lookup_key (tables, G_MAXUINT32, section, key);
 
   return row != NULL && (row->flags & KT_OPT_RELOAD) != 0;
 }
@@ -188,7 +188,8 @@ diff_secrets (char **before, char **after, GPtrArray *restart)
  * applies: one restart line each, with both values (the texts show no
  * secret). */
 static void
-diff_described (GKeyFile *before, GKeyFile *after, GPtrArray *restart)
+diff_described (const KtOption *const *tables, GKeyFile *before, GKeyFile *after,
+                GPtrArray *restart)
 {
   g_autoptr(GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
 
@@ -206,7 +207,7 @@ diff_described (GKeyFile *before, GKeyFile *after, GPtrArray *restart)
               g_autofree char *now = g_key_file_get_string (after, *g, *k, NULL);
               char *id = g_strdup_printf ("[%s] %s", *g, *k);
 
-              if (!g_hash_table_add (seen, id) || applies (*g, *k) || g_strcmp0 (was, now) == 0)
+              if (!g_hash_table_add (seen, id) || applies (tables, *g, *k) || g_strcmp0 (was, now) == 0)
                 continue;
               add_change (restart, *k, *g, was, now, FALSE, g_strdup_printf (
                 "%s: '%s' -> '%s' needs a restart; still '%s'", id,
@@ -250,7 +251,7 @@ kt_reload_diff (const KtConfig *running, const KtConfig *current, const KtConfig
   /* Both texts are ktally's own INI: they load. */
   g_key_file_load_from_data (before, before_text, (gsize) -1, G_KEY_FILE_NONE, NULL);
   g_key_file_load_from_data (after, after_text, (gsize) -1, G_KEY_FILE_NONE, NULL);
-  diff_described (before, after, restart);
+  diff_described (running->tables, before, after, restart);
   diff_secrets (running->kafka.properties, fresh->kafka.properties, restart);
 }
 
@@ -346,7 +347,8 @@ reload (KtReload *self)
    * pointers, and free the strings through @words. */
   {
     g_autofree char **argv = g_memdup2 (words, sizeof (char *) * (g_strv_length (words) + 1));
-    fresh = kt_config_parse (running->command, (int) g_strv_length (words), argv, &error);
+    fresh = kt_config_parse_with (running->commands, running->tables, running->command,
+                                  (int) g_strv_length (words), argv, &error);
   }
   if (fresh == NULL)
     {

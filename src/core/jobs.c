@@ -2,7 +2,7 @@
 #include "jobs.h"
 
 #include <string.h>
-#include "mysql-autocleanups.h"
+#include "db-rows.h"
 #include "error.h"
 #include "kind.h"
 
@@ -10,12 +10,12 @@
 #define NAMES_SHOWN 20
 
 void
-kt_job_info_free (KtJobInfo *info)
+kt_known_job_free (KtKnownJob *info)
 {
   if (info == NULL)
     return;
   g_free (info->name);
-  kt_job_record_free (info->record);
+  kt_job_row_free (info->record);
   g_strfreev (info->topics);
   g_free (info->last_commit);
   g_free (info);
@@ -24,7 +24,7 @@ kt_job_info_free (KtJobInfo *info)
 static gint
 compare_infos (gconstpointer a, gconstpointer b)
 {
-  return strcmp ((*(KtJobInfo *const *) a)->name, (*(KtJobInfo *const *) b)->name);
+  return strcmp ((*(KtKnownJob *const *) a)->name, (*(KtKnownJob *const *) b)->name);
 }
 
 static gint
@@ -62,20 +62,19 @@ gboolean
 kt_jobs_load (KtDb *db, GPtrArray *jobs, GError **error)
 {
   g_autoptr(GHashTable) records = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
-                                                         (GDestroyNotify) kt_job_record_free);
+                                                         (GDestroyNotify) kt_job_row_free);
   g_autoptr(GHashTable) topics = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
                                                         (GDestroyNotify) g_hash_table_unref);
   g_autoptr(GHashTable) commits = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
                                                          (GDestroyNotify) kt_job_commits_free);
   g_autoptr(GHashTable) names = g_hash_table_new (g_str_hash, g_str_equal);
-  GError *local = NULL;
   GHashTableIter iter;
   gpointer key;
 
   if (!kt_db_connect (db, error))
     return FALSE;
-  if (!kt_identity_read_jobs (kt_db_connection (db), kt_db_name (db), records, &local))
-    return kt_db_failed (db, local, error);
+  if (!kt_identity_read_jobs (db, records, error))
+    return FALSE;
   if (!kt_offsets_job_topics (db, topics, error) || !kt_offsets_job_commits (db, commits, error))
     return FALSE;
 
@@ -88,7 +87,7 @@ kt_jobs_load (KtDb *db, GPtrArray *jobs, GError **error)
   g_hash_table_iter_init (&iter, names);
   while (g_hash_table_iter_next (&iter, &key, NULL))
     {
-      KtJobInfo *info = g_new0 (KtJobInfo, 1);
+      KtKnownJob *info = g_new0 (KtKnownJob, 1);
       KtJobCommits *c = g_hash_table_lookup (commits, key);
       g_autofree char *stolen = NULL;
 
@@ -107,25 +106,25 @@ kt_jobs_load (KtDb *db, GPtrArray *jobs, GError **error)
   return TRUE;
 }
 
-const KtJobInfo *
+const KtKnownJob *
 kt_jobs_find (const GPtrArray *jobs, const char *name)
 {
   for (guint i = 0; i < jobs->len; i++)
-    if (g_str_equal (((KtJobInfo *) jobs->pdata[i])->name, name))
+    if (g_str_equal (((KtKnownJob *) jobs->pdata[i])->name, name))
       return jobs->pdata[i];
   return NULL;
 }
 
-const KtJobInfo *
+const KtKnownJob *
 kt_jobs_require (KtDb *db, const GPtrArray *jobs, const char *name, GError **error)
 {
-  const KtJobInfo *info = kt_jobs_find (jobs, name);
+  const KtKnownJob *info = kt_jobs_find (jobs, name);
   g_autoptr(GString) known = g_string_new (NULL);
 
   if (info != NULL)
     return info;
   for (guint i = 0; i < jobs->len && i < NAMES_SHOWN; i++)
-    g_string_append_printf (known, "%s%s", i ? ", " : "", ((KtJobInfo *) jobs->pdata[i])->name);
+    g_string_append_printf (known, "%s%s", i ? ", " : "", ((KtKnownJob *) jobs->pdata[i])->name);
   if (jobs->len > NAMES_SHOWN)
     g_string_append_printf (known, " and %u more", jobs->len - NAMES_SHOWN);
   if (jobs->len == 0)
@@ -141,8 +140,8 @@ kt_jobs_require (KtDb *db, const GPtrArray *jobs, const char *name, GError **err
 gboolean
 kt_jobs_check (KtDb *db, const char *name, const char *const *topics, GError **error)
 {
-  g_autoptr(GPtrArray) jobs = g_ptr_array_new_with_free_func ((GDestroyNotify) kt_job_info_free);
-  const KtJobInfo *info;
+  g_autoptr(GPtrArray) jobs = g_ptr_array_new_with_free_func ((GDestroyNotify) kt_known_job_free);
+  const KtKnownJob *info;
 
   if (!kt_jobs_load (db, jobs, error))
     return FALSE;
@@ -175,9 +174,9 @@ job_rows (KtDb *db, const char *table, const char *job, gboolean execute, guint6
 {
   g_autoptr(GString) sql = g_string_new (NULL);
   g_autoptr(GString) where = g_string_new (" WHERE job = ");
-  g_autoptr(MYSQL_RES) res = NULL;
+  g_autoptr(KtDbRows) res = NULL;
   g_autofree char *type = NULL;
-  MYSQL_ROW row;
+  const char *const *row;
 
   *n = 0;
   if (!kt_db_table_type (db, table, &type, error))
@@ -186,10 +185,10 @@ job_rows (KtDb *db, const char *table, const char *job, gboolean execute, guint6
     return TRUE;
   kt_db_quote (db, where, job);
   g_string_printf (sql, "SELECT COUNT(*) FROM %s%s", table, where->str);
-  res = kt_db_rows (db, sql->str, "cannot count the job's rows", error);
+  res = kt_db_rows_select (db, sql->str, "cannot count the job's rows", error);
   if (res == NULL)
     return FALSE;
-  row = mysql_fetch_row (res);
+  row = kt_db_rows_next (res);
   *n = row != NULL ? g_ascii_strtoull (row[0], NULL, 10) : 0;
   if (!execute)
     return TRUE;
@@ -198,12 +197,11 @@ job_rows (KtDb *db, const char *table, const char *job, gboolean execute, guint6
 }
 
 gboolean
-kt_jobs_forget (KtDb *db, const KtJobInfo *job, gboolean execute, KtForgetReport *report,
+kt_jobs_forget (KtDb *db, const KtKnownJob *job, gboolean execute, KtForgetReport *report,
                 GError **error)
 {
-  const KtJobKind *kind = job->record != NULL
+  const KtKind *kind = job->record != NULL
     ? kt_kind_lookup (job->record->kind, job->record->mode, NULL) : NULL;
-  GError *local = NULL;
   KtCommitResult result;
 
   *report = (KtForgetReport) { .identity = 0 };
@@ -219,11 +217,10 @@ kt_jobs_forget (KtDb *db, const KtJobInfo *job, gboolean execute, KtForgetReport
       || (report->rows_table != NULL
           && !job_rows (db, report->rows_table, job->name, FALSE, &report->rows, error)))
     goto fail;
-  if (!kt_identity_forget (kt_db_connection (db), kt_db_name (db), job->name, execute,
-                           &report->identity, &local))
+  if (!kt_identity_forget (db, job->name, execute, &report->identity, error))
     {
       kt_db_abort (db);
-      return kt_db_failed (db, local, error);
+      return FALSE;
     }
   if (!execute)
     {

@@ -92,6 +92,7 @@ target_offset (const KtResetTarget *target, const char *topic, const KtPartition
                const GArray *starts, gint64 *to, GError **error)
 {
   const GArray *list = target->to == KT_RESET_OFFSETS ? target->offsets : starts;
+  const KtPartitionOffset *po;
 
   *to = s->stored;
   switch (target->to)
@@ -114,29 +115,26 @@ target_offset (const KtResetTarget *target, const char *topic, const KtPartition
     default:
       break;
     }
-  for (guint i = 0; list != NULL && i < list->len; i++)
+  /* The list is by partition: a search, not a scan per partition. */
+  po = kt_partition_offset_find (list, s->partition);
+  if (po == NULL)
+    return TRUE;
+  if (po->offset > s->high)
     {
-      const KtPartitionOffset *po = &g_array_index (list, KtPartitionOffset, i);
-
-      if (po->partition != s->partition)
-        continue;
-      if (po->offset > s->high)
-        {
-          g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
-                       "--to: %s/%d:%" G_GINT64_FORMAT " is beyond the high watermark %"
-                       G_GINT64_FORMAT, topic, s->partition, po->offset, s->high);
-          return FALSE;
-        }
-      if (po->offset < s->low)
-        {
-          g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
-                       "--to: %s/%d:%" G_GINT64_FORMAT " is below the log start %"
-                       G_GINT64_FORMAT ": retention removed those offsets", topic,
-                       s->partition, po->offset, s->low);
-          return FALSE;
-        }
-      *to = po->offset;
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "--to: %s/%d:%" G_GINT64_FORMAT " is beyond the high watermark %"
+                   G_GINT64_FORMAT, topic, s->partition, po->offset, s->high);
+      return FALSE;
     }
+  if (po->offset < s->low)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "--to: %s/%d:%" G_GINT64_FORMAT " is below the log start %"
+                   G_GINT64_FORMAT ": retention removed those offsets", topic,
+                   s->partition, po->offset, s->low);
+      return FALSE;
+    }
+  *to = po->offset;
   return TRUE;
 }
 
@@ -149,11 +147,19 @@ named_partitions_stored (const KtResetPolicy *policy, const KtResetTarget *targe
   for (guint i = 0; target->to == KT_RESET_OFFSETS && i < target->offsets->len; i++)
     {
       gint32 p = g_array_index (target->offsets, KtPartitionOffset, i).partition;
-      gboolean have = FALSE;
+      guint lo = 0, hi = n_states;
 
-      for (guint j = 0; j < n_states; j++)
-        have |= states[j].partition == p;
-      if (!have)
+      /* @states are by partition: a search. */
+      while (lo < hi)
+        {
+          guint mid = lo + (hi - lo) / 2;
+
+          if (states[mid].partition < p)
+            lo = mid + 1;
+          else
+            hi = mid;
+        }
+      if (lo == n_states || states[lo].partition != p)
         {
           g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
                        "--to: job %s stores no offset for %s/%d (%u partition%s of it)",
@@ -173,6 +179,28 @@ plan_rebuild (const KtResetPolicy *policy, const char *topic, const KtPartitionS
 {
   mv->to = s->low;
   mv->rebuild = TRUE;
+  /* A replay counts its range again: from its --from, which must still be
+   * there (the replay itself refuses to run otherwise). */
+  if (policy->replay_from != NULL)
+    {
+      const KtPartitionOffset *f = kt_partition_offset_find (policy->replay_from, s->partition);
+
+      if (f != NULL && f->offset < s->low)
+        {
+          g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                       "--rebuild: replay %s's range of %s/%d starts at %" G_GINT64_FORMAT
+                       ", and the log starts at %" G_GINT64_FORMAT " now: offsets [%"
+                       G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") are gone, so the replay "
+                       "cannot be counted again; refused", policy->job, topic, s->partition,
+                       f->offset, s->low, f->offset, s->low);
+          return FALSE;
+        }
+      if (f != NULL)
+        {
+          mv->to = f->offset;
+          return TRUE;
+        }
+    }
   if (began == NULL || *began >= s->low)
     return TRUE;
   mv->lost = (KtInterval) { *began, s->low };
@@ -186,6 +214,39 @@ plan_rebuild (const KtResetPolicy *policy, const char *topic, const KtPartitionS
                "--accept-data-loss to rebuild anyway", policy->job, topic,
                s->partition, *began, s->low, *began, s->low, policy->output);
   return FALSE;
+}
+
+/* A replay's job never leaves its range: an offset given outside it is
+ * refused, any other target stops at its ends (->clamped, ->stopped). */
+static gboolean
+replay_bounds (const KtResetPolicy *policy, const KtResetTarget *target, const char *topic,
+               const KtPartitionState *s, KtResetMove *mv, GError **error)
+{
+  const KtPartitionOffset *f = kt_partition_offset_find (policy->replay_from, s->partition);
+  const KtPartitionOffset *u = kt_partition_offset_find (policy->replay_until, s->partition);
+
+  if (f == NULL || u == NULL)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "replay %s stores an offset of %s/%d, which its range does not name; "
+                   "refused", policy->job, topic, s->partition);
+      return FALSE;
+    }
+  if (mv->to >= f->offset && mv->to <= u->offset)
+    return TRUE;
+  if (target->to == KT_RESET_OFFSETS)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "--to: %s/%d:%" G_GINT64_FORMAT " is outside replay %s's range of that "
+                   "partition, [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "]: a replay counts "
+                   "its range and nothing else; refused", topic, s->partition, mv->to,
+                   policy->job, f->offset, u->offset);
+      return FALSE;
+    }
+  mv->stopped = mv->to < f->offset ? "replay's --from" : "replay's --until";
+  mv->to = CLAMP (mv->to, f->offset, u->offset);
+  mv->clamped = TRUE;
+  return TRUE;
 }
 
 /* A move back: what the kind does with offsets it reads again. */
@@ -275,6 +336,11 @@ kt_reset_plan (const KtResetPolicy *policy, const KtResetTarget *target, const c
       if (!target_offset (target, topic, s, starts, &mv->to, error))
         return FALSE;
       mv->clamped = target->to == KT_RESET_SHIFT && mv->to - s->stored != target->shift;
+      if (mv->clamped)
+        mv->stopped = mv->to == s->low ? "log start" : "high watermark";
+      if (policy->replay_from != NULL
+          && !replay_bounds (policy, target, topic, s, mv, error))
+        return FALSE;
       /* A recount counts again what the job counted: it never skips what
        * the job has not counted yet (a partition behind the moment). */
       if (policy->recount && mv->to > s->stored)
@@ -299,22 +365,124 @@ kt_reset_changes (const GArray *moves)
   return FALSE;
 }
 
+/* Intervals shown per kind before "and N more". */
+#define SHOWN 3
+
+/* "[a, b), [c, d) and 3 more" */
+static void
+append_intervals (GString *out, const GArray *a)
+{
+  for (guint i = 0; i < a->len && i < SHOWN; i++)
+    g_string_append_printf (out, "%s[%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ")",
+                            i ? ", " : "", g_array_index (a, KtInterval, i).from,
+                            g_array_index (a, KtInterval, i).until);
+  if (a->len > SHOWN)
+    g_string_append_printf (out, " and %u more", a->len - SHOWN);
+}
+
+char *
+kt_reset_move_words (const KtResetMove *m)
+{
+  GString *out = g_string_new (NULL);
+  const char *sep = "";
+
+  if (m->rebuild)
+    {
+      g_string_append_printf (out, "rebuild: [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT
+                              ") counted again, from emptied counts", m->to, m->high);
+      if (m->lost.until > m->lost.from)
+        g_string_append_printf (out, "; [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") gone to "
+                                "retention: no longer counted", m->lost.from, m->lost.until);
+      return g_string_free (out, FALSE);
+    }
+  if (m->by_time)
+    g_string_append_printf (out, "the moment is at %" G_GINT64_FORMAT " (%s); ", m->at,
+                            kt_time_place_words (m->place));
+  if (m->clamped)
+    g_string_append_printf (out, "stopped at the %s; ", m->stopped);
+  if (m->kept.until > m->kept.from)
+    g_string_append_printf (out, "[%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") was skipped by "
+                            "an earlier reset and stays skipped (never counted): the recount "
+                            "starts after it, at %" G_GINT64_FORMAT "; ", m->kept.from,
+                            m->kept.until, m->kept.until);
+  if (m->to == m->stored)
+    return g_string_free (g_string_append (out, "stays"), FALSE);
+  if (m->recount)
+    {
+      g_string_append_printf (out, "back: recount [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT
+                              "): read again, as its audit rows recorded (%" G_GUINT64_FORMAT
+                              " records, %" G_GUINT64_FORMAT " ERROR, %" G_GUINT64_FORMAT
+                              " malformed), taken back out of %u row%s and counted again",
+                              m->to, m->stored, m->taken.records, m->taken.errors,
+                              m->taken.malformed, m->taken_rows, m->taken_rows == 1 ? "" : "s");
+      if (m->by_time && m->to < m->at)
+        g_string_append_printf (out, " (from %" G_GINT64_FORMAT ", where the batch holding %"
+                                G_GINT64_FORMAT " started)", m->to, m->at);
+      return g_string_free (out, FALSE);
+    }
+  g_string_append (out, m->to > m->stored ? "forward: " : "back: ");
+  if (m->skipped->len > 0)
+    {
+      g_string_append (out, "offsets ");
+      append_intervals (out, m->skipped);
+      g_string_append (out, " will never be counted");
+      if (m->stored < m->low)
+        g_string_append_printf (out, " ([%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") are "
+                                "gone to retention already)", m->stored,
+                                MIN (m->low, m->to));
+      sep = "; ";
+    }
+  if (m->counted_already->len > 0)
+    {
+      g_string_append (out, sep);
+      append_intervals (out, m->counted_already);
+      g_string_append (out, m->to > m->stored ? " counted already"
+                                              : " read again: counted already, not counted twice");
+      sep = "; ";
+    }
+  if (m->newly_counted->len > 0)
+    {
+      g_string_append (out, sep);
+      append_intervals (out, m->newly_counted);
+      g_string_append (out, " never counted before: counted when read");
+    }
+  return g_string_free (out, FALSE);
+}
+
+/* The ranges [stored, to) of @moves' moves of the topic of moves[@i]
+ * that go @forward (or, not @forward, every move that moves) into @ranges,
+ * by topic: the moves of one topic are together in a plan. Returns the
+ * index past them. */
+static guint
+topic_ranges (const GArray *moves, guint i, gboolean forward, GArray *ranges)
+{
+  const char *topic = g_array_index (moves, KtResetMove, i).topic;
+
+  g_array_set_size (ranges, 0);
+  for (; i < moves->len && g_str_equal (g_array_index (moves, KtResetMove, i).topic, topic); i++)
+    {
+      const KtResetMove *m = &g_array_index (moves, KtResetMove, i);
+
+      if (m->to != m->stored && (!forward || (!m->rebuild && m->to > m->stored)))
+        g_array_append_val (ranges, ((KtRange) { m->partition, m->stored, m->stored, m->to }));
+    }
+  return i;
+}
+
 gboolean
 kt_reset_record_skips (KtDb *db, const char *job, const char *output, const char *member,
                        const GArray *moves, GError **error)
 {
-  for (guint i = 0; i < moves->len; i++)
-    {
-      const KtResetMove *m = &g_array_index (moves, KtResetMove, i);
-      g_autoptr(GArray) range = g_array_new (FALSE, FALSE, sizeof (KtRange));
-      KtRangeStats none = { 0 };
+  g_autoptr(GArray) ranges = g_array_new (FALSE, FALSE, sizeof (KtRange));
 
-      /* The audit row of a move forward says where the offsets went: no
-       * record was read, none counted, and the chain has no hole. */
-      if (m->rebuild || m->to <= m->stored)
-        continue;
-      g_array_append_val (range, ((KtRange) { m->partition, m->stored, m->stored, m->to }));
-      if (!kt_offsets_record (db, job, m->topic, output, member, range, &none, NULL, error))
+  /* The audit row of a move forward says where the offsets went: no
+   * record was read, none counted, and the chain has no hole; marked a
+   * skip, so that no recount counts it. One INSERT per topic. */
+  for (guint i = 0, next; i < moves->len; i = next)
+    {
+      next = topic_ranges (moves, i, TRUE, ranges);
+      if (!kt_offsets_record_skips (db, job, g_array_index (moves, KtResetMove, i).topic, output,
+                                    member, ranges, error))
         return FALSE;
     }
   return TRUE;
@@ -324,22 +492,28 @@ gboolean
 kt_reset_apply (KtDb *db, const char *job, const char *output, const char *member,
                 const GArray *moves, GError **error)
 {
-  for (guint i = 0; i < moves->len; i++)
+  g_autoptr(GArray) ranges = g_array_new (FALSE, FALSE, sizeof (KtRange));
+
+  /* The fence of each topic's moves: two statements, whatever the number
+   * of partitions. */
+  for (guint i = 0, next; i < moves->len; i = next)
     {
-      const KtResetMove *m = &g_array_index (moves, KtResetMove, i);
-      g_autoptr(GArray) range = g_array_new (FALSE, FALSE, sizeof (KtRange));
+      const char *topic = g_array_index (moves, KtResetMove, i).topic;
       gint32 fenced;
 
-      if (m->to == m->stored)
-        continue;
-      g_array_append_val (range, ((KtRange) { m->partition, m->stored, m->stored, m->to }));
-      if (!kt_offsets_fence (db, job, m->topic, range, &fenced, error))
+      next = topic_ranges (moves, i, FALSE, ranges);
+      if (!kt_offsets_fence (db, job, topic, ranges, &fenced, error))
         return FALSE;
       if (fenced >= 0)
         {
+          gint64 stored = -1;
+
+          for (guint j = 0; j < ranges->len; j++)
+            if (g_array_index (ranges, KtRange, j).partition == fenced)
+              stored = g_array_index (ranges, KtRange, j).from;
           g_set_error (error, KT_ERROR, KT_ERROR_CONFLICT,
                        "the offset of %s/%d moved from %" G_GINT64_FORMAT " while it was "
-                       "locked; nothing was changed", m->topic, m->partition, m->stored);
+                       "locked; nothing was changed", topic, fenced, stored);
           return FALSE;
         }
     }
@@ -367,22 +541,16 @@ delete_rows (KtDb *db, const char *table, const char *job, GError **error)
 static gboolean
 check_table (KtDb *db, const char *table, GError **error)
 {
-  GError *local = NULL;
-
-  if (!kt_schema_check_object (kt_db_connection (db), kt_db_name (db), table, NULL,
-                               "--rebuild empties the table a job writes, and nothing else; "
-                               "refused", &local))
-    return kt_db_failed (db, local, error);
-  return TRUE;
+  return kt_schema_check_object (db, table, NULL, "--rebuild empties the table a job writes, "
+                                 "and nothing else; refused", error);
 }
 
 gboolean
-kt_reset_rebuild (KtDb *db, const KtJobKind *kind, const char *job, const char *output,
+kt_reset_rebuild (KtDb *db, const KtKind *kind, const char *job, const char *output,
                   gboolean execute, GError **error)
 {
   g_autofree char *other = NULL;
   g_autofree char *rows = kt_kind_rows_table (kind, output);
-  GError *local = NULL;
   gboolean forgotten;
 
   if (rows != NULL)
@@ -411,9 +579,8 @@ kt_reset_rebuild (KtDb *db, const KtJobKind *kind, const char *job, const char *
   /* The whole table: only if no one else counted into it. Executed, the
    * table's identity row is locked first, as a claim would, so no job
    * starts writing it meanwhile. */
-  if (!kt_identity_other_writer (kt_db_connection (db), kt_db_name (db), job, output, execute,
-                                 &other, &local))
-    return kt_db_failed (db, local, error);
+  if (!kt_identity_other_writer (db, job, output, execute, &other, error))
+    return FALSE;
   if (other == NULL && !kt_offsets_other_writer (db, job, output, &other, error))
     return FALSE;
   if (other == NULL)
@@ -438,14 +605,13 @@ kt_reset_rebuild (KtDb *db, const KtJobKind *kind, const char *job, const char *
 }
 
 gpointer
-kt_reset_kind_options (KtDb *db, const KtJobKind *kind, const char *output, GError **error)
+kt_reset_kind_options (KtDb *db, const KtKind *kind, const char *output, GError **error)
 {
   const KtOption *const tables[] = { kind->options, NULL };
   g_autoptr(KtOptionValues) values = NULL;
   g_autoptr(GPtrArray) columns = g_ptr_array_new ();
   g_autoptr(GHashTable) stored = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   gpointer options = g_malloc0 (MAX (kind->options_size, 1));
-  GError *local = NULL;
   gboolean found;
 
   if (kind->options == NULL)
@@ -460,12 +626,9 @@ kt_reset_kind_options (KtDb *db, const KtJobKind *kind, const char *output, GErr
   g_ptr_array_add (columns, NULL);
   if (!kt_db_connect (db, error))
     goto fail;
-  if (!kt_identity_read_table (kt_db_connection (db), kt_db_name (db), output,
-                               (const char *const *) columns->pdata, stored, &found, &local))
-    {
-      kt_db_failed (db, local, error);
-      goto fail;
-    }
+  if (!kt_identity_read_table (db, output, (const char *const *) columns->pdata, stored,
+                               &found, error))
+    goto fail;
   if (!found)
     {
       g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "%s: what the rows of %s mean (its pattern, "
@@ -493,7 +656,7 @@ fail:
 }
 
 void
-kt_reset_kind_options_free (const KtJobKind *kind, gpointer options)
+kt_reset_kind_options_free (const KtKind *kind, gpointer options)
 {
   if (options == NULL)
     return;
@@ -505,7 +668,7 @@ kt_reset_kind_options_free (const KtJobKind *kind, gpointer options)
 /* What a recount reads of one partition: its ranges, what it found. */
 typedef struct
 {
-  const KtJobKind *kind;
+  const KtKind *kind;
   gpointer         self;
   GArray          *ranges;    /* KtRange: the audit rows that read records, merged */
   guint            at;        /* the range being read */
@@ -521,29 +684,40 @@ reread_record (gint32 partition, gint64 offset, const char *value, gsize len, gp
   rr->kind->take (rr->self, rr->at, partition, offset, value, len);
 }
 
-/* The audit chain of @mv's partition from its `to` on, into @ranges (what
- * it read) and @recorded (what it recorded); mv->to moves back to the
- * start of the batch that holds it. */
-static gboolean
-recount_chain (KtKindContext *context, KtResetMove *mv, gboolean execute, GArray *ranges,
-               KtRangeStats *recorded, GError **error)
+gboolean
+kt_reset_recount_chain (const char *job, KtResetMove *mv, const GArray *links, GArray *ranges,
+                        KtRangeStats *recorded, GError **error)
 {
-  g_autoptr(GArray) links = g_array_new (FALSE, FALSE, sizeof (KtAuditLink));
   gint64 wanted = mv->to, at;
+  guint first = 0;
 
-  if (!kt_offsets_chain_after (context->db, context->job, mv->topic, mv->partition, mv->to,
-                               execute, links, error))
-    return FALSE;
   if (links->len == 0 || g_array_index (links, KtAuditLink, 0).from > mv->to)
     {
       g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
                    "--rebuild: no audit row of job %s records what it counted of %s/%d at %"
                    G_GINT64_FORMAT " (it started counting later, or the rows were "
                    "forgotten), so what it counted there cannot be taken back; refused",
-                   context->job, mv->topic, mv->partition, mv->to);
+                   job, mv->topic, mv->partition, mv->to);
       return FALSE;
     }
   mv->to = g_array_index (links, KtAuditLink, 0).from;
+  /* A range a reset moved past was promised never to be counted: the
+   * recount starts after the last one, which stays skipped (moved back
+   * over it, the job would count it). */
+  for (guint i = 0; i < links->len; i++)
+    if (g_array_index (links, KtAuditLink, i).skipped)
+      {
+        const KtAuditLink *l = &g_array_index (links, KtAuditLink, i);
+
+        mv->kept = (KtInterval) { l->from, l->until };
+        mv->to = l->until;
+        first = i + 1;
+      }
+  if (mv->to == mv->stored)
+    {
+      mv->recount = FALSE;  /* nothing counted after the skip: it stays */
+      return TRUE;
+    }
   if (mv->to < mv->low)
     {
       g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
@@ -551,12 +725,12 @@ recount_chain (KtKindContext *context, KtResetMove *mv, gboolean execute, GArray
                    " started at %" G_GINT64_FORMAT ", below the log start %" G_GINT64_FORMAT
                    ": those offsets are gone, and what it counted cannot be read again to be "
                    "taken back; refused (a later moment, or --to earliest --rebuild "
-                   "--accept-data-loss)", context->job, mv->topic, mv->partition,
+                   "--accept-data-loss)", job, mv->topic, mv->partition,
                    wanted, mv->to, mv->low);
       return FALSE;
     }
   at = mv->to;
-  for (guint i = 0; i < links->len; i++)
+  for (guint i = first; i < links->len; i++)
     {
       const KtAuditLink *l = &g_array_index (links, KtAuditLink, i);
 
@@ -566,17 +740,14 @@ recount_chain (KtKindContext *context, KtResetMove *mv, gboolean execute, GArray
                        "--rebuild: the audit rows of job %s for %s/%d do not form one chain "
                        "from %" G_GINT64_FORMAT " (%s at %" G_GINT64_FORMAT "; `ktally audit` "
                        "says more), so what it counted cannot be taken back exactly; refused",
-                       context->job, mv->topic, mv->partition, mv->to,
+                       job, mv->topic, mv->partition, mv->to,
                        l->from > at ? "a hole" : "an overlap", at);
           return FALSE;
         }
       at = l->until;
-      recorded->records += l->stats.records;
-      recorded->lines += l->stats.lines;
-      recorded->errors += l->stats.errors;
-      recorded->malformed += l->stats.malformed;
-      /* A range that read no record (a move forward's audit row, offsets
-       * with no record left) counted nothing: nothing to read again. */
+      kt_range_stats_add (recorded, &l->stats);
+      /* A range that read no record (offsets with no record left, control
+       * records only) counted nothing: nothing to read again. */
       if (l->stats.records == 0)
         continue;
       if (ranges->len > 0 && g_array_index (ranges, KtRange, ranges->len - 1).until == l->from)
@@ -589,7 +760,7 @@ recount_chain (KtKindContext *context, KtResetMove *mv, gboolean execute, GArray
       g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
                    "--rebuild: the audit rows of job %s for %s/%d end at %" G_GINT64_FORMAT
                    ", not at its stored offset %" G_GINT64_FORMAT " (`ktally audit` says "
-                   "more); refused", context->job, mv->topic, mv->partition, at, mv->stored);
+                   "more); refused", job, mv->topic, mv->partition, at, mv->stored);
       return FALSE;
     }
   return TRUE;
@@ -597,7 +768,7 @@ recount_chain (KtKindContext *context, KtResetMove *mv, gboolean execute, GArray
 
 /* One partition's recount: reads, compares, takes back. */
 static gboolean
-recount_move (KtKindContext *context, const KtJobKind *kind, gpointer self, KtResetMove *mv,
+recount_move (KtKindContext *context, const KtKind *kind, gpointer self, KtResetMove *mv,
               gboolean execute, GError **error)
 {
   static const volatile int never = 0;
@@ -608,8 +779,16 @@ recount_move (KtKindContext *context, const KtJobKind *kind, gpointer self, KtRe
   KtBatchSummary read = { 0 };
   Reread rr = { kind, self, ranges, 0, 0 };
 
-  if (!recount_chain (context, mv, execute, ranges, &recorded, error))
-    return FALSE;
+  {
+    g_autoptr(GArray) links = g_array_new (FALSE, FALSE, sizeof (KtAuditLink));
+
+    if (!kt_offsets_chain_after (context->db, context->job, mv->topic, mv->partition, mv->to,
+                                 execute, links, error)
+        || !kt_reset_recount_chain (context->job, mv, links, ranges, &recorded, error))
+      return FALSE;
+  }
+  if (!mv->recount)
+    return TRUE;
   g_array_append_val (states, ((KtPartitionState) { mv->partition, mv->stored, mv->low,
                                                     mv->high }));
   if (!kind->plan (self, ranges, states, G_MAXINT64, error))
@@ -643,11 +822,18 @@ recount_move (KtKindContext *context, const KtJobKind *kind, gpointer self, KtRe
                    ") holds %" G_GUINT64_FORMAT " records, %" G_GUINT64_FORMAT " lines, %"
                    G_GUINT64_FORMAT " ERROR, %" G_GUINT64_FORMAT " malformed, but job %s's "
                    "audit rows recorded %" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT ", %"
-                   G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT " (records removed by compaction? "
-                   "another ktally's parser?): taking that back would not be exact; refused",
-                   mv->topic, mv->partition, mv->to, mv->stored, rr.records, read.lines,
-                   read.counted, read.malformed, context->job, recorded.records,
-                   recorded.lines, recorded.errors, recorded.malformed);
+                   G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT " (%s): taking that back would "
+                   "not be exact; refused", mv->topic, mv->partition, mv->to, mv->stored,
+                   rr.records, read.lines, read.counted, read.malformed, context->job,
+                   recorded.records, recorded.lines, recorded.errors, recorded.malformed,
+                   rr.records < recorded.records
+                   ? "fewer records: removed by compaction since, or the topic recreated?"
+                   : rr.records > recorded.records
+                   ? "more records than were counted: a range a reset skipped, folded into "
+                     "counted rows by --audit-keep before schema version 7 marked skips, or "
+                     "the topic recreated?"
+                   : "the same records read otherwise: another ktally's parser, or the topic "
+                     "recreated?");
       return FALSE;
     }
   mv->taken = recorded;
@@ -658,7 +844,7 @@ recount_move (KtKindContext *context, const KtJobKind *kind, gpointer self, KtRe
 }
 
 gboolean
-kt_reset_recount (KtKindContext *context, const KtJobKind *kind, GArray *moves,
+kt_reset_recount (KtKindContext *context, const KtKind *kind, GArray *moves,
                   gboolean execute, GError **error)
 {
   gpointer self = NULL;

@@ -13,9 +13,10 @@
  * doubled. */
 #pragma once
 #include <glib.h>
+#include "by-time.h"
 #include "coverage.h"
 #include "db.h"
-#include "by-time.h"
+#include "jobs.h"
 #include "kind.h"
 #include "offsets.h"
 #include "plan.h"
@@ -45,6 +46,7 @@ typedef struct
  * KT_ERROR_USAGE naming the flag. */
 gboolean kt_reset_target_parse (const char *text, KtResetTarget *target, GError **error);
 void     kt_reset_target_clear (KtResetTarget *target);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (KtResetTarget, kt_reset_target_clear)
 
 /* What a reset may do to one job: its kind's answer, and the user's flags. */
 typedef struct
@@ -61,6 +63,11 @@ typedef struct
   gboolean    retracts;         /* its kind can take counts back (kind.h's retract) */
   gboolean    accept_data_loss; /* --accept-data-loss: rebuild although retention took
                                  * offsets the job had counted */
+  /* A replay's job: its range, KtPartitionOffset by partition; every move
+   * stays within [from, until] of each partition (a rebuild goes back to
+   * from, not to the log start). NULL for other jobs. */
+  const GArray *replay_from;
+  const GArray *replay_until;
 } KtResetPolicy;
 
 /* One partition of a plan. */
@@ -82,11 +89,15 @@ typedef struct
   gboolean  by_time;          /* KT_RESET_TIME: where the moment fell */
   KtTimePlace place;
   gint64    at;               /* ...its offset (to, unless a recount moved it back) */
-  gboolean  clamped;          /* KT_RESET_SHIFT: stored + N left the log; to is its end */
+  gboolean  clamped;          /* KT_RESET_SHIFT: stored + N left the log; a replay's job:
+                               * the target left its range; to is the end it stopped at */
+  const char *stopped;        /* ...which end: "log start", "replay's --until"... */
   gboolean  recount;          /* back, with policy->recount: [to, stored) taken back out of
                                * the output (kt_reset_recount()) and counted again */
   KtRangeStats taken;         /* ...what its audit rows recorded, matched by reading it again */
   guint     taken_rows;       /* ...the output rows that lowers */
+  KtInterval kept;            /* ...a range an earlier reset skipped, which stays skipped:
+                               * the recount starts after it (empty: none) */
 } KtResetMove;
 
 void     kt_reset_move_clear (KtResetMove *move);
@@ -112,6 +123,11 @@ gboolean kt_reset_plan (const KtResetPolicy *policy, const KtResetTarget *target
 /* Whether any move of @moves changes something. */
 gboolean kt_reset_changes (const GArray *moves);
 
+/* What @move means for the output, in words, for people ("forward:
+ * offsets [a, b) will never be counted", "back: recount [a, b): ..."); a
+ * few intervals of each kind, then "and N more". New string. */
+char    *kt_reset_move_words (const KtResetMove *move);
+
 /* In the caller's transaction, which read @job's offsets FOR UPDATE: each
  * move's UPDATE fenced on the stored offset it read, and for each move
  * forward an audit row of the skipped range (no records, committed by
@@ -129,9 +145,9 @@ gboolean kt_reset_record_skips (KtDb *db, const char *job, const char *output,
  * fallbacks of its rows, then what ktally_table recorded for those that
  * are part of the table's identity. KT_ERROR_USAGE when nothing is
  * recorded (a schema older than version 3, or no commit yet). */
-gpointer kt_reset_kind_options (KtDb *db, const KtJobKind *kind, const char *output,
+gpointer kt_reset_kind_options (KtDb *db, const KtKind *kind, const char *output,
                                 GError **error);
-void     kt_reset_kind_options_free (const KtJobKind *kind, gpointer options);
+void     kt_reset_kind_options_free (const KtKind *kind, gpointer options);
 
 /* reset --rebuild of a range, in the caller's transaction (which read the
  * offsets FOR UPDATE when @execute): for each move of @moves marked
@@ -149,8 +165,22 @@ void     kt_reset_kind_options_free (const KtJobKind *kind, gpointer options);
  * that starts below the log start, a chain with a hole, a re-read that
  * differs from the audit rows (compaction removed records, the parser
  * changed), an output that does not hold what is to be taken back. */
-gboolean kt_reset_recount (KtKindContext *context, const KtJobKind *kind, GArray *moves,
+gboolean kt_reset_recount (KtKindContext *context, const KtKind *kind, GArray *moves,
                            gboolean execute, GError **error);
+
+/* The pure part of kt_reset_recount() for one move: @links is the job's
+ * audit chain of mv's partition (KtAuditLink, the rows that end after
+ * mv->to, by from). mv->to moves back to the start of the batch that holds
+ * it, or forward past the last skip of the chain (a range a reset moved
+ * past, never counted, which a recount never counts: mv->kept), and when
+ * that is the stored offset there is nothing to recount (mv->recount
+ * cleared: it stays). Appends to @ranges the ranges to read again (those
+ * whose rows read records, merged) and adds to @recorded what those rows
+ * recorded. KT_ERROR_USAGE, naming the partition: no audit row at mv->to,
+ * a start below the log start, a chain with a hole or an overlap, or one
+ * that does not end at mv->stored. */
+gboolean kt_reset_recount_chain (const char *job, KtResetMove *mv, const GArray *links,
+                                 GArray *ranges, KtRangeStats *recorded, GError **error);
 
 /* reset --rebuild, in the caller's transaction: empties what @job wrote
  * (its rows of @kind's table of rows by job and its records; or the whole
@@ -160,5 +190,57 @@ gboolean kt_reset_recount (KtKindContext *context, const KtJobKind *kind, GArray
  * name was forgotten (they hold its counts too); a table that is not one
  * (a view). Without @execute (a dry run), every check in the same order,
  * and no write, no lock: a dry run refuses what an execution refuses. */
-gboolean kt_reset_rebuild (KtDb *db, const KtJobKind *kind, const char *job,
+gboolean kt_reset_rebuild (KtDb *db, const KtKind *kind, const char *job,
                            const char *output, gboolean execute, GError **error);
+
+/* ---- A reset of one job, from what was asked to its moves --------------- */
+
+/* What `ktally reset` asks (the caller's: borrowed). */
+typedef struct
+{
+  const KtDbConfig     *db;
+  const KtKafkaOptions *kafka;     /* the brokers: watermarks, the consumer group */
+  double                startup_timeout;  /* how long MySQL and Kafka are waited for */
+  const char           *job;
+  const char           *topic;     /* only this topic of the job; NULL: every one */
+  const KtResetTarget  *target;
+  const char           *moment;    /* KT_RESET_TIME: the flag that gave it, for messages */
+  gboolean              rebuild;   /* --rebuild */
+  gboolean              accept_data_loss;
+  gboolean              execute;   /* --execute; FALSE: a dry run */
+} KtResetRequest;
+
+/* A reset of one job: what kt_reset_job() found, for the caller to print
+ * with the moves. Clear it with kt_reset_job_clear(). */
+typedef struct
+{
+  const KtResetRequest *request;
+  const KtKnownJob     *job;       /* the job, as the database records it */
+  const KtKind         *kind;      /* its kind */
+  gboolean              kafka;     /* its offsets are in the consumer group ktally-JOB */
+  KtResetPolicy         policy;    /* what the reset may do (from the kind and the flags) */
+  GArray               *replay_from;   /* a replay's job: its range, else NULL */
+  GArray               *replay_until;
+  /* The reset's own. */
+  KtDb                 *db;
+  GPtrArray            *jobs;      /* KtKnownJob: every job of the database */
+  char                **topics;    /* the topics reset */
+  GPtrArray            *sources;   /* KtSource per topic */
+  GArray               *starts;    /* batch:ID, a moment: KtPartitionOffset */
+  char                 *batch_topic;  /* batch:ID: its topic */
+  gpointer              options;   /* a recount: the kind's options, as the table records */
+} KtResetJob;
+
+/* The reset @request asks, executed or a dry run: one path, so that a dry
+ * run refuses whatever an execution refuses, with the same message and
+ * exit status; it is the execution without the writes. Waits for MySQL
+ * and each topic's partitions up to request->startup_timeout. Into @r
+ * what it found and into @moves (KtResetMove; give the array
+ * kt_reset_move_clear) the plan, executed when request->execute. A name
+ * that is no job is refused (naming the jobs there are) before anything
+ * is migrated or written. */
+gboolean kt_reset_job       (const KtResetRequest *request, KtResetJob *r, GArray *moves,
+                             GError **error);
+void     kt_reset_job_clear (KtResetJob *r);
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (KtResetJob, kt_reset_job_clear)

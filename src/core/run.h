@@ -6,7 +6,8 @@
 #pragma once
 #include <glib.h>
 #include "batchlog.h"
-#include "run-job.h"
+#include "migrations.h"
+#include "run-setup.h"
 
 
 
@@ -14,9 +15,7 @@
  * holds its own copy and applies a newer one between batches. */
 typedef struct
 {
-  double     interval;           /* seconds from one batch start to the next */
-  gint64     max_per_partition;
-  gint64     max_batch_bytes;
+  KT_RUN_RELOADABLE (KT_RUN_FIELD)  /* run-setup.h */
   KtDbConfig db;                 /* its credentials (password, its file, an option
                                   * file) are used from the next connection; where
                                   * the database is stays the running one's */
@@ -46,13 +45,16 @@ typedef struct
    * stands now (KtPartitionState: ->stored is the next offset to read),
    * and what the topic's feed read and counted so far. */
   void     (*progress) (gpointer data, const char *topic, const GArray *states,
-                        const KtRunTotals *totals);
+                        const KtRangeStats *totals);
   /* At every turn of the loop: between batches, and about once a second
    * while the scheduler waits (the interval, a backoff). The loop is
    * alive (a watchdog); TRUE after replacing *@settings (its own copy; the
    * generation says which it holds) with newer ones (a reload), used from
    * then on (a shorter --interval ends the wait early). */
   gboolean (*turn)     (gpointer data, KtRunSettings *settings);
+  /* While the schema is migrated at start (migrations.h): told when a
+   * migration starts and when it ends. */
+  KtMigrationsMigrating migrating;
   gpointer   data;
   gboolean   quiet;  /* the batch lines at debug level (progress says enough) */
   /* The registry the run reports to (/metrics): the caller's, which
@@ -71,5 +73,5 @@ typedef struct
  * topic's runner fails for good, it sets *@stop, the others finish their
  * batch in flight, and the failure is returned. @totals (may be NULL): what
  * the run read and counted. */
-gboolean kt_run (const KtRunJob *job, const KtRunHooks *hooks, volatile int *stop,
-                 KtRunTotals *totals, GError **error);
+gboolean kt_run (const KtRunSetup *setup, const KtRunHooks *hooks, volatile int *stop,
+                 KtRangeStats *totals, GError **error);

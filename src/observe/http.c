@@ -50,7 +50,7 @@
 #define MHD_CONNECTIONS     (MAX_CONNECTIONS + 16)
 #define IDLE_TIMEOUT_S      10
 #define HEADERS_DEADLINE_S  10
-/* The page's handler may wait for MySQL: MYSQL_CONNECT_S + MYSQL_IO_S,
+/* The page's handler may wait for MySQL: DB_CONNECT_S + DB_IO_S,
  * and once more for chart_lock. */
 #define ANSWER_DEADLINE_S   20
 /* Request line, headers and libmicrohttpd's bookkeeping: a browser sends
@@ -59,8 +59,8 @@
 #define LISTEN_BACKLOG      32
 
 /* The chart's connection: a page waits seconds at most. */
-#define MYSQL_CONNECT_S     2
-#define MYSQL_IO_S          3
+#define DB_CONNECT_S        2
+#define DB_IO_S             3
 
 /* What the chart shows for one choice of the selector: the totals, or
  * one --by field's keys. */
@@ -100,7 +100,7 @@ struct _KtHttp
   KtDbConfig  db;
   char       *db_description;
   GMutex      chart_lock;
-  MYSQL      *conn;
+  KtChartConnection *conn;
   char       *table;       /* what the chart reads: the job's count table */
   GStrv       dimensions;  /* its --by fields, or NULL */
   int         bucket;      /* its bucket, in minutes */
@@ -199,7 +199,7 @@ chart_query (KtHttp *self, ChartView *view, int dimension, GError **error)
 {
   if (self->conn == NULL)
     {
-      self->conn = kt_chart_connect (&self->db, MYSQL_CONNECT_S, MYSQL_IO_S, error);
+      self->conn = kt_chart_connect (&self->db, DB_CONNECT_S, DB_IO_S, error);
       if (self->conn == NULL)
         return FALSE;
     }
@@ -229,7 +229,7 @@ chart_refresh (KtHttp *self, int dimension)
       g_array_set_size (view->points, 0);
       g_ptr_array_set_size (view->keys, 0);
       /* Whatever state it was in, the next attempt starts afresh. */
-      g_clear_pointer (&self->conn, mysql_close);
+      g_clear_pointer (&self->conn, kt_chart_disconnect);
     }
   view->at = g_get_monotonic_time ();
 }
@@ -686,7 +686,7 @@ kt_http_stop (KtHttp *self)
       g_mutex_unlock (&self->clients_lock);
       g_thread_join (g_steal_pointer (&self->reaper));
     }
-  g_clear_pointer (&self->conn, mysql_close);
+  g_clear_pointer (&self->conn, kt_chart_disconnect);
   g_clear_pointer (&self->clients, g_hash_table_unref);
   for (guint i = 0; self->views != NULL && i < self->n_views; i++)
     {

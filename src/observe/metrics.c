@@ -44,8 +44,8 @@ struct _KtMetrics
   KtMetricsClock wall, monotonic;
   gint64         created;       /* monotonic */
   char          *build_info[3]; /* version, librdkafka, mariadb_client; NULL: unset */
-  char          *mysql_server;  /* "host:port" of the batch connection; NULL: none yet */
-  guint64        mysql_server_changes;
+  char          *db_server;  /* "host:port" of the batch connection; NULL: none yet */
+  guint64        db_server_changes;
   KtProcessFunc  process;       /* NULL: no process_* series */
 
   GMutex         lock;
@@ -137,7 +137,7 @@ kt_metrics_free (KtMetrics *self)
   g_mutex_clear (&self->lock);
   for (guint i = 0; i < G_N_ELEMENTS (self->build_info); i++)
     g_free (self->build_info[i]);
-  g_free (self->mysql_server);
+  g_free (self->db_server);
   g_free (self->job);
   g_free (self);
 }
@@ -170,12 +170,12 @@ kt_metrics_set_mysql_server (KtMetrics *self, const char *server)
   if (server == NULL)
     return;
   g_mutex_lock (&self->lock);
-  if (g_strcmp0 (self->mysql_server, server) != 0)
+  if (g_strcmp0 (self->db_server, server) != 0)
     {
-      if (self->mysql_server != NULL)
-        self->mysql_server_changes++;
-      g_free (self->mysql_server);
-      self->mysql_server = g_strdup (server);
+      if (self->db_server != NULL)
+        self->db_server_changes++;
+      g_free (self->db_server);
+      self->db_server = g_strdup (server);
     }
   g_mutex_unlock (&self->lock);
 }
@@ -656,12 +656,13 @@ append_positions (GString *out, KtMetrics *self)
                  "successful batch.");
   append_partitions (out, self, "ktally_partition_offset", G_STRUCT_OFFSET (KtPartitionRow, offset));
   append_header (out, "ktally_partition_lag", "gauge",
-                 "Offsets of each partition not yet committed (high watermark minus "
+                 "Offsets of each partition not yet committed (last stable offset minus "
                  "stored offset) after the last successful batch.");
   append_partitions (out, self, "ktally_partition_lag", G_STRUCT_OFFSET (KtPartitionRow, lag));
   append_header (out, "ktally_partition_high_watermark", "gauge",
-                 "High watermark of each partition (a replay: its --until) when the last "
-                 "successful batch was planned.");
+                 "Last stable offset of each partition, where reading committed records "
+                 "ends (the high watermark less open transactions; a replay: its --until), "
+                 "when the last successful batch was planned.");
   append_partitions (out, self, "ktally_partition_high_watermark",
                      G_STRUCT_OFFSET (KtPartitionRow, high));
   append_lag_seconds (out, self);
@@ -700,16 +701,16 @@ append_troubles (GString *out, KtMetrics *self)
 static void
 append_mysql_server (GString *out, KtMetrics *self)
 {
-  if (self->mysql_server == NULL)
+  if (self->db_server == NULL)
     return;
   append_header (out, "ktally_mysql_server_info", "gauge",
                  "Always 1; the label names the MySQL server (host:port) the job writes to.");
-  append_series (out, self, "ktally_mysql_server_info", "server", self->mysql_server);
+  append_series (out, self, "ktally_mysql_server_info", "server", self->db_server);
   g_string_append (out, "1\n");
   append_header (out, "ktally_mysql_server_changes_total", "counter",
                  "Times the job moved to another MySQL server of its --db list (a failover).");
   append_series (out, self, "ktally_mysql_server_changes_total", NULL, NULL);
-  append_u64 (out, self->mysql_server_changes);
+  append_u64 (out, self->db_server_changes);
 }
 
 static void unready_reasons (KtMetrics *self, gint64 now, gint64 lag, GString *why);

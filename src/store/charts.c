@@ -12,7 +12,12 @@
 #include "minutes.h"
 #include "schema.h"
 
-MYSQL *
+struct _KtChartConnection
+{
+  MYSQL *mysql;
+};
+
+KtChartConnection *
 kt_chart_connect (KtDbConfig *db, unsigned int connect_s, unsigned int io_s, GError **error)
 {
   /* A replica will do: the chart only reads. Beside the job: the job's
@@ -20,6 +25,7 @@ kt_chart_connect (KtDbConfig *db, unsigned int connect_s, unsigned int io_s, GEr
   g_autoptr(MYSQL) conn = kt_db_open (db, KT_DB_OPEN_READ_ONLY_OK | KT_DB_OPEN_BESIDE, NULL,
                                       connect_s, io_s, error);
   g_autofree char *limit = NULL;
+  KtChartConnection *self;
 
   if (conn == NULL)
     return NULL;
@@ -35,7 +41,18 @@ kt_chart_connect (KtDbConfig *db, unsigned int connect_s, unsigned int io_s, GEr
         g_debug ("http: the chart's query runs without a server-side time limit: %s",
                  mysql_error (conn));
     }
-  return g_steal_pointer (&conn);
+  self = g_new0 (KtChartConnection, 1);
+  self->mysql = g_steal_pointer (&conn);
+  return self;
+}
+
+void
+kt_chart_disconnect (KtChartConnection *conn)
+{
+  if (conn == NULL)
+    return;
+  g_clear_pointer (&conn->mysql, mysql_close);
+  g_free (conn);
 }
 
 /* Runs @sql on @conn: its result, or NULL with @error. */
@@ -151,9 +168,10 @@ read_top (MYSQL *conn, const char *description, const char *table, const char *f
 }
 
 gboolean
-kt_chart_read (MYSQL *conn, const char *description, const char *table, const char *field,
-               GArray *points, GPtrArray *keys, GError **error)
+kt_chart_read (KtChartConnection *chart, const char *description, const char *table,
+               const char *field, GArray *points, GPtrArray *keys, GError **error)
 {
+  MYSQL *conn = chart->mysql;
   g_autofree char *sql = kt_chart_sql_newest (table);
   g_autoptr(MYSQL_RES) newest = NULL, result = NULL;
   gint64 since;

@@ -10,7 +10,6 @@
  * or a key holds, it cannot change a statement. It never writes. */
 #pragma once
 #include <glib.h>
-#include <mysql.h>
 #include "db.h"
 
 /* The window the chart shows, and how many keys of a --by field it
@@ -26,12 +25,15 @@ typedef struct
   guint64 count;
 } KtChartPoint;
 
+typedef struct _KtChartConnection KtChartConnection;
+
 /* A connection for the chart, with the short timeouts a page can wait
  * (@connect_s, @io_s seconds) and, where the server knows one, a
  * server-side limit of @io_s on each statement; a read-only server (a
  * replica) will do. The caller owns it. Failures as kt_db_open(). */
-MYSQL   *kt_chart_connect (KtDbConfig *db, unsigned int connect_s, unsigned int io_s,
-                           GError **error);
+KtChartConnection *kt_chart_connect (KtDbConfig *db, unsigned int connect_s,
+                                     unsigned int io_s, GError **error);
+void               kt_chart_disconnect (KtChartConnection *conn);  /* NULL is fine */
 
 /* The statements kt_chart_read() runs, as text (new strings), for tests:
  * the newest bucket of @table in minutes since the epoch; the keys of
@@ -50,5 +52,7 @@ char    *kt_chart_sql_points (const char *table, const char *field, const GPtrAr
  * and stay empty when the table has no rows. A failed statement:
  * KT_ERROR_TRANSIENT, naming @table and @description; drop the
  * connection. */
-gboolean kt_chart_read (MYSQL *conn, const char *description, const char *table,
+gboolean kt_chart_read (KtChartConnection *conn, const char *description, const char *table,
                         const char *field, GArray *points, GPtrArray *keys, GError **error);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (KtChartConnection, kt_chart_disconnect)

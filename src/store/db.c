@@ -1343,6 +1343,18 @@ kt_db_transport (KtDb *self)
   return via != NULL ? via + strlen (" via ") : NULL;
 }
 
+const char *
+kt_db_server_version (KtDb *self)
+{
+  return self->conn != NULL ? mysql_get_server_info (self->conn) : NULL;
+}
+
+gboolean
+kt_db_connected (KtDb *self)
+{
+  return self->conn != NULL;
+}
+
 guint
 kt_db_connections (KtDb *self)
 {
@@ -1594,6 +1606,26 @@ kt_db_table_type (KtDb *self, const char *table, char **type, GError **error)
     return FALSE;
   row = mysql_fetch_row (res);
   *type = row != NULL ? g_strdup (row[0]) : NULL;
+  return TRUE;
+}
+
+gboolean
+kt_db_has_column (KtDb *self, const char *table, const char *column, gboolean *has,
+                  GError **error)
+{
+  g_autoptr(GString) sql = g_string_new ("SELECT 1 FROM information_schema.columns "
+                                         "WHERE table_schema = DATABASE() AND table_name = ");
+  g_autoptr(MYSQL_RES) res = NULL;
+
+  if (!kt_db_connect (self, error))
+    return FALSE;
+  kt_db_quote (self, sql, table);
+  g_string_append (sql, " AND column_name = ");
+  kt_db_quote (self, sql, column);
+  res = kt_db_rows (self, sql->str, "cannot look for the columns", error);
+  if (res == NULL)
+    return FALSE;
+  *has = mysql_fetch_row (res) != NULL;
   return TRUE;
 }
 

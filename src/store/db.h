@@ -252,6 +252,11 @@ guint       kt_db_connections (KtDb *self);
 /* How the live connection reaches its server, as the client library says:
  * "TCP/IP" or "UNIX socket"; NULL when not connected. Static. */
 const char *kt_db_transport (KtDb *self);
+/* The server's version as it says it ("10.11.6-MariaDB"), NULL when not
+ * connected. Owned by the connection. */
+const char *kt_db_server_version (KtDb *self);
+/* Whether a connection is open (a failure of it dropped it). */
+gboolean    kt_db_connected (KtDb *self);
 
 /* A command that only reads (status, jobs, audit): a read-only server
  * will do when no writable one answers (see kt_db_open()). */
@@ -320,6 +325,12 @@ gboolean    kt_db_snapshot (KtDb *self, GError **error);
 /* The type of @table: "BASE TABLE", "VIEW" (MariaDB also says "SEQUENCE"
  * and "SYSTEM VERSIONED"), or NULL when absent. */
 gboolean    kt_db_table_type (KtDb *self, const char *table, char **type, GError **error);
+
+/* Whether @table has a column @column (FALSE when the table is absent):
+ * for reads that must work on an older schema, which the managing
+ * commands' dry runs and `status` read as it is. */
+gboolean    kt_db_has_column (KtDb *self, const char *table, const char *column,
+                              gboolean *has, GError **error);
 
 /* kt_db_grants_missing_in() of the connected user's SHOW GRANTS, on its
  * database (connects first). NULL with @error when the server cannot

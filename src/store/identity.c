@@ -220,15 +220,25 @@ check_sharing (MYSQL *conn, const char *description, const KtIdentity *id, GErro
   return TRUE;
 }
 
-gboolean
-kt_identity_check (MYSQL *conn, const char *description, const KtIdentity *id,
-                   GError **error)
+static gboolean
+identity_check (MYSQL *conn, const char *description, const KtIdentity *id,
+                GError **error)
 {
   gboolean job_found, table_found;
 
   return compare (conn, description, id, FALSE, &job_found, &table_found, error)
          && (id->share_table || id->replay || job_found
              || check_sharing (conn, description, id, error));
+}
+
+gboolean
+kt_identity_check (KtDb *db, const KtIdentity *id, GError **error)
+{
+  GError *local = NULL;
+
+  return kt_db_connect (db, error)
+         && (identity_check (kt_db_connection (db), kt_db_name (db), id, &local)
+             || kt_db_failed (db, local, error));
 }
 
 /* INSERT IGNORE INTO @table (@first, columns of @settings) VALUES (@key,
@@ -261,9 +271,9 @@ insert_row (MYSQL *conn, const char *description, const char *table, const char 
   return kt_db_exec (conn, description, sql->str, "cannot record what the job is", error);
 }
 
-gboolean
-kt_identity_claim (MYSQL *conn, const char *description, const KtIdentity *id,
-                   GError **error)
+static gboolean
+identity_claim (MYSQL *conn, const char *description, const KtIdentity *id,
+                GError **error)
 {
   const Setting *job = (const Setting *) (void *) id->job_settings->data;
   const Setting *table = (const Setting *) (void *) id->table_settings->data;
@@ -280,8 +290,18 @@ kt_identity_claim (MYSQL *conn, const char *description, const KtIdentity *id,
              || check_sharing (conn, description, id, error));
 }
 
+gboolean
+kt_identity_claim (KtDb *db, const KtIdentity *id, GError **error)
+{
+  GError *local = NULL;
+
+  return kt_db_connect (db, error)
+         && (identity_claim (kt_db_connection (db), kt_db_name (db), id, &local)
+             || kt_db_failed (db, local, error));
+}
+
 void
-kt_job_record_free (KtJobRecord *record)
+kt_job_row_free (KtJobRow *record)
 {
   if (record == NULL)
     return;
@@ -290,6 +310,7 @@ kt_job_record_free (KtJobRecord *record)
   g_free (record->offsets);
   g_free (record->output);
   g_strfreev (record->topics);
+  g_free (record->replay_range);
   g_free (record);
 }
 
@@ -310,40 +331,114 @@ has_table (MYSQL *conn, const char *description, const char *table, gboolean *ex
   return TRUE;
 }
 
-gboolean
-kt_identity_read_jobs (MYSQL *conn, const char *description, GHashTable *records,
-                       GError **error)
+/* Whether ktally_job has @column: a schema older than the version that
+ * added it is read as it is (status, audit and dry runs never migrate). */
+static gboolean
+job_has_column (MYSQL *conn, const char *description, const char *column, gboolean *has,
+                GError **error)
+{
+  g_autoptr(GString) sql = g_string_new ("SELECT 1 FROM information_schema.columns WHERE "
+                                         "table_schema = DATABASE() AND table_name = "
+                                         "'ktally_job' AND column_name = ");
+  g_autoptr(MYSQL_RES) res = NULL;
+
+  kt_db_append_quoted (conn, sql, column);
+  res = kt_db_select (conn, description, sql->str, "cannot look for the columns", error);
+  if (res == NULL)
+    return FALSE;
+  *has = mysql_fetch_row (res) != NULL;
+  return TRUE;
+}
+
+static gboolean
+read_jobs (MYSQL *conn, const char *description, GHashTable *records,
+           GError **error)
 {
   g_autoptr(MYSQL_RES) res = NULL;
-  gboolean exists;
+  gboolean exists, ranged;
   MYSQL_ROW row;
 
   if (!has_table (conn, description, "ktally_job", &exists, error))
     return FALSE;
   if (!exists)
     return TRUE;
-  res = kt_db_select (conn, description, "SELECT job, kind, mode, offsets, output, topics "
-                      "FROM ktally_job", "cannot read what jobs are", error);
+  if (!job_has_column (conn, description, "replay_range", &ranged, error))
+    return FALSE;
+  res = kt_db_select (conn, description, ranged
+                      ? "SELECT job, kind, mode, offsets, output, topics, replay_range "
+                        "FROM ktally_job"
+                      : "SELECT job, kind, mode, offsets, output, topics, '' FROM ktally_job",
+                      "cannot read what jobs are", error);
   if (res == NULL)
     return FALSE;
   while ((row = mysql_fetch_row (res)) != NULL)
     {
-      KtJobRecord *r = g_new0 (KtJobRecord, 1);
+      KtJobRow *r = g_new0 (KtJobRow, 1);
 
       r->kind = g_strdup (row[1]);
       r->mode = g_strdup (row[2]);
       r->offsets = g_strdup (row[3]);
       r->output = g_strdup (row[4]);
       r->topics = *row[5] != '\0' ? g_strsplit (row[5], ",", -1) : g_new0 (char *, 1);
+      r->replay_range = g_strdup (row[6]);
       g_hash_table_replace (records, g_strdup (row[0]), r);
     }
   return TRUE;
 }
 
+static gboolean
+read_replay (MYSQL *conn, const char *description, const char *job, char **range, char **times,
+             GError **error)
+{
+  g_autoptr(GString) sql = g_string_new ("SELECT replay_range, replay_times FROM ktally_job "
+                                         "WHERE job = ");
+  g_autoptr(MYSQL_RES) res = NULL;
+  gboolean exists;
+  MYSQL_ROW row;
+
+  *range = *times = NULL;
+  if (!has_table (conn, description, "ktally_job", &exists, error)
+      || (exists && !job_has_column (conn, description, "replay_times", &exists, error)))
+    return FALSE;
+  if (!exists)
+    return TRUE;
+  kt_db_append_quoted (conn, sql, job);
+  res = kt_db_select (conn, description, sql->str, "cannot read what jobs are", error);
+  if (res == NULL)
+    return FALSE;
+  row = mysql_fetch_row (res);
+  if (row != NULL)
+    {
+      *range = g_strdup (row[0] != NULL ? row[0] : "");
+      *times = g_strdup (row[1] != NULL ? row[1] : "");
+    }
+  return TRUE;
+}
+
 gboolean
-kt_identity_read_table (MYSQL *conn, const char *description, const char *name,
-                        const char *const *columns, GHashTable *values, gboolean *found,
-                        GError **error)
+kt_identity_read_replay (KtDb *db, const char *job, char **range, char **times, GError **error)
+{
+  GError *local = NULL;
+
+  return kt_db_connect (db, error)
+         && (read_replay (kt_db_connection (db), kt_db_name (db), job, range, times, &local)
+             || kt_db_failed (db, local, error));
+}
+
+gboolean
+kt_identity_read_jobs (KtDb *db, GHashTable *records, GError **error)
+{
+  GError *local = NULL;
+
+  return kt_db_connect (db, error)
+         && (read_jobs (kt_db_connection (db), kt_db_name (db), records, &local)
+             || kt_db_failed (db, local, error));
+}
+
+static gboolean
+read_table (MYSQL *conn, const char *description, const char *name,
+            const char *const *columns, GHashTable *values, gboolean *found,
+            GError **error)
 {
   g_autoptr(GString) sql = g_string_new ("SELECT 1");
   g_autoptr(MYSQL_RES) res = NULL;
@@ -372,8 +467,20 @@ kt_identity_read_table (MYSQL *conn, const char *description, const char *name,
 }
 
 gboolean
-kt_identity_other_writer (MYSQL *conn, const char *description, const char *job,
-                          const char *output, gboolean lock, char **other, GError **error)
+kt_identity_read_table (KtDb *db, const char *name, const char *const *columns,
+                        GHashTable *values, gboolean *found, GError **error)
+{
+  GError *local = NULL;
+
+  return kt_db_connect (db, error)
+         && (read_table (kt_db_connection (db), kt_db_name (db),
+                        name, columns, values, found, &local)
+             || kt_db_failed (db, local, error));
+}
+
+static gboolean
+other_writer (MYSQL *conn, const char *description, const char *job,
+              const char *output, gboolean lock, char **other, GError **error)
 {
   g_autoptr(GString) sql = g_string_new ("SELECT name FROM ktally_table WHERE name = ");
   g_autoptr(MYSQL_RES) locked = NULL;
@@ -406,8 +513,20 @@ kt_identity_other_writer (MYSQL *conn, const char *description, const char *job,
 }
 
 gboolean
-kt_identity_forget (MYSQL *conn, const char *description, const char *job, gboolean execute,
-                    guint64 *rows, GError **error)
+kt_identity_other_writer (KtDb *db, const char *job, const char *output, gboolean lock,
+                          char **other, GError **error)
+{
+  GError *local = NULL;
+
+  return kt_db_connect (db, error)
+         && (other_writer (kt_db_connection (db), kt_db_name (db),
+                          job, output, lock, other, &local)
+             || kt_db_failed (db, local, error));
+}
+
+static gboolean
+forget (MYSQL *conn, const char *description, const char *job, gboolean execute,
+        guint64 *rows, GError **error)
 {
   g_autoptr(GString) sql = g_string_new ("SELECT COUNT(*) FROM ktally_job WHERE job = ");
   g_autoptr(MYSQL_RES) res = NULL;
@@ -430,4 +549,15 @@ kt_identity_forget (MYSQL *conn, const char *description, const char *job, gbool
   g_string_assign (sql, "DELETE FROM ktally_job WHERE job = ");
   kt_db_append_quoted (conn, sql, job);
   return kt_db_exec (conn, description, sql->str, "cannot delete what the job is", error);
+}
+
+gboolean
+kt_identity_forget (KtDb *db, const char *job, gboolean execute, guint64 *rows,
+                    GError **error)
+{
+  GError *local = NULL;
+
+  return kt_db_connect (db, error)
+         && (forget (kt_db_connection (db), kt_db_name (db), job, execute, rows, &local)
+             || kt_db_failed (db, local, error));
 }

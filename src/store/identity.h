@@ -14,7 +14,7 @@
  * twice. */
 #pragma once
 #include <glib.h>
-#include <mysql.h>
+#include "db.h"
 #include "options.h"
 
 /* One setting of a job (a column of ktally_job) or of what its table holds
@@ -59,8 +59,7 @@ const char *kt_identity_value (const KtIdentity *id, const char *column);
  * one of @id's topics into the same table. Reads only. A difference is
  * KT_ERROR_USAGE naming the setting, both values and what to do; a
  * connection failure is reported as the caller's query failures are. */
-gboolean kt_identity_check (MYSQL *conn, const char *description, const KtIdentity *id,
-                            GError **error);
+gboolean kt_identity_check (KtDb *db, const KtIdentity *id, GError **error);
 
 /* Records @id's job and table if absent and compares them again under row
  * locks, inside the caller's open transaction (the job's first write: its
@@ -69,8 +68,7 @@ gboolean kt_identity_check (MYSQL *conn, const char *description, const KtIdenti
  * claiming at once take turns and the second sees the first. Two
  * instances started with different settings cannot both write. A
  * difference is KT_ERROR_USAGE; the caller rolls back. */
-gboolean kt_identity_claim (MYSQL *conn, const char *description, const KtIdentity *id,
-                            GError **error);
+gboolean kt_identity_claim (KtDb *db, const KtIdentity *id, GError **error);
 
 /* ---- What `ktally jobs`, `reset` and `forget` read and change ------------ */
 
@@ -82,34 +80,40 @@ typedef struct
   char  *offsets;
   char  *output;
   char **topics;   /* sorted */
-} KtJobRecord;
+  char  *replay_range;  /* a replay's "P:FROM-UNTIL,..."; "" for other jobs, and where
+                         * not recorded (a replay before schema version 5) */
+} KtJobRow;
 
-void     kt_job_record_free (KtJobRecord *record);  /* NULL is fine */
+void     kt_job_row_free (KtJobRow *record);  /* NULL is fine */
 
-/* Every ktally_job row into @records: job -> KtJobRecord*. An absent table
+/* Every ktally_job row into @records: job -> KtJobRow*. An absent table
  * (a schema older than version 3) holds none. Reads only. */
-gboolean kt_identity_read_jobs (MYSQL *conn, const char *description, GHashTable *records,
-                                GError **error);
+gboolean kt_identity_read_jobs (KtDb *db, GHashTable *records, GError **error);
+
+/* A replay's row of ktally_job: its range and the moments it was given
+ * by (*@range, *@times: new strings, "" where not recorded), or both NULL
+ * when @job has no row, or the schema is older than version 7 (no
+ * moments recorded). Reads only. */
+gboolean kt_identity_read_replay (KtDb *db, const char *job, char **range, char **times,
+                                  GError **error);
 
 /* reset --rebuild, in the caller's transaction: with @lock, locks the row
  * of table @output (as a claim does, so that no job claims it meanwhile);
  * names in *@other (a new string, or NULL) another job or replay recorded
  * as writing it. Without @lock (a dry run) it only reads, also a schema
  * older than version 3, which records no job. */
-gboolean kt_identity_other_writer (MYSQL *conn, const char *description, const char *job,
-                                   const char *output, gboolean lock, char **other,
-                                   GError **error);
+gboolean kt_identity_other_writer (KtDb *db, const char *job, const char *output,
+                                   gboolean lock, char **other, GError **error);
 
 /* reset --rebuild of a range: what the rows of table @name mean, as
  * ktally_table recorded them (@columns: the ktally_table columns to read,
  * NULL-terminated) into @values (column -> value, "" for NULL), and
  * whether a row was there (*@found). Reads only. */
-gboolean kt_identity_read_table (MYSQL *conn, const char *description, const char *name,
-                                 const char *const *columns, GHashTable *values,
-                                 gboolean *found, GError **error);
+gboolean kt_identity_read_table (KtDb *db, const char *name, const char *const *columns,
+                                 GHashTable *values, gboolean *found, GError **error);
 
 /* forget, in the caller's transaction: counts @job's ktally_job row into
  * *@rows, and deletes it when @execute. ktally_table's row stays: the
  * table's rows still mean what it says. */
-gboolean kt_identity_forget (MYSQL *conn, const char *description, const char *job,
-                             gboolean execute, guint64 *rows, GError **error);
+gboolean kt_identity_forget (KtDb *db, const char *job, gboolean execute, guint64 *rows,
+                             GError **error);

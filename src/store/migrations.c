@@ -63,7 +63,9 @@ static const Migration migrations[] = {
   { { 4, "idempotent-minutes", kt_migration_004_sql }, NULL, NULL },
   { { 5, "replay-range", kt_migration_005_sql }, NULL, NULL },
   { { 6, "utf8-names", kt_migration_006_sql }, utf8_job_columns, ascii_job_columns },
-  { { 7, "database-identity", kt_migration_007_sql }, NULL, NULL },
+  { { 7, "replay-times-skips", kt_migration_007_sql }, NULL, NULL },
+  { { 8, "input-fields", kt_migration_008_sql }, NULL, NULL },
+  { { 9, "database-identity", kt_migration_009_sql }, NULL, NULL },
 };
 
 G_STATIC_ASSERT (G_N_ELEMENTS (migrations) == KT_SCHEMA_VERSION - 1);
@@ -405,26 +407,20 @@ take_lock (MYSQL *conn, const char *description, GError **error)
     }
 }
 
-static KtMigrationsMigrating migrating_hook;
-static gpointer migrating_data;
-
-void
-kt_migrations_set_migrating (KtMigrationsMigrating hook, gpointer data)
-{
-  migrating_hook = hook;
-  migrating_data = data;
-}
-
-gboolean
-kt_migrations_bring_forward (MYSQL *conn, const char *description, GError **error)
+/* Brings the schema of @conn's database (a connection with a long read
+ * timeout) to KT_SCHEMA_VERSION under the named lock, as
+ * kt_migrations_ready() says, telling @migrating (may be NULL). */
+static gboolean
+bring_forward (MYSQL *conn, const char *description, KtMigrationsMigrating migrating,
+               gpointer data, GError **error)
 {
   gboolean ok;
 
   if (!kt_schema_refuse_newer (conn, description, error))
     return FALSE;
   /* From the wait for the lock on: either may last. */
-  if (migrating_hook != NULL)
-    migrating_hook (TRUE, migrating_data);
+  if (migrating != NULL)
+    migrating (TRUE, data);
   ok = take_lock (conn, description, error);
   /* Under the lock, read again: whoever held it may have migrated. */
   if (ok)
@@ -434,8 +430,8 @@ kt_migrations_bring_forward (MYSQL *conn, const char *description, GError **erro
       if (mysql_query (conn, "SELECT RELEASE_LOCK(" LOCK_NAME ")") == 0)
         mysql_free_result (mysql_store_result (conn));
     }
-  if (migrating_hook != NULL)
-    migrating_hook (FALSE, migrating_data);
+  if (migrating != NULL)
+    migrating (FALSE, data);
   return ok;
 }
 
@@ -457,7 +453,8 @@ identity_ready (KtDb *db, GError **error)
 }
 
 gboolean
-kt_migrations_ready (KtDb *db, GError **error)
+kt_migrations_ready (KtDb *db, KtMigrationsMigrating migrating, gpointer data,
+                     GError **error)
 {
   g_autoptr(MYSQL) conn = NULL;
   int version;
@@ -467,7 +464,7 @@ kt_migrations_ready (KtDb *db, GError **error)
   if (version != KT_SCHEMA_VERSION)
     {
       conn = kt_db_open_long (db, error);
-      if (conn == NULL || !kt_migrations_bring_forward (conn, kt_db_name (db), error))
+      if (conn == NULL || !bring_forward (conn, kt_db_name (db), migrating, data, error))
         return FALSE;
     }
   /* The identity the schema was made or migrated with, read on the
@@ -670,9 +667,9 @@ add_use (GArray *pending, guint first, const Migration *m, const char *use, GHas
   g_array_append_val (pending, row);
 }
 
-gboolean
-kt_migrations_pending (MYSQL *conn, const char *description, int *version, GArray *pending,
-                   GError **error)
+static gboolean
+list_pending (MYSQL *conn, const char *description, int *version, GArray *pending,
+              GError **error)
 {
   g_autoptr(GHashTable) tables = kt_schema_tables (conn, description, error);
   g_autoptr(GHashTable) sizes = NULL;
@@ -719,4 +716,14 @@ kt_migrations_pending (MYSQL *conn, const char *description, int *version, GArra
         add_use (pending, first, m, uses->pdata[j], tables, sizes);
     }
   return TRUE;
+}
+
+gboolean
+kt_migrations_pending (KtDb *db, int *version, GArray *pending, GError **error)
+{
+  GError *local = NULL;
+
+  return kt_db_connect (db, error)
+         && (list_pending (kt_db_connection (db), kt_db_name (db), version, pending, &local)
+             || kt_db_failed (db, local, error));
 }

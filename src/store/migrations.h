@@ -33,26 +33,12 @@ const KtMigration *kt_migrations_get (guint i);
 gboolean kt_migrations_statement_applies (const char *statement, GHashTable *tables,
                                           const char **sql);
 
-/* Brings the database to KT_SCHEMA_VERSION, under a named lock
- * (GET_LOCK) so that two starting instances never migrate at once. A
- * database without ktally tables gets the version recorded (its tables are
- * created afterwards from the latest .sql files); an older one runs each
- * migration in order, on whatever ktally tables it holds, logging one line
- * per migration. Restart-safe: every DDL step may run again after a kill
- * -9, and the data changes commit in one transaction with the version row,
- * so a migration cut short is completed by the next call. A newer schema
- * is refused as by kt_schema_refuse_newer(). Migrations may run for a long
- * time on big tables: give @conn a generous read timeout. */
-gboolean kt_migrations_bring_forward (MYSQL *conn, const char *description, GError **error);
-
-/* Told when kt_migrations_bring_forward() starts (@migrating TRUE: it may
- * wait for another instance's migration, then migrate, each step maybe as
- * long as an ALTER TABLE of a big table) and ends (FALSE), on the thread
- * that migrates. Installed from above (a service manager's start timeout
- * must be pushed back meanwhile: notify.h), once, before any thread
- * migrates; NULL: nobody. */
+/* Told when a migration starts (@migrating TRUE: it may wait for another
+ * instance's migration, then migrate, each step maybe as long as an ALTER
+ * TABLE of a big table) and ends (FALSE), on the thread that migrates: a
+ * service manager's start timeout must be pushed back meanwhile
+ * (notify.h). */
 typedef void (*KtMigrationsMigrating) (gboolean migrating, gpointer data);
-void     kt_migrations_set_migrating (KtMigrationsMigrating hook, gpointer data);
 
 /* ---- Before a migration: init-db --dry-run ------------------------------ */
 
@@ -84,14 +70,25 @@ void     kt_migrations_statement_uses (const char *sql, GPtrArray *out);
  * each migration would touch, in order, with the table's size now. Which
  * statements apply follows the tables each migration before would create
  * or drop. A newer schema is refused as by kt_schema_refuse_newer(). */
-gboolean kt_migrations_pending (MYSQL *conn, const char *description, int *version,
-                                GArray *pending, GError **error);
+gboolean kt_migrations_pending (KtDb *db, int *version, GArray *pending, GError **error);
 
-/* For a KtDb (db.h), what commands and kinds call: connects, refuses a
- * view or a sequence named like one of ktally's own tables (before
- * anything is written), brings the schema to KT_SCHEMA_VERSION (on a
- * connection of its own with a long read timeout: an ALTER of a big table
- * outlasts the usual 60 s, and the named lock lives as long as it), and
- * makes sure the tables every job shares (sql/common.sql) exist in the
- * right shape. Its dry run: kt_schema_check_ready(). */
-gboolean kt_migrations_ready (KtDb *db, GError **error);
+/* What commands and kinds call: connects, refuses a view or a sequence
+ * named like one of ktally's own tables (before anything is written),
+ * brings the schema to KT_SCHEMA_VERSION, and makes sure the tables every
+ * job shares (sql/common.sql) exist in the right shape. Its dry run:
+ * kt_schema_check_ready().
+ *
+ * Bringing the schema forward happens under a named lock (GET_LOCK), so
+ * that two starting instances never migrate at once, on a connection of
+ * its own with a long read timeout (an ALTER of a big table outlasts the
+ * usual 60 s, and the lock lives as long as it). A database without
+ * ktally tables gets the version recorded (its tables are created
+ * afterwards from the latest .sql files); an older one runs each migration
+ * in order, on whatever ktally tables it holds, logging one line per
+ * migration. Restart-safe: every DDL step may run again after a kill -9,
+ * and the data changes commit in one transaction with the version row, so
+ * a migration cut short is completed by the next call. A newer schema is
+ * refused as by kt_schema_refuse_newer(). @migrating (NULL: nobody) is
+ * told, with @data, when a migration starts and ends. */
+gboolean kt_migrations_ready (KtDb *db, KtMigrationsMigrating migrating, gpointer data,
+                              GError **error);

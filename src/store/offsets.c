@@ -167,19 +167,23 @@ kt_offsets_fence (KtDb *db, const char *job, const char *topic, const GArray *ra
   return kt_db_run (db, sql->str, "cannot update kafka_offset", error);
 }
 
-gboolean
-kt_offsets_record (KtDb *db, const char *job, const char *topic, const char *target,
-                   const char *member, const GArray *ranges, const KtRangeStats *stats,
-                   gint64 *first_id, GError **error)
+/* kt_offsets_record(), and with @skipped kt_offsets_record_skips() (@stats
+ * NULL: none read). */
+static gboolean
+record_rows (KtDb *db, const char *job, const char *topic, const char *target,
+             const char *member, const GArray *ranges, const KtRangeStats *stats,
+             gboolean skipped, gint64 *first_id, GError **error)
 {
   g_autoptr(GString) sql = g_string_new (
     "INSERT INTO ktally_batches (job, topic, `partition`, from_offset, until_offset, "
-    "record_count, line_count, error_lines, malformed_lines, target, member) VALUES ");
+    "record_count, line_count, error_lines, malformed_lines, skipped, target, member) VALUES ");
   guint rows = 0;
 
   for (guint i = 0; i < ranges->len; i++)
     {
       const KtRange *r = &g_array_index (ranges, KtRange, i);
+      KtRangeStats none = { 0 };
+      const KtRangeStats *st = stats != NULL ? &stats[i] : &none;
 
       if (r->until == r->from)
         continue;
@@ -189,9 +193,8 @@ kt_offsets_record (KtDb *db, const char *job, const char *topic, const char *tar
       kt_db_quote (db, sql, topic);
       g_string_append_printf (sql, ",%d,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%"
                               G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
-                              ",%" G_GUINT64_FORMAT ",", r->partition, r->from, r->until,
-                              stats[i].records, stats[i].lines, stats[i].errors,
-                              stats[i].malformed);
+                              ",%" G_GUINT64_FORMAT ",%d,", r->partition, r->from, r->until,
+                              st->records, st->lines, st->errors, st->malformed, skipped);
       kt_db_quote (db, sql, target);
       g_string_append_c (sql, ',');
       kt_db_quote (db, sql, member != NULL ? member : "");
@@ -207,6 +210,21 @@ kt_offsets_record (KtDb *db, const char *job, const char *topic, const char *tar
   if (first_id != NULL)
     *first_id = (gint64) mysql_insert_id (kt_db_connection (db));
   return TRUE;
+}
+
+gboolean
+kt_offsets_record (KtDb *db, const char *job, const char *topic, const char *target,
+                   const char *member, const GArray *ranges, const KtRangeStats *stats,
+                   gint64 *first_id, GError **error)
+{
+  return record_rows (db, job, topic, target, member, ranges, stats, FALSE, first_id, error);
+}
+
+gboolean
+kt_offsets_record_skips (KtDb *db, const char *job, const char *topic, const char *target,
+                         const char *member, const GArray *ranges, GError **error)
+{
+  return record_rows (db, job, topic, target, member, ranges, NULL, TRUE, NULL, error);
 }
 
 gboolean
@@ -238,25 +256,39 @@ kt_offsets_compact (KtDb *db, const char *job, const char *topic,
 {
   g_autoptr(GString) where = g_string_new (" WHERE job = ");
   g_autoptr(GString) sql = g_string_new (NULL);
+  g_autoptr(MYSQL_RES) locked = NULL;
 
   if (!kt_db_connect (db, error))
     return FALSE;
   kt_db_quote (db, where, job);
   g_string_append (where, " AND topic = ");
   kt_db_quote (db, where, topic);
-  g_string_append_printf (where, " AND committed_at < NOW(3) - INTERVAL %" G_GINT64_FORMAT
-                          " SECOND", keep_seconds);
+  /* One cutoff for the statements below, which lock and then fold. */
+  g_string_append (where, " AND committed_at < @kt_fold_cutoff");
+  g_string_printf (sql, "SET @kt_fold_cutoff = NOW(3) - INTERVAL %" G_GINT64_FORMAT " SECOND",
+                   keep_seconds);
 
   /* The old rows of a partition are a prefix of its chain (commits on one
-   * partition are serialised by its offset row), so folding them into one
-   * row keeps the chain whole: it just starts with a longer link. A chain
-   * with a skip past the log's end (a row ending below its start) goes
-   * back down: its link runs from its first row's start to its last row's
-   * end, in commit order, not from the lowest offset to the highest. */
-  if (!kt_db_run (db, "START TRANSACTION", "cannot start a transaction", error))
+   * partition are serialised by its offset row, so its ids and times are
+   * in chain order), so folding them into one row keeps the chain whole:
+   * it just starts with a longer link. A skip (a range a reset moved past)
+   * is never folded: a recount must still see where it is, and a folded
+   * row must hold only what was counted, so that reading its range again
+   * gives what it recorded. So a partition's old rows fold into one row
+   * per run between skips (`run`: the skips up to the row), each skip
+   * staying as it is. A run with a skip past the log's end (a row ending
+   * below its start) goes back down: its link runs from its first row's
+   * start to its last row's end, in commit order, not from the lowest
+   * offset to the highest. */
+  if (!kt_db_run (db, sql->str, "cannot compact", error)
+      || !kt_db_run (db, "START TRANSACTION", "cannot start a transaction", error))
     return FALSE;
+  g_string_printf (sql, "SELECT COUNT(*) FROM ktally_batches%s FOR UPDATE", where->str);
+  locked = kt_db_rows (db, sql->str, "cannot compact ktally_batches", error);
+  if (locked == NULL)
+    goto fail;
   g_string_printf (sql, "CREATE TEMPORARY TABLE IF NOT EXISTS ktally_fold AS "
-                   "SELECT MIN(id) AS id, job, topic, `partition`, "
+                   "SELECT MIN(id) AS id, MAX(id) AS last_id, job, topic, `partition`, "
                    "IF(SUM(until_offset < from_offset) > 0, CAST(SUBSTRING_INDEX(GROUP_CONCAT("
                    "from_offset ORDER BY id), ',', 1) AS SIGNED), MIN(from_offset)) AS from_offset, "
                    "IF(SUM(until_offset < from_offset) > 0, CAST(SUBSTRING_INDEX(GROUP_CONCAT("
@@ -265,14 +297,17 @@ kt_offsets_compact (KtDb *db, const char *job, const char *topic,
                    "SUM(line_count) AS line_count, SUM(error_lines) AS error_lines, "
                    "SUM(malformed_lines) AS malformed_lines, MIN(target) AS target, "
                    "MAX(member) AS member, MAX(committed_at) AS committed_at "
-                   "FROM ktally_batches%s "
-                   "GROUP BY job, topic, `partition` HAVING COUNT(*) > 1 FOR UPDATE",
+                   "FROM (SELECT *, SUM(skipped) OVER (PARTITION BY `partition` ORDER BY id) "
+                   "AS run FROM ktally_batches%s) old WHERE NOT skipped "
+                   "GROUP BY job, topic, `partition`, run HAVING COUNT(*) > 1",
                    where->str);
   if (!kt_db_run (db, "DROP TEMPORARY TABLE IF EXISTS ktally_fold", "cannot compact", error)
       || !kt_db_run (db, sql->str, "cannot compact ktally_batches", error))
     goto fail;
+  /* A run's rows are the partition's rows from its first id to its last:
+   * none of another run, nor a newer row, has an id between. */
   g_string_printf (sql, "DELETE b FROM ktally_batches b JOIN ktally_fold f USING "
-                   "(job, topic, `partition`) WHERE b.committed_at <= f.committed_at");
+                   "(job, topic, `partition`) WHERE b.id BETWEEN f.id AND f.last_id");
   if (!kt_db_run (db, sql->str, "cannot compact ktally_batches", error)
       || !kt_db_run (db, "INSERT INTO ktally_batches (id, job, topic, `partition`, "
                  "from_offset, until_offset, record_count, line_count, error_lines, "
@@ -634,11 +669,17 @@ kt_offsets_chain_after (KtDb *db, const char *job, const char *topic, gint32 par
                         gint64 at, gboolean lock, GArray *links, GError **error)
 {
   g_autoptr(GString) sql = g_string_new ("SELECT from_offset, until_offset, record_count, "
-                                         "line_count, error_lines, malformed_lines FROM "
-                                         "ktally_batches");
+                                         "line_count, error_lines, malformed_lines, ");
   g_autoptr(MYSQL_RES) res = NULL;
+  gboolean marked;
   MYSQL_ROW row;
 
+  /* A schema before version 7 (a dry run reads it as it is) does not mark
+   * skips: what its migration marks, a reset's row. */
+  if (!kt_db_has_column (db, "ktally_batches", "skipped", &marked, error))
+    return FALSE;
+  g_string_append (sql, marked ? "skipped" : KT_OFFSETS_OLD_SKIP);
+  g_string_append (sql, " FROM ktally_batches");
   where_partition (db, sql, job, topic, partition);
   g_string_append_printf (sql, " AND until_offset > %" G_GINT64_FORMAT
                           " ORDER BY from_offset, id%s", at, lock ? " FOR UPDATE" : "");
@@ -651,6 +692,7 @@ kt_offsets_chain_after (KtDb *db, const char *job, const char *topic, gint32 par
         g_ascii_strtoll (row[0], NULL, 10), g_ascii_strtoll (row[1], NULL, 10),
         { g_ascii_strtoull (row[2], NULL, 10), g_ascii_strtoull (row[3], NULL, 10),
           g_ascii_strtoull (row[4], NULL, 10), g_ascii_strtoull (row[5], NULL, 10) },
+        g_strcmp0 (row[6], "0") != 0 && row[6] != NULL,
       };
 
       g_array_append_val (links, link);

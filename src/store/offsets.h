@@ -12,15 +12,6 @@
 #include "db.h"
 #include "plan.h"
 
-/* What a batch counted of one partition's range: its audit row. */
-typedef struct
-{
-  guint64 records;
-  guint64 lines;
-  guint64 errors;
-  guint64 malformed;
-} KtRangeStats;
-
 /* One row of ktally_batches, as `ktally audit` reads it. */
 typedef struct
 {
@@ -67,6 +58,18 @@ gboolean kt_offsets_fence (KtDb *db, const char *job, const char *topic,
 gboolean kt_offsets_record (KtDb *db, const char *job, const char *topic, const char *target,
                             const char *member, const GArray *ranges,
                             const KtRangeStats *stats, gint64 *first_id, GError **error);
+
+/* In the caller's transaction: one ktally_batches row per range that
+ * moves, marked skipped (no record read, never counted: `reset` moved the
+ * offset past it), so that a recount never counts it (kt_offsets_chain_after())
+ * and --audit-keep never folds it into counted rows. */
+gboolean kt_offsets_record_skips (KtDb *db, const char *job, const char *topic,
+                                  const char *target, const char *member,
+                                  const GArray *ranges, GError **error);
+
+/* What the migration to schema version 7 marks as a skip, for a schema
+ * before it: a row of no record written by a reset (reset-PID@host). */
+#define KT_OFFSETS_OLD_SKIP "(record_count = 0 AND member REGEXP '^reset-[0-9]+@')"
 
 /* kt_offsets_fence() in a transaction of its own (idempotent mode, whose
  * output was written before). */
@@ -153,6 +156,7 @@ typedef struct
 {
   gint64       from, until;
   KtRangeStats stats;
+  gboolean     skipped;  /* a range `reset` moved past: never counted */
 } KtAuditLink;
 
 /* reset --rebuild of a range: the audit rows of @job's @topic/@partition

@@ -115,6 +115,9 @@ kt_schema_own_table (const char *name)
  * holds them as tables too. Not error_log_topic: the default idempotent
  * job's counts, which its job checks (an older ktally let a job's view
  * take that name). */
+static gboolean check_object (MYSQL *conn, const char *description, const char *name,
+                              const char *over, const char *hint, GError **error);
+
 static gboolean
 check_own_objects (MYSQL *conn, const char *description, GError **error)
 {
@@ -135,7 +138,7 @@ check_own_objects (MYSQL *conn, const char *description, GError **error)
     return FALSE;
   row = mysql_fetch_row (res);
   return row == NULL
-         || kt_schema_check_object (conn, description, row[0], NULL, OWN_TABLE_HINT, error);
+         || check_object (conn, description, row[0], NULL, OWN_TABLE_HINT, error);
 }
 
 /* kt_schema_complete() but for the names in @except. */
@@ -336,9 +339,9 @@ kt_schema_view_reads (const char *definition, const char *db)
   return g_steal_pointer (&ours);
 }
 
-gboolean
-kt_schema_check_object (MYSQL *conn, const char *description, const char *name,
-                        const char *over, const char *hint, GError **error)
+static gboolean
+check_object (MYSQL *conn, const char *description, const char *name,
+              const char *over, const char *hint, GError **error)
 {
   g_autoptr(GString) sql = g_string_new (
     "SELECT t.table_type, v.view_definition, DATABASE() FROM information_schema.tables t "
@@ -392,6 +395,18 @@ kt_schema_check_object (MYSQL *conn, const char *description, const char *name,
   return FALSE;
 }
 
+gboolean
+kt_schema_check_object (KtDb *db, const char *name, const char *over, const char *hint,
+                        GError **error)
+{
+  GError *local = NULL;
+
+  return kt_db_connect (db, error)
+         && (check_object (kt_db_connection (db), kt_db_name (db),
+                          name, over, hint, &local)
+             || kt_db_failed (db, local, error));
+}
+
 /* @table's columns in this database (SELECT c.@what...), none when it is
  * absent or a view. Constants on both sides, no join on columns: MariaDB
  * then opens only this table's definition; joined on columns, it read
@@ -425,7 +440,7 @@ check_columns (MYSQL *conn, const char *description, const char *table,
   MYSQL_ROW row;
 
   if (flag == NULL
-      && !kt_schema_check_object (conn, description, table, NULL, OWN_TABLE_HINT, error))
+      && !check_object (conn, description, table, NULL, OWN_TABLE_HINT, error))
     return FALSE;
   res = select_columns (conn, description, "c.column_name, c.data_type, c.column_key", table,
                         error);
@@ -589,10 +604,10 @@ column_difference (MYSQL_ROW row, const CountColumn *c, gboolean *keys)
   return NULL;
 }
 
-gboolean
-kt_schema_check_counts_table (MYSQL *conn, const char *description, const char *table,
-                              const KtCountsShape *shape, gboolean per_topic,
-                              GError **error)
+static gboolean
+check_counts_table (MYSQL *conn, const char *description, const char *table,
+                    const KtCountsShape *shape, gboolean per_topic,
+                    GError **error)
 {
   g_autoptr(GArray) want = count_columns (shape, per_topic);
   g_autoptr(MYSQL_RES) res = NULL;
@@ -651,8 +666,20 @@ kt_schema_check_counts_table (MYSQL *conn, const char *description, const char *
 }
 
 gboolean
-kt_schema_check_counts_view (MYSQL *conn, const char *description, const char *view,
-                             const KtCountsShape *shape, GError **error)
+kt_schema_check_counts_table (KtDb *db, const char *table, const KtCountsShape *shape,
+                              gboolean per_topic, GError **error)
+{
+  GError *local = NULL;
+
+  return kt_db_connect (db, error)
+         && (check_counts_table (kt_db_connection (db), kt_db_name (db),
+                                table, shape, per_topic, &local)
+             || kt_db_failed (db, local, error));
+}
+
+static gboolean
+check_counts_view (MYSQL *conn, const char *description, const char *view,
+                   const KtCountsShape *shape, GError **error)
 {
   g_autoptr(GString) sql = g_string_new (
     "SELECT c.column_name FROM information_schema.columns c "
@@ -692,6 +719,18 @@ kt_schema_check_counts_view (MYSQL *conn, const char *description, const char *v
       }
   count_columns_clear (want);
   return res != NULL && ok;
+}
+
+gboolean
+kt_schema_check_counts_view (KtDb *db, const char *view, const KtCountsShape *shape,
+                             GError **error)
+{
+  GError *local = NULL;
+
+  return kt_db_connect (db, error)
+         && (check_counts_view (kt_db_connection (db), kt_db_name (db),
+                               view, shape, &local)
+             || kt_db_failed (db, local, error));
 }
 
 /* "name TYPE NOT NULL[ DEFAULT 0],\n" of each column of @shape. */
@@ -734,9 +773,9 @@ plain_shape (const KtCountsShape *shape)
   return shape->dimensions == NULL && shape->sums == NULL;
 }
 
-gboolean
-kt_schema_create_counts_table (MYSQL *conn, const char *description, const char *table,
-                               const KtCountsShape *shape, GError **error)
+static gboolean
+create_counts_table (MYSQL *conn, const char *description, const char *table,
+                     const KtCountsShape *shape, GError **error)
 {
   g_autoptr(GString) sql = g_string_new (NULL);
   g_autoptr(GArray) columns = NULL;
@@ -767,12 +806,24 @@ kt_schema_create_counts_table (MYSQL *conn, const char *description, const char 
   return ok;
 }
 
+gboolean
+kt_schema_create_counts_table (KtDb *db, const char *table, const KtCountsShape *shape,
+                               GError **error)
+{
+  GError *local = NULL;
+
+  return kt_db_connect (db, error)
+         && (create_counts_table (kt_db_connection (db), kt_db_name (db),
+                                 table, shape, &local)
+             || kt_db_failed (db, local, error));
+}
+
 /* sql/dead-letters.sql's table is named this there. */
 #define DEAD_LETTERS_NAME "dead_letters"
 
-gboolean
-kt_schema_create_dead_letters (MYSQL *conn, const char *description, const char *table,
-                               GError **error)
+static gboolean
+create_dead_letters (MYSQL *conn, const char *description, const char *table,
+                     GError **error)
 {
   static const char create[] = "CREATE TABLE IF NOT EXISTS " DEAD_LETTERS_NAME " (";
   g_autoptr(GPtrArray) statements = kt_schema_statements (kt_dead_letters_sql);
@@ -793,22 +844,41 @@ kt_schema_create_dead_letters (MYSQL *conn, const char *description, const char 
 }
 
 gboolean
-kt_schema_check_dead_letters (MYSQL *conn, const char *description, const char *table,
-                              GError **error)
+kt_schema_create_dead_letters (KtDb *db, const char *table, GError **error)
+{
+  GError *local = NULL;
+
+  return kt_db_connect (db, error)
+         && (create_dead_letters (kt_db_connection (db), kt_db_name (db), table, &local)
+             || kt_db_failed (db, local, error));
+}
+
+static gboolean
+check_dead_letters (MYSQL *conn, const char *description, const char *table,
+                    GError **error)
 {
   g_autoptr(GHashTable) declared = declared_tables (kt_dead_letters_sql);
   GPtrArray *columns = g_hash_table_lookup (declared, DEAD_LETTERS_NAME);
 
   g_return_val_if_fail (columns != NULL, FALSE);
-  return kt_schema_check_object (conn, description, table, NULL, "a dead-letter table is a "
-                                 "table ktally writes rows to; give another --dead-letters",
-                                 error)
+  return check_object (conn, description, table, NULL, "a dead-letter table is a "
+                       "table ktally writes rows to; give another --dead-letters", error)
          && check_columns (conn, description, table, columns, "--dead-letters", error);
 }
 
 gboolean
-kt_schema_create_counts_topics (MYSQL *conn, const char *description, const char *view,
-                                const KtCountsShape *shape, GError **error)
+kt_schema_check_dead_letters (KtDb *db, const char *table, GError **error)
+{
+  GError *local = NULL;
+
+  return kt_db_connect (db, error)
+         && (check_dead_letters (kt_db_connection (db), kt_db_name (db), table, &local)
+             || kt_db_failed (db, local, error));
+}
+
+static gboolean
+create_counts_topics (MYSQL *conn, const char *description, const char *view,
+                      const KtCountsShape *shape, GError **error)
 {
   g_autoptr(GString) sql = g_string_new (NULL);
   g_autoptr(GArray) columns = count_columns (shape, TRUE);
@@ -836,6 +906,18 @@ kt_schema_create_counts_topics (MYSQL *conn, const char *description, const char
   ok = ok && kt_db_exec (conn, description, sql->str, "cannot create the view", error);
   count_columns_clear (columns);
   return ok;
+}
+
+gboolean
+kt_schema_create_counts_topics (KtDb *db, const char *view, const KtCountsShape *shape,
+                                GError **error)
+{
+  GError *local = NULL;
+
+  return kt_db_connect (db, error)
+         && (create_counts_topics (kt_db_connection (db), kt_db_name (db),
+                                  view, shape, &local)
+             || kt_db_failed (db, local, error));
 }
 
 GHashTable *
@@ -1087,7 +1169,7 @@ kt_schema_identity_read (MYSQL *conn, const char *description, char **identity,
   if (mysql_real_query (conn, sql, strlen (sql)) != 0)
     {
       if (mysql_errno (conn) == ER_NO_SUCH_TABLE)
-        return TRUE;  /* no ktally tables yet, or a schema older than version 7 */
+        return TRUE;  /* no ktally tables yet, or a schema older than version 9 */
       g_set_error (error, KT_ERROR, kt_db_error_code (conn),
                    "cannot read the database's identity on %s: %s", description,
                    mysql_error (conn));

@@ -14,7 +14,7 @@
 #include "db.h"
 
 /* The schema version this ktally creates, migrates to and writes. */
-#define KT_SCHEMA_VERSION 7
+#define KT_SCHEMA_VERSION 9
 
 /* The oldest version that `status` and `audit`, which never alter a
  * database, still read as it is. */
@@ -59,7 +59,7 @@ gboolean kt_schema_refuse_newer (MYSQL *conn, const char *description, GError **
 
 /* The database's identity (ktally_database, sql/version.sql) into
  * *@identity, a new string; NULL when it holds none (no ktally tables, or
- * a schema older than version 7). Reads only. */
+ * a schema older than version 9). Reads only. */
 gboolean kt_schema_identity_read (MYSQL *conn, const char *description, char **identity,
                                   GError **error);
 
@@ -112,8 +112,8 @@ gboolean kt_schema_check_shape (MYSQL *conn, const char *description, KtTables t
  * anything but a view that reads @over alone is refused (a table, a
  * sequence, a view over something else). An absent @name passes. @hint
  * ends the message: what ktally writes there, and what to do. */
-gboolean kt_schema_check_object (MYSQL *conn, const char *description, const char *name,
-                                 const char *over, const char *hint, GError **error);
+gboolean kt_schema_check_object (KtDb *db, const char *name, const char *over,
+                                 const char *hint, GError **error);
 
 /* What the rows of a count table are (--by, --sum): the bucket, then a
  * key column per dimension (KT_DIMENSION_SQL), log_count, then a
@@ -135,21 +135,19 @@ typedef struct
  * shape lacks. Other extra columns are allowed. A difference is
  * KT_ERROR_USAGE naming the table and the column. A view passes here:
  * see kt_schema_check_counts_view(). */
-gboolean kt_schema_check_counts_table (MYSQL *conn, const char *description,
-                                       const char *table, const KtCountsShape *shape,
-                                       gboolean per_topic, GError **error);
+gboolean kt_schema_check_counts_table (KtDb *db, const char *table,
+                                       const KtCountsShape *shape, gboolean per_topic,
+                                       GError **error);
 
 /* Whether the view @view, where it exists, has exactly the columns of
  * @shape (idempotent mode's view over NAME_topic). */
-gboolean kt_schema_check_counts_view (MYSQL *conn, const char *description,
-                                      const char *view, const KtCountsShape *shape,
-                                      GError **error);
+gboolean kt_schema_check_counts_view (KtDb *db, const char *view,
+                                      const KtCountsShape *shape, GError **error);
 
 /* Creates @table (an identifier the caller checked) in @shape unless it
  * exists; with no dimension and no sum exactly error_log's columns. */
-gboolean kt_schema_create_counts_table (MYSQL *conn, const char *description,
-                                        const char *table, const KtCountsShape *shape,
-                                        GError **error);
+gboolean kt_schema_create_counts_table (KtDb *db, const char *table,
+                                        const KtCountsShape *shape, GError **error);
 
 /* Idempotent mode's output in @shape, unless they exist: the table
  * @view + KT_TOPIC_SUFFIX of rows per job and topic (as error_log_topic,
@@ -157,20 +155,17 @@ gboolean kt_schema_create_counts_table (MYSQL *conn, const char *description,
  * dimension and no sum, for @view error_log, exactly what
  * sql/idempotent.sql creates. */
 #define KT_TOPIC_SUFFIX "_topic"
-gboolean kt_schema_create_counts_topics (MYSQL *conn, const char *description,
-                                         const char *view, const KtCountsShape *shape,
-                                         GError **error);
+gboolean kt_schema_create_counts_topics (KtDb *db, const char *view,
+                                         const KtCountsShape *shape, GError **error);
 
 /* A dead-letter table (sql/dead-letters.sql) named @table (an identifier
  * the caller checked), unless it exists. */
-gboolean kt_schema_create_dead_letters (MYSQL *conn, const char *description,
-                                        const char *table, GError **error);
+gboolean kt_schema_create_dead_letters (KtDb *db, const char *table, GError **error);
 /* Whether @table, where it exists, is a dead-letter table: a base table
  * with sql/dead-letters.sql's columns, of their types, and its primary
  * key (extra columns allowed). A view or a sequence there, another shape:
  * KT_ERROR_USAGE naming the table and the column. */
-gboolean kt_schema_check_dead_letters (MYSQL *conn, const char *description,
-                                       const char *table, GError **error);
+gboolean kt_schema_check_dead_letters (KtDb *db, const char *table, GError **error);
 /* The table a view reads, from its definition as MariaDB normalises it
  * (information_schema.views: "select ... from `db`.`t` group by ..."):
  * "t" when it reads one table of database @db alone, "db2.t" of another

@@ -76,6 +76,7 @@ class Gen:
         # Which table name a refused name is (one rule for every table a
         # job names: --table, --dead-letters, idempotent mode's NAME_topic).
         self.r_names = random.Random("%s:table-names" % seed)
+        self.r_env = random.Random("%s:env" % seed)
         # Which databases' hosts lists name, last, an unrelated server (a
         # second private MariaDB holding a ktally database of the same
         # name): ktally must refuse it, and never write there.
@@ -604,6 +605,16 @@ class Gen:
             a["health_max_stall"] = self.r_health.choice([15, 60, 600])
         if self.r_health.random() < 0.3:
             a["notify"] = True
+        # Settings given as a container gives them: KTALLY_ variables,
+        # every one or some (the others flags, over decoys in the
+        # environment that they must win over).
+        if self.r_env.random() < 0.3:
+            a["env"] = self.r_env.choice(["all", "some"])
+            a["env_seed"] = self.r_env.randrange(1 << 30)
+        # The records on stdout, as in the container image (the harness
+        # reads both streams as one log).
+        if self.r_env.random() < 0.3:
+            a["log_to"] = "stdout"
         if job["kind"] == LEDGER:
             a["workers"] = r.choice([1, 2, 4])
             if self.focus == "ledger-two-writers":

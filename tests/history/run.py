@@ -406,6 +406,55 @@ def catches_sighup(pid):
         return False
 
 
+# Switches among a start's options (no value follows them).
+SWITCHES = {"--exit-when-idle", "--share-table", "--verbose", "--quiet", "--env-secrets"}
+# What a flag left on the command line must win over: a value in the
+# environment that would make the run fail or count elsewhere.
+ENV_DECOYS = {"--brokers": "127.0.0.1:9", "--topic": "kt_decoy_never_made",
+              "--db": "mysql://decoy@127.0.0.1:9/decoy"}
+
+
+def env_moved(args, how, seed):
+    """A start's options (@args: "run", then "--name value" pairs and
+    switches) with some given as KTALLY_ variables instead, as a container
+    gives them (ktally(1), ENVIRONMENT): every one (@how "all") or each
+    with even odds drawn by @seed ("some"), -X all or none (one a line in
+    KTALLY_KAFKA_PROPERTY). A password moves only with --env-secrets, which
+    the command line then says. Each of --brokers, --topic and --db left on
+    the command line gets a decoy in the environment, which the flag must
+    win over (a flag > the environment). (args, env)."""
+    import random
+    r = random.Random(seed)
+    pairs, i = [], 1
+    while i < len(args):
+        if args[i] in SWITCHES or i + 1 == len(args):
+            pairs.append((args[i], None))
+            i += 1
+        else:
+            pairs.append((args[i], args[i + 1]))
+            i += 2
+    names = sorted({n for n, _ in pairs})
+    counts = collections.Counter(n for n, _ in pairs)
+    move = {n for n in names if (how == "all" or r.random() < 0.5)
+            and (counts[n] == 1 or n == "-X")}
+    out, env, props = [args[0]], {}, []
+    for n, v in pairs:
+        if n not in move:
+            out += [n] if v is None else [n, v]
+        elif n == "-X":
+            props.append(v)
+        else:
+            env["KTALLY_" + n[2:].upper().replace("-", "_")] = "true" if v is None else v
+    if props:
+        env["KTALLY_KAFKA_PROPERTY"] = "\n".join(props)
+    if "--db" in move and "--env-secrets" not in out:
+        out.append("--env-secrets")
+    for n, decoy in ENV_DECOYS.items():
+        if n in counts and n not in move:
+            env["KTALLY_" + n[2:].upper()] = decoy
+    return out, env
+
+
 def shell_quote(argv):
     import shlex
     return " ".join(shlex.quote(a) for a in argv)
@@ -733,6 +782,8 @@ class Runner:
             a += ["--workers", str(ia["workers"])]
         if ia.get("log_format"):
             a += ["--log-format", ia["log_format"]]
+        if ia.get("log_to"):
+            a += ["--log-to", ia["log_to"]]
         if j["share"] == "partitions" and ia.get("partitions"):
             a += ["--partitions", ia["partitions"]]
         if j["share"] == "group":
@@ -984,11 +1035,14 @@ class Runner:
         conf = base + ".conf" if op["args"].get("config") else None
         args = self.job_args(jid, op["args"], conf=conf)
         env, notify = self.env, None
+        if op["args"].get("env"):
+            args, given = env_moved(args, op["args"]["env"], op["args"]["env_seed"])
+            env = dict(self.env, **given)
         if op["args"].get("notify"):
             # A socket per start: an instance name may start again.
             self.n_notify = getattr(self, "n_notify", 0) + 1
             notify = NotifyListener(os.path.join(self.work, "notify-%d.sock" % self.n_notify))
-            env = dict(self.env, NOTIFY_SOCKET=notify.path)
+            env = dict(env, NOTIFY_SOCKET=notify.path)
         inst = Instance(op["inst"], jid, self.ktally_argv(args, self.long_host(jid)),
                         base + ".log", env, op["args"].get("log_format"))
         inst.notify = notify

@@ -191,7 +191,7 @@ oracle_range() {
   fi
   for p in 0 1 2 3; do
     a=${from[p]#*:} b=${until[p]#*:}
-    [[ $b == end ]] && b=$(jq -r ".partitions[$p].high_watermark" "$WORK/z.json")
+    [[ $b == end ]] && b=$(kt_watermarks "$topic" | tr ' ' '\n' | awk -F: -v p="$p" '$1 == p { print $3 }')
     [[ $a == end ]] && a=$b
     out+=("$p:$a-$b")
   done
@@ -219,7 +219,7 @@ kt_check_counts "$idb" "$WORK/last.truth" r_last
 replay r_named --job lasthour --last 100m
 "${TIMED[@]}" produce --brokers "$KT_BROKERS" --topic "$topic" --partitions 0 --records 1 --live \
   --out "$WORK/later.jsonl" || fail "kt-timed produce failed"
-refused "was created with --from/--until" "$KTALLY" replay --brokers "$KT_BROKERS" --topic "$topic" --db "$idb_uri" \
+refused "was created with --from-datetime/--until-datetime" "$KTALLY" replay --brokers "$KT_BROKERS" --topic "$topic" --db "$idb_uri" \
   --table r_named --job lasthour --last 100m
 refused "exclude --from-datetime" "$KTALLY" replay --brokers "$KT_BROKERS" --topic "$topic" \
   --db "$idb_uri" --from 0:0 --until 0:1 --last 1h
@@ -227,6 +227,49 @@ refused "--until-datetime needs --from-datetime" "$KTALLY" replay --brokers "$KT
   --db "$idb_uri" --until-datetime 2024-05-01T00:00:00Z
 refused "is not after --from-datetime" "$KTALLY" replay --brokers "$KT_BROKERS" --topic "$topic" \
   --db "$idb_uri" --from-datetime 2024-05-01T01:00:00Z --until-datetime 2024-05-01T00:00:00+01:00
+
+# 7b. An --until-datetime past the last record: the range ends at each
+#     partition's end, and the log then grows inside it (p3, empty until
+#     now, gets records stamped now). Run again, the replay takes the range
+#     its first run stored and adds nothing. Red before: the rerun resolved
+#     p3's new end, another range, another replay: the whole range counted
+#     again.
+c=$(( (now + 24 * 60 * min) / 1000 * 1000 ))
+replay r_future --from-datetime "$(iso "$a")Z" --until-datetime "$(iso "$c")Z"
+want=$(oracle_range "$a" "$c")
+[[ $(logged_range "$WORK/r_future.log") == "$want" ]] || fail "replay up to tomorrow resolved $(logged_range "$WORK/r_future.log"), Kafka's rule $want"
+cat "$records" "$WORK/later.jsonl" > "$WORK/so-far.jsonl"
+"${TIMED[@]}" truth --records "$WORK/so-far.jsonl" --ranges "$want" > "$WORK/future.truth"
+kt_check_counts "$idb" "$WORK/future.truth" r_future
+"${TIMED[@]}" produce --brokers "$KT_BROKERS" --topic "$topic" --partitions 3 --records 2 --live \
+  --out "$WORK/p3.jsonl" || fail "kt-timed produce failed"
+replay r_future --from-datetime "$(iso "$a")Z" --until-datetime "$(iso "$c")Z"
+kt_check_counts "$idb" "$WORK/future.truth" r_future
+[[ $(jq -Rr 'fromjson? | select(.event == "replay-range") | .resolved' "$WORK/r_future.log") == first-run \
+   && $(logged_range "$WORK/r_future.log") == "$want" ]] || fail "the rerun did not take the stored range"
+
+# 7c. A recount by time never counts what a forward reset skipped: p3's
+#     two records skipped, two more counted, then a recount from before the
+#     first: it starts after the skip (red before: from its start, the
+#     skipped records counted).
+reset "$tdb_uri" --to latest --execute
+# Counted: everything but what this skipped (p3's two, p0's record of 7).
+kept=$(jq -r '[.partitions[] | .partition as $p | if (.skipped | length) > 0
+               then "\($p):0-\(.skipped[0][0]),\($p):\(.skipped[0][1])-1000000"
+               else "\($p):0-1000000" end] | join(",")' "$WORK/plan.json")
+[[ $(jq -c '.partitions[3].skipped' "$WORK/plan.json") == "[[0,2]]" ]] || fail "the forward reset did not skip p3's two records"
+"${TIMED[@]}" produce --brokers "$KT_BROKERS" --topic "$topic" --partitions 3 --records 2 --live \
+  --out "$WORK/p3.jsonl" || fail "kt-timed produce failed"
+run_job "$tdb_uri" transactional
+first=$(head -1 "$WORK/p3.jsonl" | jq -r .ts)
+reset "$tdb_uri" --to-datetime "$(iso $((first - 1))).$(printf %03d $(((first - 1) % 1000)))Z" --rebuild --execute
+jq -e '.partitions[3] | .move == "recount" and .kept_skipped == [0, 2] and .new == 2 and .at.offset == 0' \
+  "$WORK/plan.json" > /dev/null || { jq -c '.partitions[3]' "$WORK/plan.json" >&2; fail "the recount by time does not start after the skip"; }
+run_job "$tdb_uri" transactional
+cat "$records" "$WORK/later.jsonl" "$WORK/p3.jsonl" > "$WORK/tx.jsonl"
+"${TIMED[@]}" truth --records "$WORK/tx.jsonl" --ranges "$kept" > "$WORK/tx.truth"
+kt_check_counts "$tdb" "$WORK/tx.truth"
+kt_audit "$tdb_uri"
 
 # 8. An open transaction: read_committed stops at the last stable offset,
 #    and a moment after the committed records falls there, not beyond.

@@ -16,9 +16,13 @@ kt_v1_replay_table() {  # kt_v1_replay_table DB TABLE: a replay table as version
   kt_sql "$1" "CREATE TABLE \`$2\` (log_time DATETIME PRIMARY KEY, log_count INT NOT NULL DEFAULT 0) ENGINE = InnoDB"
 }
 
-kt_copy_rows() {  # kt_copy_rows FROM_DB TO_DB TABLE...: every row, as it is
-  local from=$1 to=$2 t; shift 2
-  for t in "$@"; do kt_sql "$to" "INSERT INTO \`$t\` SELECT * FROM \`$from\`.\`$t\`"; done
+kt_copy_rows() {  # kt_copy_rows FROM_DB TO_DB TABLE...: every row, as it is (the columns
+  local from=$1 to=$2 t cols; shift 2  # the older table has: later versions added some)
+  for t in "$@"; do
+    cols=$(kt_sql information_schema "SELECT GROUP_CONCAT(CONCAT('\`', column_name, '\`')
+             ORDER BY ordinal_position) FROM columns WHERE table_schema = '$to' AND table_name = '$t'")
+    kt_sql "$to" "INSERT INTO \`$t\` ($cols) SELECT $cols FROM \`$from\`.\`$t\`"
+  done
 }
 
 kt_shape() {  # kt_shape DB: its tables, columns and keys as information_schema shows them

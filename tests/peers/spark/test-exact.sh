@@ -34,6 +34,8 @@ export KT_SRC=${KT_SRC:-$(cd "$here/../../.." && pwd)}
 export KT_BUILD=${KT_BUILD:-$KT_SRC/build}
 # shellcheck source=../../integration/lib.sh
 source "$KT_SRC/tests/integration/lib.sh"
+# shellcheck source=../common/test-lib.sh
+source "$here/../common/test-lib.sh"
 
 [[ ${KT_KAFKA:-} == apache ]] \
   || fail "needs Apache Kafka (KT_KAFKA=apache, got '${KT_KAFKA:-mock}'): scripts/services start --kafka apache"
@@ -61,7 +63,9 @@ peer_start() {  # peer_start LOG ARGS...: the peer in the background, stderr to 
 }
 
 count() {  # count WHAT LOG: how many batches the peer said began / committed
-  grep -c "^kt-spark-peer: $1 batch=" "$2" || true
+  local n  # 0, not nothing, before the peer has written its log
+  n=$(grep -c "^kt-spark-peer: $1 batch=" "$2" 2> /dev/null) || true
+  echo "${n:-0}"
 }
 
 alive() {  # alive LOG: the peer still runs (else fail with its log's end)
@@ -93,50 +97,27 @@ kill_peer() {  # kill_peer LOG: kill -9 inside a batch with records
     && echo "it had committed" || echo "uncommitted")); stored offsets add up to $(kt_offset_sum "$db" spark)"
 }
 
-# --- the tables are ktally's -------------------------------------------------
-shape_uri=$(kt_new_db spark_shape)
-"$KTALLY" init-db --db "$shape_uri" > "$WORK/init-db.out" 2>&1 \
-  || { cat "$WORK/init-db.out" >&2; fail "ktally init-db failed"; }
-
 # --- a backlog, then records arriving through two kill -9s --------------------
-kt_gen "$topic" --lines 60000 --lines-per-value 3 --seed "$KT_SEED" \
-  --truth "$WORK/truth.0" > "$WORK/gen.0" || fail "kt-gen (backlog) failed"
-# Live records until both kills are done, however slow the machine: 2 s
-# chunks of 20,000 lines, each with its own seed, start time and truth.
-(
-  i=1
-  while [[ ! -e $WORK/stop ]]; do
-    kt_gen "$topic" --lines 20000 --lines-per-value 2 --rate 10000 --seed "$((KT_SEED + i))" \
-      --start "2017-08-$(printf %02d $((i % 28 + 1))) 09:00:00" --truth "$WORK/truth.$i" > "$WORK/gen.$i" 2>&1 \
-      || { echo "kt-gen chunk $i failed: $(cat "$WORK/gen.$i")" >&2; exit 1; }
-    i=$((i + 1))
-  done
-) &
-gen_pid=$!
-KT_CHILDREN+=("$gen_pid")
+peer_backlog "$topic"
+peer_live_records "$topic"
 
 peer_start "$WORK/run1.log" --interval 1
 kt_wait_for 120 has_commits "$WORK/run1.log" 1 || fail "no commit within 120 s (log $WORK/run1.log)"
-for t in error_log kafka_offset; do
-  a=$(kt_sql "$db" "SHOW CREATE TABLE $t" | cut -f2)
-  b=$(kt_sql "$(kt_db_name "$shape_uri")" "SHOW CREATE TABLE $t" | cut -f2)
-  [[ $a == "$b" ]] || fail "the peer's $t differs from ktally's: $a / $b"
-done
+peer_check_tables "$db"
 kill_peer "$WORK/run1.log"
 
 peer_start "$WORK/run2.log" --interval 1
 kill_peer "$WORK/run2.log"
 
-touch "$WORK/stop"
-wait "$gen_pid" || fail "kt-gen (live records) failed"
+peer_stop_records
 peer_start "$WORK/run3.log" --interval 1 --exit-when-idle
 pid=$PEER_PID
 kt_wait_for 180 bash -c "! kill -0 $pid 2> /dev/null" || fail "the last run did not go idle within 180 s"
 wait "$pid" || { tail -5 "$WORK/run3.log" >&2; fail "the last run exited non-zero"; }
 
-kt_sum_truths "$WORK"/truth.* > "$WORK/truth"
+peer_truth
 kt_check_counts "$db" "$WORK/truth"
-records=$(cat "$WORK"/gen.* | sed -n 's/.*messages=\([0-9]*\).*/\1/p' | paste -sd+ | bc)
+records=$(peer_records)
 [[ $(kt_offset_sum "$db" spark) == "$records" ]] \
   || fail "stored offsets add up to $(kt_offset_sum "$db" spark), not the $records records produced"
 note "exact after two kill -9s: $(wc -l < "$WORK/truth") minutes, $records records in $(ls "$WORK"/gen.* | wc -l) kt-gen runs"

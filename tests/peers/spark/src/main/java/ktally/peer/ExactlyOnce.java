@@ -175,9 +175,9 @@ public final class ExactlyOnce {
 
   public static void main(String[] args) {
     Options o = Options.parse(args);
-    Store.DbUri db;
+    Db db;
     try {
-      db = new Store.DbUri(o.db);
+      db = new Db(o.db);
     } catch (IllegalArgumentException e) {
       usage(e.getMessage());
       return;
@@ -197,8 +197,8 @@ public final class ExactlyOnce {
     System.exit(rc);
   }
 
-  private static int run(Options o, Store.DbUri db) throws Exception {
-    Store.createTables(db);
+  private static int run(Options o, Db db) throws Exception {
+    db.createTables();
     Store store = new Store(db, o.job);
     Map<TopicPartition, Long> from = fromOffsets(o, store);
     int partitions = from.size();

@@ -1,4 +1,4 @@
--- Schema version 6 -> 7: the database's identity (ktally_database, see
+-- Schema version 8 -> 9: the database's identity (ktally_database, see
 -- version.sql): a random id, one row, which every copy of the database
 -- inherits (Galera nodes, replicas, restores), and which ktally compares
 -- at every connection: a hosts list naming an unrelated server split a
