@@ -115,8 +115,9 @@ check_mysql (const KtConfig *config, const volatile int *stop, GError **error)
 
   if (!kt_retry (stop, config->run.startup_timeout, "MySQL", connect_db, db, error))
     return FALSE;
-  printf ("# --connect: MySQL %s: connected over %s (server %s)\n", kt_db_name (db),
-          kt_db_transport (db), kt_db_server_version (db));
+  printf ("# --connect: MySQL %s: connected over %s (server %s, database identity %s)\n",
+          kt_db_name (db), kt_db_transport (db), kt_db_server_version (db),
+          kt_db_identity () != NULL ? kt_db_identity () : "none yet");
   missing = kt_db_grants_missing (db, error);
   if (missing == NULL)
     return FALSE;
