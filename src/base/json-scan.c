@@ -44,6 +44,7 @@ typedef struct
    * where one of them ends, is passed over without comparing. */
   guint64           lens;
   GArray           *kids;   /* the named children, side by side, shortest first: Kid */
+  guint64           hashes;    /* bit name_hash() of each named child */
   guint             from[65];  /* kids of length n (63: of 63 or more) are
                                 * [from[n], from[n + 1]) */
   KtJsonElementFunc func;   /* an each node: told at each element's end */
@@ -58,6 +59,14 @@ typedef struct
   guint   node;
   guint64 prefix;
 } Kid;
+
+/* Which of 64 bits stands for a name of @len bytes at @p: a member name
+ * whose bit no child has is none of them, without a comparison. */
+static inline guint
+name_hash (const char *p, gsize len)
+{
+  return len == 0 ? 0 : (guint) ((len * 7 + (guchar) p[0] * 3 + (guchar) p[len - 1]) & 63);
+}
 
 /* The first min(@len, 8) bytes at @p, zero-padded, byte i at bits 8i
  * (built in registers: a copy through memory of a varying length would
@@ -177,6 +186,7 @@ child_of (KtJsonPaths *self, guint at, const char *name)
       fresh.len = (guint) strlen (name);
       fresh.next = node_at (self, at)->child;
       node_at (self, at)->lens |= G_GUINT64_CONSTANT (1) << MIN (fresh.len, 63);
+      node_at (self, at)->hashes |= G_GUINT64_CONSTANT (1) << name_hash (name, fresh.len);
       if (fresh.len == 0)
         node_at (self, at)->all = TRUE;
       else
@@ -655,9 +665,10 @@ match_name (const Scan *s, guint node, const char *name, gsize len, Set *out)
   if (!n->all && (len == 0 || !(n->first[first >> 6] & (G_GUINT64_CONSTANT (1) << (first & 63)))))
     return;
   prefix = prefix8 (name, len);
-  if (n->lens & (G_GUINT64_CONSTANT (1) << MIN (len, 63)))
+  if ((n->hashes & (G_GUINT64_CONSTANT (1) << name_hash (name, len)))
+      && (n->lens & (G_GUINT64_CONSTANT (1) << MIN (len, 63))))
     match_length (s, n, name, len, prefix, len, out);
-  if (!(s->paths->flags & KT_JSON_DOTTED))
+  if (!(s->paths->flags & KT_JSON_DOTTED) || memchr (name, '.', len) == NULL)
     return;
   /* The names shorter than this one that end where it has a dot. */
   shorter = n->lens & ((G_GUINT64_CONSTANT (1) << MIN (len, 63)) - 1);

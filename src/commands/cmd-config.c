@@ -62,7 +62,7 @@ check (KtConfig *config, const KtOptionValues *values, GError **error)
     }
   /* Every error at once: the values that did not load (the table kept
    * them), then what run checks of them together. */
-  kt_run_check_every (config, values, kt_option_values_errors (values));
+  kt_command_run_check_every (config, values, kt_option_values_errors (values));
   return kt_config_errors (kt_option_values_errors (values), error);
 }
 

@@ -9,6 +9,7 @@
 
 #include <stdio.h>
 #include <json-glib/json-glib.h>
+#include "check.h"
 #include "error.h"
 #include "jobs.h"
 #include "json-member.h"
@@ -267,8 +268,8 @@ status_database (gpointer data, int timeout_ms, GError **error)
 static gboolean
 job_topics (KtDb *db, KtConfig *config, GStrv *topics, GError **error)
 {
-  g_autoptr(GPtrArray) jobs = g_ptr_array_new_with_free_func ((GDestroyNotify) kt_job_info_free);
-  const KtJobInfo *info;
+  g_autoptr(GPtrArray) jobs = g_ptr_array_new_with_free_func ((GDestroyNotify) kt_known_job_free);
+  const KtKnownJob *info;
 
   if (!kt_jobs_load (db, jobs, error)
       || (info = kt_jobs_require (db, jobs, config->job.name, error)) == NULL)
@@ -346,10 +347,10 @@ check (KtConfig *config, const KtOptionValues *values, GError **error)
 {
   /* --job alone: the job knows its topics (kt_status reads them). */
   if (config->job.topics == NULL && kt_option_given (values, "job")
-      ? !kt_options_job (config, TRUE, "", error) || !kt_options_brokers (config, TRUE, error)
-      : !kt_options_kafka (config, values, TRUE, error))
+      ? !kt_check_job (config, TRUE, "", error) || !kt_check_brokers (config, TRUE, error)
+      : !kt_check_kafka (config, values, TRUE, error))
     return FALSE;
-  if (!kt_options_db (config, error))
+  if (!kt_check_db (config, error))
     return FALSE;
   config->job.table = g_strdup ("error_log");
   return TRUE;

@@ -410,7 +410,7 @@ check_totals (KtDb *db, GHashTable *targets, GArray *tables, GPtrArray *problems
   g_hash_table_iter_init (&iter, targets);
   while (g_hash_table_iter_next (&iter, &key, &value))
     {
-      const KtJobKind *kind = kt_kind_of_table (key);
+      const KtKind *kind = kt_kind_of_table (key);
       KtAuditTable t = { g_strdup (key), NULL, *(guint64 *) value, 0, FALSE };
       g_autoptr(GError) local = NULL;
 
@@ -508,7 +508,7 @@ kt_audit (const KtAuditRequest *request, KtAuditReport *out, GError **error)
                                                         (GDestroyNotify) kt_coverage_free);
   g_autoptr(GHashTable) targets = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   g_autoptr(GHashTable) records = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
-                                                        (GDestroyNotify) kt_job_record_free);
+                                                        (GDestroyNotify) kt_job_row_free);
   Stored lookup = { stored, covered };
   const char *job = request->job;
 
@@ -566,7 +566,7 @@ kt_audit (const KtAuditRequest *request, KtAuditReport *out, GError **error)
     g_hash_table_iter_init (&iter, records);
     while (g_hash_table_iter_next (&iter, &name, &record))
       if (is_replay (name))
-        g_hash_table_insert (ranges, g_strdup (name), ((KtJobRecord *) record)->replay_range);
+        g_hash_table_insert (ranges, g_strdup (name), ((KtJobRow *) record)->replay_range);
     kt_audit_replay_ranges (mine, ranges, out->problems);
   }
   kt_audit_shared (rows, job, out->problems, out->notes);

@@ -39,13 +39,13 @@ log_waiting (KtGroupWait *self, const char *job, const char *group, GPtrArray *f
 
       kt_source_owned (f->source, parts, &once);
       assigned |= once;
-      g_string_append_printf (topics, "%s%s", i ? "," : "", f->job.topic);
+      g_string_append_printf (topics, "%s%s", i ? "," : "", f->context.topic);
       /* Asked now: partitions added since start-up count. */
       if (partitions >= 0 && kt_source_partitions (f->source, parts, 2000, &ignored))
         {
           partitions += parts->len;
           g_string_append_printf (counts, "%s%s has %u partition%s", i ? ", " : "",
-                                  f->job.topic, parts->len, parts->len == 1 ? "" : "s");
+                                  f->context.topic, parts->len, parts->len == 1 ? "" : "s");
         }
       else
         partitions = -1;

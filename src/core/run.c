@@ -67,7 +67,7 @@ rest (KtRunner *r, double seconds, gboolean interval)
       if (turn (r) && interval)
         until += (gint64) ((r->settings.interval - was) * G_USEC_PER_SEC);
       if (r->member)
-        kt_group_wait_check (&r->waiting, r->job->spec->name, r->job->spec->group,
+        kt_group_wait_check (&r->waiting, r->setup->spec->name, r->setup->spec->group,
                              r->feeds);
       left = until - g_get_monotonic_time ();
       if (left <= 0)
@@ -95,9 +95,9 @@ commit_once (KtRunner *r, KtCommitResult *result, KtFeed **fenced_feed, gint32 *
 
   *result = KT_COMMIT_FAILED;
   for (guint i = 0; i < r->feeds->len; i++)
-    ((KtFeed *) r->feeds->pdata[i])->job.audit_id = 0;
+    ((KtFeed *) r->feeds->pdata[i])->context.audit_id = 0;
   /* The identity is the job's: one claim covers every topic. */
-  if (!kt_kind_context_begin (&first->job, error))
+  if (!kt_kind_context_begin (&first->context, error))
     return FALSE;
   for (guint i = 0; i < r->feeds->len; i++)
     {
@@ -118,12 +118,12 @@ commit_once (KtRunner *r, KtCommitResult *result, KtFeed **fenced_feed, gint32 *
           return TRUE;
         }
     }
-  if (!kt_kind_context_finish (&first->job, result, error))
+  if (!kt_kind_context_finish (&first->context, result, error))
     return FALSE;
   for (guint i = 0; i < r->feeds->len; i++)
     {
-      ((KtFeed *) r->feeds->pdata[i])->job.claimed = TRUE;
-      ((KtFeed *) r->feeds->pdata[i])->job.claimed_on = first->job.claimed_on;
+      ((KtFeed *) r->feeds->pdata[i])->context.claimed = TRUE;
+      ((KtFeed *) r->feeds->pdata[i])->context.claimed_on = first->context.claimed_on;
     }
   return TRUE;
 }
@@ -200,7 +200,7 @@ plan_batch (KtRunner *r, gint64 started, gboolean *idle, GError **error)
       gboolean fresh = !r->fixed
                        && started - f->metadata_at >= kt_source_metadata_every_us (f->source);
 
-      if (!kt_feed_plan (f, fresh, r->settings.max_per_partition, r->job->run->on_data_loss,
+      if (!kt_feed_plan (f, fresh, r->settings.max_per_partition, r->setup->run->on_data_loss,
                          error))
         return FALSE;
       *idle &= f->ranges->len == 0;
@@ -249,12 +249,12 @@ settle_batch (KtRunner *r, KtCommitResult result, const KtFeed *fenced_feed, gin
             return FALSE;
           kt_batch_log_committed (&f->log, r->kind, f->state, f->states, f->ranges,
                                   f->losses, f->records, kt_source_last_bytes (f->source),
-                                  moved, f->job.audit_id, started);
+                                  moved, f->context.audit_id, started);
           kt_plan_advance (f->states, f->ranges);
         }
       kt_feed_settled (f);
       if (r->hooks != NULL && r->hooks->progress != NULL && !idle)
-        r->hooks->progress (r->hooks->data, f->job.topic, f->states, &f->log.totals);
+        r->hooks->progress (r->hooks->data, f->context.topic, f->states, &f->log.totals);
     }
   return TRUE;
 }
@@ -330,17 +330,17 @@ after_failure (KtRunner *r, GError **failure, gint64 started, double *backoff, G
 static void
 compact (KtRunner *r, gint64 *compacted_at)
 {
-  if (r->job->run->audit_keep <= 0
+  if (r->setup->run->audit_keep <= 0
       || g_get_monotonic_time () - *compacted_at < COMPACT_EVERY_US)
     return;
   for (guint i = 0; i < r->feeds->len; i++)
     {
       g_autoptr(GError) error = NULL;
-      const char *topic = ((KtFeed *) r->feeds->pdata[i])->job.topic;
+      const char *topic = ((KtFeed *) r->feeds->pdata[i])->context.topic;
 
-      if (!kt_offsets_compact (r->db, r->job->spec->name, topic,
-                               (gint64) r->job->run->audit_keep, &error))
-        g_warning ("job %s: %s; trying again in a minute", r->job->spec->name, error->message);
+      if (!kt_offsets_compact (r->db, r->setup->spec->name, topic,
+                               (gint64) r->setup->run->audit_keep, &error))
+        g_warning ("job %s: %s; trying again in a minute", r->setup->spec->name, error->message);
     }
   *compacted_at = g_get_monotonic_time ();
 }
@@ -353,7 +353,7 @@ done_when_idle (KtRunner *r)
 
   for (guint i = 0; i < r->feeds->len; i++)
     owned += ((KtFeed *) r->feeds->pdata[i])->partitions->len;
-  return r->job->run->exit_when_idle && (!r->member || owned > 0);
+  return r->setup->run->exit_when_idle && (!r->member || owned > 0);
 }
 
 /* From the tables on: prepares them, then runs batches until told to stop,
@@ -361,7 +361,7 @@ done_when_idle (KtRunner *r)
 static gboolean
 run_loop (KtRunner *r, GError **error)
 {
-  const KtJobSpec *spec = r->job->spec;
+  const KtJobSpec *spec = r->setup->spec;
   g_autofree char *topics = NULL;
   double backoff = 0;
   gint64 compacted_at = 0;
@@ -382,7 +382,7 @@ run_loop (KtRunner *r, GError **error)
   topics = g_strjoinv (",", spec->topics);
   kt_batch_log_start (&((KtFeed *) r->feeds->pdata[0])->log, topics, partitions,
                       kt_db_name (r->db), kt_db_transport (r->db),
-                      r->job->identity->output, r->kind->kind,
+                      r->setup->identity->output, r->kind->kind,
                       r->kind->mode, spec->offsets == KT_OFFSETS_KAFKA, r->settings.interval);
 
   while (!*r->stop)
@@ -425,14 +425,14 @@ run_loop (KtRunner *r, GError **error)
 }
 
 gboolean
-kt_run (const KtRunJob *job, const KtRunHooks *hooks, volatile int *stop,
+kt_run (const KtRunSetup *setup, const KtRunHooks *hooks, volatile int *stop,
         KtRangeStats *totals, GError **error)
 {
   g_auto(KtRunner) r = { 0 };
   /* Declared in this order so that the server stops before the registry
    * it reads is freed. */
   g_autoptr(KtMetrics) own = hooks != NULL && hooks->metrics != NULL
-                             ? NULL : kt_metrics_new (job->spec->name, job->run->interval);
+                             ? NULL : kt_metrics_new (setup->spec->name, setup->run->interval);
   KtMetrics *metrics = own != NULL ? own : hooks->metrics;
   g_autoptr(KtHttp) http = NULL;
   KtRangeStats ignored;
@@ -445,23 +445,23 @@ kt_run (const KtRunJob *job, const KtRunHooks *hooks, volatile int *stop,
   *totals = (KtRangeStats) { 0 };
   /* First, so that a bad --http fails before anything is touched, and
    * /healthz answers (503) while Kafka and MySQL are still awaited. */
-  if (job->health->http != NULL)
+  if (setup->health->http != NULL)
     {
       g_autoptr(KtLogEvent) e = kt_log_event_new ("http");
 
-      http = kt_http_start (job->health->http, metrics, job->db, job->chart, error);
+      http = kt_http_start (setup->health->http, metrics, setup->db, setup->chart, error);
       if (http == NULL)
         return FALSE;
       /* The port a machine needs (--http 127.0.0.1:0 takes a free one). */
-      kt_log_event_string (e, "job", job->spec->name);
+      kt_log_event_string (e, "job", setup->spec->name);
       kt_log_event_int (e, "port", kt_http_port (http));
       kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "job %s: serving /metrics, /livez, /readyz, "
-                         "/healthz and / on port %u of %s", job->spec->name,
-                         kt_http_port (http), job->health->http);
+                         "/healthz and / on port %u of %s", setup->spec->name,
+                         kt_http_port (http), setup->health->http);
     }
-  kt_metrics_set_health (metrics, job->health->max_lag, job->health->max_commit_age,
-                         job->health->max_stall);
-  if (!kt_runner_start (&r, job, hooks, stop, metrics, &stopped, error))
+  kt_metrics_set_health (metrics, setup->health->max_lag, setup->health->max_commit_age,
+                         setup->health->max_stall);
+  if (!kt_runner_start (&r, setup, hooks, stop, metrics, &stopped, error))
     return FALSE;
   if (stopped)
     return TRUE;

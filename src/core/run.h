@@ -7,7 +7,7 @@
 #include <glib.h>
 #include "batchlog.h"
 #include "migrations.h"
-#include "run-job.h"
+#include "run-setup.h"
 
 
 
@@ -15,7 +15,7 @@
  * holds its own copy and applies a newer one between batches. */
 typedef struct
 {
-  KT_RUN_RELOADABLE (KT_RUN_FIELD)  /* run-job.h */
+  KT_RUN_RELOADABLE (KT_RUN_FIELD)  /* run-setup.h */
   KtDbConfig db;                 /* its credentials (password, its file, an option
                                   * file) are used from the next connection; where
                                   * the database is stays the running one's */
@@ -73,5 +73,5 @@ typedef struct
  * topic's runner fails for good, it sets *@stop, the others finish their
  * batch in flight, and the failure is returned. @totals (may be NULL): what
  * the run read and counted. */
-gboolean kt_run (const KtRunJob *job, const KtRunHooks *hooks, volatile int *stop,
+gboolean kt_run (const KtRunSetup *setup, const KtRunHooks *hooks, volatile int *stop,
                  KtRangeStats *totals, GError **error);

@@ -10,7 +10,7 @@
 gboolean
 kt_runner_retry (KtRunner *r, KtRetryStep step, const char *what, GError **error)
 {
-  return kt_retry (r->stop, r->job->run->startup_timeout, what, step, r, error);
+  return kt_retry (r->stop, r->setup->run->startup_timeout, what, step, r, error);
 }
 
 /* Every topic is known (an unknown one is an error before anything else,
@@ -48,7 +48,7 @@ kt_runner_tables (gpointer data, int timeout_ms, GError **error)
                            r->hooks != NULL ? r->hooks->data : NULL, error))
     return FALSE;
   kt_metrics_schema_version (r->metrics, KT_SCHEMA_VERSION);
-  if (!kt_identity_check (r->db, r->job->identity, error))
+  if (!kt_identity_check (r->db, r->setup->identity, error))
     return FALSE;
   for (guint i = 0; i < r->feeds->len; i++)
     if (!r->kind->prepare (((KtFeed *) r->feeds->pdata[i])->state, error))
@@ -77,29 +77,29 @@ kt_runner_clear (KtRunner *r)
 }
 
 gboolean
-kt_runner_start (KtRunner *r, const KtRunJob *job, const KtRunHooks *hooks,
+kt_runner_start (KtRunner *r, const KtRunSetup *setup, const KtRunHooks *hooks,
               const volatile int *stop, KtMetrics *metrics, gboolean *stopped, GError **error)
 {
-  const KtJobSpec *spec = job->spec;
+  const KtJobSpec *spec = setup->spec;
   g_autofree char *member = g_strdup_printf ("%s-%d@%s", spec->name, (int) getpid (),
                                              g_get_host_name ());
 
-  r->job = job;
+  r->setup = setup;
   r->hooks = hooks;
   r->stop = stop;
   r->metrics = metrics;
-  kt_run_settings_init (&r->settings, job->run, job->db);
+  kt_run_settings_init (&r->settings, setup->run, setup->db);
   r->member = spec->group != NULL;
   r->feeds = g_ptr_array_new_with_free_func ((GDestroyNotify) kt_feed_free);
   *stopped = FALSE;
   r->kind = kt_kind_lookup (spec->kind, kt_mode_names[spec->mode], error);
   if (r->kind == NULL)
     return FALSE;
-  r->db = kt_db_new (job->db);
+  r->db = kt_db_new (setup->db);
   r->member_name = kt_schema_member (member);
   for (guint i = 0; spec->topics[i] != NULL; i++)
     {
-      KtFeed *f = kt_feed_new (job, spec->topics[i], r->kind, r->db, r->member_name, metrics,
+      KtFeed *f = kt_feed_new (setup, spec->topics[i], r->kind, r->db, r->member_name, metrics,
                                hooks != NULL && hooks->quiet, stop, error);
       if (f == NULL)
         return FALSE;

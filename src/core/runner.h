@@ -13,11 +13,11 @@
 
 typedef struct
 {
-  const KtRunJob  *job;
+  const KtRunSetup  *setup;
   const KtRunHooks *hooks;   /* NULL: none */
   const volatile int *stop;
   KtDb            *db;       /* one connection: one transaction for every topic */
-  const KtJobKind *kind;
+  const KtKind *kind;
   char            *member_name; /* "job-pid@host", as ktally_batches holds it */
   gboolean         member;   /* `run --group`: a member of the consumer group */
   gboolean         fixed;    /* the hooks' check narrowed the partitions: no refresh */
@@ -34,7 +34,7 @@ typedef struct
  * --startup-timeout. Kafka first: an unknown topic must not leave tables
  * behind. Sets *@stopped when a signal came meanwhile (not a failure).
  * Clear @r with kt_runner_clear() whatever it returns. */
-gboolean kt_runner_start  (KtRunner *r, const KtRunJob *job, const KtRunHooks *hooks,
+gboolean kt_runner_start  (KtRunner *r, const KtRunSetup *setup, const KtRunHooks *hooks,
                            const volatile int *stop, KtMetrics *metrics, gboolean *stopped,
                            GError **error);
 void     kt_runner_clear  (KtRunner *r);

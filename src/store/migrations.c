@@ -64,6 +64,7 @@ static const Migration migrations[] = {
   { { 5, "replay-range", kt_migration_005_sql }, NULL, NULL },
   { { 6, "utf8-names", kt_migration_006_sql }, utf8_job_columns, ascii_job_columns },
   { { 7, "replay-times-skips", kt_migration_007_sql }, NULL, NULL },
+  { { 8, "input-fields", kt_migration_008_sql }, NULL, NULL },
 };
 
 G_STATIC_ASSERT (G_N_ELEMENTS (migrations) == KT_SCHEMA_VERSION - 1);

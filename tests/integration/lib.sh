@@ -313,10 +313,10 @@ kt_shape_options() {  # kt_shape_options SHAPE [kt-gen ARGS...]: the ktally opti
   ((${#KT_OPTS[@]} > 0)) || fail "kt-gen --shape $shape --print-options printed nothing"
 }
 
-kt_shape_columns() {  # the columns of KT_OPTS's table, in the truth's order
-  local by sum
-  by=$(printf '%s\n' "${KT_OPTS[@]}" | sed -n 's/^--by=//p')
-  sum=$(printf '%s\n' "${KT_OPTS[@]}" | sed -n 's/^--sum=//p')
+kt_shape_columns() {  # the columns of KT_OPTS's table, in the truth's order (a field path's
+  local by sum       # column: every byte but [A-Za-z0-9_] made '_', as kt_field_column())
+  by=$(printf '%s\n' "${KT_OPTS[@]}" | sed -n 's/^--by=//p' | sed 's/[^A-Za-z0-9_,]/_/g')
+  sum=$(printf '%s\n' "${KT_OPTS[@]}" | sed -n 's/^--sum=//p' | sed 's/[^A-Za-z0-9_,]/_/g')
   echo "log_time${by:+, \`${by//,/\`, \`}\`}, log_count${sum:+, \`sum_${sum//,/\`, \`sum_}\`}"
 }
 

@@ -1,4 +1,4 @@
-/* run-job.h - a job as the scheduler (run.h) takes it: what it is, where
+/* run-setup.h - a job as the scheduler (run.h) takes it: what it is, where
  * its database and brokers are, how it runs and what it serves, each part
  * in the struct of the layer that uses it. Types only: the feeds (feed.h)
  * see them too. */
@@ -42,4 +42,4 @@ typedef struct
   const KtRunOptions    *run;
   const KtHealthOptions *health;
   const KtHttpChart     *chart;     /* what the page charts of its output */
-} KtRunJob;
+} KtRunSetup;
