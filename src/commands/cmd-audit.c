@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include "audit.h"
+#include "check.h"
 #include "error.h"
 
 /* The notes, then the problems; KT_ERROR_AUDIT when there are any. */
@@ -75,9 +76,9 @@ static gboolean
 check (KtConfig *config, const KtOptionValues *values, GError **error)
 {
   (void) values;
-  return kt_options_job (config, FALSE, "", error)
-         && kt_options_db (config, error)
-         && kt_options_brokers (config, FALSE, error);
+  return kt_check_job (config, FALSE, "", error)
+         && kt_check_db (config, error)
+         && kt_check_brokers (config, FALSE, error);
 }
 
 static gboolean

@@ -12,6 +12,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include "check.h"
 #include "error.h"
 #include "jobs.h"
 #include "migrations.h"
@@ -194,10 +195,10 @@ static gboolean
 check (KtConfig *config, const KtOptionValues *values, GError **error)
 {
   (void) values;
-  return kt_options_job (config, TRUE, " (`ktally jobs` lists them)", error)
-         && kt_options_execute (config, error)
-         && kt_options_db (config, error)
-         && kt_options_brokers (config, FALSE, error);
+  return kt_check_job (config, TRUE, " (`ktally jobs` lists them)", error)
+         && kt_check_execute (config, error)
+         && kt_check_db (config, error)
+         && kt_check_brokers (config, FALSE, error);
 }
 
 static gboolean

@@ -3,6 +3,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include "check.h"
 #include "counts.h"
 #include "db-rows.h"
 #include "migrations.h"
@@ -206,7 +207,7 @@ static gboolean
 check (KtConfig *config, const KtOptionValues *values, GError **error)
 {
   (void) values;
-  return kt_options_db (config, error);
+  return kt_check_db (config, error);
 }
 
 static gboolean

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <json-glib/json-glib.h>
+#include "check.h"
 #include "error.h"
 #include "jobs.h"
 #include "json-member.h"
@@ -265,8 +266,8 @@ static gboolean
 check (KtConfig *config, const KtOptionValues *values, GError **error)
 {
   (void) values;
-  return kt_options_db (config, error)
-         && kt_options_brokers (config, FALSE, error);
+  return kt_check_db (config, error)
+         && kt_check_brokers (config, FALSE, error);
 }
 
 static gboolean

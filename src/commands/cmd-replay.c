@@ -6,6 +6,8 @@
 
 #include <stddef.h>
 #include "by-time.h"
+#include "check.h"
+#include "config.h"
 #include "db.h"
 #include "error.h"
 #include "identity.h"
@@ -404,7 +406,7 @@ replay_options (KtConfig *config, const KtOptionValues *values, GError **error)
 {
   ReplayOptions *o = config->own;
 
-  if (!kt_options_table (config, values, error))
+  if (!kt_check_table (config, values, error))
     return FALSE;
   /* A replay's offsets live under a job of its own, whatever --job says:
    * "replay." names are never a live job's (cmd-run.c refuses them), so a
@@ -435,9 +437,9 @@ replay_options (KtConfig *config, const KtOptionValues *values, GError **error)
 static gboolean
 check_options (KtConfig *config, const KtOptionValues *values, GError **error)
 {
-  return kt_options_kafka (config, values, FALSE, error)
-         && kt_options_db (config, error)
-         && kt_options_run (config, error)
+  return kt_check_kafka (config, values, FALSE, error)
+         && kt_check_db (config, error)
+         && kt_check_run (config, error)
          && replay_options (config, values, error);
 }
 

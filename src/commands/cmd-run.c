@@ -3,7 +3,9 @@
 #include "cmd-run.h"
 
 #include <string.h>
+#include "check.h"
 #include "command.h"
+#include "config.h"
 #include "migrations.h"
 #include "schema.h"
 #include "error.h"
@@ -61,27 +63,27 @@ typedef gboolean (*Check) (KtConfig *config, const KtOptionValues *values, GErro
 static gboolean
 check_kafka (KtConfig *config, const KtOptionValues *values, GError **error)
 {
-  return kt_options_kafka (config, values, TRUE, error);
+  return kt_check_kafka (config, values, TRUE, error);
 }
 
 static gboolean
 check_db (KtConfig *config, const KtOptionValues *values, GError **error)
 {
   (void) values;
-  return kt_options_db (config, error);
+  return kt_check_db (config, error);
 }
 
 static gboolean
 check_run (KtConfig *config, const KtOptionValues *values, GError **error)
 {
   (void) values;
-  return kt_options_run (config, error);
+  return kt_check_run (config, error);
 }
 
 static gboolean
 check_table (KtConfig *config, const KtOptionValues *values, GError **error)
 {
-  return kt_options_table (config, values, error) && check_table_name (config, error);
+  return kt_check_table (config, values, error) && check_table_name (config, error);
 }
 
 static gboolean
@@ -103,7 +105,7 @@ kept (Check check, KtConfig *config, const KtOptionValues *values, GPtrArray *er
 }
 
 void
-kt_run_check_every (KtConfig *config, const KtOptionValues *values, GPtrArray *errors)
+kt_command_run_check_every (KtConfig *config, const KtOptionValues *values, GPtrArray *errors)
 {
   /* Independent of each other but for the job's name and table, which
    * the Kafka options settle (the name defaults to the topic). */
@@ -119,11 +121,11 @@ kt_run_check_every (KtConfig *config, const KtOptionValues *values, GPtrArray *e
 }
 
 gboolean
-kt_run_check (KtConfig *config, const KtOptionValues *values, GError **error)
+kt_command_run_check (KtConfig *config, const KtOptionValues *values, GError **error)
 {
   g_autoptr(GPtrArray) errors = g_ptr_array_new_with_free_func ((GDestroyNotify) g_error_free);
 
-  kt_run_check_every (config, values, errors);
+  kt_command_run_check_every (config, values, errors);
   if (errors->len == 0)
     return TRUE;
   /* The first, as the checks come in the order they always did. */
@@ -324,6 +326,6 @@ const KtCommand kt_command_run = {
   .summary = "read the topic in micro-batches, forever (or until idle)",
   .help = SUMMARY,
   .bit = KT_CMD_RUN,
-  .check = kt_run_check,
+  .check = kt_command_run_check,
   .handle = handle,
 };

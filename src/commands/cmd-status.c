@@ -9,6 +9,7 @@
 
 #include <stdio.h>
 #include <json-glib/json-glib.h>
+#include "check.h"
 #include "error.h"
 #include "jobs.h"
 #include "json-member.h"
@@ -346,10 +347,10 @@ check (KtConfig *config, const KtOptionValues *values, GError **error)
 {
   /* --job alone: the job knows its topics (kt_status reads them). */
   if (config->job.topics == NULL && kt_option_given (values, "job")
-      ? !kt_options_job (config, TRUE, "", error) || !kt_options_brokers (config, TRUE, error)
-      : !kt_options_kafka (config, values, TRUE, error))
+      ? !kt_check_job (config, TRUE, "", error) || !kt_check_brokers (config, TRUE, error)
+      : !kt_check_kafka (config, values, TRUE, error))
     return FALSE;
-  if (!kt_options_db (config, error))
+  if (!kt_check_db (config, error))
     return FALSE;
   config->job.table = g_strdup ("error_log");
   return TRUE;

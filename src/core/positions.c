@@ -134,6 +134,37 @@ report_moves (KtKindContext *context, const GArray *expected, const KtPartitionS
   return TRUE;
 }
 
+/* A replay: every partition of @s stands within the replay's range, and
+ * its high watermark is the range's end. */
+static gboolean
+within_replay (KtKindContext *context, KtPartitionState *s, guint n, GError **error)
+{
+  const KtJobSpec *spec = context->spec;
+
+  for (guint i = 0; i < n; i++)
+    {
+      gint64 from = bound (spec->replay_from, s[i].partition);
+      gint64 until = bound (spec->replay_until, s[i].partition);
+
+      /* Only a reset by a ktally that did not keep a replay within its
+       * range (before schema version 7) can have moved it out: read on, it
+       * would count outside the range or stop on a "data loss" whose way
+       * out replay does not take. */
+      if (s[i].stored >= 0 && (s[i].stored < from || s[i].stored > until))
+        {
+          g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                       "replay %s: %s/%d stands at %" G_GINT64_FORMAT ", outside its range ["
+                       "%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "] (moved by a reset?): its "
+                       "table may hold counts from outside it (`ktally audit` says); "
+                       "`ktally reset --to earliest --rebuild` counts the range again",
+                       context->job, context->topic, s[i].partition, s[i].stored, from, until);
+          return FALSE;
+        }
+      s[i].high = MIN (s[i].high, until);
+    }
+  return TRUE;
+}
+
 gboolean
 kt_positions_load (KtKindContext *context, const GArray *partitions, const GArray *expected,
                    GArray *states, GError **error)
@@ -211,29 +242,7 @@ kt_positions_load (KtKindContext *context, const GArray *partitions, const GArra
           || !kt_source_watermarks (context->source, s, states->len, KAFKA_TIMEOUT_MS, error)))
     return FALSE;
 
-  if (spec->replay_until != NULL)
-    for (guint i = 0; i < states->len; i++)
-      {
-        gint64 from = bound (spec->replay_from, s[i].partition);
-        gint64 until = bound (spec->replay_until, s[i].partition);
-
-        /* Only a reset by a ktally that did not keep a replay within its
-         * range (before schema version 7) can have moved it out: read on,
-         * it would count outside the range or stop on a "data loss" whose
-         * way out replay does not take. */
-        if (s[i].stored >= 0 && (s[i].stored < from || s[i].stored > until))
-          {
-            g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
-                         "replay %s: %s/%d stands at %" G_GINT64_FORMAT ", outside its range ["
-                         "%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "] (moved by a reset?): its "
-                         "table may hold counts from outside it (`ktally audit` says); "
-                         "`ktally reset --to earliest --rebuild` counts the range again",
-                         context->job, context->topic, s[i].partition, s[i].stored, from, until);
-            return FALSE;
-          }
-        s[i].high = MIN (s[i].high, until);
-      }
-  return TRUE;
+  return spec->replay_until == NULL || within_replay (context, s, states->len, error);
 }
 
 gboolean

@@ -23,7 +23,7 @@ static const int bucket_minutes[] = { 1, 5, 60 };
 static char *
 normal_time_format (const char *text)
 {
-  g_autofree char *normal = kt_time_format_normal (text);
+  g_autofree char *normal = kt_parser_time_format_normal (text);
 
   return g_str_equal (normal, "%Y-%m-%d %H:%M:%S") ? g_strdup ("") : g_steal_pointer (&normal);
 }

@@ -262,6 +262,57 @@ quoted (LogfmtInput *self, const guchar **p, const guchar *end, KtJsonValue *val
   return TRUE;
 }
 
+/* The quoted values with escapes that the job reads, decoded into
+ * self->decoded (after the line is read: the last of a repeated key only). */
+static void
+decode_escaped (LogfmtInput *self, Wanted *wanted, guint n_wanted)
+{
+  gsize escaped = 0, at = 0;
+
+  for (guint i = 0; i < n_wanted; i++)
+    if (wanted[i].escaped)
+      escaped += wanted[i].value.len;
+  if (escaped > 0)
+    g_byte_array_set_size (self->decoded, (guint) escaped);
+  for (guint i = 0; i < n_wanted && escaped > 0; i++)
+    if (wanted[i].escaped)
+      {
+        KtJsonValue v = { KT_JSON_STRING, TRUE, wanted[i].value.text, wanted[i].value.len };
+        char *to = (char *) self->decoded->data + at;
+
+        wanted[i].value = (KtField) { KT_JSON_STRING, to, kt_json_unescape (&v, to) };
+        at += wanted[i].value.len;
+      }
+}
+
+/* The fields the job reads, from the values @wanted holds, into @out: the
+ * first time and level path found, the --by and --sum fields. */
+static void
+hand_on (LogfmtInput *self, Wanted *wanted, KtRecordFields *out)
+{
+  out->time.type = out->level.type = KT_JSON_ABSENT;
+  for (guint i = 0; i < self->time->len; i++)
+    if (wanted[g_array_index (self->time, guint, i)].value.type != KT_JSON_ABSENT)
+      {
+        out->time = wanted[g_array_index (self->time, guint, i)].value;
+        break;
+      }
+  out->time_unit = -1;
+  out->level_map = KT_LEVELS_PINO;
+  for (guint i = 0; i < self->level->len; i++)
+    if (wanted[g_array_index (self->level, guint, i)].value.type != KT_JSON_ABSENT)
+      {
+        out->level = wanted[g_array_index (self->level, guint, i)].value;
+        out->level_map = g_array_index (self->maps, KtLevelMap, i);
+        break;
+      }
+  for (guint i = 0; i < self->n_dims; i++)
+    if (!self->dim_is_level[i])
+      out->dims[i] = wanted[self->dim_at[i]].value;
+  for (guint i = 0; i < self->n_sums; i++)
+    out->sums[i] = wanted[self->sum_at[i]].value;
+}
+
 static gboolean
 logfmt_line (gpointer state, const char *line, gsize len, KtRecordFields *out,
              KtMalformedWhy *why)
@@ -270,7 +321,6 @@ logfmt_line (gpointer state, const char *line, gsize len, KtRecordFields *out,
   const guchar *p = (const guchar *) line, *end = p + len;
   Wanted *wanted = (Wanted *) (gpointer) self->wanted->data;
   guint n_wanted = self->wanted->len;
-  gsize escaped = 0, at = 0;
 
   for (guint i = 0; i < n_wanted; i++)
     wanted[i].value.type = KT_JSON_ABSENT, wanted[i].escaped = FALSE;
@@ -330,43 +380,8 @@ logfmt_line (gpointer state, const char *line, gsize len, KtRecordFields *out,
         }
     }
 
-  /* Decode the quoted values with escapes that the job reads. */
-  for (guint i = 0; i < n_wanted; i++)
-    if (wanted[i].escaped)
-      escaped += wanted[i].value.len;
-  if (escaped > 0)
-    g_byte_array_set_size (self->decoded, (guint) escaped);
-  for (guint i = 0; i < n_wanted && escaped > 0; i++)
-    if (wanted[i].escaped)
-      {
-        KtJsonValue v = { KT_JSON_STRING, TRUE, wanted[i].value.text, wanted[i].value.len };
-        char *to = (char *) self->decoded->data + at;
-
-        wanted[i].value = (KtField) { KT_JSON_STRING, to, kt_json_unescape (&v, to) };
-        at += wanted[i].value.len;
-      }
-
-  out->time.type = out->level.type = KT_JSON_ABSENT;
-  for (guint i = 0; i < self->time->len; i++)
-    if (wanted[g_array_index (self->time, guint, i)].value.type != KT_JSON_ABSENT)
-      {
-        out->time = wanted[g_array_index (self->time, guint, i)].value;
-        break;
-      }
-  out->time_unit = -1;
-  out->level_map = KT_LEVELS_PINO;
-  for (guint i = 0; i < self->level->len; i++)
-    if (wanted[g_array_index (self->level, guint, i)].value.type != KT_JSON_ABSENT)
-      {
-        out->level = wanted[g_array_index (self->level, guint, i)].value;
-        out->level_map = g_array_index (self->maps, KtLevelMap, i);
-        break;
-      }
-  for (guint i = 0; i < self->n_dims; i++)
-    if (!self->dim_is_level[i])
-      out->dims[i] = wanted[self->dim_at[i]].value;
-  for (guint i = 0; i < self->n_sums; i++)
-    out->sums[i] = wanted[self->sum_at[i]].value;
+  decode_escaped (self, wanted, n_wanted);
+  hand_on (self, wanted, out);
   return TRUE;
 }
 

@@ -297,8 +297,39 @@ level_map (GStrv names)
          || g_str_equal (last, "SeverityNumber") ? KT_LEVELS_OTEL : KT_LEVELS_PINO;
 }
 
-gboolean
-kt_records_open (KtParser *self, const KtParseFormat *format, GError **error)
+/* The flags a structured input refuses: those of text lines, and with
+ * otlp-json, which reads a record's time and level itself, the fields. */
+static gboolean
+check_flags (const KtParseFormat *format, GError **error)
+{
+  const char *input = kt_input_names[format->input];
+
+  if (format->pattern != NULL || format->time_format != NULL)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "%s: it reads text lines; --input %s reads "
+                   "fields by path (--time-field, --level-field) and times in RFC 3339 or "
+                   "epoch numbers", format->pattern != NULL ? "--pattern" : "--time-format",
+                   input);
+      return FALSE;
+    }
+  if (format->input == KT_INPUT_OTLP_JSON
+      && (format->time_field != NULL || format->level_field != NULL))
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "%s: can never match with --input otlp-json, "
+                   "which reads %s itself", format->time_field != NULL ? "--time-field"
+                                                                       : "--level-field",
+                   format->time_field != NULL
+                   ? "a log record's timeUnixNano (or observedTimeUnixNano)"
+                   : "a log record's severityText (or severityNumber)");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* json and logfmt: the paths of a record's time and level into @paths,
+ * --time-field's and --level-field's or, without them, the usual names. */
+static gboolean
+time_level_paths (const KtParseFormat *format, KtInputPaths *paths, GError **error)
 {
   static const char *const json_time[] = { "@timestamp", "timestamp", "time", "ts", "Timestamp",
                                             NULL };
@@ -307,9 +338,37 @@ kt_records_open (KtParser *self, const KtParseFormat *format, GError **error)
                                              NULL };
   static const char *const logfmt_time[] = { "ts", "time", "timestamp", "@timestamp", NULL };
   static const char *const logfmt_level[] = { "level", "lvl", "severity", "log.level", NULL };
-  const char *input = kt_input_names[format->input];
   const char *const *times = format->input == KT_INPUT_JSON ? json_time : logfmt_time;
   const char *const *levels = format->input == KT_INPUT_JSON ? json_level : logfmt_level;
+
+  if (format->time_field != NULL)
+    {
+      if (!add_path (format->input, "--time-field", format->time_field, paths->time, error))
+        return FALSE;
+    }
+  else
+    for (guint i = 0; times[i] != NULL; i++)
+      add_path (format->input, "", times[i], paths->time, NULL);
+  if (format->level_field != NULL)
+    {
+      if (!add_path (format->input, "--level-field", format->level_field, paths->level, error))
+        return FALSE;
+    }
+  else
+    for (guint i = 0; levels[i] != NULL; i++)
+      add_path (format->input, "", levels[i], paths->level, NULL);
+  for (guint i = 0; i < paths->level->len; i++)
+    {
+      KtLevelMap map = level_map (paths->level->pdata[i]);
+
+      g_array_append_val (paths->level_maps, map);
+    }
+  return TRUE;
+}
+
+gboolean
+kt_records_open (KtParser *self, const KtParseFormat *format, GError **error)
+{
   KtInputPaths *paths = &self->paths;
   GPtrArray *dims = g_ptr_array_new_with_free_func ((GDestroyNotify) g_strfreev);
   GPtrArray *sums = g_ptr_array_new_with_free_func ((GDestroyNotify) g_strfreev);
@@ -321,49 +380,9 @@ kt_records_open (KtParser *self, const KtParseFormat *format, GError **error)
   self->input = format->input == KT_INPUT_JSON ? &kt_input_json
                 : format->input == KT_INPUT_LOGFMT ? &kt_input_logfmt : &kt_input_otlp;
 
-  if (format->pattern != NULL || format->time_format != NULL)
-    {
-      g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "%s: it reads text lines; --input %s reads "
-                   "fields by path (--time-field, --level-field) and times in RFC 3339 or "
-                   "epoch numbers", format->pattern != NULL ? "--pattern" : "--time-format",
-                   input);
-      goto out;
-    }
-  if (format->input == KT_INPUT_OTLP_JSON && (format->time_field != NULL || format->level_field != NULL))
-    {
-      g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "%s: can never match with --input otlp-json, "
-                   "which reads %s itself", format->time_field != NULL ? "--time-field"
-                                                                       : "--level-field",
-                   format->time_field != NULL
-                   ? "a log record's timeUnixNano (or observedTimeUnixNano)"
-                   : "a log record's severityText (or severityNumber)");
-      goto out;
-    }
-  if (format->input != KT_INPUT_OTLP_JSON)
-    {
-      if (format->time_field != NULL)
-        {
-          if (!add_path (format->input, "--time-field", format->time_field, paths->time, error))
-            goto out;
-        }
-      else
-        for (guint i = 0; times[i] != NULL; i++)
-          add_path (format->input, "", times[i], paths->time, NULL);
-      if (format->level_field != NULL)
-        {
-          if (!add_path (format->input, "--level-field", format->level_field, paths->level, error))
-            goto out;
-        }
-      else
-        for (guint i = 0; levels[i] != NULL; i++)
-          add_path (format->input, "", levels[i], paths->level, NULL);
-      for (guint i = 0; i < paths->level->len; i++)
-        {
-          KtLevelMap map = level_map (paths->level->pdata[i]);
-
-          g_array_append_val (paths->level_maps, map);
-        }
-    }
+  if (!check_flags (format, error)
+      || (format->input != KT_INPUT_OTLP_JSON && !time_level_paths (format, paths, error)))
+    goto out;
   for (const char *const *d = format->dimensions; d != NULL && *d != NULL; d++)
     {
       if (self->n_dims == KT_MAX_DIMENSIONS)

@@ -853,7 +853,7 @@ static gboolean
 is_default_format (const KtParseFormat *format)
 {
   g_autofree char *time_format = format->time_format != NULL
-    ? kt_time_format_normal (format->time_format) : NULL;
+    ? kt_parser_time_format_normal (format->time_format) : NULL;
 
   return format->pattern == NULL
     && (time_format == NULL || g_str_equal (time_format, "%Y-%m-%d %H:%M:%S"))
@@ -930,7 +930,7 @@ kt_parser_new_format (const KtParseFormat *format, GError **error)
 }
 
 char *
-kt_time_format_normal (const char *format)
+kt_parser_time_format_normal (const char *format)
 {
   GString *out = g_string_new (NULL);
 

@@ -186,7 +186,7 @@ void       kt_parser_free  (KtParser *self);  /* NULL is fine */
 /* @format with %F and %T spelled out (%Y-%m-%d, %H:%M:%S): two formats
  * that read the same lines the same way have one normal form. The
  * presets ("iso8601", "syslog") are their own. New string. */
-char      *kt_time_format_normal (const char *format);
+char      *kt_parser_time_format_normal (const char *format);
 
 /* Classifies one line of @len bytes (no '\n'; a trailing '\r' is part of
  * it here). Bytes after the level are opaque: NUL, invalid UTF-8, any

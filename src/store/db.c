@@ -588,7 +588,7 @@ kt_db_is_transient (unsigned int code)
 }
 
 gboolean
-kt_db_refused_everywhere (unsigned int code)
+kt_db_refused (unsigned int code)
 {
   return code == ER_ACCESS_DENIED_ERROR || code == ER_ACCESS_DENIED_NO_PASSWORD_ERROR;
 }
@@ -890,6 +890,7 @@ typedef enum
   SERVER_READ_ONLY,   /* read_only ON: a replica, or a server a failover fenced */
   SERVER_NOT_READY,   /* a Galera node outside the primary component */
   SERVER_FAILED,      /* it could not say: the error tells */
+  SERVER_FOREIGN,     /* another database: its identity is not this process's */
 } ServerState;
 
 static const char *const server_why[] = {
@@ -946,7 +947,7 @@ server_state (MYSQL *conn, const char *description, GError **error)
  * the connection met): one line. */
 static void
 skip_logged (const char *description, const char *server, ServerState state,
-             const char *why, gboolean last)
+             unsigned int refused, const char *why, gboolean last)
 {
   g_autoptr(KtLogEvent) e = kt_log_event_new ("db-skip");
   const char *next = last ? "no other server to try" : "trying the next one";
@@ -954,24 +955,146 @@ skip_logged (const char *description, const char *server, ServerState state,
   kt_log_event_string (e, "database", description);
   kt_log_event_string (e, "server", server);
   kt_log_event_string (e, "reason", state == SERVER_READ_ONLY ? "read-only"
-                                    : state == SERVER_NOT_READY ? "not-ready" : "failed");
-  if (state == SERVER_FAILED)
+                                    : state == SERVER_NOT_READY ? "not-ready"
+                                    : state == SERVER_FOREIGN ? "another-database"
+                                    : kt_db_refused (refused) ? "refused" : "failed");
+  if (state == SERVER_FAILED || state == SERVER_FOREIGN)
     kt_log_event_emit (e, G_LOG_LEVEL_WARNING, "%s: %s", why, next);
   else
     kt_log_event_emit (e, G_LOG_LEVEL_WARNING, "MySQL at %s is %s: %s", description,
                        server_why[state], next);
 }
 
+/* A skip of a list being walked, said once kt_db_open() knows the end. */
+typedef struct
+{
+  char        *description;
+  char        *server;
+  ServerState  state;
+  unsigned int refused;
+  char        *why;
+} Skip;
+
+static void
+skip_clear (gpointer data)
+{
+  Skip *k = data;
+
+  g_free (k->description);
+  g_free (k->server);
+  g_free (k->why);
+}
+
+/* The skips of a list walked: said when a server was taken (why not the
+ * ones before it) or when one may come back (a retry follows); not when
+ * every server refused for good: the error that ends the command names
+ * each one's reason, in one line. */
+static void
+skips_said (GArray *skips, gboolean said, gboolean taken)
+{
+  for (guint i = 0; said && i < skips->len; i++)
+    {
+      const Skip *k = &g_array_index (skips, Skip, i);
+
+      skip_logged (k->description, k->server, k->state, k->refused, k->why,
+                   !taken && i + 1 == skips->len);
+    }
+}
+
+/* ---- Which database this is ------------------------------------------------ */
+
+/* The identity of the database this process works in: the first one a
+ * connection of it saw (any thread: the page's chart has connections of
+ * its own), and the server it was seen on. */
+static GMutex identity_lock;
+static char  *identity_seen;
+static char  *identity_seen_on;
+
+/* Compares @seen (NULL: the server holds none) of @server with the
+ * process's identity, recording it (with @record) if the process has none
+ * yet. SERVER_FOREIGN with @error naming both when they differ. */
+static ServerState
+identity_compare (const char *seen, gboolean record, const char *server,
+                  const char *description, GError **error)
+{
+  ServerState state = SERVER_USABLE;
+
+  g_mutex_lock (&identity_lock);
+  if (identity_seen == NULL && seen != NULL && record)
+    {
+      identity_seen = g_strdup (seen);
+      identity_seen_on = g_strdup (server);
+    }
+  else if (identity_seen != NULL && g_strcmp0 (seen, identity_seen) != 0)
+    {
+      g_autofree char *its = seen != NULL
+        ? g_strdup_printf ("its identity is %s", seen)
+        : g_strdup ("it holds no ktally identity (no ktally tables, or an older schema: a "
+                    "replica promoted before the database's creation reached it? restart "
+                    "ktally to start there anew)");
+
+      g_set_error (error, KT_ERROR, KT_ERROR_FATAL,
+                   "MySQL at %s is another database than this process's: %s, not %s "
+                   "(first seen on %s); refusing it: the servers of a hosts list must be "
+                   "one database's (a Galera cluster, a primary and its replicas)",
+                   description, its, identity_seen, identity_seen_on);
+      state = SERVER_FOREIGN;
+    }
+  g_mutex_unlock (&identity_lock);
+  return state;
+}
+
+const char *
+kt_db_identity (void)
+{
+  const char *id;
+
+  g_mutex_lock (&identity_lock);
+  id = identity_seen;
+  g_mutex_unlock (&identity_lock);
+  return id;
+}
+
+void
+kt_db_identity_forget (void)
+{
+  g_mutex_lock (&identity_lock);
+  g_clear_pointer (&identity_seen, g_free);
+  g_clear_pointer (&identity_seen_on, g_free);
+  g_mutex_unlock (&identity_lock);
+}
+
+/* The connect check (the schema's version and identity) on @conn, a
+ * connection to @server, and the identity compared: SERVER_USABLE,
+ * SERVER_FOREIGN, or SERVER_FAILED with @error (a newer schema: its
+ * KT_ERROR_USAGE). */
+static ServerState
+checked (MYSQL *conn, gboolean record, const char *server, const char *description,
+         GError **error)
+{
+  g_autofree char *seen = NULL;
+
+  if (connect_check == NULL)
+    return SERVER_USABLE;
+  if (!connect_check (conn, description, &seen, error))
+    return SERVER_FAILED;
+  return identity_compare (seen, record, server, description, error);
+}
+
 MYSQL *
-kt_db_open (KtDbConfig *db, gboolean read_only_ok, guint *index, unsigned int connect_timeout,
+kt_db_open (KtDbConfig *db, guint flags, guint *index, unsigned int connect_timeout,
             unsigned int io_timeout, GError **error)
 {
+  gboolean read_only_ok = (flags & KT_DB_OPEN_READ_ONLY_OK) != 0;
+  gboolean record = (flags & KT_DB_OPEN_BESIDE) == 0;
   g_autoptr(GString) why_not = g_string_new (NULL);
+  g_autoptr(GArray) skips = g_array_new (FALSE, TRUE, sizeof (Skip));
   g_autoptr(MYSQL) fallback = NULL;  /* the first read-only server, for a reader */
   guint fallback_at = 0;
   KtErrorCode code = KT_ERROR_FATAL;
   guint n = kt_db_hosts (db);
 
+  g_array_set_clear_func (skips, skip_clear);
   for (guint i = 0; i < n; i++)
     {
       g_autofree char *server = kt_db_host_text (db, i);
@@ -983,8 +1106,28 @@ kt_db_open (KtDbConfig *db, gboolean read_only_ok, guint *index, unsigned int co
       ServerState state = conn != NULL ? server_state (conn, description, &local)
                                        : SERVER_FAILED;
 
+      /* Which database it is, before anyone uses it: a server that holds
+       * another is refused as one that refuses the password is. Only a
+       * server about to be taken: a read-only one passed over (an old
+       * primary a failover fenced, which may hold what the new one lost,
+       * its creation included) must not make its identity the process's. */
       if (state == SERVER_USABLE || (state == SERVER_READ_ONLY && read_only_ok && n == 1))
         {
+          ServerState which = checked (conn, record, server, description, &local);
+
+          if (which != SERVER_USABLE)
+            state = which;
+          /* A schema newer than this ktally is the database's, not this
+           * server's: said at once. */
+          if (g_error_matches (local, KT_ERROR, KT_ERROR_USAGE))
+            {
+              g_propagate_error (error, g_steal_pointer (&local));
+              return NULL;
+            }
+        }
+      if (state == SERVER_USABLE || (state == SERVER_READ_ONLY && read_only_ok && n == 1))
+        {
+          skips_said (skips, TRUE, TRUE);
           if (index != NULL)
             *index = i;
           return g_steal_pointer (&conn);
@@ -1001,19 +1144,11 @@ kt_db_open (KtDbConfig *db, gboolean read_only_ok, guint *index, unsigned int co
             }
           continue;
         }
-      /* Access denied here is denied on every server of the list: stop at
-       * once, in one line, rather than retry a down server's neighbour
-       * until the start-up timeout. */
-      if (conn == NULL && kt_db_refused_everywhere (refused))
-        {
-          g_propagate_error (error, g_steal_pointer (&local));
-          return NULL;
-        }
       if (n == 1)
         {
-          if (state != SERVER_FAILED)
+          if (state != SERVER_FAILED && state != SERVER_FOREIGN)
             {
-              skip_logged (description, server, state, NULL, TRUE);
+              skip_logged (description, server, state, 0, NULL, TRUE);
               g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT, "cannot use MySQL at %s: it "
                            "is %s", description, server_why[state]);
             }
@@ -1021,16 +1156,41 @@ kt_db_open (KtDbConfig *db, gboolean read_only_ok, guint *index, unsigned int co
             g_propagate_error (error, g_steal_pointer (&local));
           return NULL;
         }
-      skip_logged (description, server, state, local != NULL ? local->message : NULL,
-                   i + 1 == n && fallback == NULL);
+      /* Refused (access denied, another database) is this server's answer,
+       * not the list's: the next server may take us (users differ between
+       * servers while a change replicates, or by mistake), and only when
+       * every one refused for good is it fatal, as with one server. */
+      g_array_append_val (skips, ((Skip) { g_strdup (description), g_strdup (server), state,
+                                           refused,
+                                           g_strdup (local != NULL ? local->message : NULL) }));
       /* One server that may come back (or be promoted) makes it worth
-       * another try; only when every one refused us for good is it
-       * fatal, as with one server. */
-      if (state != SERVER_FAILED || local->code != KT_ERROR_FATAL)
+       * another try. */
+      if ((state != SERVER_FAILED && state != SERVER_FOREIGN) || local->code != KT_ERROR_FATAL)
         code = KT_ERROR_TRANSIENT;
       g_string_append_printf (why_not, "%s%s: %s", why_not->len > 0 ? "; " : "", server,
-                              state != SERVER_FAILED ? server_why[state] : local->message);
+                              state != SERVER_FAILED && state != SERVER_FOREIGN
+                              ? server_why[state] : local->message);
     }
+  if (fallback != NULL)
+    {
+      g_autofree char *server = kt_db_host_text (db, fallback_at);
+      g_autofree char *description = describe_with (db, server);
+      g_autoptr(GError) local = NULL;
+
+      /* Taken, so checked now (a reader's: it passed over every writable
+       * server first). */
+      if (checked (fallback, record, server, description, &local) != SERVER_USABLE)
+        {
+          if (g_error_matches (local, KT_ERROR, KT_ERROR_USAGE))
+            {
+              g_propagate_error (error, g_steal_pointer (&local));
+              return NULL;
+            }
+          g_clear_pointer (&fallback, mysql_close);
+          g_string_append_printf (why_not, "%s%s", why_not->len > 0 ? "; " : "", local->message);
+        }
+    }
+  skips_said (skips, fallback != NULL || code == KT_ERROR_TRANSIENT, fallback != NULL);
   if (fallback != NULL)
     {
       g_autoptr(KtLogEvent) e = kt_log_event_new ("db-read-only");
@@ -1297,7 +1457,8 @@ kt_db_connect (KtDb *self, GError **error)
 
   if (self->conn != NULL)
     return TRUE;
-  self->conn = kt_db_open (&self->config, self->read_only_ok, &self->server, 5, 60, error);
+  self->conn = kt_db_open (&self->config, self->read_only_ok ? KT_DB_OPEN_READ_ONLY_OK : 0,
+                           &self->server, 5, 60, error);
   if (self->conn == NULL)
     return FALSE;
   if (self->connections++ > 0 && self->server != was)
@@ -1308,14 +1469,30 @@ kt_db_connect (KtDb *self, GError **error)
       g_clear_pointer (&self->conn, mysql_close);
       return FALSE;
     }
-  /* At every connect, not only at start: a database that a newer ktally
-   * migrated meanwhile is not written by this one. */
-  if (connect_check != NULL && !connect_check (self->conn, kt_db_name (self), error))
-    {
-      g_clear_pointer (&self->conn, mysql_close);
-      return FALSE;
-    }
+  /* kt_db_open() checked, at this connect as at every one, the schema's
+   * version (a database a newer ktally migrated meanwhile is not written by
+   * this one) and which database it is. */
   return TRUE;
+}
+
+gboolean
+kt_db_identity_check (KtDb *self, GError **error)
+{
+  GError *local = NULL;
+
+  if (self->conn == NULL)
+    return kt_db_connect (self, error);
+  switch (checked (self->conn, TRUE, self->servers[self->server], kt_db_name (self), &local))
+    {
+    case SERVER_USABLE:
+      return TRUE;
+    case SERVER_FOREIGN:
+      g_clear_pointer (&self->conn, mysql_close);
+      g_propagate_error (error, local);
+      return FALSE;
+    default:
+      return kt_db_failed (self, local, error);
+    }
 }
 
 gboolean
@@ -1458,8 +1635,14 @@ kt_db_open_long (KtDb *self, GError **error)
   /* The server of the batch connection, not the first of the list: the
    * migration must change the database the job then writes. */
   unsigned int code;
+  g_autoptr(MYSQL) conn = open_host (&self->config, self->server, kt_db_name (self), 5,
+                                     LONG_IO_S, &code, error);
 
-  return open_host (&self->config, self->server, kt_db_name (self), 5, LONG_IO_S, &code, error);
+  if (conn != NULL
+      && checked (conn, TRUE, self->servers[self->server], kt_db_name (self), error)
+         != SERVER_USABLE)
+    return NULL;
+  return g_steal_pointer (&conn);
 }
 
 char **

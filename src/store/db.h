@@ -91,11 +91,24 @@ void      kt_db_config_copy (KtDbConfig *to, const KtDbConfig *from);
 char     *kt_db_describe (const KtDbConfig *db);
 
 /* What a new connection is checked for, once it connects, before anyone
- * uses it: the schema layer installs its version check (schema.h), so
- * that a database a newer ktally migrated is never written by this one.
- * Set once, before any thread connects; NULL: nothing. */
-typedef gboolean (*KtDbConnectCheck) (MYSQL *conn, const char *description, GError **error);
+ * uses it: the schema layer installs its check (schema.h), so that a
+ * database a newer ktally migrated is never written by this one (an error,
+ * KT_ERROR_USAGE), and which reads the database's identity into
+ * *@identity (a new string; NULL when the database holds none: no ktally
+ * tables yet, or a schema older than the identity). Set once, before any
+ * thread connects; NULL: nothing is checked. */
+typedef gboolean (*KtDbConnectCheck) (MYSQL *conn, const char *description, char **identity,
+                                      GError **error);
 void     kt_db_set_connect_check (KtDbConnectCheck check);
+
+/* Which database this process works in: the identity the first of its
+ * connections saw (kt_db_open(), of any KtDb or thread, but for those
+ * opened KT_DB_OPEN_BESIDE), from then on the identity every connection
+ * must see; NULL until one was seen. Static, for messages. */
+const char *kt_db_identity (void);
+
+/* Forgets the process's identity: a test's, between two databases. */
+void     kt_db_identity_forget (void);
 
 /* How many servers @db names (1 with a socket), and the @i-th of them as
  * "host:port" ("[v6]:port", or the socket's path). New string. */
@@ -120,18 +133,39 @@ gboolean  kt_db_host_by_socket (const KtDbConfig *db, guint i);
  * connection.
  *
  * The servers of a hosts list are tried in order, each connect bounded by
- * @connect_timeout: the first that answers and is usable wins. A Galera
+ * @connect_timeout: the first that answers and is usable wins. @flags:
+ * KT_DB_OPEN_*. A Galera
  * node outside the primary component (wsrep_ready OFF) is skipped, and so
  * is a read-only server (read_only ON: a replica, or an old primary that
  * a failover fenced); each skip is one log line ("db-skip"). With
- * @read_only_ok, the first read-only server is taken when no writable one
- * answers (a line says so, "db-read-only"), and one alone is taken. On a Galera node, reads wait for every commit the cluster
- * acknowledged (wsrep_sync_wait): offsets read back are never older than
- * a commit ktally was told of. *@index (may be NULL): the server used,
- * 0 for @db->host. None usable: KT_ERROR_TRANSIENT if one of them may be
- * later (unreachable, skipped: a failover under way), else the first
- * server's error. */
-MYSQL   *kt_db_open (KtDbConfig *db, gboolean read_only_ok, guint *index,
+ * KT_DB_OPEN_READ_ONLY_OK, the first read-only server is taken when no writable one
+ * answers (a line says so, "db-read-only"), and one alone is taken. On a
+ * Galera node, reads wait for every commit the cluster acknowledged
+ * (wsrep_sync_wait): offsets read back are never older than a commit
+ * ktally was told of.
+ *
+ * Every connection is checked before it is returned (kt_db_set_connect_check()):
+ * a newer schema stops at once (KT_ERROR_USAGE); a server whose database
+ * identity is not the process's (kt_db_identity(): another database, one
+ * without ktally's tables) is refused, as one that refuses the password
+ * or the database: for good, but only that server, the next one is tried
+ * ("db-skip", reason "another-database" or "refused"). *@index (may be
+ * NULL): the server used, 0 for @db->host. None usable: KT_ERROR_TRANSIENT
+ * when one of them may be later (unreachable, not ready, read-only: a
+ * failover under way, or the process's own server down beside a foreign
+ * one), KT_ERROR_FATAL when every one refused for good; with one server,
+ * its error. */
+enum
+{
+  KT_DB_OPEN_READ_ONLY_OK = 1 << 0,  /* a reader: a read-only server will do (above) */
+  KT_DB_OPEN_BESIDE       = 1 << 1,  /* a connection beside the process's work (the
+                                      * page's chart): it compares the database's
+                                      * identity with the process's, but never makes
+                                      * the identity it finds the process's own, so
+                                      * that a page asked for while the job's server is
+                                      * down cannot choose the job's database */
+};
+MYSQL   *kt_db_open (KtDbConfig *db, guint flags, guint *index,
                      unsigned int connect_timeout, unsigned int io_timeout,
                      GError **error);
 
@@ -178,13 +212,13 @@ char    **kt_db_grants_missing_in (const char *const *lines, const char *databas
  * lock conflict): worth another try. */
 gboolean  kt_db_is_transient (unsigned int code);
 
-/* Whether a connection refused with @code would be refused by every
- * server of a hosts list alike, so that trying the others (or again) is
- * pointless: access denied (a wrong password, an unknown user). The
- * servers of one list (a Galera cluster, a primary and its replicas) share
- * their users. A server down or a certificate that fails verification is
- * that one server's (each presents its own), and the others are tried. */
-gboolean  kt_db_refused_everywhere (unsigned int code);
+/* Whether a connection failed with @code was refused for who we are:
+ * access denied (a wrong password, an unknown user). That server will say
+ * the same again ("db-skip", reason "refused"); the others of a hosts list
+ * are still tried (users differ between servers while a change
+ * replicates, or by mistake), and a list is given up only when every
+ * server refused for good (kt_db_open()). */
+gboolean  kt_db_refused (unsigned int code);
 
 /* ---- A database a module works in: one connection, opened on demand ---- */
 
@@ -236,6 +270,13 @@ const char *kt_db_client_version (void);
 void        kt_db_library_init (void);
 void        kt_db_library_end (void);
 const KtDbConfig *kt_db_config (KtDb *self);
+
+/* After the schema (and with it the database's identity) was created or
+ * migrated on the live connection: the identity read again and recorded
+ * as the process's, or compared with it (kt_db_open()). A connection that
+ * is not there is opened (which checks). A foreign database:
+ * KT_ERROR_FATAL, the connection dropped. */
+gboolean    kt_db_identity_check (KtDb *self, GError **error);
 
 /* Connects unless connected: a session at READ COMMITTED (the fenced
  * UPDATEs read the latest committed offset either way; this spares InnoDB's

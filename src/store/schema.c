@@ -1154,5 +1154,57 @@ kt_schema_readable (KtDb *db, GError **error)
 void
 kt_schema_install (void)
 {
-  kt_db_set_connect_check (kt_schema_refuse_newer);
+  kt_db_set_connect_check (kt_schema_connect_check);
+}
+
+gboolean
+kt_schema_identity_read (MYSQL *conn, const char *description, char **identity,
+                         GError **error)
+{
+  static const char sql[] = "SELECT id FROM ktally_database";
+  g_autoptr(MYSQL_RES) res = NULL;
+  MYSQL_ROW row;
+
+  *identity = NULL;
+  if (mysql_real_query (conn, sql, strlen (sql)) != 0)
+    {
+      if (mysql_errno (conn) == ER_NO_SUCH_TABLE)
+        return TRUE;  /* no ktally tables yet, or a schema older than version 9 */
+      g_set_error (error, KT_ERROR, kt_db_error_code (conn),
+                   "cannot read the database's identity on %s: %s", description,
+                   mysql_error (conn));
+      return FALSE;
+    }
+  res = mysql_store_result (conn);
+  if (res == NULL)
+    {
+      g_set_error (error, KT_ERROR, kt_db_error_code (conn),
+                   "cannot read the database's identity on %s: %s", description,
+                   mysql_error (conn));
+      return FALSE;
+    }
+  row = mysql_fetch_row (res);
+  if (row != NULL && row[0] != NULL)
+    *identity = g_strdup (row[0]);
+  return TRUE;
+}
+
+gboolean
+kt_schema_identity_create (MYSQL *conn, const char *description, GError **error)
+{
+  /* Drawn here, a literal in the statement: the server's UUID() would be
+   * drawn again by a replica that applies statements. */
+  g_autofree char *id = g_uuid_string_random ();
+  g_autofree char *sql = g_strdup_printf (
+    "INSERT IGNORE INTO ktally_database (one, id) VALUES (1, '%s')", id);
+
+  return kt_db_exec (conn, description, sql, "cannot record the database's identity", error);
+}
+
+gboolean
+kt_schema_connect_check (MYSQL *conn, const char *description, char **identity,
+                         GError **error)
+{
+  return kt_schema_refuse_newer (conn, description, error)
+         && kt_schema_identity_read (conn, description, identity, error);
 }

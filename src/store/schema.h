@@ -14,7 +14,7 @@
 #include "db.h"
 
 /* The schema version this ktally creates, migrates to and writes. */
-#define KT_SCHEMA_VERSION 8
+#define KT_SCHEMA_VERSION 9
 
 /* The oldest version that `status` and `audit`, which never alter a
  * database, still read as it is. */
@@ -57,7 +57,24 @@ void     kt_schema_set_newer_error (GError **error, const char *description, int
  * ktally (M): upgrade ktally"). One cheap query: made at every connect. */
 gboolean kt_schema_refuse_newer (MYSQL *conn, const char *description, GError **error);
 
-/* Makes kt_schema_refuse_newer() the check of every new connection
+/* The database's identity (ktally_database, sql/version.sql) into
+ * *@identity, a new string; NULL when it holds none (no ktally tables, or
+ * a schema older than version 9). Reads only. */
+gboolean kt_schema_identity_read (MYSQL *conn, const char *description, char **identity,
+                                  GError **error);
+
+/* Draws the database's identity and records it, unless one is there
+ * (INSERT IGNORE: of two instances creating a schema at once, the first
+ * wins). Inside the caller's transaction, where there is one: the one that
+ * records the schema's version. */
+gboolean kt_schema_identity_create (MYSQL *conn, const char *description, GError **error);
+
+/* What every new connection is checked for (db.h's KtDbConnectCheck):
+ * kt_schema_refuse_newer(), then kt_schema_identity_read(). */
+gboolean kt_schema_connect_check (MYSQL *conn, const char *description, char **identity,
+                                  GError **error);
+
+/* Makes kt_schema_connect_check() the check of every new connection
  * (db.h): call once at start, before any thread connects. */
 void     kt_schema_install (void);
 

@@ -87,6 +87,10 @@ class Gen:
         # The input of a history's log topics and count jobs (text lines,
         # or structured records of one input), and its refusals.
         self.r_input = random.Random("%s:input" % seed)
+        # Which databases' hosts lists name, last, an unrelated server (a
+        # second private MariaDB holding a ktally database of the same
+        # name): ktally must refuse it, and never write there.
+        self.r_foreign = random.Random("%s:foreign-server" % seed)
         self.seed = seed
         self.open = set(KNOWN_OPEN) if open_ is None else set(open_)
         self.focus = focus
@@ -170,6 +174,9 @@ class Gen:
                     fmt["level_field"] = "log.level"
             h["dbs"].append({"id": "d%d" % i, "mode": "idempotent" if idem else "transactional",
                              "format": fmt})
+        for d in h["dbs"]:
+            if self.r_foreign.random() < (0.9 if self.focus == "foreign-server" else 0.25):
+                d["foreign"] = True
         if any(t["kind"] == LEDGER for t in h["topics"]) and not any(
                 d["mode"] == "transactional" for d in h["dbs"]):
             h["dbs"].append({"id": "d%d" % len(h["dbs"]), "mode": "transactional",
@@ -311,6 +318,10 @@ class Gen:
         if self.mysql == "galera":
             # What the target is for: a node fault in most histories.
             weights[kinds.index("mysql")] = 14 if self.focus == "failover" else 9
+        if self.focus == "foreign-server":
+            # Outages of the jobs' own server, while they run, send them
+            # to the unrelated one.
+            weights[kinds.index("mysql")] = 14
         if self.focus in ("manage-jobs", "recount"):
             # `scripts/soak --focus manage-jobs`: resets and forgets often.
             weights[kinds.index("reset")], weights[kinds.index("forget")] = 25, 8

@@ -137,6 +137,32 @@ class Services:
                                                                  r.stderr.decode(errors="replace")))
         return out
 
+    def other_port(self):
+        """The unrelated server's port (scripts/services start-other:
+        started on first use, kept for the next histories)."""
+        if getattr(self, "_other_port", None) is None:
+            r = subprocess.run([self.services, "start-other"], capture_output=True, timeout=180,
+                               env=dict(os.environ, KT_SERVICES_DIR=self.env["KT_SERVICES_DIR"]))
+            if r.returncode != 0:
+                raise HarnessError("scripts/services start-other: %s" % (
+                    (r.stdout + r.stderr).decode()[-500:]))
+            self._other_port = int(r.stdout.decode().split()[-1])
+        return self._other_port
+
+    def other_sql(self, db, query, args=None):
+        kw = dict(host="127.0.0.1", port=self.other_port(), user=self.env["KT_MYSQL_USER"],
+                  passwd=self.env["KT_MYSQL_PASSWORD"], connect_timeout=5, autocommit=True,
+                  charset="utf8mb4")
+        if db:
+            kw["db"] = db
+        conn = MySQLdb.connect(**kw)
+        try:
+            cur = conn.cursor()
+            cur.execute(query, args)
+            return list(cur.fetchall())
+        finally:
+            conn.close()
+
     def service(self, *what):
         r = subprocess.run([self.services] + [str(w) for w in what], capture_output=True,
                            timeout=180, env=dict(os.environ, KT_SERVICES_DIR=self.env["KT_SERVICES_DIR"]))
@@ -503,7 +529,15 @@ class Runner:
         return "h%s_%s" % (self.run_id, jid)
 
     def uri(self, d):
-        return "%s/%s" % (self.svc.uri_base, self.dbname[d])
+        # A database drawn "foreign": its hosts list names, last, the
+        # unrelated server, which holds a ktally database of the same name.
+        other = ",127.0.0.1:%d" % self.svc.other_port() if self.dbs[d].get("foreign") else ""
+        return "%s%s/%s" % (self.svc.uri_base, other, self.dbname[d])
+
+    def other_uri(self, d):
+        """The unrelated server's database of the same name, alone."""
+        creds = self.svc.uri_base.split("//", 1)[1].split("@", 1)[0]
+        return "mysql://%s@127.0.0.1:%d/%s" % (creds, self.svc.other_port(), self.dbname[d])
 
     def note(self, text):
         self.log_lines.append("%7.2f %s" % (time.monotonic() - self.t0, text))
@@ -841,6 +875,15 @@ class Runner:
         self.svc.mysql_nodes_up()
         for d in self.dbs:
             self.svc.sql(None, "CREATE DATABASE `%s`" % self.dbname[d])
+            if self.dbs[d].get("foreign"):
+                # The unrelated server: a ktally database of the same name,
+                # of its own identity, its tables made by init-db.
+                self.svc.other_sql(None, "CREATE DATABASE `%s`" % self.dbname[d])
+                rc, out, err = self.run_cmd("other-init-db", [
+                    "init-db", "--db", self.other_uri(d), "--mode", self.dbs[d]["mode"]],
+                    self.HANG_CMD)
+                if rc != 0:
+                    raise HarnessError("init-db on the unrelated server: %s" % tail_text(err))
         for t in self.h["topics"]:
             if not self.svc.create_topic(self.names[t["id"]], t["partitions"]):
                 raise HarnessError("topic %s exists already" % self.names[t["id"]])
@@ -856,6 +899,8 @@ class Runner:
         for d in self.dbs:
             try:
                 self.svc.sql(None, "DROP DATABASE IF EXISTS `%s`" % self.dbname[d])
+                if self.dbs[d].get("foreign"):
+                    self.svc.other_sql(None, "DROP DATABASE IF EXISTS `%s`" % self.dbname[d])
             except Exception:
                 pass
 
@@ -2115,10 +2160,34 @@ class Runner:
             self.compare_offsets(d)
             self.compare_dead_letters(d)
             self.compare_ledger(d)
+            self.compare_foreign(d)
             if self.has_table(d, "ktally_batches"):
                 rc, out, err = self.run_cmd("final-audit", ["audit", "--db", self.uri(d)],
                                             self.HANG_CMD)
                 self.check_audit(d, rc, out, err)
+
+    def compare_foreign(self, d):
+        """A hosts list naming an unrelated server: every job's process
+        refused it (another database: its identity is not theirs), so it
+        holds nothing but what init-db made there. The refusals seen are
+        counted (ktally's line names both identities)."""
+        if not self.dbs[d].get("foreign"):
+            return
+        for table in ("kafka_offset", "ktally_batches", "ktally_job", "ktally_table"):
+            n = self.svc.other_sql(self.dbname[d], "SELECT COUNT(*) FROM `%s`" % table)[0][0]
+            if n:
+                raise Failure("foreign:%s" % d, "the unrelated server's %s.%s holds %d rows: a "
+                              "job counted there (its hosts list names it last)" % (
+                                  self.dbname[d], table, n))
+        if d != min(x for x in self.dbs if self.dbs[x].get("foreign")):
+            return      # the logs are counted once
+        for name in os.listdir(self.work):
+            path = os.path.join(self.work, name)
+            if os.path.isfile(path) and name.endswith(".log"):
+                with open(path, "rb") as f:
+                    self.stats["foreign_refusals"] += f.read().count(
+                        b"is another database than this process's")
+        self.stats["foreign_checked"] += 1
 
     @staticmethod
     def malformed_in(f, topic_name, p, numbered, into):
