@@ -375,7 +375,9 @@ def main():
     if args.histories is None and args.minutes is None and not args.replay and not args.mutant:
         args.histories = 1
     import lines
+    import records
     lines.selftest()
+    records.selftest()
     if args.mutant:
         return mutant(args)
     return Soak(args).main()
