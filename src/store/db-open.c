@@ -292,6 +292,62 @@ checked (MYSQL *conn, gboolean record, const char *server, const char *descripti
     }
 }
 
+/* The one server of a list of one cannot be used (@state, @local: why):
+ * into @error, a state said in a line first. */
+static void
+alone_failed (const char *description, const char *server, ServerState state, GError *local,
+              GError **error)
+{
+  if (state != SERVER_FAILED && state != SERVER_FOREIGN)
+    {
+      skip_logged (description, server, state, 0, NULL, TRUE);
+      g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT, "cannot use MySQL at %s: it "
+                   "is %s", description, server_why[state]);
+      g_clear_error (&local);
+    }
+  else
+    g_propagate_error (error, local);
+}
+
+/* A reader's read-only *@fallback (the @at-th server), about to be taken:
+ * checked now (it passed over every writable server first). Refused, it
+ * is closed and its reason appended to @why_not; FALSE only with a newer
+ * schema (@error), which is the database's, said at once. */
+static gboolean
+fallback_checked (KtDbConfig *db, MYSQL **fallback, guint at, gboolean record,
+                  GString *why_not, GError **error)
+{
+  g_autofree char *server = kt_db_host_text (db, at);
+  g_autofree char *description = kt_db_describe_server (db, server);
+  g_autoptr(GError) local = NULL;
+
+  if (checked (*fallback, record, server, description, &local) == SERVER_USABLE)
+    return TRUE;
+  if (g_error_matches (local, KT_ERROR, KT_ERROR_USAGE))
+    {
+      g_propagate_error (error, g_steal_pointer (&local));
+      return FALSE;
+    }
+  g_clear_pointer (fallback, mysql_close);
+  g_string_append_printf (why_not, "%s%s", why_not->len > 0 ? "; " : "", local->message);
+  return TRUE;
+}
+
+/* *@fallback (the @at-th server) taken, and said: no writable server. */
+static MYSQL *
+fallback_taken (KtDbConfig *db, MYSQL **fallback, guint at, guint *index)
+{
+  g_autoptr(KtLogEvent) e = kt_log_event_new ("db-read-only");
+  g_autofree char *server = kt_db_host_text (db, at);
+
+  kt_log_event_string (e, "server", server);
+  kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "MySQL: no writable server in the list: "
+                     "reading %s, which is read-only", server);
+  if (index != NULL)
+    *index = at;
+  return g_steal_pointer (fallback);
+}
+
 MYSQL *
 kt_db_open (KtDbConfig *db, guint flags, guint *index, unsigned int connect_timeout,
             unsigned int io_timeout, GError **error)
@@ -313,7 +369,7 @@ kt_db_open (KtDbConfig *db, guint flags, guint *index, unsigned int connect_time
       g_autoptr(GError) local = NULL;
       unsigned int refused = 0;
       g_autoptr(MYSQL) conn = kt_db_open_host (db, i, description, connect_timeout, io_timeout,
-                                         &refused, &local);
+                                               &refused, &local);
       ServerState state = conn != NULL ? server_state (conn, description, &local)
                                        : SERVER_FAILED;
 
@@ -357,14 +413,7 @@ kt_db_open (KtDbConfig *db, guint flags, guint *index, unsigned int connect_time
         }
       if (n == 1)
         {
-          if (state != SERVER_FAILED && state != SERVER_FOREIGN)
-            {
-              skip_logged (description, server, state, 0, NULL, TRUE);
-              g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT, "cannot use MySQL at %s: it "
-                           "is %s", description, server_why[state]);
-            }
-          else
-            g_propagate_error (error, g_steal_pointer (&local));
+          alone_failed (description, server, state, g_steal_pointer (&local), error);
           return NULL;
         }
       /* Refused (access denied, another database) is this server's answer,
@@ -382,38 +431,11 @@ kt_db_open (KtDbConfig *db, guint flags, guint *index, unsigned int connect_time
                               state != SERVER_FAILED && state != SERVER_FOREIGN
                               ? server_why[state] : local->message);
     }
-  if (fallback != NULL)
-    {
-      g_autofree char *server = kt_db_host_text (db, fallback_at);
-      g_autofree char *description = kt_db_describe_server (db, server);
-      g_autoptr(GError) local = NULL;
-
-      /* Taken, so checked now (a reader's: it passed over every writable
-       * server first). */
-      if (checked (fallback, record, server, description, &local) != SERVER_USABLE)
-        {
-          if (g_error_matches (local, KT_ERROR, KT_ERROR_USAGE))
-            {
-              g_propagate_error (error, g_steal_pointer (&local));
-              return NULL;
-            }
-          g_clear_pointer (&fallback, mysql_close);
-          g_string_append_printf (why_not, "%s%s", why_not->len > 0 ? "; " : "", local->message);
-        }
-    }
+  if (fallback != NULL && !fallback_checked (db, &fallback, fallback_at, record, why_not, error))
+    return NULL;
   skips_said (skips, fallback != NULL || code == KT_ERROR_TRANSIENT, fallback != NULL);
   if (fallback != NULL)
-    {
-      g_autoptr(KtLogEvent) e = kt_log_event_new ("db-read-only");
-      g_autofree char *server = kt_db_host_text (db, fallback_at);
-
-      kt_log_event_string (e, "server", server);
-      kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "MySQL: no writable server in the list: "
-                         "reading %s, which is read-only", server);
-      if (index != NULL)
-        *index = fallback_at;
-      return g_steal_pointer (&fallback);
-    }
+    return fallback_taken (db, &fallback, fallback_at, index);
   {
     g_autofree char *all = kt_db_describe (db);
     g_set_error (error, KT_ERROR, code, "no usable MySQL server for %s: %s", all,
