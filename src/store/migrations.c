@@ -11,6 +11,7 @@
  * It never creates a fresh database's tables (schema.c does, from the
  * latest .sql files) and never touches a newer schema. */
 #include "migrations.h"
+#include "schema-mysql.h"
 
 #include <signal.h>
 #include <stdlib.h>
@@ -331,7 +332,7 @@ bring_forward_locked (MYSQL *conn, const char *description, GError **error)
     return FALSE;
   if (version > KT_SCHEMA_VERSION)
     {
-      kt_schema_set_newer_error (error, description, version);
+      kt_db_check_newer_error (error, description, version);
       return FALSE;
     }
   if (version == 0)
@@ -416,7 +417,7 @@ bring_forward (MYSQL *conn, const char *description, KtMigrationsMigrating migra
 {
   gboolean ok;
 
-  if (!kt_schema_refuse_newer (conn, description, error))
+  if (!kt_db_check_version (conn, description, error))
     return FALSE;
   /* From the wait for the lock on: either may last. */
   if (migrating != NULL)
@@ -445,7 +446,7 @@ identity_ready (KtDb *db, GError **error)
   g_autofree char *id = NULL;
   GError *local = NULL;
 
-  if (!kt_schema_identity_read (kt_db_connection (db), kt_db_name (db), &id, &local)
+  if (!kt_db_check_identity_read (kt_db_connection (db), kt_db_name (db), &id, &local)
       || (id == NULL && !kt_schema_identity_create (kt_db_connection (db), kt_db_name (db),
                                                     &local)))
     return kt_db_failed (db, local, error);
@@ -678,7 +679,7 @@ list_pending (MYSQL *conn, const char *description, int *version, GArray *pendin
     return FALSE;
   if (*version > KT_SCHEMA_VERSION)
     {
-      kt_schema_set_newer_error (error, description, *version);
+      kt_db_check_newer_error (error, description, *version);
       return FALSE;
     }
   if (*version == 0 || *version == KT_SCHEMA_VERSION)
