@@ -308,15 +308,14 @@ after_failure (KtRunner *r, GError **failure, gint64 started, double *backoff, G
 
       /* Nothing was committed: plan again with what we own now, the
        * anchors checked first where the topic may have changed. */
-      for (guint i = 0; i < r->feeds->len; i++)
-        if (local->code == KT_ERROR_OVERTAKEN)
-          {
-            KtFeed *f = r->feeds->pdata[i];
+      for (guint i = 0; local->code == KT_ERROR_OVERTAKEN && i < r->feeds->len; i++)
+        {
+          KtFeed *f = r->feeds->pdata[i];
 
-            if (kt_source_changed (f->source))
-              cause = "topic-changed";
-            kt_feed_doubt (f);
-          }
+          if (kt_source_changed (f->source))
+            cause = "topic-changed";
+          kt_feed_doubt (f);
+        }
       kt_batch_log_abandoned (log, cause, local->message);
       return TRUE;
     }
