@@ -85,7 +85,9 @@ for r in r1 r2; do
   read -r from until < <(/usr/bin/python3 - "$WORK/$r.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d["executed"] and d["job"] and not d["rebuild"], d
+# Nothing to skip (the live run had caught up, a slow reset under the
+# sanitizers) is "executed": false, and fine.
+assert (d["executed"] or not d["changes"]) and d["job"] and not d["rebuild"], d
 parts = [(p["partition"], s) for p in d["partitions"] for s in p["skipped"]]
 for p in d["partitions"]:
     assert p["move"] in ("forward", "stays"), p
