@@ -75,9 +75,14 @@ CREATE TABLE IF NOT EXISTS ktally_table (
   name        VARCHAR(64)  CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
   holds       VARCHAR(16)  CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   bucket      VARCHAR(8)   CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  -- --input: '' (text lines), json, logfmt or otlp-json
+  input       VARCHAR(16)  CHARACTER SET ascii COLLATE ascii_bin NOT NULL DEFAULT '',
   levels      TEXT         CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
   pattern     TEXT         CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
   time_format TEXT         CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+  -- --time-field, --level-field: paths, '' for the input's defaults
+  time_field  TEXT         CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL DEFAULT (''),
+  level_field TEXT         CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL DEFAULT (''),
   dimensions  TEXT         CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
   sums        TEXT         CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
   first_job   VARCHAR(64)  CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,

@@ -10,3 +10,19 @@ CREATE TABLE IF NOT EXISTS ktally_schema (
   reached_at DATETIME(3)  NOT NULL DEFAULT CURRENT_TIMESTAMP(3),           -- UTC
   PRIMARY KEY (version)
 ) ENGINE = InnoDB;
+
+-- Which database this is: one row, a random identity made with the
+-- schema (in the transaction that records its version, by ktally, never
+-- by the server's UUID(), which a statement-based replica would compute
+-- again), inherited by every copy of the database: a Galera node, a
+-- replica, a restore from a backup. Every connection ktally makes compares
+-- it with the identity the process saw first, and refuses a server that
+-- holds another (a hosts list naming an unrelated server), so that a job
+-- never counts into two databases. See sql/HA.md.
+CREATE TABLE IF NOT EXISTS ktally_database (
+  one        TINYINT      NOT NULL DEFAULT 1,                            -- one row only
+  id         CHAR(36)     CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  created_at DATETIME(3)  NOT NULL DEFAULT CURRENT_TIMESTAMP(3),           -- UTC
+  PRIMARY KEY (one),
+  CONSTRAINT ktally_database_one CHECK (one = 1)
+) ENGINE = InnoDB;

@@ -838,7 +838,8 @@ static void
 test_format_custom (void)
 {
   static const char *const levels[] = { "ERROR", "FATAL", NULL };
-  KtParseFormat format = { "^<(?<level>\\w+)> (?<time>[^|]+)\\|", "%d.%m.%Y %T", levels, 60, NULL, NULL };
+  KtParseFormat format = { "^<(?<level>\\w+)> (?<time>[^|]+)\\|", "%d.%m.%Y %T", levels, 60, NULL, NULL,
+                           NULL, NULL, KT_INPUT_TEXT };
   g_autoptr(GError) error = NULL;
   g_autoptr(KtParser) parser = kt_parser_new_format (&format, &error);
   gint64 minute;
@@ -941,7 +942,8 @@ test_format_datetime_range (void)
 
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
     {
-      KtParseFormat format = { cases[i].pattern, cases[i].time_format, NULL, cases[i].bucket, NULL, NULL };
+      KtParseFormat format = { cases[i].pattern, cases[i].time_format, NULL, cases[i].bucket, NULL,
+                               NULL, NULL, NULL, KT_INPUT_TEXT };
       g_autoptr(GError) error = NULL;
       g_autoptr(KtParser) parser = NULL;
       gint64 now = usec_at (cases[i].clock[0], cases[i].clock[1], cases[i].clock[2],
@@ -1009,7 +1011,8 @@ test_format_leap_second (void)
 
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
     {
-      KtParseFormat format = { NULL, cases[i].time_format, NULL, 1, NULL, NULL };
+      KtParseFormat format = { NULL, cases[i].time_format, NULL, 1, NULL, NULL, NULL, NULL,
+                               KT_INPUT_TEXT };
       g_autoptr(KtParser) parser = kt_parser_new_format (&format, NULL);
       gint64 minute = 0;
 
@@ -1185,10 +1188,10 @@ static void
 test_format_refused (void)
 {
   static const KtParseFormat bad[] = {
-    { "(?<time>x", NULL, NULL, 0, NULL, NULL },
-    { "(?<t>\\S+) (?<level>\\w+)", NULL, NULL, 0, NULL, NULL },
-    { NULL, "%Y-%q", NULL, 0, NULL, NULL },
-    { NULL, NULL, NULL, 7, NULL, NULL },
+    { "(?<time>x", NULL, NULL, 0, NULL, NULL, NULL, NULL, KT_INPUT_TEXT },
+    { "(?<t>\\S+) (?<level>\\w+)", NULL, NULL, 0, NULL, NULL, NULL, NULL, KT_INPUT_TEXT },
+    { NULL, "%Y-%q", NULL, 0, NULL, NULL, NULL, NULL, KT_INPUT_TEXT },
+    { NULL, NULL, NULL, 7, NULL, NULL, NULL, NULL, KT_INPUT_TEXT },
   };
 
   for (gsize i = 0; i < G_N_ELEMENTS (bad); i++)
@@ -1220,7 +1223,8 @@ test_format_time_only (void)
 
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
     {
-      KtParseFormat format = { NULL, cases[i].time_format, NULL, 1, NULL, NULL };
+      KtParseFormat format = { NULL, cases[i].time_format, NULL, 1, NULL, NULL, NULL, NULL,
+                               KT_INPUT_TEXT };
       g_autoptr(GError) error = NULL;
       g_autoptr(KtParser) parser = kt_parser_new_format (&format, &error);
       gint64 minute = 0;
@@ -1260,7 +1264,8 @@ test_format_levels_refused (void)
 
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
     {
-      KtParseFormat format = { cases[i].pattern, NULL, cases[i].levels, 1, NULL, NULL };
+      KtParseFormat format = { cases[i].pattern, NULL, cases[i].levels, 1, NULL, NULL, NULL, NULL,
+                               KT_INPUT_TEXT };
       g_autoptr(GError) error = NULL;
       g_autoptr(KtParser) parser = kt_parser_new_format (&format, &error);
 
@@ -1294,7 +1299,7 @@ parse_fields (const char *value, gsize len, const char *by, const char *sum, int
   g_auto(GStrv) dims = by != NULL ? g_strsplit (by, ",", -1) : NULL;
   g_auto(GStrv) sums = sum != NULL ? g_strsplit (sum, ",", -1) : NULL;
   KtParseFormat format = { FIELDS_PATTERN, NULL, levels, bucket, (const char *const *) dims,
-                           (const char *const *) sums };
+                           (const char *const *) sums, NULL, NULL, KT_INPUT_TEXT };
   g_autoptr(GError) error = NULL;
   g_autoptr(KtParser) parser = kt_parser_new_format (&format, &error);
   KtKeyedCounts *keyed;
@@ -1452,7 +1457,7 @@ test_fields_malformed (void)
   static const char *const levels[] = { "ERROR", "WARN", NULL };
   static const char *const by[] = { "service", "status", NULL };
   static const char *const sums[] = { "bytes", NULL };
-  KtParseFormat format = { FIELDS_PATTERN, NULL, levels, 1, by, sums };
+  KtParseFormat format = { FIELDS_PATTERN, NULL, levels, 1, by, sums, NULL, NULL, KT_INPUT_TEXT };
   g_autoptr(GError) error = NULL;
   g_autoptr(KtParser) parser = kt_parser_new_format (&format, &error);
 
@@ -1545,7 +1550,7 @@ test_fields_refused (void)
       g_auto(GStrv) by = cases[i].by != NULL ? g_strsplit (cases[i].by, ",", -1) : NULL;
       g_auto(GStrv) sum = cases[i].sum != NULL ? g_strsplit (cases[i].sum, ",", -1) : NULL;
       KtParseFormat format = { cases[i].pattern, NULL, NULL, 1, (const char *const *) by,
-                               (const char *const *) sum };
+                               (const char *const *) sum, NULL, NULL, KT_INPUT_TEXT };
       g_autoptr(GError) error = NULL;
       g_autoptr(KtParser) parser = kt_parser_new_format (&format, &error);
 
@@ -1568,7 +1573,7 @@ test_fields_level (void)
 {
   static const char *const levels[] = { "ERROR", "FATAL", NULL };
   static const char *const by[] = { "level", NULL };
-  KtParseFormat format = { NULL, NULL, levels, 1, by, NULL };
+  KtParseFormat format = { NULL, NULL, levels, 1, by, NULL, NULL, NULL, KT_INPUT_TEXT };
   g_autoptr(GError) error = NULL;
   g_autoptr(KtParser) parser = kt_parser_new_format (&format, &error);
   g_autoptr(KtKeyLimit) limit = kt_key_limit_new (10);

@@ -23,6 +23,7 @@ typedef struct
 struct _KtOptionValues
 {
   KtCommandBits command;
+  const KtOption *const *tables;  /* every table (static) */
   GPtrArray    *rows;   /* const KtOption *, in table order */
   Slot         *slots;  /* one per row */
   GPtrArray    *errors; /* GError *, kt_option_values_collect()'s; NULL: stop at the first */
@@ -34,6 +35,7 @@ kt_option_values_new (const KtOption *const *tables, KtCommandBits command)
   KtOptionValues *self = g_new0 (KtOptionValues, 1);
 
   self->command = command;
+  self->tables = tables;
   self->rows = g_ptr_array_new ();
   for (const KtOption *const *t = tables; *t != NULL; t++)
     for (const KtOption *row = *t; row->name != NULL; row++)
@@ -121,16 +123,37 @@ append_words (GString *out, const char *const *words)
                             words[i]);
 }
 
+/* "[kafka] [mysql] ...": the config file's sections of @tables. */
+static char *
+sections_text (const KtOption *const *tables)
+{
+  g_auto(GStrv) sections = kt_option_sections (tables);
+  GString *out = g_string_new (NULL);
+
+  for (char **s = sections; *s != NULL; s++)
+    g_string_append_printf (out, "%s[%s]", s == sections ? "" : " ", *s);
+  return g_string_free (out, FALSE);
+}
+
 char *
-kt_option_help (const KtOption *row, const KtOptionNote *notes)
+kt_option_help (const KtOption *const *tables, const KtOption *row, const KtOptionNote *notes)
 {
   const char *help = note_for (notes, row->name);
   GString *out = g_string_new (help != NULL ? help : row->help);
+  const char *at = tables != NULL ? strstr (out->str, "{sections}") : NULL;
   gboolean bounded = (row->type == KT_OPT_INT || row->type == KT_OPT_SECONDS)
                      && (row->min != 0 || row->max != 0);
   const char *fallback = row->fallback_doc != NULL ? row->fallback_doc : row->fallback;
   gboolean any = FALSE;
 
+  if (at != NULL)
+    {
+      g_autofree char *sections = sections_text (tables);
+      gsize pos = (gsize) (at - out->str);
+
+      g_string_erase (out, (gssize) pos, strlen ("{sections}"));
+      g_string_insert (out, (gssize) pos, sections);
+    }
   if (row->type == KT_OPT_WORD || row->type == KT_OPT_TABLE || bounded || fallback != NULL)
     g_string_append (out, " (");
   if (row->type == KT_OPT_WORD)
@@ -193,6 +216,77 @@ take_value (const char *name, const char *value, gpointer data, GError **error)
   g_assert_not_reached ();
 }
 
+char *
+kt_option_reloadable (const KtOption *const *tables, KtCommandBits command)
+{
+  g_autoptr(GPtrArray) words = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GPtrArray) flags = g_ptr_array_new_with_free_func (g_free);
+  GString *out = g_string_new (NULL);
+
+  for (const KtOption *const *t = tables; *t != NULL; t++)
+    for (const KtOption *row = *t; row->name != NULL; row++)
+      {
+        if (!(row->flags & KT_OPT_RELOAD) || (row->commands & command) == 0)
+          continue;
+        if (row->reloads_as == NULL)
+          g_ptr_array_add (flags, g_strdup_printf ("--%s", row->name));
+        else if (!g_ptr_array_find_with_equal_func (words, row->reloads_as, g_str_equal, NULL))
+          g_ptr_array_add (words, g_strdup (row->reloads_as));
+      }
+  g_ptr_array_extend_and_steal (words, g_steal_pointer (&flags));
+  for (guint i = 0; i < words->len; i++)
+    g_string_append_printf (out, "%s%s", i == 0 ? "" : i + 1 == words->len ? " and " : ", ",
+                            (const char *) words->pdata[i]);
+  return g_string_free (out, FALSE);
+}
+
+/* @summary with "{reloadable}" spelled out (kt_option_reloadable()), its
+ * paragraph filled again to lines of at most 70 columns, as the
+ * summaries are written. New string. */
+static char *
+summary_text (const char *summary, const KtOption *const *tables, KtCommandBits command)
+{
+  const char *at = summary != NULL ? strstr (summary, "{reloadable}") : NULL;
+  const char *start, *end;
+  g_autofree char *list = NULL, *paragraph = NULL;
+  g_auto(GStrv) words = NULL;
+  GString *out;
+  gsize column = 0;
+
+  if (at == NULL)
+    return g_strdup (summary);
+  start = g_strrstr_len (summary, at - summary, "\n\n");
+  start = start != NULL ? start + 2 : summary;
+  end = strstr (at, "\n\n");
+  end = end != NULL ? end : at + strlen (at);
+  list = kt_option_reloadable (tables, command);
+  paragraph = g_strdup_printf ("%.*s%s%.*s", (int) (at - start), start, list,
+                               (int) (end - at - strlen ("{reloadable}")),
+                               at + strlen ("{reloadable}"));
+  g_strdelimit (paragraph, "\n", ' ');
+  words = g_strsplit (paragraph, " ", -1);
+  out = g_string_new_len (summary, start - summary);
+  for (char **w = words; *w != NULL; w++)
+    {
+      if (**w == '\0')
+        continue;
+      if (column > 0 && column + 1 + strlen (*w) > 70)
+        {
+          g_string_append_c (out, '\n');
+          column = 0;
+        }
+      else if (column > 0)
+        {
+          g_string_append_c (out, ' ');
+          column++;
+        }
+      g_string_append (out, *w);
+      column += strlen (*w);
+    }
+  g_string_append (out, end);
+  return g_string_free (out, FALSE);
+}
+
 gboolean
 kt_option_values_parse (KtOptionValues *self, const char *summary, const KtOptionNote *notes,
                         int argc, char **argv, GError **error)
@@ -202,6 +296,7 @@ kt_option_values_parse (KtOptionValues *self, const char *summary, const KtOptio
   g_autofree GOptionEntry *entries = g_new0 (GOptionEntry, self->rows->len + 1);
   GOptionGroup *group = g_option_group_new (NULL, NULL, NULL, self, NULL);
   g_autoptr(GError) local = NULL;
+  g_autofree char *expanded = summary_text (summary, self->tables, self->command);
   guint n = 0;
 
   for (guint i = 0; i < self->rows->len; i++)
@@ -212,7 +307,7 @@ kt_option_values_parse (KtOptionValues *self, const char *summary, const KtOptio
       e->long_name = s->row->name;
       e->short_name = s->row->letter;
       e->arg_description = s->row->type == KT_OPT_SWITCH ? NULL : s->row->metavar;
-      e->description = kt_option_help (s->row, notes);
+      e->description = kt_option_help (self->tables, s->row, notes);
       g_ptr_array_add (helps, (gpointer) e->description);
       if (s->row->type == KT_OPT_SWITCH)
         {
@@ -230,7 +325,7 @@ kt_option_values_parse (KtOptionValues *self, const char *summary, const KtOptio
       memcpy (&e->arg_data, &(GOptionArgFunc) { take_value }, sizeof (gpointer));
     }
 
-  g_option_context_set_summary (context, summary);
+  g_option_context_set_summary (context, expanded);
   g_option_group_add_entries (group, entries);
   g_option_context_set_main_group (context, group);
   if (!g_option_context_parse (context, &argc, &argv, &local))
@@ -721,7 +816,7 @@ kt_option_table_describe (const KtOption *table, KtCommandBits command, const ch
           g_key_file_set_comment (file, row->section, NULL, comment, NULL);
           continue;
         }
-      /* A literal "${" would read back as a variable (config.h). */
+      /* A literal "${" would read back as a variable (config-file.h). */
       parts = g_strsplit (text, "${", -1);
       escaped = g_strjoinv ("$${", parts);
       g_key_file_set_string (file, row->section, row->name, escaped);
@@ -826,9 +921,10 @@ man_env (GString *out, const KtOption *row, const char *env)
 
 /* One option as a .TP paragraph of a command's OPTIONS. */
 static void
-man_row (GString *out, const KtOption *row, const KtOptionNote *notes)
+man_row (GString *out, const KtOption *const *tables, const KtOption *row,
+         const KtOptionNote *notes)
 {
-  g_autofree char *help = kt_option_help (row, notes);
+  g_autofree char *help = kt_option_help (tables, row, notes);
   g_autofree char *env = kt_option_env_name (row);
 
   g_string_append (out, ".TP\n");
@@ -861,25 +957,26 @@ man_row (GString *out, const KtOption *row, const KtOptionNote *notes)
 }
 
 void
-kt_option_man_rows (GString *out, const KtOption *const *rows, const KtOptionNote *notes)
+kt_option_man_rows (GString *out, const KtOption *const *tables, const KtOption *const *rows,
+                    const KtOptionNote *notes)
 {
   for (const KtOption *const *r = rows; *r != NULL; r++)
     if (!((*r)->flags & KT_OPT_FILE_ONLY))
-      man_row (out, *r, notes);
+      man_row (out, tables, *r, notes);
 }
 
 void
 kt_option_man (GString *out, const KtOptionValues *self, const KtOptionNote *notes)
 {
   g_ptr_array_add (self->rows, NULL);
-  kt_option_man_rows (out, (const KtOption *const *) self->rows->pdata, notes);
+  kt_option_man_rows (out, self->tables, (const KtOption *const *) self->rows->pdata, notes);
   g_ptr_array_set_size (self->rows, self->rows->len - 1);
 }
 
 void
 kt_option_man_key (GString *out, const KtOption *row, const char *commands)
 {
-  g_autofree char *help = kt_option_help (row, NULL);
+  g_autofree char *help = kt_option_help (NULL, row, NULL);
   g_autofree char *env = kt_option_env_name (row);
 
   g_string_append (out, ".TP\n\\fB");

@@ -100,7 +100,12 @@ struct _KtOption
                              * alone it is refused, and not described */
   const char   *metavar;    /* the value's name in --help: "N", "DURATION" */
   const char   *help;       /* one or two sentences; the default, bounds and words
-                             * are added from the row */
+                             * are added from the row; "{sections}" stands for the
+                             * config file's sections, "[kafka] [mysql] ..." */
+  /* KT_OPT_RELOAD: how a summary of what a reload changes names it ("the
+   * MySQL credentials", shared by the rows that make them up); NULL: its
+   * --flag (kt_option_reloadable()). */
+  const char   *reloads_as;
 };
 
 /* A table ends with a row whose name is NULL. */
@@ -209,17 +214,25 @@ gboolean kt_option_holds_secret (const KtOption *row, const char *text);
 
 /* ---- Help and man pages ---------------------------------------------------- */
 
-/* @row's help for @notes' command: its text, then what the row says of
- * its words, bounds and default ("(1 to 64; default: the number of
- * cores)"). New string. */
-char *kt_option_help (const KtOption *row, const KtOptionNote *notes);
+/* @row's help for @notes' command: its text ("{sections}" spelled out
+ * from @tables), then what the row says of its words, bounds and default
+ * ("(1 to 64; default: the number of cores)"). New string. */
+char *kt_option_help (const KtOption *const *tables, const KtOption *row,
+                      const KtOptionNote *notes);
+
+/* What a reload changes for @command, from the KT_OPT_RELOAD rows of
+ * @tables it takes: their reloads_as phrases, then the others' --flags,
+ * in table order ("the MySQL credentials, the log level, --interval and
+ * --max-batch-bytes"). New string. A command's summary says
+ * "{reloadable}" where it goes (kt_option_values_parse()). */
+char *kt_option_reloadable (const KtOption *const *tables, KtCommandBits command);
 
 /* The OPTIONS of a command as man(7) paragraphs (.TP per option); the
- * same for a NULL-terminated list of @rows. */
+ * same for a NULL-terminated list of @rows of @tables. */
 void  kt_option_man      (GString *out, const KtOptionValues *values,
                           const KtOptionNote *notes);
-void  kt_option_man_rows (GString *out, const KtOption *const *rows,
-                          const KtOptionNote *notes);
+void  kt_option_man_rows (GString *out, const KtOption *const *tables,
+                          const KtOption *const *rows, const KtOptionNote *notes);
 
 /* One config-file key as a man(7) paragraph: its value, help, flag and
  * @commands, the names of the commands that read it. */

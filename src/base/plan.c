@@ -95,3 +95,12 @@ kt_plan_advance (GArray *states, const GArray *ranges)
           g_array_index (states, KtPartitionState, j).stored = r->until;
     }
 }
+
+void
+kt_range_stats_add (KtRangeStats *into, const KtRangeStats *more)
+{
+  into->records += more->records;
+  into->lines += more->lines;
+  into->errors += more->errors;
+  into->malformed += more->malformed;
+}

@@ -33,6 +33,19 @@ typedef struct
   gint64 until;      /* exclusive end: the new stored offset */
 } KtRange;
 
+/* What the records of ranges held: one partition's range of a batch (its
+ * audit row, offsets.h), or every range a run read (its totals). */
+typedef struct
+{
+  guint64 records;
+  guint64 lines;
+  guint64 errors;     /* the lines counted */
+  guint64 malformed;
+} KtRangeStats;
+
+/* Adds @more to @into. */
+void     kt_range_stats_add (KtRangeStats *into, const KtRangeStats *more);
+
 /* A range of offsets that retention removed before we read it. */
 typedef struct
 {

@@ -4,7 +4,7 @@
 #include "error.h"
 
 void
-kt_nap (const volatile int *stop, double seconds)
+kt_retry_nap (const volatile int *stop, double seconds)
 {
   gint64 until = g_get_monotonic_time () + (gint64) (seconds * G_USEC_PER_SEC);
 
@@ -60,7 +60,7 @@ kt_retry (const volatile int *stop, double timeout_s, const char *what,
           return FALSE;
         }
       g_debug ("%s: %s; retrying in %.2f s", what, local->message, delay);
-      kt_nap (stop, delay);
+      kt_retry_nap (stop, delay);
       delay = MIN (delay * 2, 2.0);
     }
 }

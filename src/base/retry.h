@@ -5,7 +5,7 @@
 #include <glib.h>
 
 /* Sleeps @seconds, waking early (within 50 ms) when *@stop is set. */
-void kt_nap (const volatile int *stop, double seconds);
+void kt_retry_nap (const volatile int *stop, double seconds);
 
 /* A step of start-up: tried until it works, fails for good (not
  * KT_ERROR_TRANSIENT, or KT_ERROR_CONFLICT more than KT_RETRY_CONFLICTS

@@ -2,11 +2,11 @@
  *
  * Every option is one row of kt_option_table (cli.c): names, config-file
  * key, type, default, bounds, which commands take it, whether a reload
- * applies it, help. A command (cmd-*.c) parses its words with
- * kt_command_parse(), which loads every row it takes into a KtConfig,
- * then checks what is its own (kt_options_* below hold the checks several
- * commands share). Everything is parsed and checked up front, with errors
- * that name the flag; the modules get the struct, never argv. */
+ * applies it, help. A command's words are parsed by config.c, which loads
+ * every row the command takes into a KtConfig, then has the command check
+ * what is its own (check.h holds the checks several commands share).
+ * Everything is parsed and checked up front, with errors that name the
+ * flag; the modules get the struct, never argv. */
 #pragma once
 #include <glib.h>
 #include "db.h"
@@ -60,56 +60,13 @@ typedef struct
 extern const KtOption kt_option_table[];
 
 
-void      kt_config_free  (KtConfig *config);  /* NULL is fine */
+/* Frees a KtConfig (config.c, which makes them). NULL is fine. */
+void      kt_config_free  (KtConfig *config);
 
 /* Overwrites, in place, the password of any mysql:// URI among @argv, so
  * that it does not show in ps(1). Call before parsing (on a copy). */
 void      kt_scrub_argv (int argc, char **argv);
 
-/* Whether @name is a job's name: [A-Za-z0-9._-] or any character beyond
- * ASCII (of the Basic Multilingual Plane: MySQL's), 1 to 64 characters. */
-gboolean  kt_is_job_name (const char *name);
 
-
-/* ---- What the commands share ---------------------------------------------- */
-
-/* Each checks options of @config, or fails with KT_ERROR_USAGE and one
- * line naming the flag. kt_options_kafka(): --brokers and --topic
- * required; @several says whether the command takes several topics
- * (--topic a,b); --job defaults to the topic. */
-gboolean kt_options_kafka   (KtConfig *config, const KtOptionValues *values,
-                             gboolean several, GError **error);
-/* --db required, and its password file read. */
-gboolean kt_options_db      (KtConfig *config, GError **error);
-/* What run and replay share: the kind, the mode, the fields of --by... */
-gboolean kt_options_run     (KtConfig *config, GError **error);
-/* --table: whether it was given (its row, KT_OPT_TABLE, checked the name). */
-gboolean kt_options_table   (KtConfig *config, const KtOptionValues *values, GError **error);
-/* --job: required when @required; of the rules of job names. */
-gboolean kt_options_job     (KtConfig *config, gboolean required, const char *hint,
-                             GError **error);
-/* --brokers (required when @required), -X, and one --topic, optional: the
- * commands that manage jobs (jobs, reset, forget) reach Kafka only for the
- * watermarks and the consumer group's offsets. */
-gboolean kt_options_brokers (KtConfig *config, gboolean required, GError **error);
-/* --dry-run and --execute exclude each other. */
-gboolean kt_options_execute (KtConfig *config, GError **error);
-
-/* What the database records of the job of @config, run by @kind: its
- * settings from the rows that say they are part of it (identity.h). The
- * caller clears @id. */
-struct _KtJobKind;
-void     kt_config_identity (const KtConfig *config, const struct _KtJobKind *kind,
-                             KtIdentity *id);
-
-/* What the page charts of the job's output: its table, bucket and --by
- * fields (*@dimensions holds them: the caller frees it after @chart). */
-void     kt_config_chart    (const KtConfig *config, const struct _KtJobKind *kind,
-                             KtHttpChart *chart, GStrv *dimensions);
-
-/* Runs the job of @config (run.h's kt_run(), with its identity and
- * chart made here). */
-gboolean kt_config_run      (const KtConfig *config, const KtRunHooks *hooks,
-                             volatile int *stop, KtRunTotals *totals, GError **error);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (KtConfig, kt_config_free)

@@ -62,7 +62,7 @@ check (KtConfig *config, const KtOptionValues *values, GError **error)
     }
   /* Every error at once: the values that did not load (the table kept
    * them), then what run checks of them together. */
-  kt_run_check_every (config, values, kt_option_values_errors (values));
+  kt_command_run_check_every (config, values, kt_option_values_errors (values));
   return kt_config_errors (kt_option_values_errors (values), error);
 }
 
@@ -115,8 +115,9 @@ check_mysql (const KtConfig *config, const volatile int *stop, GError **error)
 
   if (!kt_retry (stop, config->run.startup_timeout, "MySQL", connect_db, db, error))
     return FALSE;
-  printf ("# --connect: MySQL %s: connected over %s (server %s)\n", kt_db_name (db),
-          kt_db_transport (db), kt_db_server_version (db));
+  printf ("# --connect: MySQL %s: connected over %s (server %s, database identity %s)\n",
+          kt_db_name (db), kt_db_transport (db), kt_db_server_version (db),
+          kt_db_identity () != NULL ? kt_db_identity () : "none yet");
   missing = kt_db_grants_missing (db, error);
   if (missing == NULL)
     return FALSE;

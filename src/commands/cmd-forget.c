@@ -12,6 +12,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include "check.h"
 #include "error.h"
 #include "jobs.h"
 #include "migrations.h"
@@ -55,7 +56,7 @@ age_of (const char *when)
 /* Whether the consumer group ktally-JOB holds no offset of @job's topics
  * any more; KT_ERROR_USAGE saying how to delete it otherwise. */
 static gboolean
-group_empty (const KtConfig *config, const KtJobInfo *job, GError **error)
+group_empty (const KtConfig *config, const KtKnownJob *job, GError **error)
 {
   for (char **t = job->topics; *t != NULL; t++)
     {
@@ -91,10 +92,10 @@ group_empty (const KtConfig *config, const KtJobInfo *job, GError **error)
 }
 
 static void
-print_report (const KtJobInfo *job, const KtForgetReport *report, gboolean kafka,
+print_report (const KtKnownJob *job, const KtForgetReport *report, gboolean kafka,
               gboolean executed)
 {
-  const KtJobRecord *rec = job->record;
+  const KtJobRow *rec = job->record;
   g_autofree char *topics = g_strjoinv (", ", job->topics);
   const KtForgetCount *c = &report->offsets;
   const char *output = rec != NULL ? rec->output : NULL;
@@ -146,9 +147,9 @@ kt_forget (const KtConfig *config, GError **error)
 {
   static const volatile int never = 0;
   g_autoptr(KtDb) db = kt_db_new (&config->db);
-  g_autoptr(GPtrArray) jobs = g_ptr_array_new_with_free_func ((GDestroyNotify) kt_job_info_free);
+  g_autoptr(GPtrArray) jobs = g_ptr_array_new_with_free_func ((GDestroyNotify) kt_known_job_free);
   g_auto(KtForgetReport) report = { .identity = 0 };
-  const KtJobInfo *job;
+  const KtKnownJob *job;
   gboolean kafka;
 
   if (!kt_retry (&never, config->run.startup_timeout, "MySQL", readable, db, error)
@@ -194,10 +195,10 @@ static gboolean
 check (KtConfig *config, const KtOptionValues *values, GError **error)
 {
   (void) values;
-  return kt_options_job (config, TRUE, " (`ktally jobs` lists them)", error)
-         && kt_options_execute (config, error)
-         && kt_options_db (config, error)
-         && kt_options_brokers (config, FALSE, error);
+  return kt_check_job (config, TRUE, " (`ktally jobs` lists them)", error)
+         && kt_check_execute (config, error)
+         && kt_check_db (config, error)
+         && kt_check_brokers (config, FALSE, error);
 }
 
 static gboolean

@@ -3,10 +3,12 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include "check.h"
 #include "counts.h"
 #include "db-rows.h"
 #include "migrations.h"
 #include "error.h"
+#include "field-path.h"
 #include "schema.h"
 
 /* What `ktally init-db --help` says before the options. */
@@ -36,6 +38,22 @@ static const KtOption init_db_options[] = {
  * recorded it): the key columns but the bucket (and idempotent mode's job,
  * topic), and the sum_ columns. Into @dimensions and @sums,
  * NULL for none; kt_counts_prepare() then checks their types. */
+/* The columns of the fields of a ktally_table list. */
+static char **
+field_columns (const char *list)
+{
+  char **items = g_strsplit (list, ",", -1);
+
+  for (guint i = 0; items[i] != NULL; i++)
+    {
+      char *column = kt_field_column (items[i]);
+
+      g_free (items[i]);
+      items[i] = column;
+    }
+  return items;
+}
+
 static gboolean
 error_log_shape (KtDb *db, char ***dimensions, char ***sums, GError **error)
 {
@@ -52,10 +70,12 @@ error_log_shape (KtDb *db, char ***dimensions, char ***sums, GError **error)
   row = kt_db_rows_next (res);
   if (row != NULL)
     {
+      /* Fields, as the job named them: their columns (a structured
+       * input's paths give their own names, service.name service_name). */
       if (row[0] != NULL && *row[0] != '\0')
-        *dimensions = g_strsplit (row[0], ",", -1);
+        *dimensions = field_columns (row[0]);
       if (row[1] != NULL && *row[1] != '\0')
-        *sums = g_strsplit (row[1], ",", -1);
+        *sums = field_columns (row[1]);
       return TRUE;
     }
   /* Constant predicates only (schema.c's check_columns says why). */
@@ -187,7 +207,7 @@ static gboolean
 check (KtConfig *config, const KtOptionValues *values, GError **error)
 {
   (void) values;
-  return kt_options_db (config, error);
+  return kt_check_db (config, error);
 }
 
 static gboolean

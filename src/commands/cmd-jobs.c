@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <json-glib/json-glib.h>
+#include "check.h"
 #include "error.h"
 #include "jobs.h"
 #include "json-member.h"
@@ -44,7 +45,7 @@ source_partitions (gpointer data, int timeout_ms, GError **error)
  * offset of, the high watermark less that offset (or the log start where
  * that is higher), as `ktally status` says. */
 static gboolean
-topic_lag (const KtConfig *config, KtDb *db, const KtJobInfo *job, const char *topic,
+topic_lag (const KtConfig *config, KtDb *db, const KtKnownJob *job, const char *topic,
            gint64 *lag, GError **error)
 {
   static const volatile int never = 0;
@@ -101,8 +102,8 @@ print_json (const GPtrArray *jobs, const Lag *lags, gboolean brokers)
   json_builder_begin_array (b);
   for (guint i = 0; i < jobs->len; i++)
     {
-      const KtJobInfo *j = jobs->pdata[i];
-      const KtJobRecord *r = j->record;
+      const KtKnownJob *j = jobs->pdata[i];
+      const KtJobRow *r = j->record;
       const char *fields[][2] = {
         { "kind", r != NULL ? r->kind : NULL }, { "mode", r != NULL ? r->mode : NULL },
         { "offsets", r != NULL ? r->offsets : NULL }, { "table", r != NULL ? r->output : NULL },
@@ -169,8 +170,8 @@ print_table (const GPtrArray *jobs, const Lag *lags, gboolean brokers, const cha
     }
   for (guint i = 0; i < jobs->len; i++)
     {
-      const KtJobInfo *j = jobs->pdata[i];
-      const KtJobRecord *r = j->record;
+      const KtKnownJob *j = jobs->pdata[i];
+      const KtJobRow *r = j->record;
       char *row[N_COLUMNS] = {
         g_strdup (j->name), g_strdup (or_dash (r != NULL ? r->kind : NULL)),
         g_strdup (or_dash (r != NULL ? r->mode : NULL)),
@@ -202,7 +203,7 @@ print_table (const GPtrArray *jobs, const Lag *lags, gboolean brokers, const cha
             "watermarks)\n");
   for (guint i = 0; brokers && i < jobs->len; i++)
     if (!lags[i].known)
-      printf ("lag of %s unknown: %s\n", ((const KtJobInfo *) jobs->pdata[i])->name,
+      printf ("lag of %s unknown: %s\n", ((const KtKnownJob *) jobs->pdata[i])->name,
               lags[i].why);
 }
 
@@ -218,7 +219,7 @@ kt_jobs (const KtConfig *config, GError **error)
 {
   static const volatile int never = 0;
   g_autoptr(KtDb) db = kt_db_new (&config->db);
-  g_autoptr(GPtrArray) jobs = g_ptr_array_new_with_free_func ((GDestroyNotify) kt_job_info_free);
+  g_autoptr(GPtrArray) jobs = g_ptr_array_new_with_free_func ((GDestroyNotify) kt_known_job_free);
   g_autofree Lag *lags = NULL;
 
   kt_db_allow_read_only (db);  /* reads only: a replica will do */
@@ -228,7 +229,7 @@ kt_jobs (const KtConfig *config, GError **error)
   lags = g_new0 (Lag, MAX (jobs->len, 1));
   for (guint i = 0; config->kafka.brokers != NULL && i < jobs->len; i++)
     {
-      const KtJobInfo *j = jobs->pdata[i];
+      const KtKnownJob *j = jobs->pdata[i];
       g_autoptr(GError) local = NULL;
 
       /* A replay's work ends at its --until, which only its name holds. */
@@ -265,8 +266,8 @@ static gboolean
 check (KtConfig *config, const KtOptionValues *values, GError **error)
 {
   (void) values;
-  return kt_options_db (config, error)
-         && kt_options_brokers (config, FALSE, error);
+  return kt_check_db (config, error)
+         && kt_check_brokers (config, FALSE, error);
 }
 
 static gboolean

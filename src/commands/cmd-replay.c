@@ -6,6 +6,8 @@
 
 #include <stddef.h>
 #include "by-time.h"
+#include "check.h"
+#include "config.h"
 #include "db.h"
 #include "error.h"
 #include "identity.h"
@@ -205,7 +207,7 @@ ready (gpointer data)
 
 /* On a terminal: offsets done of the total, rate, time left. */
 static void
-progress (gpointer data, const char *topic, const GArray *states, const KtRunTotals *totals)
+progress (gpointer data, const char *topic, const GArray *states, const KtRangeStats *totals)
 {
   Replay *replay = data;
   const KtConfig *config = replay->config;
@@ -246,7 +248,7 @@ replay (const KtConfig *config, volatile int *stop, GError **error)
   KtRunHooks hooks = { .check = check, .ready = ready, .progress = progress,
                        .turn = on_reload, .data = &replay, .quiet = TRUE };
   g_autoptr(KtLogEvent) e = NULL;
-  KtRunTotals totals;
+  KtRangeStats totals;
   double seconds;
   gboolean ok;
 
@@ -404,7 +406,7 @@ replay_options (KtConfig *config, const KtOptionValues *values, GError **error)
 {
   ReplayOptions *o = config->own;
 
-  if (!kt_options_table (config, values, error))
+  if (!kt_check_table (config, values, error))
     return FALSE;
   /* A replay's offsets live under a job of its own, whatever --job says:
    * "replay." names are never a live job's (cmd-run.c refuses them), so a
@@ -435,9 +437,9 @@ replay_options (KtConfig *config, const KtOptionValues *values, GError **error)
 static gboolean
 check_options (KtConfig *config, const KtOptionValues *values, GError **error)
 {
-  return kt_options_kafka (config, values, FALSE, error)
-         && kt_options_db (config, error)
-         && kt_options_run (config, error)
+  return kt_check_kafka (config, values, FALSE, error)
+         && kt_check_db (config, error)
+         && kt_check_run (config, error)
          && replay_options (config, values, error);
 }
 

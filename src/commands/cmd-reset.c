@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <json-glib/json-glib.h>
+#include "check.h"
 #include "error.h"
 #include "instant.h"
 #include "json-member.h"
@@ -164,7 +165,7 @@ print_json (const KtResetJob *r, const GArray *moves, gboolean executed)
   g_autoptr(JsonGenerator) gen = json_generator_new ();
   g_autoptr(JsonNode) root = NULL;
   g_autofree char *out = NULL;
-  const KtJobRecord *rec = r->job->record;
+  const KtJobRow *rec = r->job->record;
 
   json_builder_begin_object (b);
   kt_json_member_string (b, "job", r->job->name);
@@ -201,7 +202,7 @@ print_json (const KtResetJob *r, const GArray *moves, gboolean executed)
 static void
 print_text (const KtResetJob *r, const GArray *moves, gboolean executed)
 {
-  const KtJobRecord *rec = r->job->record;
+  const KtJobRow *rec = r->job->record;
   g_autofree char *rows = kt_kind_rows_table (r->kind, rec->output);
   const char *topic = NULL;
   guint moved = 0;
@@ -302,7 +303,7 @@ check_flags (KtConfig *config, GError **error)
   guint given = (o->to != NULL) + (o->to_datetime != NULL) + (o->by_duration > 0)
                 + (o->shift_by != NULL);
 
-  if (!kt_options_job (config, TRUE, " (`ktally jobs` lists them)", error))
+  if (!kt_check_job (config, TRUE, " (`ktally jobs` lists them)", error))
     return FALSE;
   if (given != 1)
     {
@@ -316,7 +317,7 @@ check_flags (KtConfig *config, GError **error)
   if (!reset_target (o, &target, &moment, error))
     return FALSE;
   kt_reset_target_clear (&target);
-  if (!kt_options_execute (config, error))
+  if (!kt_check_execute (config, error))
     return FALSE;
   if (o->rebuild && g_strcmp0 (o->to, "latest") == 0)
     {
@@ -354,8 +355,8 @@ check (KtConfig *config, const KtOptionValues *values, GError **error)
 {
   (void) values;
   return check_flags (config, error)
-         && kt_options_db (config, error)
-         && kt_options_brokers (config, TRUE, error);
+         && kt_check_db (config, error)
+         && kt_check_brokers (config, TRUE, error);
 }
 
 static gboolean

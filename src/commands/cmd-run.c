@@ -3,7 +3,9 @@
 #include "cmd-run.h"
 
 #include <string.h>
+#include "check.h"
 #include "command.h"
+#include "config.h"
 #include "migrations.h"
 #include "schema.h"
 #include "error.h"
@@ -24,10 +26,8 @@ static const char SUMMARY[] =
   "1 internal error, 2 usage or configuration error, 3 Kafka or MySQL\n"
   "refused us (unreachable at start-up, access denied, unknown topic or\n"
   "database), 4 data lost to retention (see --on-data-loss).\n\n"
-  "SIGHUP reads the --config file and the password file again: the MySQL\n"
-  "credentials, the log level, --interval, --max-per-partition and\n"
-  "--max-batch-bytes change between batches; the rest is logged as\n"
-  "needing a restart.";
+  "SIGHUP reads the --config file and the password file again: {reloadable}\n"
+  "change between batches; the rest is logged as needing a restart.";
 
 /* A kind that writes rows keyed by job into NAME + a suffix (idempotent
  * mode's NAME_topic, under its view NAME) needs that name to be a table
@@ -35,8 +35,8 @@ static const char SUMMARY[] =
 static gboolean
 check_table_name (const KtConfig *config, GError **error)
 {
-  const KtJobKind *kind = kt_kind_lookup (config->job.kind, kt_mode_names[config->job.mode],
-                                          NULL);
+  const KtKind *kind = kt_kind_lookup (config->job.kind, kt_mode_names[config->job.mode],
+                                       NULL);
 
   return kind == NULL || kind->rows_suffix == NULL
          || kt_table_name_check ("--table", config->job.table, kind->rows_suffix, error);
@@ -63,27 +63,27 @@ typedef gboolean (*Check) (KtConfig *config, const KtOptionValues *values, GErro
 static gboolean
 check_kafka (KtConfig *config, const KtOptionValues *values, GError **error)
 {
-  return kt_options_kafka (config, values, TRUE, error);
+  return kt_check_kafka (config, values, TRUE, error);
 }
 
 static gboolean
 check_db (KtConfig *config, const KtOptionValues *values, GError **error)
 {
   (void) values;
-  return kt_options_db (config, error);
+  return kt_check_db (config, error);
 }
 
 static gboolean
 check_run (KtConfig *config, const KtOptionValues *values, GError **error)
 {
   (void) values;
-  return kt_options_run (config, error);
+  return kt_check_run (config, error);
 }
 
 static gboolean
 check_table (KtConfig *config, const KtOptionValues *values, GError **error)
 {
-  return kt_options_table (config, values, error) && check_table_name (config, error);
+  return kt_check_table (config, values, error) && check_table_name (config, error);
 }
 
 static gboolean
@@ -105,7 +105,7 @@ kept (Check check, KtConfig *config, const KtOptionValues *values, GPtrArray *er
 }
 
 void
-kt_run_check_every (KtConfig *config, const KtOptionValues *values, GPtrArray *errors)
+kt_command_run_check_every (KtConfig *config, const KtOptionValues *values, GPtrArray *errors)
 {
   /* Independent of each other but for the job's name and table, which
    * the Kafka options settle (the name defaults to the topic). */
@@ -121,11 +121,11 @@ kt_run_check_every (KtConfig *config, const KtOptionValues *values, GPtrArray *e
 }
 
 gboolean
-kt_run_check (KtConfig *config, const KtOptionValues *values, GError **error)
+kt_command_run_check (KtConfig *config, const KtOptionValues *values, GError **error)
 {
   g_autoptr(GPtrArray) errors = g_ptr_array_new_with_free_func ((GDestroyNotify) g_error_free);
 
-  kt_run_check_every (config, values, errors);
+  kt_command_run_check_every (config, values, errors);
   if (errors->len == 0)
     return TRUE;
   /* The first, as the checks come in the order they always did. */
@@ -173,7 +173,7 @@ service_ready (gpointer data)
  * sums into *@records and *@lag. */
 static void
 service_add_up (Service *s, const char *topic, const GArray *states,
-                const KtRunTotals *totals, guint64 *records, gint64 *lag)
+                const KtRangeStats *totals, guint64 *records, gint64 *lag)
 {
   Seen *seen = g_hash_table_lookup (s->topics, topic);
   GHashTableIter iter;
@@ -203,7 +203,7 @@ service_add_up (Service *s, const char *topic, const GArray *states,
 
 static void
 service_progress (gpointer data, const char *topic, const GArray *states,
-                  const KtRunTotals *totals)
+                  const KtRangeStats *totals)
 {
   Service *s = data;
   g_autoptr(GString) line = g_string_new (NULL);
@@ -270,7 +270,7 @@ service_turn (gpointer data, KtRunSettings *settings)
  * "done" (idle with --exit-when-idle) or "stopped" (SIGTERM or SIGINT: the
  * batch in flight committed whole or was abandoned whole). */
 static void
-report_end (const KtConfig *config, const char *event, const KtRunTotals *totals,
+report_end (const KtConfig *config, const char *event, const KtRangeStats *totals,
             gint64 started)
 {
   g_autoptr(KtLogEvent) e = kt_log_event_new (event);
@@ -305,7 +305,7 @@ handle (const KtConfig *config, volatile int *stop, GError **error)
                        .turn = service_turn, .migrating = service_migrating,
                        .data = &service, .quiet = service.watched, .metrics = metrics };
   gint64 started = g_get_monotonic_time ();
-  KtRunTotals totals;
+  KtRangeStats totals;
   gboolean ok;
 
   service.topics = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
@@ -326,6 +326,6 @@ const KtCommand kt_command_run = {
   .summary = "read the topic in micro-batches, forever (or until idle)",
   .help = SUMMARY,
   .bit = KT_CMD_RUN,
-  .check = kt_run_check,
+  .check = kt_command_run_check,
   .handle = handle,
 };

@@ -6,6 +6,6 @@
 
 /* What `run` checks of its options once the table loaded them: the first
  * error, or with _every, every one appended to @errors (GError *). */
-gboolean  kt_run_check (KtConfig *config, const KtOptionValues *values, GError **error);
-void      kt_run_check_every (KtConfig *config, const KtOptionValues *values,
-                              GPtrArray *errors);
+gboolean  kt_command_run_check (KtConfig *config, const KtOptionValues *values, GError **error);
+void      kt_command_run_check_every (KtConfig *config, const KtOptionValues *values,
+                                      GPtrArray *errors);

@@ -1,12 +1,15 @@
 /* cmd-status.c - `ktally status`: where every partition of a job stands.
  *
  * Per partition: the stored offset (kafka_offset, or the consumer group's
- * with --offsets kafka), the log start, the high watermark, the lag and any
+ * with --offsets kafka), the log start, the last stable offset (where a
+ * job's reading ends: it reads committed records only), the high
+ * watermark (the log's end, open transactions included), the lag and any
  * data lost to retention, as a table or JSON (json-glib). Reads only. */
 #include "command.h"
 
 #include <stdio.h>
 #include <json-glib/json-glib.h>
+#include "check.h"
 #include "error.h"
 #include "jobs.h"
 #include "json-member.h"
@@ -19,14 +22,16 @@
 #define KAFKA_TIMEOUT_MS 10000
 /* What `ktally status --help` says before the options. */
 static const char SUMMARY[] =
-  "Shows, per partition, the job's stored offset, the log start, the high\n"
-  "watermark, the lag, and whether data was lost to retention. --job alone\n"
-  "shows every topic the job reads.";
+  "Shows, per partition, the job's stored offset, the log start, the last\n"
+  "stable offset (where reading committed records ends), the high watermark\n"
+  "(the log's end, open transactions included), the lag, and whether data\n"
+  "was lost to retention. --job alone shows every topic the job reads.";
 
 /* One partition of `ktally status`: its lag and what was lost. */
 typedef struct
 {
-  const KtPartitionState *s;
+  const KtPartitionState *s;  /* ->high: the last stable offset */
+  gint64   high_watermark;
   gboolean lost;
   gint64   lost_n;
   gint64   lag;
@@ -34,14 +39,16 @@ typedef struct
 } StatusRow;
 
 static StatusRow
-status_row (const KtPartitionState *s, GHashTable *owners)
+status_row (const KtPartitionState *s, gint64 high_watermark, GHashTable *owners)
 {
-  StatusRow row = { s, s->stored >= 0 && (s->stored < s->low || s->stored > s->high), 0, 0,
+  StatusRow row = { s, high_watermark,
+                    s->stored >= 0 && (s->stored < s->low || s->stored > s->high), 0, 0,
                     g_hash_table_lookup (owners, GINT_TO_POINTER (s->partition)) };
 
   if (row.lost)
     row.lost_n = s->stored < s->low ? s->low - s->stored : s->stored - s->high;
-  /* Without a stored offset, everything readable is still to do. */
+  /* Without a stored offset, everything readable is still to do; an
+   * open transaction's records are not readable yet. */
   row.lag = MAX (0, s->stored < 0 ? s->high - s->low : s->high - MAX (s->stored, s->low));
   return row;
 }
@@ -50,10 +57,10 @@ status_row (const KtPartitionState *s, GHashTable *owners)
  * escaped). @kafka: the offsets shown are the consumer group's. */
 static JsonNode *
 status_json (const KtConfig *config, const char *database, const GArray *states,
-             GHashTable *owners, gboolean kafka)
+             const gint64 *highs, GHashTable *owners, gboolean kafka)
 {
   g_autoptr(JsonBuilder) b = json_builder_new ();
-  gint64 t_stored = 0, t_high = 0, t_lag = 0, t_lost = 0;
+  gint64 t_stored = 0, t_stable = 0, t_high = 0, t_lag = 0, t_lost = 0;
 
   json_builder_begin_object (b);
   kt_json_member_string (b, "job", config->job.name);
@@ -65,10 +72,12 @@ status_json (const KtConfig *config, const char *database, const GArray *states,
   json_builder_begin_array (b);
   for (guint i = 0; i < states->len; i++)
     {
-      StatusRow row = status_row (&g_array_index (states, KtPartitionState, i), owners);
+      StatusRow row = status_row (&g_array_index (states, KtPartitionState, i), highs[i],
+                                  owners);
 
       t_stored += MAX (row.s->stored, 0);
-      t_high += row.s->high;
+      t_stable += row.s->high;
+      t_high += row.high_watermark;
       t_lag += row.lag;
       t_lost += row.lost_n;
       json_builder_begin_object (b);
@@ -79,7 +88,8 @@ status_json (const KtConfig *config, const char *database, const GArray *states,
       else
         json_builder_add_null_value (b);
       kt_json_member_int (b, "log_start", row.s->low);
-      kt_json_member_int (b, "high_watermark", row.s->high);
+      kt_json_member_int (b, "last_stable_offset", row.s->high);
+      kt_json_member_int (b, "high_watermark", row.high_watermark);
       kt_json_member_int (b, "lag", row.lag);
       kt_json_member_bool (b, "data_lost", row.lost);
       kt_json_member_int (b, "lost_offsets", row.lost_n);
@@ -98,6 +108,7 @@ status_json (const KtConfig *config, const char *database, const GArray *states,
   json_builder_begin_object (b);
   kt_json_member_int (b, "partitions", states->len);
   kt_json_member_int (b, "stored", t_stored);
+  kt_json_member_int (b, "last_stable_offset", t_stable);
   kt_json_member_int (b, "high_watermark", t_high);
   kt_json_member_int (b, "lag", t_lag);
   kt_json_member_int (b, "lost_offsets", t_lost);
@@ -109,23 +120,26 @@ status_json (const KtConfig *config, const char *database, const GArray *states,
 /* `status` as a table for people, one topic, appended to @out. */
 static void
 status_table (const KtConfig *config, const char *database, const GArray *states,
-              GHashTable *owners, const char *owner_kind, gboolean kafka, GString *out)
+              const gint64 *highs, GHashTable *owners, const char *owner_kind, gboolean kafka,
+              GString *out)
 {
-  gint64 t_stored = 0, t_high = 0, t_lag = 0, t_lost = 0;
+  gint64 t_stored = 0, t_stable = 0, t_high = 0, t_lag = 0, t_lost = 0;
   const char *sep = config->job.group != NULL ? "  " : "";
 
   g_string_append_printf (out, "job %s, topic %s, database %s%s%s%s%s\n"
-                          "%9s %12s %12s %14s %12s  %-22s%s%s\n",
+                          "%9s %12s %12s %12s %14s %12s  %-22s%s%s\n",
                           config->job.name, config->job.topic, database,
                           config->job.group != NULL ? ", group " : "",
                           config->job.group != NULL ? config->job.group : "",
                           kafka ? ", offsets in Kafka's consumer group ktally-" : "",
                           kafka ? config->job.name : "", "partition",
-                          "stored", "log start", "high watermark", "lag", "data lost", sep,
+                          "stored", "log start", "last stable", "high watermark", "lag",
+                          "data lost", sep,
                           config->job.group != NULL ? owner_kind : "");
   for (guint i = 0; i < states->len; i++)
     {
-      StatusRow row = status_row (&g_array_index (states, KtPartitionState, i), owners);
+      StatusRow row = status_row (&g_array_index (states, KtPartitionState, i), highs[i],
+                                  owners);
       const KtPartitionState *s = row.s;
       g_autofree char *stored = s->stored >= 0
         ? g_strdup_printf ("%" G_GINT64_FORMAT, s->stored) : g_strdup ("-");
@@ -136,17 +150,19 @@ status_table (const KtConfig *config, const char *database, const GArray *states
           : g_strdup_printf ("YES: stored offset beyond the end");
 
       t_stored += MAX (s->stored, 0);
-      t_high += s->high;
+      t_stable += s->high;
+      t_high += row.high_watermark;
       t_lag += row.lag;
       t_lost += row.lost_n;
-      g_string_append_printf (out, "%9d %12s %12" G_GINT64_FORMAT " %14" G_GINT64_FORMAT
-                              " %12" G_GINT64_FORMAT "  %-22s%s%s\n", s->partition, stored,
-                              s->low, s->high, row.lag, what, sep,
+      g_string_append_printf (out, "%9d %12s %12" G_GINT64_FORMAT " %12" G_GINT64_FORMAT
+                              " %14" G_GINT64_FORMAT " %12" G_GINT64_FORMAT "  %-22s%s%s\n",
+                              s->partition, stored, s->low, s->high, row.high_watermark,
+                              row.lag, what, sep,
                               config->job.group != NULL ? (row.owner != NULL ? row.owner : "-") : "");
     }
-  g_string_append_printf (out, "%9s %12" G_GINT64_FORMAT " %12s %14" G_GINT64_FORMAT
-                          " %12" G_GINT64_FORMAT "  %s\n", "total", t_stored, "",
-                          t_high, t_lag, t_lost > 0 ? "YES" : "-");
+  g_string_append_printf (out, "%9s %12" G_GINT64_FORMAT " %12s %12" G_GINT64_FORMAT
+                          " %14" G_GINT64_FORMAT " %12" G_GINT64_FORMAT "  %s\n", "total",
+                          t_stored, "", t_stable, t_high, t_lag, t_lost > 0 ? "YES" : "-");
 }
 
 /* What status reads one topic through. */
@@ -180,6 +196,7 @@ status_topic (const KtConfig *config, KtDb *db, gboolean present, JsonArray *jso
   g_autoptr(KtSource) source = kt_source_new (&source_config, error);
   g_autoptr(GArray) partitions = g_array_new (FALSE, FALSE, sizeof (gint32));
   g_autoptr(GArray) states = g_array_new (FALSE, TRUE, sizeof (KtPartitionState));
+  g_autofree gint64 *highs = NULL;
   g_autoptr(GHashTable) owners = g_hash_table_new_full (g_direct_hash, g_direct_equal,
                                                         NULL, g_free);
   StatusTopic t = { config, source, partitions };
@@ -210,7 +227,10 @@ status_topic (const KtConfig *config, KtDb *db, gboolean present, JsonArray *jso
       for (guint i = 0; i < states->len; i++)
         kafka |= s[i].stored >= 0;
     }
-  if (!kt_source_watermarks (source, s, states->len, KAFKA_TIMEOUT_MS, error))
+  highs = g_new0 (gint64, MAX (states->len, 1));
+  /* The high watermarks after the last stable offsets: never below them. */
+  if (!kt_source_watermarks (source, s, states->len, KAFKA_TIMEOUT_MS, error)
+      || !kt_source_high_watermarks (source, s, states->len, highs, KAFKA_TIMEOUT_MS, error))
     return FALSE;
 
   if (config->job.group != NULL)
@@ -229,9 +249,10 @@ status_topic (const KtConfig *config, KtDb *db, gboolean present, JsonArray *jso
         }
     }
   if (json != NULL)
-    json_array_add_element (json, status_json (config, kt_db_name (db), states, owners, kafka));
+    json_array_add_element (json, status_json (config, kt_db_name (db), states, highs, owners,
+                                               kafka));
   else
-    status_table (config, kt_db_name (db), states, owners, owner_kind, kafka, text);
+    status_table (config, kt_db_name (db), states, highs, owners, owner_kind, kafka, text);
   return TRUE;
 }
 
@@ -247,8 +268,8 @@ status_database (gpointer data, int timeout_ms, GError **error)
 static gboolean
 job_topics (KtDb *db, KtConfig *config, GStrv *topics, GError **error)
 {
-  g_autoptr(GPtrArray) jobs = g_ptr_array_new_with_free_func ((GDestroyNotify) kt_job_info_free);
-  const KtJobInfo *info;
+  g_autoptr(GPtrArray) jobs = g_ptr_array_new_with_free_func ((GDestroyNotify) kt_known_job_free);
+  const KtKnownJob *info;
 
   if (!kt_jobs_load (db, jobs, error)
       || (info = kt_jobs_require (db, jobs, config->job.name, error)) == NULL)
@@ -326,10 +347,10 @@ check (KtConfig *config, const KtOptionValues *values, GError **error)
 {
   /* --job alone: the job knows its topics (kt_status reads them). */
   if (config->job.topics == NULL && kt_option_given (values, "job")
-      ? !kt_options_job (config, TRUE, "", error) || !kt_options_brokers (config, TRUE, error)
-      : !kt_options_kafka (config, values, TRUE, error))
+      ? !kt_check_job (config, TRUE, "", error) || !kt_check_brokers (config, TRUE, error)
+      : !kt_check_kafka (config, values, TRUE, error))
     return FALSE;
-  if (!kt_options_db (config, error))
+  if (!kt_check_db (config, error))
     return FALSE;
   config->job.table = g_strdup ("error_log");
   return TRUE;

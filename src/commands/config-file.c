@@ -1,4 +1,4 @@
-/* config.c - a configuration file in front of the command line.
+/* config-file.c - a configuration file in front of the command line.
  *
  * GKeyFile reads the file; what it cannot tell (where a key is) is found in
  * the text, so that a typo is reported with its line. The result is plain

@@ -1,9 +1,10 @@
-/* config.h - `--config FILE`: a GKeyFile turned into command-line words.
+/* config-file.h - `--config FILE`: a GKeyFile turned into command-line
+ * words (config.c puts them in front of the command line's).
  *
- * The file's keys are spelled exactly like the long options, in sections
- * [kafka] [mysql] [batch] [parse] [http]; the file's words go before the
- * command line's, so a flag given on the command line wins (GOption keeps
- * the last value). Any key of [kafka] that is not an option is a librdkafka
+ * The file's keys are spelled exactly like the long options, in the
+ * sections the option rows name (kt_option_sections()); the file's words
+ * go before the command line's, so a flag given on the command line wins
+ * (GOption keeps the last value). Any key of [kafka] that is not an option is a librdkafka
  * property, checked like -X (kprops.h, naming the line) and passed as -X. */
 #pragma once
 #include <glib.h>

@@ -13,6 +13,8 @@
 #include <glib.h>
 #include "cli.h"
 #include "command.h"
+#include "kind.h"
+#include "run.h"
 
 /* Parses `ktally COMMAND ARGS...` (@argv[0] is the command name) for the
  * command of @commands named @command, with every row of @tables (the
@@ -29,3 +31,19 @@ KtConfig *kt_config_parse_with (const KtCommand *const *commands,
 /* @errors (GError *) as one error: their messages one a line, the code
  * of the first. FALSE when there were some. */
 gboolean  kt_config_errors (GPtrArray *errors, GError **error);
+
+/* What the database records of the job of @config, run by @kind: its
+ * settings from the rows that say they are part of it (identity.h). The
+ * caller clears @id. */
+void     kt_config_identity (const KtConfig *config, const KtKind *kind,
+                             KtIdentity *id);
+
+/* What the page charts of the job's output: its table, bucket and --by
+ * fields (*@dimensions holds them: the caller frees it after @chart). */
+void     kt_config_chart    (const KtConfig *config, const KtKind *kind,
+                             KtHttpChart *chart, GStrv *dimensions);
+
+/* Runs the job of @config (run.h's kt_run(), with its identity and
+ * chart made here). */
+gboolean kt_config_run      (const KtConfig *config, const KtRunHooks *hooks,
+                             volatile int *stop, KtRangeStats *totals, GError **error);

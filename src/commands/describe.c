@@ -1,7 +1,7 @@
 /* describe.c - a job's effective settings written back as a --config
  * file (describe.h): what `config --check` prints and what a reload
- * compares. cli.c reads options into a KtConfig, config.c reads a file
- * into options, this writes a KtConfig out again. */
+ * compares. config.c parses a command's words (and config-file.c a
+ * file's) into a KtConfig; this writes a KtConfig out again. */
 #include "describe.h"
 
 #include <string.h>
@@ -20,7 +20,7 @@ describe_set (GKeyFile *file, const char *section, const char *key, const char *
 
   if (value == NULL)
     return;
-  /* A literal "${" would read back as a variable (config.h). */
+  /* A literal "${" would read back as a variable (config-file.h). */
   parts = g_strsplit (value, "${", -1);
   escaped = g_strjoinv ("$${", parts);
   g_key_file_set_string (file, section, key, escaped);
@@ -113,7 +113,7 @@ kt_config_describe (const KtConfig *c)
   g_autoptr(GKeyFile) file = g_key_file_new ();
   KtCommandBits bits = c->cmd != NULL ? kt_command_bits (c->cmd) : KT_CMD_RUN;
   /* The options of the job's kind, and no other kind's. */
-  const KtJobKind *kind = c->job.kind != NULL
+  const KtKind *kind = c->job.kind != NULL
     ? kt_kind_lookup (c->job.kind, kt_mode_names[c->job.mode], NULL) : NULL;
   g_auto(GStrv) sections = kt_option_sections (c->tables);
   g_autofree char *text = NULL;

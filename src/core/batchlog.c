@@ -241,7 +241,7 @@ report_folded (KtBatchLog *log, const KtBatchSummary *summary, gint64 started)
 }
 
 void
-kt_batch_log_committed (KtBatchLog *log, const KtJobKind *kind, gpointer state,
+kt_batch_log_committed (KtBatchLog *log, const KtKind *kind, gpointer state,
                         const GArray *states, const GArray *ranges, const GArray *losses,
                         guint64 records, gint64 bytes, gint32 moved, gint64 audit_id,
                         gint64 started)

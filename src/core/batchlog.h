@@ -9,15 +9,6 @@
 #include "plan.h"
 #include "source.h"
 
-/* What a run read and counted, over all its batches. */
-typedef struct
-{
-  guint64 records;
-  guint64 lines;
-  guint64 errors;
-  guint64 malformed;
-} KtRunTotals;
-
 typedef struct
 {
   const char *job;
@@ -33,7 +24,7 @@ typedef struct
   gint64      last_sample_at;
   guint64     folded;           /* lines counted as (other) not yet warned of */
   gint64      last_folded_at;
-  KtRunTotals totals;
+  KtRangeStats totals;
   /* Failed batches in a row: since when (monotonic; 0: none), why (the
    * metrics' word: "mysql", "kafka"), how many. The next success says it
    * is over. */
@@ -83,7 +74,7 @@ void kt_batch_log_fenced    (KtBatchLog *log, const GArray *ranges, guint64 reco
  * (with the kind's part, from @kind's summarise), its figures. @bytes:
  * the bytes of record values it read; @audit_id: the first ktally_batches
  * id it wrote (what `reset --to batch:ID` takes), which names it. */
-void kt_batch_log_committed (KtBatchLog *log, const KtJobKind *kind, gpointer state,
+void kt_batch_log_committed (KtBatchLog *log, const KtKind *kind, gpointer state,
                              const GArray *states, const GArray *ranges,
                              const GArray *losses, guint64 records, gint64 bytes,
                              gint32 moved, gint64 audit_id, gint64 started);

@@ -7,22 +7,22 @@
 static gboolean
 group_start_offsets (KtPartitionState *s, guint n, gpointer user_data, GError **error)
 {
-  return kt_positions_assigned (&((KtFeed *) user_data)->job, s, n, error);
+  return kt_positions_assigned (&((KtFeed *) user_data)->context, s, n, error);
 }
 
 KtFeed *
-kt_feed_new (const KtRunJob *job, const char *topic, const KtJobKind *kind, KtDb *db,
+kt_feed_new (const KtRunSetup *setup, const char *topic, const KtKind *kind, KtDb *db,
              const char *member, KtMetrics *metrics, gboolean quiet,
              const volatile int *stop, GError **error)
 {
-  const KtJobSpec *spec = job->spec;
+  const KtJobSpec *spec = setup->spec;
   KtFeed *f = g_new0 (KtFeed, 1);
   KtSourceConfig source_config = {
-    .brokers = job->kafka->brokers,
+    .brokers = setup->kafka->brokers,
     .topic = topic,
     .client_id = spec->name,
-    .properties = (const char *const *) job->kafka->properties,
-    .max_batch_bytes = job->run->max_batch_bytes,
+    .properties = (const char *const *) setup->kafka->properties,
+    .max_batch_bytes = setup->run->max_batch_bytes,
     .group = spec->group,
     .start_offsets = group_start_offsets,
     .start_offsets_data = f,
@@ -41,11 +41,11 @@ kt_feed_new (const KtRunJob *job, const char *topic, const KtJobKind *kind, KtDb
                           .quiet = quiet };
   f->source = kt_source_new (&source_config, error);
   f->log.source = f->source;
-  f->job = (KtKindContext) {
-    .spec = spec, .job = spec->name, .topic = topic, .output = job->identity->output,
-    .member = member, .db = db, .source = f->source, .identity = job->identity,
+  f->context = (KtKindContext) {
+    .spec = spec, .job = spec->name, .topic = topic, .output = setup->identity->output,
+    .member = member, .db = db, .source = f->source, .identity = setup->identity,
   };
-  if (f->source == NULL || (f->state = kind->open (&f->job, error)) == NULL)
+  if (f->source == NULL || (f->state = kind->open (&f->context, error)) == NULL)
     {
       kt_feed_free (f);
       return NULL;
@@ -93,7 +93,7 @@ refresh (KtFeed *f, gboolean fresh, int timeout_ms, GError **error)
       kt_source_owned (f->source, f->partitions, &assigned);
       return TRUE;
     }
-  if (!kt_positions_partitions (&f->job, f->partitions, timeout_ms, error))
+  if (!kt_positions_partitions (&f->context, f->partitions, timeout_ms, error))
     return FALSE;
   f->metadata_at = g_get_monotonic_time ();
   return TRUE;
@@ -126,7 +126,7 @@ kt_feed_plan (KtFeed *f, gboolean fresh, gint64 max_per_partition, KtOnDataLoss 
   if (!kt_source_refused (f->source, error)
       || ((fresh || f->member) && !refresh (f, fresh, 10000, error)))
     return FALSE;
-  if (!kt_positions_load (&f->job, f->partitions, f->expected, f->states, error))
+  if (!kt_positions_load (&f->context, f->partitions, f->expected, f->states, error))
     {
       g_array_set_size (f->expected, 0);
       return FALSE;
@@ -138,7 +138,7 @@ kt_feed_plan (KtFeed *f, gboolean fresh, gint64 max_per_partition, KtOnDataLoss 
   if (!kt_plan_make ((const KtPartitionState *) (void *) f->states->data, f->states->len,
                      max_per_partition, on_data_loss, f->ranges, f->losses, error))
     {
-      g_prefix_error (error, "topic %s, ", f->job.topic);
+      g_prefix_error (error, "topic %s, ", f->context.topic);
       return FALSE;
     }
   return f->ranges->len == 0

@@ -11,15 +11,15 @@
 #include "batchlog.h"
 #include "kind-context.h"
 #include "kind.h"
-#include "run-job.h"
+#include "run-setup.h"
 #include "source.h"
 
 typedef struct
 {
   KtSource        *source;
-  const KtJobKind *kind;
+  const KtKind *kind;
   gpointer         state;        /* the kind's, for this topic */
-  KtKindContext            job;          /* what the kind works with */
+  KtKindContext            context;          /* what the kind works with */
   gboolean         member;       /* --group: the group assigns the partitions */
   GArray          *partitions;   /* gint32, ascending */
   gint64           metadata_at;  /* monotonic time of the last partition list; 0: never */
@@ -42,7 +42,7 @@ typedef struct
 /* @topic's feed of @job, run by @kind, written through @db; @job and
  * @member (the committer's name) outlive it. Creates the reader and the
  * kind's state; contacts nobody. */
-KtFeed  *kt_feed_new   (const KtRunJob *job, const char *topic, const KtJobKind *kind,
+KtFeed  *kt_feed_new   (const KtRunSetup *setup, const char *topic, const KtKind *kind,
                         KtDb *db, const char *member, KtMetrics *metrics, gboolean quiet,
                         const volatile int *stop, GError **error);
 void     kt_feed_free  (KtFeed *self);

@@ -10,12 +10,12 @@
 #define NAMES_SHOWN 20
 
 void
-kt_job_info_free (KtJobInfo *info)
+kt_known_job_free (KtKnownJob *info)
 {
   if (info == NULL)
     return;
   g_free (info->name);
-  kt_job_record_free (info->record);
+  kt_job_row_free (info->record);
   g_strfreev (info->topics);
   g_free (info->last_commit);
   g_free (info);
@@ -24,7 +24,7 @@ kt_job_info_free (KtJobInfo *info)
 static gint
 compare_infos (gconstpointer a, gconstpointer b)
 {
-  return strcmp ((*(KtJobInfo *const *) a)->name, (*(KtJobInfo *const *) b)->name);
+  return strcmp ((*(KtKnownJob *const *) a)->name, (*(KtKnownJob *const *) b)->name);
 }
 
 static gint
@@ -62,7 +62,7 @@ gboolean
 kt_jobs_load (KtDb *db, GPtrArray *jobs, GError **error)
 {
   g_autoptr(GHashTable) records = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
-                                                         (GDestroyNotify) kt_job_record_free);
+                                                         (GDestroyNotify) kt_job_row_free);
   g_autoptr(GHashTable) topics = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
                                                         (GDestroyNotify) g_hash_table_unref);
   g_autoptr(GHashTable) commits = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
@@ -87,7 +87,7 @@ kt_jobs_load (KtDb *db, GPtrArray *jobs, GError **error)
   g_hash_table_iter_init (&iter, names);
   while (g_hash_table_iter_next (&iter, &key, NULL))
     {
-      KtJobInfo *info = g_new0 (KtJobInfo, 1);
+      KtKnownJob *info = g_new0 (KtKnownJob, 1);
       KtJobCommits *c = g_hash_table_lookup (commits, key);
       g_autofree char *stolen = NULL;
 
@@ -106,25 +106,25 @@ kt_jobs_load (KtDb *db, GPtrArray *jobs, GError **error)
   return TRUE;
 }
 
-const KtJobInfo *
+const KtKnownJob *
 kt_jobs_find (const GPtrArray *jobs, const char *name)
 {
   for (guint i = 0; i < jobs->len; i++)
-    if (g_str_equal (((KtJobInfo *) jobs->pdata[i])->name, name))
+    if (g_str_equal (((KtKnownJob *) jobs->pdata[i])->name, name))
       return jobs->pdata[i];
   return NULL;
 }
 
-const KtJobInfo *
+const KtKnownJob *
 kt_jobs_require (KtDb *db, const GPtrArray *jobs, const char *name, GError **error)
 {
-  const KtJobInfo *info = kt_jobs_find (jobs, name);
+  const KtKnownJob *info = kt_jobs_find (jobs, name);
   g_autoptr(GString) known = g_string_new (NULL);
 
   if (info != NULL)
     return info;
   for (guint i = 0; i < jobs->len && i < NAMES_SHOWN; i++)
-    g_string_append_printf (known, "%s%s", i ? ", " : "", ((KtJobInfo *) jobs->pdata[i])->name);
+    g_string_append_printf (known, "%s%s", i ? ", " : "", ((KtKnownJob *) jobs->pdata[i])->name);
   if (jobs->len > NAMES_SHOWN)
     g_string_append_printf (known, " and %u more", jobs->len - NAMES_SHOWN);
   if (jobs->len == 0)
@@ -140,8 +140,8 @@ kt_jobs_require (KtDb *db, const GPtrArray *jobs, const char *name, GError **err
 gboolean
 kt_jobs_check (KtDb *db, const char *name, const char *const *topics, GError **error)
 {
-  g_autoptr(GPtrArray) jobs = g_ptr_array_new_with_free_func ((GDestroyNotify) kt_job_info_free);
-  const KtJobInfo *info;
+  g_autoptr(GPtrArray) jobs = g_ptr_array_new_with_free_func ((GDestroyNotify) kt_known_job_free);
+  const KtKnownJob *info;
 
   if (!kt_jobs_load (db, jobs, error))
     return FALSE;
@@ -197,10 +197,10 @@ job_rows (KtDb *db, const char *table, const char *job, gboolean execute, guint6
 }
 
 gboolean
-kt_jobs_forget (KtDb *db, const KtJobInfo *job, gboolean execute, KtForgetReport *report,
+kt_jobs_forget (KtDb *db, const KtKnownJob *job, gboolean execute, KtForgetReport *report,
                 GError **error)
 {
-  const KtJobKind *kind = job->record != NULL
+  const KtKind *kind = job->record != NULL
     ? kt_kind_lookup (job->record->kind, job->record->mode, NULL) : NULL;
   KtCommitResult result;
 

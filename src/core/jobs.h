@@ -16,25 +16,25 @@
 typedef struct
 {
   char        *name;
-  KtJobRecord *record;      /* ktally_job's row, or NULL where none was recorded */
+  KtJobRow    *record;      /* ktally_job's row, or NULL where none was recorded */
   char       **topics;      /* every topic it has rows of, sorted */
   guint64      batches;     /* its ktally_batches rows */
   char        *last_commit; /* its last commit (UTC), or NULL */
-} KtJobInfo;
+} KtKnownJob;
 
-void     kt_job_info_free (KtJobInfo *info);  /* NULL is fine */
+void     kt_known_job_free (KtKnownJob *info);  /* NULL is fine */
 
-/* Every job of @db, sorted by name, into @jobs (KtJobInfo*; give the array
- * kt_job_info_free). Reads only. */
+/* Every job of @db, sorted by name, into @jobs (KtKnownJob*; give the array
+ * kt_known_job_free). Reads only. */
 gboolean kt_jobs_load (KtDb *db, GPtrArray *jobs, GError **error);
 
 /* @name among @jobs, or NULL. */
-const KtJobInfo *kt_jobs_find (const GPtrArray *jobs, const char *name);
+const KtKnownJob *kt_jobs_find (const GPtrArray *jobs, const char *name);
 
 /* @name among @jobs, or NULL with KT_ERROR_USAGE naming the known jobs:
  * a mistyped --job must not read as a new job that has everything to do. */
-const KtJobInfo *kt_jobs_require (KtDb *db, const GPtrArray *jobs, const char *name,
-                                  GError **error);
+const KtKnownJob *kt_jobs_require (KtDb *db, const GPtrArray *jobs, const char *name,
+                                   GError **error);
 
 /* For status and audit: loads the jobs and requires @name, and that it
  * reads each of @topics (NULL: any). KT_ERROR_USAGE otherwise. */
@@ -60,5 +60,5 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (KtForgetReport, kt_forget_report_clear)
  * recorded per table goes to ktally_forgotten, for `ktally audit`), its
  * kind's records and what it is. Its output rows stay. Without @execute
  * nothing changes. */
-gboolean kt_jobs_forget (KtDb *db, const KtJobInfo *job, gboolean execute,
+gboolean kt_jobs_forget (KtDb *db, const KtKnownJob *job, gboolean execute,
                          KtForgetReport *report, GError **error);

@@ -23,11 +23,11 @@ bound (const GArray *bounds, gint32 partition)
 /* The stored offsets of @states: kafka_offset, or the consumer group's
  * committed offsets with --offsets kafka. */
 static gboolean
-load_stored (KtKindContext *job, KtPartitionState *s, guint n, GError **error)
+load_stored (KtKindContext *context, KtPartitionState *s, guint n, GError **error)
 {
-  if (job->spec->offsets == KT_OFFSETS_KAFKA)
-    return kt_source_committed (job->source, s, n, KAFKA_TIMEOUT_MS, error);
-  return kt_offsets_load (job->db, job->job, job->topic, s, n, error);
+  if (context->spec->offsets == KT_OFFSETS_KAFKA)
+    return kt_source_committed (context->source, s, n, KAFKA_TIMEOUT_MS, error);
+  return kt_offsets_load (context->db, context->job, context->topic, s, n, error);
 }
 
 /* "0-3,7": ascending partitions, runs folded. */
@@ -49,7 +49,7 @@ append_partitions (GString *out, const GArray *ranges)
 /* One line for the partitions seen for the first time (@fresh: KtRange,
  * from where each starts to its high watermark), however many there are. */
 static void
-report_new (KtKindContext *job, const GArray *fresh, gboolean latest)
+report_new (KtKindContext *context, const GArray *fresh, gboolean latest)
 {
   g_autoptr(KtLogEvent) e = kt_log_event_new ("new-partitions");
   g_autoptr(GString) list = g_string_new (NULL);
@@ -59,15 +59,15 @@ report_new (KtKindContext *job, const GArray *fresh, gboolean latest)
     backlog += MAX (0, g_array_index (fresh, KtRange, i).until
                        - g_array_index (fresh, KtRange, i).from);
   append_partitions (list, fresh);
-  kt_log_event_string (e, "job", job->job);
-  kt_log_event_string (e, "topic", job->topic);
+  kt_log_event_string (e, "job", context->job);
+  kt_log_event_string (e, "topic", context->topic);
   kt_log_event_string (e, "partition_list", list->str);
   kt_log_event_int (e, "partitions", fresh->len);
   kt_log_event_int (e, "lag", backlog);
   kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "job %s: %u new partition%s of %s (%s): "
                      "starting at %s %s offset%s, %" G_GINT64_FORMAT " offset%s to read",
-                     job->job, fresh->len, fresh->len == 1 ? "" : "s", job->topic, list->str,
-                     fresh->len == 1 ? "its" : "their", latest ? "latest" : "earliest",
+                     context->job, fresh->len, fresh->len == 1 ? "" : "s", context->topic,
+                     list->str, fresh->len == 1 ? "its" : "their", latest ? "latest" : "earliest",
                      fresh->len == 1 ? "" : "s", backlog, backlog == 1 ? "" : "s");
 }
 
@@ -75,25 +75,25 @@ report_new (KtKindContext *job, const GArray *fresh, gboolean latest)
  * (@was, to @now; -1: its row is gone): by `ktally reset` or `forget`,
  * said in the log; by another writer of the job, not news. */
 static gboolean
-report_moved (KtKindContext *job, gint32 partition, gint64 was, gint64 now, GError **error)
+report_moved (KtKindContext *context, gint32 partition, gint64 was, gint64 now, GError **error)
 {
   g_autoptr(KtLogEvent) e = NULL;
   g_autofree char *member = NULL;
 
   /* Only reset moves an offset back, and a forward move by reset
    * records its skip with reset's member name. */
-  if (now > was && (!kt_offsets_mover (job->db, job->job, job->topic, partition, was, now,
-                                       &member, error)))
+  if (now > was && (!kt_offsets_mover (context->db, context->job, context->topic, partition,
+                                       was, now, &member, error)))
     return FALSE;
   if (now > was && (member == NULL || !g_str_has_prefix (member, "reset-")))
     {
       g_debug ("job %s: %s/%d: another writer moved it from %" G_GINT64_FORMAT " to %"
-               G_GINT64_FORMAT, job->job, job->topic, partition, was, now);
+               G_GINT64_FORMAT, context->job, context->topic, partition, was, now);
       return TRUE;
     }
   e = kt_log_event_new ("offsets-moved");
-  kt_log_event_string (e, "job", job->job);
-  kt_log_event_string (e, "topic", job->topic);
+  kt_log_event_string (e, "job", context->job);
+  kt_log_event_string (e, "topic", context->topic);
   kt_log_event_int (e, "partition", partition);
   kt_log_event_int (e, "from", was);
   if (now < 0)
@@ -101,8 +101,8 @@ report_moved (KtKindContext *job, gint32 partition, gint64 was, gint64 now, GErr
       kt_log_event_string (e, "by", "forget");
       kt_log_event_emit (e, G_LOG_LEVEL_WARNING, "job %s: %s/%d: its stored offset (%"
                          G_GINT64_FORMAT ") is gone while the job ran (`ktally forget`): "
-                         "it starts again as a partition seen for the first time", job->job,
-                         job->topic, partition, was);
+                         "it starts again as a partition seen for the first time", context->job,
+                         context->topic, partition, was);
       return TRUE;
     }
   kt_log_event_int (e, "to", now);
@@ -111,7 +111,7 @@ report_moved (KtKindContext *job, gint32 partition, gint64 was, gint64 now, GErr
     kt_log_event_string (e, "member", member);
   kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "job %s: %s/%d: its offset was moved %s from %"
                      G_GINT64_FORMAT " to %" G_GINT64_FORMAT " while the job ran, by `ktally "
-                     "reset`%s%s: reading on from %" G_GINT64_FORMAT, job->job, job->topic,
+                     "reset`%s%s: reading on from %" G_GINT64_FORMAT, context->job, context->topic,
                      partition, now < was ? "back" : "on", was, now, member != NULL ? " " : "",
                      member != NULL ? member : "", now);
   return TRUE;
@@ -119,7 +119,7 @@ report_moved (KtKindContext *job, gint32 partition, gint64 was, gint64 now, GErr
 
 /* Each of @s whose stored offset is not where @expected left it. */
 static gboolean
-report_moves (KtKindContext *job, const GArray *expected, const KtPartitionState *s, guint n,
+report_moves (KtKindContext *context, const GArray *expected, const KtPartitionState *s, guint n,
               GError **error)
 {
   for (guint i = 0; expected != NULL && i < expected->len; i++)
@@ -128,17 +128,48 @@ report_moves (KtKindContext *job, const GArray *expected, const KtPartitionState
 
       for (guint j = 0; j < n; j++)
         if (s[j].partition == e->partition && e->stored >= 0 && s[j].stored != e->stored
-            && !report_moved (job, e->partition, e->stored, s[j].stored, error))
+            && !report_moved (context, e->partition, e->stored, s[j].stored, error))
           return FALSE;
     }
   return TRUE;
 }
 
+/* A replay: every partition of @s stands within the replay's range, and
+ * its high watermark is the range's end. */
+static gboolean
+within_replay (KtKindContext *context, KtPartitionState *s, guint n, GError **error)
+{
+  const KtJobSpec *spec = context->spec;
+
+  for (guint i = 0; i < n; i++)
+    {
+      gint64 from = bound (spec->replay_from, s[i].partition);
+      gint64 until = bound (spec->replay_until, s[i].partition);
+
+      /* Only a reset by a ktally that did not keep a replay within its
+       * range (before schema version 7) can have moved it out: read on, it
+       * would count outside the range or stop on a "data loss" whose way
+       * out replay does not take. */
+      if (s[i].stored >= 0 && (s[i].stored < from || s[i].stored > until))
+        {
+          g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                       "replay %s: %s/%d stands at %" G_GINT64_FORMAT ", outside its range ["
+                       "%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "] (moved by a reset?): its "
+                       "table may hold counts from outside it (`ktally audit` says); "
+                       "`ktally reset --to earliest --rebuild` counts the range again",
+                       context->job, context->topic, s[i].partition, s[i].stored, from, until);
+          return FALSE;
+        }
+      s[i].high = MIN (s[i].high, until);
+    }
+  return TRUE;
+}
+
 gboolean
-kt_positions_load (KtKindContext *job, const GArray *partitions, const GArray *expected,
+kt_positions_load (KtKindContext *context, const GArray *partitions, const GArray *expected,
                    GArray *states, GError **error)
 {
-  const KtJobSpec *spec = job->spec;
+  const KtJobSpec *spec = context->spec;
   g_autoptr(GArray) starts = g_array_new (FALSE, FALSE, sizeof (KtRange));
   g_autoptr(GArray) fresh = g_array_new (FALSE, FALSE, sizeof (KtRange));
   g_autoptr(GArray) new_partitions = g_array_new (FALSE, FALSE, sizeof (gint32));
@@ -151,9 +182,9 @@ kt_positions_load (KtKindContext *job, const GArray *partitions, const GArray *e
   for (guint i = 0; i < states->len; i++)
     s[i] = (KtPartitionState) { g_array_index (partitions, gint32, i), -1, 0, 0 };
 
-  if (!load_stored (job, s, states->len, error)
-      || !kt_source_watermarks (job->source, s, states->len, KAFKA_TIMEOUT_MS, error)
-      || !report_moves (job, expected, s, states->len, error))
+  if (!load_stored (context, s, states->len, error)
+      || !kt_source_watermarks (context->source, s, states->len, KAFKA_TIMEOUT_MS, error)
+      || !report_moves (context, expected, s, states->len, error))
     return FALSE;
 
   /* --start says where a job starts. Read by one process over the whole
@@ -175,13 +206,14 @@ kt_positions_load (KtKindContext *job, const GArray *partitions, const GArray *e
         else
           {
             g_debug ("job %s: %s/%d is new: starting at its %s offset %" G_GINT64_FORMAT,
-                     job->job, job->topic, s[i].partition, latest ? "latest" : "earliest", at);
+                     context->job, context->topic, s[i].partition,
+                     latest ? "latest" : "earliest", at);
             g_array_append_val (fresh, ((KtRange) { .partition = s[i].partition, .from = at,
                                                       .read_from = at, .until = s[i].high }));
           }
         /* A job that holds offsets is a job: what it is goes in first,
          * wherever the offsets live (`ktally jobs` lists it from then). */
-        if (!kt_kind_context_claim (job, error))
+        if (!kt_kind_context_claim (context, error))
           return FALSE;
         if (spec->offsets == KT_OFFSETS_KAFKA)
           {
@@ -196,52 +228,30 @@ kt_positions_load (KtKindContext *job, const GArray *partitions, const GArray *e
         g_array_append_val (new_partitions, s[i].partition);
         g_array_append_val (new_offsets, at);
       }
-  if (!kt_offsets_init_many (job->db, job->job, job->topic,
+  if (!kt_offsets_init_many (context->db, context->job, context->topic,
                              (const gint32 *) (void *) new_partitions->data,
                              (const gint64 *) (void *) new_offsets->data, new_partitions->len,
                              error))
     return FALSE;
   if (fresh->len > 0)
-    report_new (job, fresh, latest);
-  if (!kt_source_commit (job->source, starts, error))
+    report_new (context, fresh, latest);
+  if (!kt_source_commit (context->source, starts, error))
     return FALSE;
   if (missing
-      && (!load_stored (job, s, states->len, error)
-          || !kt_source_watermarks (job->source, s, states->len, KAFKA_TIMEOUT_MS, error)))
+      && (!load_stored (context, s, states->len, error)
+          || !kt_source_watermarks (context->source, s, states->len, KAFKA_TIMEOUT_MS, error)))
     return FALSE;
 
-  if (spec->replay_until != NULL)
-    for (guint i = 0; i < states->len; i++)
-      {
-        gint64 from = bound (spec->replay_from, s[i].partition);
-        gint64 until = bound (spec->replay_until, s[i].partition);
-
-        /* Only a reset by a ktally that did not keep a replay within its
-         * range (before schema version 7) can have moved it out: read on,
-         * it would count outside the range or stop on a "data loss" whose
-         * way out replay does not take. */
-        if (s[i].stored >= 0 && (s[i].stored < from || s[i].stored > until))
-          {
-            g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
-                         "replay %s: %s/%d stands at %" G_GINT64_FORMAT ", outside its range ["
-                         "%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "] (moved by a reset?): its "
-                         "table may hold counts from outside it (`ktally audit` says); "
-                         "`ktally reset --to earliest --rebuild` counts the range again",
-                         job->job, job->topic, s[i].partition, s[i].stored, from, until);
-            return FALSE;
-          }
-        s[i].high = MIN (s[i].high, until);
-      }
-  return TRUE;
+  return spec->replay_until == NULL || within_replay (context, s, states->len, error);
 }
 
 gboolean
-kt_positions_assigned (KtKindContext *job, KtPartitionState *s, guint n, GError **error)
+kt_positions_assigned (KtKindContext *context, KtPartitionState *s, guint n, GError **error)
 {
-  const KtJobSpec *spec = job->spec;
+  const KtJobSpec *spec = context->spec;
   gboolean missing = FALSE, known = FALSE;
 
-  if (!kt_offsets_load (job->db, job->job, job->topic, s, n, error))
+  if (!kt_offsets_load (context->db, context->job, context->topic, s, n, error))
     return FALSE;
   for (guint i = 0; i < n; i++)
     {
@@ -250,8 +260,8 @@ kt_positions_assigned (KtKindContext *job, KtPartitionState *s, guint n, GError 
     }
   if (!missing)
     return TRUE;
-  if (!kt_source_watermarks (job->source, s, n, KAFKA_TIMEOUT_MS, error)
-      || !kt_kind_context_claim (job, error))
+  if (!kt_source_watermarks (context->source, s, n, KAFKA_TIMEOUT_MS, error)
+      || !kt_kind_context_claim (context, error))
     return FALSE;
   {
     g_autoptr(GArray) parts = g_array_new (FALSE, FALSE, sizeof (gint32));
@@ -265,21 +275,21 @@ kt_positions_assigned (KtKindContext *job, KtPartitionState *s, guint n, GError 
           g_array_append_val (parts, s[i].partition);
           g_array_append_val (offsets, at);
         }
-    if (!kt_offsets_init_many (job->db, job->job, job->topic,
+    if (!kt_offsets_init_many (context->db, context->job, context->topic,
                                (const gint32 *) (void *) parts->data,
                                (const gint64 *) (void *) offsets->data, parts->len, error))
       return FALSE;
   }
-  return kt_offsets_load (job->db, job->job, job->topic, s, n, error);
+  return kt_offsets_load (context->db, context->job, context->topic, s, n, error);
 }
 
 gboolean
-kt_positions_partitions (KtKindContext *job, GArray *partitions, int timeout_ms, GError **error)
+kt_positions_partitions (KtKindContext *context, GArray *partitions, int timeout_ms, GError **error)
 {
-  const GArray *only = job->spec->partitions;
+  const GArray *only = context->spec->partitions;
   g_autoptr(GArray) all = g_array_new (FALSE, FALSE, sizeof (gint32));
 
-  if (!kt_source_partitions (job->source, all, timeout_ms, error))
+  if (!kt_source_partitions (context->source, all, timeout_ms, error))
     return FALSE;
   g_array_set_size (partitions, 0);
   for (guint i = 0; i < all->len; i++)
@@ -296,7 +306,7 @@ kt_positions_partitions (KtKindContext *job, GArray *partitions, int timeout_ms,
     {
       g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
                    "--partitions: topic %s has %u partitions (0-%d): some listed are not",
-                   job->topic, all->len, (int) all->len - 1);
+                   context->topic, all->len, (int) all->len - 1);
       return FALSE;
     }
   return TRUE;

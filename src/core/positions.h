@@ -18,18 +18,18 @@
  * `ktally reset` moved since, or one `ktally forget` removed, is said in
  * the log (an offsets-moved event), where another writer's batch is not
  * news. Failures are the source's or the database's. */
-gboolean kt_positions_load (KtKindContext *job, const GArray *partitions, const GArray *expected,
-                            GArray *states, GError **error);
+gboolean kt_positions_load (KtKindContext *context, const GArray *partitions,
+                            const GArray *expected, GArray *states, GError **error);
 
 /* --group: where the partitions the group just assigned start: their
  * stored offsets in ->stored of @states (rows created, as above, for new
  * ones). */
-gboolean kt_positions_assigned (KtKindContext *job, KtPartitionState *states, guint n,
+gboolean kt_positions_assigned (KtKindContext *context, KtPartitionState *states, guint n,
                                 GError **error);
 
 /* The partitions of job->topic this instance reads, ascending, into
  * @partitions (gint32): all of them, or only the --partitions ones (one
  * that the topic does not have is KT_ERROR_USAGE). Fresh from the
  * metadata; failures are the source's. */
-gboolean kt_positions_partitions (KtKindContext *job, GArray *partitions, int timeout_ms,
+gboolean kt_positions_partitions (KtKindContext *context, GArray *partitions, int timeout_ms,
                                   GError **error);

@@ -44,7 +44,7 @@ static gboolean
 read_job (KtResetJob *r, const GPtrArray *jobs, GError **error)
 {
   const KtResetRequest *q = r->request;
-  const KtJobRecord *record;
+  const KtJobRow *record;
 
   r->job = kt_jobs_require (r->db, jobs, q->job, error);
   if (r->job == NULL)
@@ -474,7 +474,7 @@ kt_reset_job (const KtResetRequest *request, KtResetJob *r, GArray *moves, GErro
 
   *r = (KtResetJob) { .request = request };
   r->db = kt_db_new (request->db);
-  r->jobs = g_ptr_array_new_with_free_func ((GDestroyNotify) kt_job_info_free);
+  r->jobs = g_ptr_array_new_with_free_func ((GDestroyNotify) kt_known_job_free);
   /* A dry run only reads. --execute brings an older schema forward first,
    * as every command that writes does, but not for a name that is no job:
    * a typo changes nothing. */

@@ -546,7 +546,7 @@ check_table (KtDb *db, const char *table, GError **error)
 }
 
 gboolean
-kt_reset_rebuild (KtDb *db, const KtJobKind *kind, const char *job, const char *output,
+kt_reset_rebuild (KtDb *db, const KtKind *kind, const char *job, const char *output,
                   gboolean execute, GError **error)
 {
   g_autofree char *other = NULL;
@@ -605,7 +605,7 @@ kt_reset_rebuild (KtDb *db, const KtJobKind *kind, const char *job, const char *
 }
 
 gpointer
-kt_reset_kind_options (KtDb *db, const KtJobKind *kind, const char *output, GError **error)
+kt_reset_kind_options (KtDb *db, const KtKind *kind, const char *output, GError **error)
 {
   const KtOption *const tables[] = { kind->options, NULL };
   g_autoptr(KtOptionValues) values = NULL;
@@ -656,7 +656,7 @@ fail:
 }
 
 void
-kt_reset_kind_options_free (const KtJobKind *kind, gpointer options)
+kt_reset_kind_options_free (const KtKind *kind, gpointer options)
 {
   if (options == NULL)
     return;
@@ -668,7 +668,7 @@ kt_reset_kind_options_free (const KtJobKind *kind, gpointer options)
 /* What a recount reads of one partition: its ranges, what it found. */
 typedef struct
 {
-  const KtJobKind *kind;
+  const KtKind *kind;
   gpointer         self;
   GArray          *ranges;    /* KtRange: the audit rows that read records, merged */
   guint            at;        /* the range being read */
@@ -745,10 +745,7 @@ kt_reset_recount_chain (const char *job, KtResetMove *mv, const GArray *links, G
           return FALSE;
         }
       at = l->until;
-      recorded->records += l->stats.records;
-      recorded->lines += l->stats.lines;
-      recorded->errors += l->stats.errors;
-      recorded->malformed += l->stats.malformed;
+      kt_range_stats_add (recorded, &l->stats);
       /* A range that read no record (offsets with no record left, control
        * records only) counted nothing: nothing to read again. */
       if (l->stats.records == 0)
@@ -771,7 +768,7 @@ kt_reset_recount_chain (const char *job, KtResetMove *mv, const GArray *links, G
 
 /* One partition's recount: reads, compares, takes back. */
 static gboolean
-recount_move (KtKindContext *context, const KtJobKind *kind, gpointer self, KtResetMove *mv,
+recount_move (KtKindContext *context, const KtKind *kind, gpointer self, KtResetMove *mv,
               gboolean execute, GError **error)
 {
   static const volatile int never = 0;
@@ -847,7 +844,7 @@ recount_move (KtKindContext *context, const KtJobKind *kind, gpointer self, KtRe
 }
 
 gboolean
-kt_reset_recount (KtKindContext *context, const KtJobKind *kind, GArray *moves,
+kt_reset_recount (KtKindContext *context, const KtKind *kind, GArray *moves,
                   gboolean execute, GError **error)
 {
   gpointer self = NULL;

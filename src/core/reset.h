@@ -145,9 +145,9 @@ gboolean kt_reset_record_skips (KtDb *db, const char *job, const char *output,
  * fallbacks of its rows, then what ktally_table recorded for those that
  * are part of the table's identity. KT_ERROR_USAGE when nothing is
  * recorded (a schema older than version 3, or no commit yet). */
-gpointer kt_reset_kind_options (KtDb *db, const KtJobKind *kind, const char *output,
+gpointer kt_reset_kind_options (KtDb *db, const KtKind *kind, const char *output,
                                 GError **error);
-void     kt_reset_kind_options_free (const KtJobKind *kind, gpointer options);
+void     kt_reset_kind_options_free (const KtKind *kind, gpointer options);
 
 /* reset --rebuild of a range, in the caller's transaction (which read the
  * offsets FOR UPDATE when @execute): for each move of @moves marked
@@ -165,7 +165,7 @@ void     kt_reset_kind_options_free (const KtJobKind *kind, gpointer options);
  * that starts below the log start, a chain with a hole, a re-read that
  * differs from the audit rows (compaction removed records, the parser
  * changed), an output that does not hold what is to be taken back. */
-gboolean kt_reset_recount (KtKindContext *context, const KtJobKind *kind, GArray *moves,
+gboolean kt_reset_recount (KtKindContext *context, const KtKind *kind, GArray *moves,
                            gboolean execute, GError **error);
 
 /* The pure part of kt_reset_recount() for one move: @links is the job's
@@ -190,7 +190,7 @@ gboolean kt_reset_recount_chain (const char *job, KtResetMove *mv, const GArray 
  * name was forgotten (they hold its counts too); a table that is not one
  * (a view). Without @execute (a dry run), every check in the same order,
  * and no write, no lock: a dry run refuses what an execution refuses. */
-gboolean kt_reset_rebuild (KtDb *db, const KtJobKind *kind, const char *job,
+gboolean kt_reset_rebuild (KtDb *db, const KtKind *kind, const char *job,
                            const char *output, gboolean execute, GError **error);
 
 /* ---- A reset of one job, from what was asked to its moves --------------- */
@@ -215,15 +215,15 @@ typedef struct
 typedef struct
 {
   const KtResetRequest *request;
-  const KtJobInfo      *job;       /* the job, as the database records it */
-  const KtJobKind      *kind;      /* its kind */
+  const KtKnownJob     *job;       /* the job, as the database records it */
+  const KtKind         *kind;      /* its kind */
   gboolean              kafka;     /* its offsets are in the consumer group ktally-JOB */
   KtResetPolicy         policy;    /* what the reset may do (from the kind and the flags) */
   GArray               *replay_from;   /* a replay's job: its range, else NULL */
   GArray               *replay_until;
   /* The reset's own. */
   KtDb                 *db;
-  GPtrArray            *jobs;      /* KtJobInfo: every job of the database */
+  GPtrArray            *jobs;      /* KtKnownJob: every job of the database */
   char                **topics;    /* the topics reset */
   GPtrArray            *sources;   /* KtSource per topic */
   GArray               *starts;    /* batch:ID, a moment: KtPartitionOffset */

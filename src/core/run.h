@@ -7,7 +7,7 @@
 #include <glib.h>
 #include "batchlog.h"
 #include "migrations.h"
-#include "run-job.h"
+#include "run-setup.h"
 
 
 
@@ -15,9 +15,7 @@
  * holds its own copy and applies a newer one between batches. */
 typedef struct
 {
-  double     interval;           /* seconds from one batch start to the next */
-  gint64     max_per_partition;
-  gint64     max_batch_bytes;
+  KT_RUN_RELOADABLE (KT_RUN_FIELD)  /* run-setup.h */
   KtDbConfig db;                 /* its credentials (password, its file, an option
                                   * file) are used from the next connection; where
                                   * the database is stays the running one's */
@@ -47,7 +45,7 @@ typedef struct
    * stands now (KtPartitionState: ->stored is the next offset to read),
    * and what the topic's feed read and counted so far. */
   void     (*progress) (gpointer data, const char *topic, const GArray *states,
-                        const KtRunTotals *totals);
+                        const KtRangeStats *totals);
   /* At every turn of the loop: between batches, and about once a second
    * while the scheduler waits (the interval, a backoff). The loop is
    * alive (a watchdog); TRUE after replacing *@settings (its own copy; the
@@ -75,5 +73,5 @@ typedef struct
  * topic's runner fails for good, it sets *@stop, the others finish their
  * batch in flight, and the failure is returned. @totals (may be NULL): what
  * the run read and counted. */
-gboolean kt_run (const KtRunJob *job, const KtRunHooks *hooks, volatile int *stop,
-                 KtRunTotals *totals, GError **error);
+gboolean kt_run (const KtRunSetup *setup, const KtRunHooks *hooks, volatile int *stop,
+                 KtRangeStats *totals, GError **error);

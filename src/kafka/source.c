@@ -35,6 +35,12 @@ struct _KtSource
   rd_kafka_queue_t *queue;  /* rk's consumer queue */
   rd_kafka_t       *meta;   /* metadata and watermarks, never blocked by a Fetch */
   rd_kafka_topic_t *meta_topic;
+  /* For kt_source_high_watermarks() only (`status`), made on first use:
+   * meta's configuration, but read_uncommitted, whose ListOffsets answers
+   * the high watermark rather than the last stable offset. */
+  rd_kafka_conf_t  *uncommitted_conf;
+  rd_kafka_t       *uncommitted;
+  rd_kafka_topic_t *uncommitted_topic;
   /* A copy of meta's configuration for the start-up feature check
    * (kfeatures.h), made once a broker has answered; NULL after it. */
   rd_kafka_conf_t  *probe_conf;
@@ -89,6 +95,10 @@ struct _KtSource
   /* The topic vanished under the handles once (the brokers or librdkafka
    * said so): closing them will hang (kt_source_free). Atomic. */
   gint              vanished;
+  /* How long a ListOffsets request waits before it is asked again
+   * (list_offsets_on()), learnt from the brokers' answers. Atomic: the
+   * two rounds of kt_source_watermarks() run at once. */
+  gint              offsets_slice_ms;
   /* kt_source_free(): both handles closed (under broker_lock). */
   gboolean          closed;
   GCond             closed_cond;
@@ -100,6 +110,12 @@ struct _KtSource
  * be for ever (kt_source_free). */
 #define CLOSE_WAIT_US        (10 * G_USEC_PER_SEC)
 #define CLOSE_WAIT_GONE_US   (2 * G_USEC_PER_SEC)
+
+/* The first wait of a ListOffsets request, and the longest (each next
+ * wait after a time-out is twice the last, list_offsets_on()): a SIGTERM
+ * waits at most that long. */
+#define OFFSETS_SLICE_MS      500
+#define OFFSETS_SLICE_MAX_MS  8000
 
 /* How long a broker failure explains an error that follows it. */
 #define BROKER_FAILURE_FRESH_US (60 * G_USEC_PER_SEC)
@@ -332,6 +348,7 @@ kt_source_new (const KtSourceConfig *config, GError **error)
 
   g_mutex_init (&self->broker_lock);
   g_cond_init (&self->closed_cond);
+  self->offsets_slice_ms = OFFSETS_SLICE_MS;
   self->topic = g_strdup (config->topic);
   self->streams = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL,
                                          stream_free);
@@ -357,6 +374,9 @@ kt_source_new (const KtSourceConfig *config, GError **error)
       rd_kafka_conf_set_rebalance_cb (conf, rebalance_cb);
     }
   self->probe_conf = rd_kafka_conf_dup (meta_conf);
+  self->uncommitted_conf = rd_kafka_conf_dup (meta_conf);
+  if (!conf_set (self->uncommitted_conf, "isolation.level", "read_uncommitted", NULL, error))
+    return NULL;
   /* The caps as configured (-X may have changed them): the nudger's pace. */
   self->queue_records = conf_get_int (conf, "queued.min.messages");
   self->queue_bytes = conf_get_int (conf, "queued.max.messages.kbytes") * 1024;
@@ -427,6 +447,8 @@ close_handles (KtSource *self)
   g_clear_pointer (&self->assignment, kt_assignment_free);  /* rk's rebalances used it */
   g_clear_pointer (&self->meta_topic, rd_kafka_topic_destroy);
   g_clear_pointer (&self->meta, rd_kafka_destroy);
+  g_clear_pointer (&self->uncommitted_topic, rd_kafka_topic_destroy);
+  g_clear_pointer (&self->uncommitted, rd_kafka_destroy);
 }
 
 static gpointer
@@ -496,6 +518,7 @@ kt_source_free (KtSource *self)
       g_thread_join (thread);
     }
   g_clear_pointer (&self->probe_conf, rd_kafka_conf_destroy);
+  g_clear_pointer (&self->uncommitted_conf, rd_kafka_conf_destroy);
   g_free (self->topic);
   g_free (self->oversize);
   g_free (self->broker_failure);
@@ -634,11 +657,12 @@ kt_source_partitions (KtSource *self, GArray *partitions, int timeout_ms,
   return TRUE;
 }
 
-/* list_offsets() of at most LIST_CHUNK partitions: one call of
+/* list_offsets_on() of at most LIST_CHUNK partitions: one call of
  * librdkafka. */
 static gboolean
-list_offsets_call (KtSource *self, const KtPartitionState *states, guint n_states,
-                   gint64 timestamp, gint64 *offsets, int timeout_ms, GError **error)
+list_offsets_call (KtSource *self, rd_kafka_t *rk, const KtPartitionState *states,
+                   guint n_states, gint64 timestamp, gint64 *offsets, int timeout_ms,
+                   GError **error)
 {
   g_autoptr(rd_kafka_topic_partition_list_t) list =
     rd_kafka_topic_partition_list_new ((int) MAX (n_states, 1));
@@ -650,17 +674,24 @@ list_offsets_call (KtSource *self, const KtPartitionState *states, guint n_state
   for (guint i = 0; i < n_states; i++)
     rd_kafka_topic_partition_list_add (list, self->topic, states[i].partition);
   /* In slices: a leader that is down makes the request wait for its
-   * whole timeout, and a SIGTERM must not wait that long. */
+   * whole timeout, and a SIGTERM must not wait that long. Each slice asks
+   * anew, so one shorter than the brokers' round trip never sees an
+   * answer (with 500 ms slices, a leader 500 ms away was never heard
+   * from): a slice that timed out is doubled, and the next requests start
+   * from the longer one. */
   for (;;)
     {
       gint64 left_ms = (deadline - g_get_monotonic_time ()) / 1000;
+      int slice_ms = g_atomic_int_get (&self->offsets_slice_ms);
 
       /* The call writes its answers over the "timestamps": ask anew. */
       for (int i = 0; i < list->cnt; i++)
         list->elems[i].offset = timestamp;
-      err = rd_kafka_offsets_for_times (self->meta, list, (int) CLAMP (left_ms, 1, 500));
-      if (err != RD_KAFKA_RESP_ERR__TIMED_OUT || left_ms <= 500)
+      err = rd_kafka_offsets_for_times (rk, list, (int) CLAMP (left_ms, 1, slice_ms));
+      if (err != RD_KAFKA_RESP_ERR__TIMED_OUT || left_ms <= slice_ms)
         break;
+      g_atomic_int_compare_and_exchange (&self->offsets_slice_ms, slice_ms,
+                                         MIN (slice_ms * 2, OFFSETS_SLICE_MAX_MS));
       if (self->stop != NULL && *self->stop)
         {
           g_set_error_literal (error, KT_ERROR, KT_ERROR_CANCELLED,
@@ -710,6 +741,7 @@ list_offsets_call (KtSource *self, const KtPartitionState *states, guint n_state
 typedef struct
 {
   KtSource               *self;
+  rd_kafka_t             *rk;
   const KtPartitionState *states;
   guint                   n_states;
   gint64                  timestamp;
@@ -723,17 +755,20 @@ list_chunk (gpointer data)
 {
   ListChunk *c = data;
 
-  return GINT_TO_POINTER (list_offsets_call (c->self, c->states, c->n_states, c->timestamp,
-                                             c->offsets, c->timeout_ms, &c->error));
+  return GINT_TO_POINTER (list_offsets_call (c->self, c->rk, c->states, c->n_states,
+                                             c->timestamp, c->offsets, c->timeout_ms,
+                                             &c->error));
 }
 
-/* One ListOffsets round for @n_states partitions at once, one request per
- * leader (per LIST_CHUNK partitions), in parallel: @timestamp is a time in
- * milliseconds, or RD_KAFKA_OFFSET_BEGINNING / RD_KAFKA_OFFSET_END; each
- * partition's answer into @offsets (-1: no record at or after that time). */
+/* One ListOffsets round for @n_states partitions at once, on @rk, one
+ * request per leader (per LIST_CHUNK partitions), in parallel: @timestamp
+ * is a time in milliseconds, or RD_KAFKA_OFFSET_BEGINNING /
+ * RD_KAFKA_OFFSET_END; each partition's answer into @offsets (-1: no
+ * record at or after that time). */
 static gboolean
-list_offsets (KtSource *self, const KtPartitionState *states, guint n_states,
-              gint64 timestamp, gint64 *offsets, int timeout_ms, GError **error)
+list_offsets_on (KtSource *self, rd_kafka_t *rk, const KtPartitionState *states,
+                 guint n_states, gint64 timestamp, gint64 *offsets, int timeout_ms,
+                 GError **error)
 {
   guint n_chunks = (n_states + LIST_CHUNK - 1) / LIST_CHUNK;
   g_autofree ListChunk *chunks = NULL;
@@ -741,14 +776,14 @@ list_offsets (KtSource *self, const KtPartitionState *states, guint n_states,
   gboolean ok = TRUE;
 
   if (n_chunks <= 1)
-    return list_offsets_call (self, states, n_states, timestamp, offsets, timeout_ms, error);
+    return list_offsets_call (self, rk, states, n_states, timestamp, offsets, timeout_ms, error);
   chunks = g_new0 (ListChunk, n_chunks);
   threads = g_new0 (GThread *, n_chunks);
   for (guint c = 0; c < n_chunks; c++)
     {
       guint first = c * LIST_CHUNK;
 
-      chunks[c] = (ListChunk) { self, states + first, MIN (LIST_CHUNK, n_states - first),
+      chunks[c] = (ListChunk) { self, rk, states + first, MIN (LIST_CHUNK, n_states - first),
                                 timestamp, offsets + first, timeout_ms, NULL };
       /* The first on this thread; without a thread (out of resources),
        * the chunk waits for the join below. */
@@ -769,6 +804,38 @@ list_offsets (KtSource *self, const KtPartitionState *states, guint n_states,
       g_clear_error (&chunks[c].error);
     }
   return ok;
+}
+
+static gboolean
+list_offsets (KtSource *self, const KtPartitionState *states, guint n_states,
+              gint64 timestamp, gint64 *offsets, int timeout_ms, GError **error)
+{
+  return list_offsets_on (self, self->meta, states, n_states, timestamp, offsets, timeout_ms,
+                          error);
+}
+
+gboolean
+kt_source_high_watermarks (KtSource *self, const KtPartitionState *states, guint n_states,
+                           gint64 *highs, int timeout_ms, GError **error)
+{
+  char errstr[512];
+
+  if (self->uncommitted == NULL)
+    {
+      rd_kafka_conf_t *conf = rd_kafka_conf_dup (self->uncommitted_conf);
+
+      self->uncommitted = rd_kafka_new (RD_KAFKA_CONSUMER, conf, errstr, sizeof errstr);
+      if (self->uncommitted == NULL)
+        {
+          rd_kafka_conf_destroy (conf);
+          g_set_error (error, KT_ERROR, KT_ERROR_INTERNAL,
+                       "cannot create a Kafka client: %s", errstr);
+          return FALSE;
+        }
+      self->uncommitted_topic = rd_kafka_topic_new (self->uncommitted, self->topic, NULL);
+    }
+  return list_offsets_on (self, self->uncommitted, states, n_states, RD_KAFKA_OFFSET_END,
+                          highs, timeout_ms, error);
 }
 
 /* The log starts' round of kt_source_watermarks(), on a thread of its own. */

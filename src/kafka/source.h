@@ -60,10 +60,21 @@ void      kt_source_free (KtSource *self);
 gboolean  kt_source_partitions (KtSource *self, GArray *partitions,
                                 int timeout_ms, GError **error);
 
-/* Log start and high watermark of each partition in @states (fills ->low
- * and ->high), asked of the leaders. Failure is KT_ERROR_TRANSIENT. */
+/* Log start and end of each partition in @states (fills ->low and
+ * ->high), asked of the leaders. The end is the last stable offset (the
+ * high watermark less the records of transactions still open: consumers
+ * read committed records only, so that is where a job's reading ends).
+ * Failure is KT_ERROR_TRANSIENT. */
 gboolean  kt_source_watermarks (KtSource *self, KtPartitionState *states,
                                 guint n_states, int timeout_ms, GError **error);
+
+/* The high watermark of each partition of @states into @highs[i]: the
+ * log's end, open transactions included (at or past the last stable
+ * offset of kt_source_watermarks()). Asks on a client of its own, made
+ * on first use (`status` only). Failure is KT_ERROR_TRANSIENT. */
+gboolean  kt_source_high_watermarks (KtSource *self, const KtPartitionState *states,
+                                     guint n_states, gint64 *highs, int timeout_ms,
+                                     GError **error);
 
 /* Kafka's offsets-for-times (ListOffsets by timestamp, one request per
  * leader): for each partition of @states, the earliest offset whose

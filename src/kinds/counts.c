@@ -5,6 +5,7 @@
 #include <string.h>
 #include "db-rows.h"
 #include "error.h"
+#include "field-path.h"
 #include "schema.h"
 
 /* Rows per INSERT, and bytes: keeps every statement far below
@@ -22,17 +23,83 @@ static const int bucket_minutes[] = { 1, 5, 60 };
 static char *
 normal_time_format (const char *text)
 {
-  g_autofree char *normal = kt_time_format_normal (text);
+  g_autofree char *normal = kt_parser_time_format_normal (text);
 
   return g_str_equal (normal, "%Y-%m-%d %H:%M:%S") ? g_strdup ("") : g_steal_pointer (&normal);
 }
 
+/* Text lines are the default: spelled out, they are what was never given. */
+static char *
+normal_input (const char *text)
+{
+  return g_strdup (g_str_equal (text, "text") ? "" : text);
+}
+
+/* A field path's one spelling (field-path.h). */
+static char *
+normal_path (const char *text)
+{
+  return kt_field_path_normal (text);
+}
+
+static gint
+compare_items (gconstpointer a, gconstpointer b)
+{
+  return strcmp (*(char *const *) a, *(char *const *) b);
+}
+
+/* --by and --sum: each field's path in its one spelling, sorted, each
+ * once (their order and repeats mean nothing to what a row is). */
+static char *
+normal_paths (const char *text)
+{
+  g_auto(GStrv) items = g_strsplit (text, ",", -1);
+  g_autoptr(GPtrArray) normal = g_ptr_array_new_with_free_func (g_free);
+  guint kept = 0;
+
+  for (guint i = 0; items[i] != NULL; i++)
+    g_ptr_array_add (normal, kt_field_path_normal (items[i]));
+  g_ptr_array_sort (normal, compare_items);
+  for (guint i = 0; i < normal->len; i++)
+    if (kept == 0 || !g_str_equal (normal->pdata[kept - 1], normal->pdata[i]))
+      {
+        char *item = normal->pdata[i];
+
+        normal->pdata[i] = normal->pdata[kept];
+        normal->pdata[kept++] = item;
+      }
+  g_ptr_array_set_size (normal, (gint) kept);
+  g_ptr_array_add (normal, NULL);
+  return g_strjoinv (",", (char **) normal->pdata);
+}
+
 const KtOption kt_count_option_rows[] = {
+  { "input", 0, "parse", KT_OPT_WORD, AT (input), .words = kt_input_names, .fallback = "text",
+    .commands = JOB_CMDS, .identity = "table.input", .normal = normal_input,
+    .metavar = "FORMAT",
+    .help = "What a record holds: text lines (read by --pattern), json (an object a "
+            "line), logfmt (key=value pairs a line) or otlp-json (OpenTelemetry's logs, "
+            "each log record of a request; the Collector's otlp_proto is not read)" },
+  { "time-field", 0, "parse", KT_OPT_TEXT, AT (time_field), .commands = JOB_CMDS,
+    .fallback_doc = "json: @timestamp, timestamp, time, ts or Timestamp; logfmt: ts, time, "
+                    "timestamp or @timestamp (the first found)",
+    .identity = "table.time_field", .normal = normal_path, .metavar = "PATH",
+    .help = "json and logfmt: the path of the record's time (service.name is a member "
+            "of a member; log\\.level one member named log.level): RFC 3339, or epoch "
+            "seconds, milliseconds or nanoseconds by the number's size" },
+  { "level-field", 0, "parse", KT_OPT_TEXT, AT (level_field), .commands = JOB_CMDS,
+    .fallback_doc = "json: log.level, level, severity, severity_text, SeverityText, "
+                    "severity_number or SeverityNumber; logfmt: level, lvl, severity or "
+                    "log.level (the first found)",
+    .identity = "table.level_field", .normal = normal_path, .metavar = "PATH",
+    .help = "json and logfmt: the path of the record's level, compared with --levels "
+            "without regard to case; numbers named as pino's (10-60) or, from a field "
+            "named severityNumber, OpenTelemetry's (1-24)" },
   { "pattern", 0, "parse", KT_OPT_TEXT, AT (pattern), .commands = JOB_CMDS,
     .fallback_doc = "YYYY-MM-DD HH:MM:SS LEVEL ...", .identity = "table.pattern",
     .metavar = "REGEX",
-    .help = "Another log format: a pcre2 pattern with the named groups (?<time>...) "
-            "and (?<level>...)" },
+    .help = "Another line format (text lines): a pcre2 pattern with the named groups "
+            "(?<time>...) and (?<level>...)" },
   { "time-format", 0, "parse", KT_OPT_TEXT, AT (time_format), .commands = JOB_CMDS,
     .fallback_doc = "%Y-%m-%d %H:%M:%S", .identity = "table.time_format",
     .normal = normal_time_format, .metavar = "FORMAT",
@@ -42,19 +109,23 @@ const KtOption kt_count_option_rows[] = {
             "no year: the latest that puts the line at most a day ahead)" },
   { "levels", 0, "parse", KT_OPT_LIST, AT (levels), .fallback = "ERROR",
     .commands = JOB_CMDS, .flags = KT_OPT_SET, .identity = "table.levels",
-    .metavar = "A,B,...", .help = "The levels counted, exactly as written" },
+    .metavar = "A,B,...",
+    .help = "The levels counted, exactly as written (structured inputs: whatever the ASCII "
+            "case)" },
   { "bucket", 0, "parse", KT_OPT_WORD, AT (bucket), .words = buckets,
     .values = bucket_minutes, .fallback = "1m", .commands = JOB_CMDS,
     .identity = "table.bucket", .metavar = "SIZE", .help = "Count per minute, 5 minutes or hour" },
   { "by", 0, "parse", KT_OPT_LIST, AT (dimensions), .commands = JOB_CMDS, .flags = KT_OPT_SET,
-    .identity = "table.dimensions", .metavar = "FIELD,...",
+    .identity = "table.dimensions", .normal = normal_paths, .metavar = "FIELD,...",
     .help = "Count per bucket and these fields: 'level' or named groups of --pattern; "
-            "each a key column of the table (VARBINARY, values cut at 255 bytes)" },
+            "with a structured --input, 'level' or field paths (service.name: column "
+            "service_name); each a key column of the table (VARBINARY, values cut at 255 "
+            "bytes)" },
   { "sum", 0, "parse", KT_OPT_LIST, AT (sums), .commands = JOB_CMDS, .flags = KT_OPT_SET,
-    .identity = "table.sums", .metavar = "FIELD,...",
-    .help = "Also add up these numeric named groups of --pattern, exactly, in a sum_FIELD "
-            "column each ([-]digits[.digits], at most 4 decimals; anything else makes the "
-            "line malformed)" },
+    .identity = "table.sums", .normal = normal_paths, .metavar = "FIELD,...",
+    .help = "Also add up these numeric named groups of --pattern (or field paths), "
+            "exactly, in a sum_FIELD column each ([-]digits[.digits], at most 4 decimals, "
+            "a JSON number or a string of one; anything else makes the line malformed)" },
   { "max-keys", 0, "parse", KT_OPT_INT, AT (max_keys), .fallback = "10000", .min = 1,
     .max = 10000000, .commands = JOB_CMDS, .needs = "by", .metavar = "N",
     .help = "With --by: at most N keys per bucket per batch get rows of their own; the "
@@ -80,10 +151,11 @@ is_field_name (const char *name)
   return kt_is_ascii_name (name, NULL, 32) && !g_ascii_isdigit (*name);
 }
 
-/* --by or --sum (@flag): names of fields, each once (column names compare
- * without case), at most @max. */
+/* --by or --sum (@flag): fields, each its own column (column names compare
+ * without case), at most @max: names of --pattern's groups for text lines,
+ * field paths for a structured input (@structured). */
 static gboolean
-check_fields (const char *flag, char **fields, guint max, GError **error)
+check_fields (const char *flag, char **fields, guint max, gboolean structured, GError **error)
 {
   /* Columns of ktally's own in a count table (sql/counts.sql) or its
    * per-topic table (sql/idempotent.sql; `partition` was one of it before
@@ -91,6 +163,8 @@ check_fields (const char *flag, char **fields, guint max, GError **error)
   static const char *const taken[] = { "log_time", "log_count", "job", "topic", "partition",
                                        "time", NULL };
   guint n = fields != NULL ? g_strv_length (fields) : 0;
+  g_auto(GStrv) columns = g_new0 (char *, n + 1);
+  const char *rename = structured ? "name it by another path" : "rename the group";
 
   if (n > max)
     {
@@ -101,37 +175,58 @@ check_fields (const char *flag, char **fields, guint max, GError **error)
   for (guint i = 0; i < n; i++)
     {
       const char *f = fields[i];
+      const char *c;
 
-      if (!is_field_name (f))
+      if (structured)
+        {
+          g_auto(GStrv) names = kt_field_path_parse (flag, f, error);
+
+          if (names == NULL)
+            return FALSE;
+        }
+      else if (!is_field_name (f))
         {
           g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
                        "%s: '%s' is not a field name ([A-Za-z_][A-Za-z0-9_]*, at most 32 "
                        "characters, the name of a group of --pattern)", flag, f);
           return FALSE;
         }
+      c = columns[i] = kt_field_column (f);
+      /* sum_ and the column: MySQL's 64 characters. */
+      if (strlen (c) > 60)
+        {
+          g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "%s: '%s' gives the column %s, longer "
+                       "than 60 characters", flag, f, c);
+          return FALSE;
+        }
       for (const char *const *t = taken; *t != NULL; t++)
-        if (g_ascii_strcasecmp (f, *t) == 0)
+        if (g_ascii_strcasecmp (c, *t) == 0)
           {
             g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
                          g_str_equal (*t, "time")
                          ? "%s: '%s': the time is the bucket, the first key already"
-                         : "%s: '%s' is a column ktally writes itself; rename the group",
-                         flag, f);
+                         : "%s: '%s' is a column ktally writes itself; %s",
+                         flag, f, rename);
             return FALSE;
           }
-      if (g_ascii_strncasecmp (f, "sum_", 4) == 0)
+      if (g_ascii_strncasecmp (c, "sum_", 4) == 0)
         {
           g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
-                       "%s: '%s': names starting with sum_ are the columns of --sum; "
-                       "rename the group", flag, f);
+                       "%s: '%s': names starting with sum_ are the columns of --sum; %s",
+                       flag, f, rename);
           return FALSE;
         }
       for (guint j = 0; j < i; j++)
-        if (g_ascii_strcasecmp (f, fields[j]) == 0)
+        if (g_ascii_strcasecmp (c, columns[j]) == 0)
           {
-            g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
-                         "%s: '%s' given twice (column names do not tell case apart)", flag,
-                         f);
+            if (g_ascii_strcasecmp (f, fields[j]) == 0)
+              g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                           "%s: '%s' given twice (column names do not tell case apart)", flag,
+                           f);
+            else
+              g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                           "%s: '%s' and '%s' both give the column %s (column names do not "
+                           "tell case apart)", flag, fields[j], f, c);
             return FALSE;
           }
     }
@@ -143,8 +238,10 @@ kt_counts_check (gconstpointer options, GError **error)
 {
   const KtCountOptions *config = options;
 
-  if (!check_fields ("--by", config->dimensions, KT_MAX_DIMENSIONS, error)
-      || !check_fields ("--sum", config->sums, KT_MAX_SUMS, error))
+  gboolean structured = config->input != KT_INPUT_TEXT;
+
+  if (!check_fields ("--by", config->dimensions, KT_MAX_DIMENSIONS, structured, error)
+      || !check_fields ("--sum", config->sums, KT_MAX_SUMS, structured, error))
     return FALSE;
   if (config->dead_letters != NULL && kt_schema_own_table (config->dead_letters))
     {
@@ -157,7 +254,7 @@ kt_counts_check (gconstpointer options, GError **error)
       {
         g_set_error_literal (error, KT_ERROR, KT_ERROR_USAGE,
                              "--sum: 'level' is not a number; --sum adds up numeric "
-                             "groups of --pattern");
+                             "fields");
         return FALSE;
       }
   /* What the parser refuses (a pattern that does not compile or lacks a
@@ -175,19 +272,50 @@ kt_counts_check (gconstpointer options, GError **error)
 KtParser *
 kt_counts_parser (const KtCountOptions *config, GError **error)
 {
-  KtParseFormat format = { config->pattern, config->time_format,
-                           (const char *const *) config->levels, config->bucket,
-                           (const char *const *) config->dimensions,
-                           (const char *const *) config->sums };
+  KtParseFormat format = {
+    .input = (KtInput) config->input,
+    .pattern = config->pattern,
+    .time_format = config->time_format,
+    .levels = (const char *const *) config->levels,
+    .bucket = config->bucket,
+    .dimensions = (const char *const *) config->dimensions,
+    .sums = (const char *const *) config->sums,
+    .time_field = config->time_field,
+    .level_field = config->level_field,
+  };
 
   return kt_parser_new_format (&format, error);
+}
+
+/* The columns of @fields (NULL: none), a new array. */
+static char **
+columns (char **fields)
+{
+  char **out;
+  guint n;
+
+  if (fields == NULL)
+    return NULL;
+  n = g_strv_length (fields);
+  out = g_new0 (char *, n + 1);
+  for (guint i = 0; i < n; i++)
+    out[i] = kt_field_column (fields[i]);
+  return out;
 }
 
 void
 kt_counts_shape (const KtCountOptions *config, KtCountsShape *out)
 {
-  *out = (KtCountsShape) { (const char *const *) config->dimensions,
-                           (const char *const *) config->sums };
+  *out = (KtCountsShape) { (const char *const *) columns (config->dimensions),
+                           (const char *const *) columns (config->sums) };
+}
+
+void
+kt_counts_shape_clear (KtCountsShape *shape)
+{
+  g_strfreev ((char **) shape->dimensions);
+  g_strfreev ((char **) shape->sums);
+  *shape = (KtCountsShape) { NULL, NULL };
 }
 
 static gboolean

@@ -20,12 +20,16 @@
 /* The count kinds' own options: how lines read and what they count. */
 typedef struct
 {
+  int     input;        /* --input: KtInput, text lines or structured records */
+  char   *time_field;   /* --time-field: the time's path, or NULL: the input's defaults */
+  char   *level_field;  /* --level-field: the level's path, or NULL: the input's defaults */
   char   *pattern;      /* --pattern, or NULL: the default line */
   char   *time_format;  /* --time-format, or NULL: the default */
   char  **levels;       /* --levels */
   int     bucket;       /* --bucket in minutes: 1, 5 or 60 */
-  char  **dimensions;   /* --by: key columns after the bucket, or NULL */
-  char  **sums;         /* --sum: a sum_FIELD column each, or NULL */
+  char  **dimensions;   /* --by: fields (paths of a structured input), a key column each
+                         * after the bucket (kt_field_column()), or NULL */
+  char  **sums;         /* --sum: fields, a sum_COLUMN column each, or NULL */
   gint64  max_keys;     /* --max-keys: keys per bucket per batch with a row of their own */
   char   *dead_letters;      /* --dead-letters: the table of malformed lines, or NULL */
   gint64  dead_letters_max;  /* --dead-letters-max: malformed lines kept per batch */
@@ -34,11 +38,11 @@ typedef struct
 /* Their rows, filling a KtCountOptions (kind.h). */
 extern const KtOption kt_count_option_rows[];
 
-/* The count kinds' options of @job (its spec's). */
+/* The count kinds' options of @context's job (its spec's). */
 static inline const KtCountOptions *
-kt_counts_options (const KtKindContext *job)
+kt_counts_options (const KtKindContext *context)
 {
-  return job->spec->options;
+  return context->spec->options;
 }
 
 /* Checks what the count kinds' options say together (fields of --by and
@@ -49,8 +53,11 @@ gboolean  kt_counts_check (gconstpointer options, GError **error);
  * --by and --sum. */
 KtParser *kt_counts_parser (const KtCountOptions *options, GError **error);
 
-/* The shape of the count table of @options (its strings are @options'). */
+/* The shape of the count table of @options: the columns its --by and
+ * --sum fields give (kt_field_column()), in new arrays that
+ * kt_counts_shape_clear() frees. */
 void      kt_counts_shape  (const KtCountOptions *options, KtCountsShape *out);
+void      kt_counts_shape_clear (KtCountsShape *shape);
 
 /* The count table @output in @shape: a table (transactional), or a view
  * over @output + KT_TOPIC_SUFFIX (@idempotent, with the covered sets).

@@ -3,7 +3,7 @@
  *
  * The scheduler (run.c) owns one KtKindContext per topic it reads
  * (feed.h) and hands it to the job's kind (kind.h). A kind writes its
- * output through job->db, inside the transaction the scheduler opened
+ * output through context->db, inside the transaction the scheduler opened
  * with kt_kind_context_begin() and closes with kt_kind_context_finish()
  * (one for every topic of the job): the first commit of a process also
  * records what the job is (identity.h), so a kind never has to know about
@@ -35,11 +35,11 @@ typedef struct
  * job's identity too (a different one recorded meanwhile is KT_ERROR_USAGE,
  * the transaction rolled back). Also the first on a new connection: it may
  * be to another server (a failover) that lost the record. */
-gboolean kt_kind_context_begin (KtKindContext *job, GError **error);
+gboolean kt_kind_context_begin (KtKindContext *context, GError **error);
 
 /* Records the job's identity in a transaction of its own, unless a commit
  * of this process did already: before the job's first offset rows. */
-gboolean kt_kind_context_claim (KtKindContext *job, GError **error);
+gboolean kt_kind_context_claim (KtKindContext *context, GError **error);
 
 /* COMMIT (see kt_db_finish()); once one landed, the identity is recorded. */
-gboolean kt_kind_context_finish (KtKindContext *job, KtCommitResult *result, GError **error);
+gboolean kt_kind_context_finish (KtKindContext *context, KtCommitResult *result, GError **error);

@@ -33,7 +33,7 @@ typedef struct
 
 typedef struct
 {
-  KtKindContext  *job;
+  KtKindContext  *context;
   KtParser       *parser;
   KtCountsShape   shape;     /* of the output view */
   char           *topics;    /* the table of per-topic rows under it */
@@ -68,20 +68,21 @@ idem_close (gpointer data)
   g_clear_pointer (&self->parts, g_ptr_array_unref);
   kt_key_limit_free (self->limit);
   g_free (self->topics);
+  kt_counts_shape_clear (&self->shape);
   g_clear_pointer (&self->stats, g_array_unref);
   g_free (self);
 }
 
 static gpointer
-idem_open (KtKindContext *job, GError **error)
+idem_open (KtKindContext *context, GError **error)
 {
   Idempotent *self = g_new0 (Idempotent, 1);
 
-  self->job = job;
-  self->parser = kt_counts_parser (kt_counts_options (job), error);
-  kt_counts_shape (kt_counts_options (job), &self->shape);
-  self->topics = g_strconcat (job->output, KT_TOPIC_SUFFIX, NULL);
-  self->limit = kt_key_limit_new (kt_counts_options (job)->max_keys);
+  self->context = context;
+  self->parser = kt_counts_parser (kt_counts_options (context), error);
+  kt_counts_shape (kt_counts_options (context), &self->shape);
+  self->topics = g_strconcat (context->output, KT_TOPIC_SUFFIX, NULL);
+  self->limit = kt_key_limit_new (kt_counts_options (context)->max_keys);
   self->parts = g_ptr_array_new_with_free_func (part_free);
   self->stats = g_array_new (FALSE, TRUE, sizeof (KtRangeStats));
   if (self->parser == NULL)
@@ -89,7 +90,7 @@ idem_open (KtKindContext *job, GError **error)
       idem_close (self);
       return NULL;
     }
-  self->dead = kt_dead_letters_new (kt_counts_options (job), self->parser);
+  self->dead = kt_dead_letters_new (kt_counts_options (context), self->parser);
   return self;
 }
 
@@ -97,8 +98,8 @@ static gboolean
 idem_prepare (gpointer data, GError **error)
 {
   Idempotent *self = data;
-  return kt_counts_prepare_job (self->job->db, TRUE, self->job->output, &self->shape,
-                                kt_counts_options (self->job)->dead_letters, error);
+  return kt_counts_prepare_job (self->context->db, TRUE, self->context->output, &self->shape,
+                                kt_counts_options (self->context)->dead_letters, error);
 }
 
 /* Appends " WHERE job = 'J' AND topic = 'T' AND `partition` IN (...)" for
@@ -107,9 +108,9 @@ static void
 where_partitions (Idempotent *self, GString *sql, const GArray *ranges)
 {
   g_string_append (sql, " WHERE job = ");
-  kt_db_quote (self->job->db, sql, self->job->job);
+  kt_db_quote (self->context->db, sql, self->context->job);
   g_string_append (sql, " AND topic = ");
-  kt_db_quote (self->job->db, sql, self->job->topic);
+  kt_db_quote (self->context->db, sql, self->context->topic);
   g_string_append (sql, " AND `partition` IN (");
   for (guint i = 0; i < ranges->len; i++)
     g_string_append_printf (sql, "%s%d", i ? "," : "", g_array_index (ranges, KtRange, i).partition);
@@ -129,12 +130,12 @@ read_coverage (Idempotent *self, const GArray *ranges, gboolean lock, GHashTable
   where_partitions (self, sql, ranges);
   if (lock)
     g_string_append (sql, " ORDER BY `partition` FOR UPDATE");
-  res = kt_db_rows_select (self->job->db, sql->str, "cannot read ktally_coverage", error);
+  res = kt_db_rows_select (self->context->db, sql->str, "cannot read ktally_coverage", error);
   if (res == NULL)
     return FALSE;
   while ((row = kt_db_rows_next (res)) != NULL)
     {
-      g_autofree char *what = g_strdup_printf ("ktally_coverage of %s/%s", self->job->topic,
+      g_autofree char *what = g_strdup_printf ("ktally_coverage of %s/%s", self->context->topic,
                                                row[0]);
       KtCoverage *set = kt_coverage_parse (row[1], what, error);
 
@@ -179,14 +180,14 @@ idem_plan (gpointer data, GArray *ranges, const GArray *states,
                            " is beyond the high watermark %" G_GINT64_FORMAT " (topic recreated "
                            "or truncated?), and an idempotent job cannot go back: it would take "
                            "the new log's offsets for ones it counted; `ktally forget --job %s --execute` "
-                           "and run again to count the new log from its start", self->job->topic,
-                           rg->partition, rg->from, st->high, self->job->job);
+                           "and run again to count the new log from its start", self->context->topic,
+                           rg->partition, rg->from, st->high, self->context->job);
               return FALSE;
             }
         }
     }
   if (ranges->len > 0
-      && (!kt_db_connect (self->job->db, error) || !read_coverage (self, ranges, FALSE, sets, error)))
+      && (!kt_db_connect (self->context->db, error) || !read_coverage (self, ranges, FALSE, sets, error)))
     return FALSE;
   for (guint i = 0; i < ranges->len; i++)
     {
@@ -203,7 +204,7 @@ idem_plan (gpointer data, GArray *ranges, const GArray *states,
           kt_plan_skip_covered (rg, part->expected,
                                 g_array_index (states, KtPartitionState, j).high,
                                 max_per_partition);
-      part->counts = kt_counts_new (kt_counts_options (self->job), rg->partition, self->limit);
+      part->counts = kt_counts_new (kt_counts_options (self->context), rg->partition, self->limit);
       part->skips = g_array_new (FALSE, FALSE, sizeof (KtInterval));
       kt_coverage_within (part->expected, rg->read_from, rg->until, part->skips);
       g_ptr_array_add (self->parts, part);
@@ -247,8 +248,8 @@ add_counts (Idempotent *self, const GArray *write, GError **error)
 
   for (guint i = 0; i < write->len; i++)
     g_ptr_array_add (parts, ((Part *) self->parts->pdata[g_array_index (write, guint, i)])->counts);
-  return kt_counts_upsert (self->job->db, self->topics, &self->shape, self->job->job,
-                           self->job->topic, (KtCounts *const *) parts->pdata, parts->len,
+  return kt_counts_upsert (self->context->db, self->topics, &self->shape, self->context->job,
+                           self->context->topic, (KtCounts *const *) parts->pdata, parts->len,
                            error);
 }
 
@@ -261,7 +262,7 @@ static gboolean
 write_output (Idempotent *self, const GArray *ranges, const GArray *write, gint32 *moved,
               GError **error)
 {
-  KtKindContext *job = self->job;
+  KtKindContext *context = self->context;
   g_autoptr(GHashTable) sets = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL,
                                                       (GDestroyNotify) kt_coverage_free);
   g_autoptr(GArray) written = g_array_new (FALSE, FALSE, sizeof (KtRange));
@@ -283,12 +284,12 @@ write_output (Idempotent *self, const GArray *ranges, const GArray *write, gint3
   for (guint i = 0; i < written->len; i++)
     {
       g_string_append (sql, i ? ",(" : "(");
-      kt_db_quote (job->db, sql, job->job);
+      kt_db_quote (context->db, sql, context->job);
       g_string_append_c (sql, ',');
-      kt_db_quote (job->db, sql, job->topic);
+      kt_db_quote (context->db, sql, context->topic);
       g_string_append_printf (sql, ",%d,'')", g_array_index (written, KtRange, i).partition);
     }
-  if (!kt_db_run (job->db, sql->str, "cannot write ktally_coverage", error)
+  if (!kt_db_run (context->db, sql->str, "cannot write ktally_coverage", error)
       || !read_coverage (self, written, TRUE, sets, error))
     return FALSE;
 
@@ -309,9 +310,9 @@ write_output (Idempotent *self, const GArray *ranges, const GArray *write, gint3
   /* 3. The counts, the malformed lines kept (--dead-letters), then the
    *    sets that include them, and the audit rows. */
   if (!add_counts (self, write, error)
-      || !kt_dead_letters_write (self->dead, job->db, job->job, job->topic, error)
-      || !kt_offsets_record (job->db, job->job, job->topic, job->output, job->member, written,
-                             (const KtRangeStats *) (void *) stats->data, &job->audit_id,
+      || !kt_dead_letters_write (self->dead, context->db, context->job, context->topic, error)
+      || !kt_offsets_record (context->db, context->job, context->topic, context->output, context->member, written,
+                             (const KtRangeStats *) (void *) stats->data, &context->audit_id,
                              error))
     return FALSE;
   for (guint i = 0; i < write->len; i++)
@@ -320,13 +321,13 @@ write_output (Idempotent *self, const GArray *ranges, const GArray *write, gint3
       g_autofree char *text = kt_coverage_format (part->covered);
 
       g_string_assign (sql, "UPDATE ktally_coverage SET covered = ");
-      kt_db_quote (job->db, sql, text);
+      kt_db_quote (context->db, sql, text);
       g_string_append (sql, " WHERE job = ");
-      kt_db_quote (job->db, sql, job->job);
+      kt_db_quote (context->db, sql, context->job);
       g_string_append (sql, " AND topic = ");
-      kt_db_quote (job->db, sql, job->topic);
+      kt_db_quote (context->db, sql, context->topic);
       g_string_append_printf (sql, " AND `partition` = %d", part->partition);
-      if (!kt_db_run (job->db, sql->str, "cannot write ktally_coverage", error))
+      if (!kt_db_run (context->db, sql->str, "cannot write ktally_coverage", error))
         return FALSE;
     }
   /* A COMMIT whose answer is lost needs no special care here: if it
@@ -363,12 +364,12 @@ idem_write (gpointer data, const GArray *ranges, gint32 *fenced, GError **error)
 static gboolean
 idem_after (gpointer data, const GArray *ranges, gint32 *fenced, GError **error)
 {
-  KtKindContext *job = ((Idempotent *) data)->job;
+  KtKindContext *context = ((Idempotent *) data)->context;
 
   *fenced = -1;
-  if (job->spec->offsets == KT_OFFSETS_KAFKA)
-    return kt_source_commit (job->source, ranges, error);
-  return kt_offsets_store (job->db, job->job, job->topic, ranges, fenced, error);
+  if (context->spec->offsets == KT_OFFSETS_KAFKA)
+    return kt_source_commit (context->source, ranges, error);
+  return kt_offsets_store (context->db, context->job, context->topic, ranges, fenced, error);
 }
 
 /* `ktally reset`: the covered sets of @job's partitions of @topic. */
@@ -418,10 +419,10 @@ idem_summarise (gpointer data, KtBatchSummary *out, GString *line)
       rows += kt_counts_size (counts);
       kt_counts_summarise (counts, out);
     }
-  kt_counts_line (out, rows, kt_counts_options (self->job)->bucket, line);
+  kt_counts_line (out, rows, kt_counts_options (self->context)->bucket, line);
 }
 
-const KtJobKind kt_kind_count_idempotent = {
+const KtKind kt_kind_count_idempotent = {
   .options = kt_count_option_rows,
   .options_size = sizeof (KtCountOptions),
   .check_options = kt_counts_check,

@@ -13,7 +13,7 @@
 
 typedef struct
 {
-  KtKindContext  *job;
+  KtKindContext  *context;
   KtParser       *parser;
   KtCountsShape   shape;     /* of the output table */
   KtKeyLimit     *limit;     /* --max-keys over the batch */
@@ -33,28 +33,29 @@ count_close (gpointer data)
   kt_dead_letters_free (self->dead);
   kt_parser_free (self->parser);
   kt_counts_free (self->counts);
+  kt_counts_shape_clear (&self->shape);
   kt_key_limit_free (self->limit);
   g_clear_pointer (&self->stats, g_array_unref);
   g_free (self);
 }
 
 static gpointer
-count_open (KtKindContext *job, GError **error)
+count_open (KtKindContext *context, GError **error)
 {
   Count *self = g_new0 (Count, 1);
 
-  self->job = job;
-  self->parser = kt_counts_parser (kt_counts_options (job), error);
-  kt_counts_shape (kt_counts_options (job), &self->shape);
-  self->limit = kt_key_limit_new (kt_counts_options (job)->max_keys);
-  self->counts = kt_counts_new (kt_counts_options (job), -1, self->limit);
+  self->context = context;
+  self->parser = kt_counts_parser (kt_counts_options (context), error);
+  kt_counts_shape (kt_counts_options (context), &self->shape);
+  self->limit = kt_key_limit_new (kt_counts_options (context)->max_keys);
+  self->counts = kt_counts_new (kt_counts_options (context), -1, self->limit);
   self->stats = g_array_new (FALSE, TRUE, sizeof (KtRangeStats));
   if (self->parser == NULL)
     {
       count_close (self);
       return NULL;
     }
-  self->dead = kt_dead_letters_new (kt_counts_options (job), self->parser);
+  self->dead = kt_dead_letters_new (kt_counts_options (context), self->parser);
   return self;
 }
 
@@ -62,8 +63,8 @@ static gboolean
 count_prepare (gpointer data, GError **error)
 {
   Count *self = data;
-  return kt_counts_prepare_job (self->job->db, FALSE, self->job->output, &self->shape,
-                                kt_counts_options (self->job)->dead_letters, error);
+  return kt_counts_prepare_job (self->context->db, FALSE, self->context->output, &self->shape,
+                                kt_counts_options (self->context)->dead_letters, error);
 }
 
 static gboolean
@@ -99,28 +100,28 @@ static gboolean
 count_write (gpointer data, const GArray *ranges, gint32 *fenced, GError **error)
 {
   Count *self = data;
-  KtKindContext *job = self->job;
+  KtKindContext *context = self->context;
 
   /* The fence first: a second writer waits on the offset rows, then backs
    * off before it adds a single count. */
-  if (!kt_offsets_fence (job->db, job->job, job->topic, ranges, fenced, error))
+  if (!kt_offsets_fence (context->db, context->job, context->topic, ranges, fenced, error))
     return FALSE;
   /* Every row of the batch added to the output table, its malformed lines
    * kept (--dead-letters), its audit rows. */
   return *fenced >= 0
-         || (kt_counts_upsert (job->db, job->output, &self->shape, NULL, NULL, &self->counts, 1,
+         || (kt_counts_upsert (context->db, context->output, &self->shape, NULL, NULL, &self->counts, 1,
                                error)
-             && kt_dead_letters_write (self->dead, job->db, job->job, job->topic, error)
-             && kt_offsets_record (job->db, job->job, job->topic, job->output, job->member,
+             && kt_dead_letters_write (self->dead, context->db, context->job, context->topic, error)
+             && kt_offsets_record (context->db, context->job, context->topic, context->output, context->member,
                                    ranges, (const KtRangeStats *) (void *) self->stats->data,
-                                   &job->audit_id, error));
+                                   &context->audit_id, error));
 }
 
 static gboolean
 count_retract (gpointer data, gboolean execute, guint *rows, GError **error)
 {
   Count *self = data;
-  KtKindContext *job = self->job;
+  KtKindContext *context = self->context;
 
   if (self->counts->keyed != NULL && kt_keyed_counts_folded (self->counts->keyed) > 0)
     {
@@ -128,10 +129,10 @@ count_retract (gpointer data, gboolean execute, guint *rows, GError **error)
                    "read again in one pass, the range has more keys in a bucket than "
                    "--max-keys %" G_GINT64_FORMAT " gives rows of their own, so what it "
                    "counted per key cannot be told apart; refused",
-                   kt_counts_options (job)->max_keys);
+                   kt_counts_options (context)->max_keys);
       return FALSE;
     }
-  return kt_counts_retract (job->db, job->output, &self->shape, self->counts, execute, rows,
+  return kt_counts_retract (context->db, context->output, &self->shape, self->counts, execute, rows,
                             error);
 }
 
@@ -143,10 +144,10 @@ count_summarise (gpointer data, KtBatchSummary *out, GString *line)
   *out = self->summary;
   kt_dead_letters_summarise (self->dead, out);
   kt_counts_summarise (self->counts, out);
-  kt_counts_line (out, kt_counts_size (self->counts), kt_counts_options (self->job)->bucket, line);
+  kt_counts_line (out, kt_counts_size (self->counts), kt_counts_options (self->context)->bucket, line);
 }
 
-const KtJobKind kt_kind_count = {
+const KtKind kt_kind_count = {
   .options = kt_count_option_rows,
   .options_size = sizeof (KtCountOptions),
   .check_options = kt_counts_check,

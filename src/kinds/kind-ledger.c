@@ -31,7 +31,7 @@ typedef struct
 
 typedef struct
 {
-  KtKindContext  *job;
+  KtKindContext  *context;
   const GArray   *ranges;
   GPtrArray      *records;   /* per range: GPtrArray of LedgerRecord, in offset order */
   GArray         *stats;     /* KtRangeStats per range */
@@ -46,11 +46,11 @@ typedef struct
   gint64 workers;  /* --workers; -1 when not given: one per core */
 } LedgerOptions;
 
-/* The threads that apply a batch of @job. */
+/* The threads that apply a batch of @context's job. */
 static guint
-workers (const KtKindContext *job)
+workers (const KtKindContext *context)
 {
-  const LedgerOptions *o = job->spec->options;
+  const LedgerOptions *o = context->spec->options;
 
   return o->workers > 0 ? (guint) o->workers : MIN (g_get_num_processors (), 64);
 }
@@ -76,12 +76,12 @@ ledger_close (gpointer data)
 }
 
 static gpointer
-ledger_open (KtKindContext *job, GError **error)
+ledger_open (KtKindContext *context, GError **error)
 {
   Ledger *self = g_new0 (Ledger, 1);
 
   (void) error;
-  self->job = job;
+  self->context = context;
   self->records = g_ptr_array_new_with_free_func ((GDestroyNotify) g_ptr_array_unref);
   self->stats = g_array_new (FALSE, TRUE, sizeof (KtRangeStats));
   return self;
@@ -92,7 +92,7 @@ ledger_prepare (gpointer data, GError **error)
 {
   Ledger *self = data;
 
-  return kt_schema_prepare (self->job->db, KT_TABLES_LEDGER, "ledger", error);
+  return kt_schema_prepare (self->context->db, KT_TABLES_LEDGER, "ledger", error);
 }
 
 static gboolean
@@ -138,7 +138,7 @@ append_quoted_list (Ledger *self, GString *sql, GPtrArray *items, guint from, gu
     {
       if (i > from)
         g_string_append_c (sql, ',');
-      kt_db_quote (self->job->db, sql, items->pdata[i]);
+      kt_db_quote (self->context->db, sql, items->pdata[i]);
     }
 }
 
@@ -158,7 +158,7 @@ load_ledger_state (Ledger *self, KtLedgerBatch *batch, GError **error)
       append_quoted_list (self, sql, accounts, at, MIN (accounts->len, at + 500));
       /* Account order (the list is sorted): writers lock rows in one order. */
       g_string_append (sql, ") ORDER BY account FOR UPDATE");
-      res = kt_db_rows_select (self->job->db, sql->str, "cannot read account_balance", error);
+      res = kt_db_rows_select (self->context->db, sql->str, "cannot read account_balance", error);
       if (res == NULL)
         return FALSE;
       while ((row = kt_db_rows_next (res)) != NULL)
@@ -182,7 +182,7 @@ load_ledger_state (Ledger *self, KtLedgerBatch *batch, GError **error)
       g_string_append (sql, ") UNION ALL SELECT txn FROM ledger_rejected WHERE txn IN (");
       append_quoted_list (self, sql, txns, at, MIN (txns->len, at + 500));
       g_string_append (sql, ") LOCK IN SHARE MODE");
-      res = kt_db_rows_select (self->job->db, sql->str, "cannot read ledger_applied", error);
+      res = kt_db_rows_select (self->context->db, sql->str, "cannot read ledger_applied", error);
       if (res == NULL)
         return FALSE;
       while ((row = kt_db_rows_next (res)) != NULL)
@@ -205,7 +205,7 @@ append_balances (Ledger *self, GString *sql, const GArray *balances, gboolean is
         continue;
       kt_amount_format (b->after, amount);
       g_string_append (sql, (*n_rows)++ > 0 ? ",(" : "(");
-      kt_db_quote (self->job->db, sql, b->account);
+      kt_db_quote (self->context->db, sql, b->account);
       g_string_append_printf (sql, ",%s)", amount);
     }
   return at;
@@ -227,13 +227,13 @@ write_ledger (Ledger *self, const char *topic, KtLedgerBatch *batch, GError **er
           break;
         if (is_new)
           {
-            if (!kt_db_run_new_rows (self->job->db, sql->str, "cannot create account_balance rows", error))
+            if (!kt_db_run_new_rows (self->context->db, sql->str, "cannot create account_balance rows", error))
               return FALSE;
             continue;
           }
         g_string_append (sql, " ON DUPLICATE KEY UPDATE balance = VALUES(balance), "
                               "updated_at = CURRENT_TIMESTAMP(3)");
-        if (!kt_db_run (self->job->db, sql->str, "cannot write account_balance", error))
+        if (!kt_db_run (self->context->db, sql->str, "cannot write account_balance", error))
           return FALSE;
       }
 
@@ -251,21 +251,21 @@ write_ledger (Ledger *self, const char *topic, KtLedgerBatch *batch, GError **er
             kt_amount_format (e->amount, amount);
             kt_amount_format (e->balance, balance);
             g_string_append (sql, i > at ? ",(" : "(");
-            kt_db_quote (self->job->db, sql, e->txn);
+            kt_db_quote (self->context->db, sql, e->txn);
             g_string_append_c (sql, ',');
-            kt_db_quote (self->job->db, sql, e->account);
+            kt_db_quote (self->context->db, sql, e->account);
             g_string_append_printf (sql, ",%s,", amount);
             if (l == 0)
               g_string_append (sql, balance);
             else
-              kt_db_quote (self->job->db, sql, kt_ledger_reject_to_string (e->reason));
+              kt_db_quote (self->context->db, sql, kt_ledger_reject_to_string (e->reason));
             g_string_append_c (sql, ',');
-            kt_db_quote (self->job->db, sql, e->ts);
+            kt_db_quote (self->context->db, sql, e->ts);
             g_string_append_c (sql, ',');
-            kt_db_quote (self->job->db, sql, topic);
+            kt_db_quote (self->context->db, sql, topic);
             g_string_append_printf (sql, ",%d,%" G_GINT64_FORMAT ")", e->partition, e->offset);
           }
-        if (!kt_db_run_new_rows (self->job->db, sql->str, l == 0 ? "cannot write ledger_applied"
+        if (!kt_db_run_new_rows (self->context->db, sql->str, l == 0 ? "cannot write ledger_applied"
                                                      : "cannot write ledger_rejected", error))
           return FALSE;
       }
@@ -279,7 +279,7 @@ static gboolean
 ledger_write (gpointer data, const GArray *ranges, gint32 *fenced, GError **error)
 {
   Ledger *self = data;
-  KtKindContext *job = self->job;
+  KtKindContext *context = self->context;
   g_autoptr(KtLedgerBatch) batch = kt_ledger_batch_new ();
 
   for (guint i = 0; i < ranges->len; i++)
@@ -298,15 +298,15 @@ ledger_write (gpointer data, const GArray *ranges, gint32 *fenced, GError **erro
 
   /* The fence first, exactly as for the counts: a second writer waits on
    * the offset rows, then backs off before reading a single balance. */
-  if (!kt_offsets_fence (job->db, job->job, job->topic, ranges, fenced, error))
+  if (!kt_offsets_fence (context->db, context->job, context->topic, ranges, fenced, error))
     return FALSE;
   if (*fenced >= 0)
     return TRUE;
   if (!load_ledger_state (self, batch, error)
-      || !kt_ledger_batch_apply (batch, workers (job), error)
-      || !write_ledger (self, job->topic, batch, error)
-      || !kt_offsets_record (job->db, job->job, job->topic, job->output, job->member, ranges,
-                             (const KtRangeStats *) (void *) self->stats->data, &job->audit_id,
+      || !kt_ledger_batch_apply (batch, workers (context), error)
+      || !write_ledger (self, context->topic, batch, error)
+      || !kt_offsets_record (context->db, context->job, context->topic, context->output, context->member, ranges,
+                             (const KtRangeStats *) (void *) self->stats->data, &context->audit_id,
                              error))
     return FALSE;
 
@@ -366,14 +366,14 @@ ledger_summarise (gpointer data, KtBatchSummary *out, GString *line)
                           "accounts changed (%u workers)", self->counts.messages,
                           self->counts.applied, self->counts.duplicates,
                           self->counts.rejected, self->counts.bad, self->changed,
-                          workers (self->job));
+                          workers (self->context));
   if (self->counts.bad > 0)
     {
       g_autofree char *reasons = kt_ledger_counts_bad_reasons (&self->counts);
       g_autoptr(KtLogEvent) e = kt_log_event_new ("bad-messages");
 
       /* Each reason's count as a field: "bad timestamp" is bad_timestamp. */
-      kt_log_event_string (e, "job", self->job->job);
+      kt_log_event_string (e, "job", self->context->job);
       for (guint i = 0; i < KT_LEDGER_N_BAD; i++)
         if (self->counts.bad_by_reason[i] > 0)
           {
@@ -381,7 +381,7 @@ ledger_summarise (gpointer data, KtBatchSummary *out, GString *line)
             kt_log_event_int (e, key, (gint64) self->counts.bad_by_reason[i]);
           }
       kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "job %s: bad ledger messages by reason: %s",
-                         self->job->job, reasons);
+                         self->context->job, reasons);
     }
 }
 
@@ -392,7 +392,7 @@ static const KtOption ledger_options[] = {
   KT_OPTION_END
 };
 
-const KtJobKind kt_kind_ledger = {
+const KtKind kt_kind_ledger = {
   .options = ledger_options,
   .options_size = sizeof (LedgerOptions),
   .kind = "ledger",

@@ -3,13 +3,13 @@
 
 #include "error.h"
 
-static const KtJobKind *const kinds[] = {
+static const KtKind *const kinds[] = {
   &kt_kind_count,             /* the default */
   &kt_kind_count_idempotent,
   &kt_kind_ledger,
 };
 
-const KtJobKind *
+const KtKind *
 kt_kind_lookup (const char *kind, const char *mode, GError **error)
 {
   g_autoptr(GString) modes = g_string_new (NULL);
@@ -35,12 +35,12 @@ kt_kind_lookup (const char *kind, const char *mode, GError **error)
 }
 
 char *
-kt_kind_rows_table (const KtJobKind *kind, const char *output)
+kt_kind_rows_table (const KtKind *kind, const char *output)
 {
   return kind->rows_suffix != NULL ? g_strconcat (output, kind->rows_suffix, NULL) : NULL;
 }
 
-const KtJobKind *
+const KtKind *
 kt_kind_of_table (const char *table)
 {
   for (gsize i = 0; i < G_N_ELEMENTS (kinds); i++)

@@ -47,7 +47,7 @@ typedef struct
   char     sample[KT_SAMPLE_BYTES + 1];
 } KtBatchSummary;
 
-typedef struct _KtJobKind KtJobKind;
+typedef struct _KtKind KtKind;
 
 /* What reading offsets again that the job's output already counted does:
  * what `ktally reset` may do when it moves a job's offsets back. */
@@ -58,7 +58,7 @@ typedef enum
   KT_REREAD_REFUSED,       /* no rewind at all (why_no_rewind says why) */
 } KtReread;
 
-struct _KtJobKind
+struct _KtKind
 {
   const char *kind;   /* --kind */
   const char *mode;   /* --mode */
@@ -105,8 +105,8 @@ struct _KtJobKind
 
   /* What the kind keeps for one runner from batch to batch (a compiled
    * parser, buffers), or NULL with @error (KT_ERROR_USAGE for a setting it
-   * refuses). @job outlives it. */
-  gpointer (*open)      (KtKindContext *job, GError **error);
+   * refuses). @context outlives it. */
+  gpointer (*open)      (KtKindContext *context, GError **error);
   void     (*close)     (gpointer self);
 
   /* The job's tables: checked against what the kind writes, created where
@@ -125,7 +125,7 @@ struct _KtJobKind
                          const char *value, gsize len);
 
   /* Writes the batch: its output and the ranges' offsets, fenced, inside
-   * the transaction the scheduler opened on job->db (with kt_kind_context_begin();
+   * the transaction the scheduler opened on context->db (with kt_kind_context_begin();
    * one transaction for every topic of the job). The read may have moved
    * the ranges' ends back (a cap); a range whose until is its from moves
    * nothing. *@fenced: the first partition another writer moved (-1:
@@ -147,18 +147,18 @@ struct _KtJobKind
 
 /* The implementation of --kind @kind in --mode @mode, or NULL with
  * KT_ERROR_USAGE saying which combinations there are. */
-const KtJobKind *kt_kind_lookup (const char *kind, const char *mode, GError **error);
+const KtKind *kt_kind_lookup (const char *kind, const char *mode, GError **error);
 
 /* The kind that always writes @table (its own, like the ledger's
  * account_balance), or NULL: a table a job names with --table. */
-const KtJobKind *kt_kind_of_table (const char *table);
+const KtKind *kt_kind_of_table (const char *table);
 
 /* The table of @kind's output rows keyed by job, for a job writing
  * @output (error_log -> error_log_topic), newly allocated; NULL when the
  * kind keeps none (its rows are the whole @output's). */
-char *kt_kind_rows_table (const KtJobKind *kind, const char *output);
+char *kt_kind_rows_table (const KtKind *kind, const char *output);
 
 /* Every kind's table of options, each once; NULL-terminated. */
 const KtOption *const *kt_kind_option_tables (void);
 
-extern const KtJobKind kt_kind_count, kt_kind_count_idempotent, kt_kind_ledger;
+extern const KtKind kt_kind_count, kt_kind_count_idempotent, kt_kind_ledger;

@@ -37,7 +37,7 @@ options (GString *out, const KtCommand *command)
       if ((row->commands & KT_CMD_ALL) == KT_CMD_ALL)
         g_ptr_array_add (every, (gpointer) row);
     g_ptr_array_add (every, NULL);
-    kt_option_man_rows (out, (const KtOption *const *) every->pdata, NULL);
+    kt_option_man_rows (out, kt_option_tables (), (const KtOption *const *) every->pdata, NULL);
   }
 }
 

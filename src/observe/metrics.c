@@ -656,12 +656,13 @@ append_positions (GString *out, KtMetrics *self)
                  "successful batch.");
   append_partitions (out, self, "ktally_partition_offset", G_STRUCT_OFFSET (KtPartitionRow, offset));
   append_header (out, "ktally_partition_lag", "gauge",
-                 "Offsets of each partition not yet committed (high watermark minus "
+                 "Offsets of each partition not yet committed (last stable offset minus "
                  "stored offset) after the last successful batch.");
   append_partitions (out, self, "ktally_partition_lag", G_STRUCT_OFFSET (KtPartitionRow, lag));
   append_header (out, "ktally_partition_high_watermark", "gauge",
-                 "High watermark of each partition (a replay: its --until) when the last "
-                 "successful batch was planned.");
+                 "Last stable offset of each partition, where reading committed records "
+                 "ends (the high watermark less open transactions; a replay: its --until), "
+                 "when the last successful batch was planned.");
   append_partitions (out, self, "ktally_partition_high_watermark",
                      G_STRUCT_OFFSET (KtPartitionRow, high));
   append_lag_seconds (out, self);

@@ -7,12 +7,9 @@
 #include "parse.h"
 
 #include <string.h>
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
 #include "error.h"
+#include "parse-private.h"
 
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (pcre2_code, pcre2_code_free)
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (pcre2_match_data, pcre2_match_data_free)
 
 /* The digits have fixed widths, so a match puts the timestamp at bytes
  * 0..18 and the level at 20..; the level ends the line or is followed by
@@ -21,49 +18,6 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (pcre2_match_data, pcre2_match_data_free)
 #define LINE_PATTERN \
   "[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2} ([A-Za-z]+)(?: |\\z)"
 
-typedef enum
-{
-  TIME_STRPTIME,
-  TIME_ISO8601,
-  TIME_SYSLOG,
-} TimeKind;
-
-struct _KtParser
-{
-  pcre2_code       *code;
-  pcre2_match_data *match;
-  gboolean          jit;
-  gboolean          shortcut;  /* the ERROR fast path (on unless testing) */
-  /* The last valid timestamp and its minute: log lines come in time order,
-   * so most lines repeat the previous one's and skip the calendar. */
-  char              last_ts[19];
-  gint64            last_minute;
-  gboolean          have_last;
-  /* Another format (custom is FALSE for the default one). */
-  gboolean          custom;
-  guint32           time_group, level_group;
-  TimeKind          time_kind;
-  char             *time_format;
-  gboolean          no_year;      /* time_format has no %Y: the syslog rule dates lines */
-  GStrv             levels;
-  int               bucket;
-  KtClockFunc       clock;        /* dates syslog lines; NULL: g_get_real_time */
-  gpointer          clock_data;
-  /* --by and --sum: their groups, and what the last counted line held. */
-  guint             n_dims, n_sums;
-  guint32           dim_group[KT_MAX_DIMENSIONS];
-  guint32           sum_group[KT_MAX_SUMS];
-  guint8            key[KT_MAX_DIMENSIONS * (KT_DIMENSION_BYTES + 1)];
-  gsize             key_len;
-  KtAmount          sums[KT_MAX_SUMS];
-  /* Why the last malformed line was, and who hears of each one. */
-  KtMalformedWhy    why;
-  KtMalformedFunc   malformed_func;
-  gpointer          malformed_data;
-};
-
-/* A malformed line, and why (kt_parser_why()). */
-#define MALFORMED(self, w) ((self)->why = (w), KT_LINE_MALFORMED)
 
 KtParser *
 kt_parser_new (GError **error)
@@ -115,6 +69,7 @@ kt_parser_free (KtParser *self)
   g_clear_pointer (&self->code, pcre2_code_free);
   g_free (self->time_format);
   g_strfreev (self->levels);
+  kt_records_close (self);
   g_free (self);
 }
 
@@ -250,6 +205,8 @@ parse_value (KtParser *self, const char *value, gsize len, KtReducer *reducer,
 
   if (value == NULL)
     return 0;
+  if (self->input != NULL && self->input->value != NULL)
+    return kt_records_value (self, value, len, reducer, keyed, counts, first_bad, first_bad_len);
 
   for (guint number = 1; p < end; number++)
     {
@@ -329,7 +286,8 @@ kt_parser_why (KtParser *self)
 const char *
 kt_malformed_why_name (KtMalformedWhy why)
 {
-  static const char *const names[] = { "shape", "time", "range", "field" };
+  static const char *const names[] = { "shape", "time", "range", "field", "json", "utf8",
+                                       "nul", "surrogate", "depth", "missing", "type" };
 
   return (guint) why < G_N_ELEMENTS (names) ? names[why] : "?";
 }
@@ -736,6 +694,9 @@ custom_line (KtParser *self, const char *line, gsize len, gint64 *minute)
   int rc, y, mo, d, h, mi, s;
   gint64 m;
 
+  if (self->input != NULL)
+    return kt_records_line (self, line, len, minute);
+
   rc = self->jit
     ? pcre2_jit_match (self->code, (PCRE2_SPTR) line, len, 0, 0, self->match, NULL)
     : pcre2_match (self->code, (PCRE2_SPTR) line, len, 0, 0, self->match, NULL);
@@ -892,7 +853,7 @@ static gboolean
 is_default_format (const KtParseFormat *format)
 {
   g_autofree char *time_format = format->time_format != NULL
-    ? kt_time_format_normal (format->time_format) : NULL;
+    ? kt_parser_time_format_normal (format->time_format) : NULL;
 
   return format->pattern == NULL
     && (time_format == NULL || g_str_equal (time_format, "%Y-%m-%d %H:%M:%S"))
@@ -912,7 +873,15 @@ kt_parser_new_format (const KtParseFormat *format, GError **error)
   g_autofree char *default_pattern = NULL;
   const char *pattern = format->pattern;
 
-  if (is_default_format (format))
+  if (format->input == KT_INPUT_TEXT && (format->time_field != NULL || format->level_field != NULL))
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE, "%s: text lines have no fields by path: "
+                   "--pattern's groups time and level read them (give --input json or "
+                   "logfmt for records of fields)",
+                   format->time_field != NULL ? "--time-field" : "--level-field");
+      return NULL;
+    }
+  if (format->input == KT_INPUT_TEXT && is_default_format (format))
     return kt_parser_new (error);
   if (format->bucket != 0 && format->bucket != 1 && format->bucket != 5 && format->bucket != 60)
     {
@@ -924,6 +893,8 @@ kt_parser_new_format (const KtParseFormat *format, GError **error)
   self->custom = TRUE;
   self->bucket = format->bucket > 0 ? format->bucket : 1;
   self->levels = g_strdupv ((char **) (format->levels != NULL ? format->levels : error_only));
+  if (format->input != KT_INPUT_TEXT)
+    return kt_records_open (self, format, error) ? g_steal_pointer (&self) : NULL;
   if (!set_time_format (self, format->time_format, error))
     return NULL;
 
@@ -959,7 +930,7 @@ kt_parser_new_format (const KtParseFormat *format, GError **error)
 }
 
 char *
-kt_time_format_normal (const char *format)
+kt_parser_time_format_normal (const char *format)
 {
   GString *out = g_string_new (NULL);
 

@@ -1,6 +1,7 @@
 /* parse.h - the parse stage: log line -> minute + level.
  *
- * A line is `YYYY-MM-DD HH:MM:SS LEVEL[ message]` from its first byte.
+ * Text lines (--input text, the default): a line is
+ * `YYYY-MM-DD HH:MM:SS LEVEL[ message]` from its first byte.
  * Only LEVEL exactly "ERROR" counts. Anything that does not match, or names
  * a date or time that does not exist, is malformed: counted, never fatal.
  * Second 60 (a leap second) exists and counts in its minute, as strptime's
@@ -8,6 +9,27 @@
  * truncation to --bucket) falls outside what a DATETIME column holds,
  * KT_MINUTE_MIN..KT_MINUTE_MAX, is malformed too: the sink could not
  * write it, and one such line must never fail a batch for ever.
+ *
+ * Structured records (--input json, logfmt, otlp-json) name their fields
+ * by path (field-path.h): json reads one JSON object a line, logfmt one
+ * line of key=value pairs, otlp-json a whole value (OTLP's
+ * ExportLogsServiceRequest), each log record in it one record (what the
+ * counts call a line). A record's time is RFC 3339 or an epoch number
+ * (record-time.h), its minute the UTC one; its level compares with
+ * --levels without regard to ASCII case, a numeric level first named by
+ * its producer's numbers: pino's and Bunyan's 10 TRACE, 20 DEBUG, 30 INFO,
+ * 40 WARN, 50 ERROR, 60 FATAL, or, read from OTLP's severityNumber or a
+ * json field named severityNumber, severity_number or SeverityNumber,
+ * OpenTelemetry's 1-4 TRACE, 5-8 DEBUG, 9-12 INFO, 13-16 WARN, 17-20
+ * ERROR, 21-24 FATAL, 0 UNSPECIFIED; any other integer is its decimal
+ * text. A record without a time or a level, with one of the wrong type
+ * (a time neither string nor number, a level neither string nor integer),
+ * with a time that is no time, or that is not the input's shape (not one
+ * strict RFC 8259 object: invalid UTF-8, a NUL or "\u0000", a lone
+ * surrogate escape, nesting past KT_INPUT_DEPTH) is malformed, with its
+ * reason. Of several values found for one path (a member named twice, an
+ * object on its way named twice, nested and dotted spellings), the last
+ * in the text wins.
  * The parser never sees Kafka or MySQL. */
 #pragma once
 #include <glib.h>
@@ -36,6 +58,23 @@
 
 typedef struct _KtParser KtParser;
 
+/* What a record value holds (--input). */
+typedef enum
+{
+  KT_INPUT_TEXT,       /* log lines, read by a pattern */
+  KT_INPUT_JSON,       /* one JSON object a line */
+  KT_INPUT_LOGFMT,     /* one line of key=value pairs */
+  KT_INPUT_OTLP_JSON,  /* OTLP's logs in JSON, a request a value */
+} KtInput;
+
+/* --input's words, by KtInput. */
+extern const char *const kt_input_names[];
+
+/* JSON records (json, otlp-json) nested deeper than this (objects and
+ * arrays, the root one 1) are malformed: OTLP's own shape takes 9 to an
+ * attribute's value, ECS records fewer. */
+#define KT_INPUT_DEPTH 64
+
 /* MariaDB's DATETIME range as minutes since 1970-01-01 00:00:
  * 1000-01-01 00:00 and 9999-12-31 23:59. Every minute the parser hands on
  * lies within them (test-parse checks these against kt_minute_from_civil). */
@@ -62,9 +101,19 @@ typedef enum
   KT_WHY_RANGE,  /* "range": its bucket is outside what a DATETIME holds */
   KT_WHY_FIELD,  /* "field": a counted line whose --by values are all the (other)
                   * key, or whose --sum value is no number */
+  /* Structured inputs only. */
+  KT_WHY_JSON,       /* "json": not RFC 8259 JSON */
+  KT_WHY_UTF8,       /* "utf8": invalid UTF-8 in a string (a logfmt key or value) */
+  KT_WHY_NUL,        /* "nul": a NUL byte or "\u0000" in a string */
+  KT_WHY_SURROGATE,  /* "surrogate": a lone UTF-16 surrogate escape */
+  KT_WHY_DEPTH,      /* "depth": nested deeper than KT_INPUT_DEPTH */
+  KT_WHY_MISSING,    /* "missing": no time or no level */
+  KT_WHY_TYPE,       /* "type": a time, a level or a --by value of the wrong type, or
+                      * an OTLP request whose parts are */
 } KtMalformedWhy;
 
-/* "shape", "time", "range", "field". */
+/* "shape", "time", "range", "field", "json", "utf8", "nul", "surrogate",
+ * "depth", "missing", "type". */
 const char *kt_malformed_why_name (KtMalformedWhy why);
 
 /* Told of each malformed line kt_parser_value() and
@@ -83,8 +132,8 @@ typedef struct
   guint64 malformed;
 } KtParseCounts;
 
-/* Any log format: what --pattern, --time-format, --levels and --bucket say.
- * All NULL/0: the default format above. */
+/* Any log format: what --input, --pattern, --time-format, --levels and
+ * --bucket say. All NULL/0: the default format above. */
 typedef struct
 {
   const char        *pattern;      /* pcre2 with named groups `time` and `level` */
@@ -97,8 +146,18 @@ typedef struct
   /* --sum: named groups of the pattern, each [-]digits[.digits] with at
    * most 4 decimals and at most 922337203685477.5807 either way
    * (decimal.h); a counted line with a group unset, empty or anything else
-   * is malformed. NULL: none. */
+   * is malformed. NULL: none. Structured inputs: --by and --sum are field
+   * paths, and "level" in --by is the record's level (ASCII upper case). */
   const char *const *sums;
+  /* Structured inputs: the paths of the time and the level (field-path.h),
+   * or NULL: the input's defaults, the first found of (json) @timestamp,
+   * timestamp, time, ts, Timestamp and log.level, level, severity,
+   * severity_text, SeverityText, severity_number, SeverityNumber; (logfmt)
+   * ts, time, timestamp, @timestamp and level, lvl, severity, log.level.
+   * otlp-json takes neither. */
+  const char        *time_field;
+  const char        *level_field;
+  KtInput            input;        /* text (0, the default) or a structured input */
 } KtParseFormat;
 
 /* Compiles the pattern once, with JIT where the CPU allows it. Fails only
@@ -129,11 +188,12 @@ void       kt_parser_free  (KtParser *self);  /* NULL is fine */
 /* @format with %F and %T spelled out (%Y-%m-%d, %H:%M:%S): two formats
  * that read the same lines the same way have one normal form. The
  * presets ("iso8601", "syslog") are their own. New string. */
-char      *kt_time_format_normal (const char *format);
+char      *kt_parser_time_format_normal (const char *format);
 
 /* Classifies one line of @len bytes (no '\n'; a trailing '\r' is part of
  * it here). Bytes after the level are opaque: NUL, invalid UTF-8, any
- * length. Not thread-safe: one parser per thread (it owns match data). */
+ * length. Not thread-safe: one parser per thread (it owns match data).
+ * otlp-json reads whole values, not lines: see kt_parser_value(). */
 KtLineKind kt_parser_line  (KtParser *self, const char *line, gsize len,
                             gint64 *minute);
 
@@ -162,7 +222,9 @@ char      *kt_parser_library_version (void);
 void       kt_parser_set_shortcut (KtParser *self, gboolean enabled);
 
 /* Splits @value on '\n' (one trailing '\r' per line is stripped; empty lines,
- * including the one after a final '\n', are not lines), counts ERROR lines
+ * including the one after a final '\n', are not lines; otlp-json: each log
+ * record of the value is a line, numbered from 1 in document order, and a
+ * value that is not one request is one malformed line), counts ERROR lines
  * into @reducer and adds to @counts. NULL or empty values hold no lines.
  * Returns the number of malformed lines and, if @first_bad is not NULL and
  * there was one, points it (and @first_bad_len) at the first inside @value. */

@@ -6,6 +6,7 @@
 #include "charts.h"
 
 #include <string.h>
+#include "db-mysql.h"
 #include "mysql-autocleanups.h"
 #include "error.h"
 #include "job-spec.h"
@@ -20,8 +21,10 @@ struct _KtChartConnection
 KtChartConnection *
 kt_chart_connect (KtDbConfig *db, unsigned int connect_s, unsigned int io_s, GError **error)
 {
-  /* A replica will do: the chart only reads. */
-  g_autoptr(MYSQL) conn = kt_db_open (db, TRUE, NULL, connect_s, io_s, error);
+  /* A replica will do: the chart only reads. Beside the job: the job's
+   * connections say which database this process works in. */
+  g_autoptr(MYSQL) conn = kt_db_open (db, KT_DB_OPEN_READ_ONLY_OK | KT_DB_OPEN_BESIDE, NULL,
+                                      connect_s, io_s, error);
   g_autofree char *limit = NULL;
   KtChartConnection *self;
 

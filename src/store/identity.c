@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include "db-mysql.h"
 #include "mysql-autocleanups.h"
 #include "db.h"
 #include "error.h"
@@ -301,7 +302,7 @@ kt_identity_claim (KtDb *db, const KtIdentity *id, GError **error)
 }
 
 void
-kt_job_record_free (KtJobRecord *record)
+kt_job_row_free (KtJobRow *record)
 {
   if (record == NULL)
     return;
@@ -373,7 +374,7 @@ read_jobs (MYSQL *conn, const char *description, GHashTable *records,
     return FALSE;
   while ((row = mysql_fetch_row (res)) != NULL)
     {
-      KtJobRecord *r = g_new0 (KtJobRecord, 1);
+      KtJobRow *r = g_new0 (KtJobRow, 1);
 
       r->kind = g_strdup (row[1]);
       r->mode = g_strdup (row[2]);

@@ -82,11 +82,11 @@ typedef struct
   char **topics;   /* sorted */
   char  *replay_range;  /* a replay's "P:FROM-UNTIL,..."; "" for other jobs, and where
                          * not recorded (a replay before schema version 5) */
-} KtJobRecord;
+} KtJobRow;
 
-void     kt_job_record_free (KtJobRecord *record);  /* NULL is fine */
+void     kt_job_row_free (KtJobRow *record);  /* NULL is fine */
 
-/* Every ktally_job row into @records: job -> KtJobRecord*. An absent table
+/* Every ktally_job row into @records: job -> KtJobRow*. An absent table
  * (a schema older than version 3) holds none. Reads only. */
 gboolean kt_identity_read_jobs (KtDb *db, GHashTable *records, GError **error);
 

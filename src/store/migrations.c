@@ -11,6 +11,7 @@
  * It never creates a fresh database's tables (schema.c does, from the
  * latest .sql files) and never touches a newer schema. */
 #include "migrations.h"
+#include "schema-mysql.h"
 
 #include <signal.h>
 #include <stdlib.h>
@@ -64,6 +65,8 @@ static const Migration migrations[] = {
   { { 5, "replay-range", kt_migration_005_sql }, NULL, NULL },
   { { 6, "utf8-names", kt_migration_006_sql }, utf8_job_columns, ascii_job_columns },
   { { 7, "replay-times-skips", kt_migration_007_sql }, NULL, NULL },
+  { { 8, "input-fields", kt_migration_008_sql }, NULL, NULL },
+  { { 9, "database-identity", kt_migration_009_sql }, NULL, NULL },
 };
 
 G_STATIC_ASSERT (G_N_ELEMENTS (migrations) == KT_SCHEMA_VERSION - 1);
@@ -278,7 +281,10 @@ commit_version (MYSQL *conn, const char *description, GHashTable *tables,
           && !kt_db_exec (conn, description, sql, "cannot migrate ktally's rows", error))
         goto fail;
     }
-  if (!kt_db_exec (conn, description, insert, "cannot record the schema version", error)
+  /* The database's identity comes with the version that has its table
+   * (version.sql, applied before any migration): once, the first time. */
+  if (!kt_schema_identity_create (conn, description, error)
+      || !kt_db_exec (conn, description, insert, "cannot record the schema version", error)
       || !kt_db_exec (conn, description, "COMMIT", "cannot commit the schema version", error))
     goto fail;
   step_done ();
@@ -326,7 +332,7 @@ bring_forward_locked (MYSQL *conn, const char *description, GError **error)
     return FALSE;
   if (version > KT_SCHEMA_VERSION)
     {
-      kt_schema_set_newer_error (error, description, version);
+      kt_db_check_newer_error (error, description, version);
       return FALSE;
     }
   if (version == 0)
@@ -336,8 +342,19 @@ bring_forward_locked (MYSQL *conn, const char *description, GError **error)
       g_autofree char *insert = g_strdup_printf (
         "INSERT IGNORE INTO ktally_schema (version, ktally) VALUES (%d, '%s')",
         KT_SCHEMA_VERSION, PACKAGE_VERSION);
-      return apply_sql (conn, description, kt_version_sql, NULL, error)
-             && kt_db_exec (conn, description, insert, "cannot record the schema version", error);
+
+      /* The identity with the version, in one transaction: a database
+       * whose version is recorded has its identity. */
+      if (!apply_sql (conn, description, kt_version_sql, NULL, error)
+          || !kt_db_exec (conn, description, "START TRANSACTION", "cannot start a transaction",
+                          error))
+        return FALSE;
+      if (kt_schema_identity_create (conn, description, error)
+          && kt_db_exec (conn, description, insert, "cannot record the schema version", error)
+          && kt_db_exec (conn, description, "COMMIT", "cannot commit the schema version", error))
+        return TRUE;
+      kt_db_rollback (conn);
+      return FALSE;
     }
   for (gsize i = 0; i < G_N_ELEMENTS (migrations); i++)
     {
@@ -400,7 +417,7 @@ bring_forward (MYSQL *conn, const char *description, KtMigrationsMigrating migra
 {
   gboolean ok;
 
-  if (!kt_schema_refuse_newer (conn, description, error))
+  if (!kt_db_check_version (conn, description, error))
     return FALSE;
   /* From the wait for the lock on: either may last. */
   if (migrating != NULL)
@@ -419,6 +436,23 @@ bring_forward (MYSQL *conn, const char *description, KtMigrationsMigrating migra
   return ok;
 }
 
+
+/* A database at KT_SCHEMA_VERSION whose identity row is missing (deleted
+ * by hand, a partial restore) gets one, as a fresh one would: until then
+ * no process could tell it from another. Then kt_db_identity_check(). */
+static gboolean
+identity_ready (KtDb *db, GError **error)
+{
+  g_autofree char *id = NULL;
+  GError *local = NULL;
+
+  if (!kt_db_check_identity_read (kt_db_connection (db), kt_db_name (db), &id, &local)
+      || (id == NULL && !kt_schema_identity_create (kt_db_connection (db), kt_db_name (db),
+                                                    &local)))
+    return kt_db_failed (db, local, error);
+  return kt_db_identity_check (db, error);
+}
+
 gboolean
 kt_migrations_ready (KtDb *db, KtMigrationsMigrating migrating, gpointer data,
                      GError **error)
@@ -434,7 +468,11 @@ kt_migrations_ready (KtDb *db, KtMigrationsMigrating migrating, gpointer data,
       if (conn == NULL || !bring_forward (conn, kt_db_name (db), migrating, data, error))
         return FALSE;
     }
-  return kt_schema_prepare (db, KT_TABLES_COMMON, NULL, error);
+  /* The identity the schema was made or migrated with, read on the
+   * connection the job writes on: the process's from now on, or compared
+   * with it (a server that was fresh here may have been another's). */
+  return kt_schema_prepare (db, KT_TABLES_COMMON, NULL, error)
+         && identity_ready (db, error);
 }
 
 /* ---- A dry run of the migrations ------------------------------------------ */
@@ -641,7 +679,7 @@ list_pending (MYSQL *conn, const char *description, int *version, GArray *pendin
     return FALSE;
   if (*version > KT_SCHEMA_VERSION)
     {
-      kt_schema_set_newer_error (error, description, *version);
+      kt_db_check_newer_error (error, description, *version);
       return FALSE;
     }
   if (*version == 0 || *version == KT_SCHEMA_VERSION)

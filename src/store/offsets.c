@@ -2,6 +2,7 @@
 #include "offsets.h"
 
 #include <stdlib.h>
+#include "db-mysql.h"
 #include "mysql-autocleanups.h"
 #include "job-spec.h"
 #include "error.h"

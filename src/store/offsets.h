@@ -12,15 +12,6 @@
 #include "db.h"
 #include "plan.h"
 
-/* What a batch counted of one partition's range: its audit row. */
-typedef struct
-{
-  guint64 records;
-  guint64 lines;
-  guint64 errors;
-  guint64 malformed;
-} KtRangeStats;
-
 /* One row of ktally_batches, as `ktally audit` reads it. */
 typedef struct
 {

@@ -27,6 +27,18 @@
  *   kt-parse-bench [--lines N] [--seed S] [--malformed PERMILLE]
  *                  [--start "YYYY-MM-DD HH:MM:SS"] [--repeat R]
  *                  [--file FILE] [--truth FILE]
+ *   kt-parse-bench --shape ecs|logfmt|otlp [--lines N] [--records-per-value K] ...
+ *
+ * --shape times a structured input instead: kt-gen's records of that
+ * shape (kt-shapes.c: json, logfmt, an OTLP request of K records a value),
+ * parsed with the options kt-gen prints for them (kt_parser_value_keyed,
+ * --by and --sum as ktally runs them), beside the default text parser
+ * over as many text lines (one a value), interleaved; the rows must equal
+ * the generator's truth. One line: records= bytes= shape_ns= (median CPU
+ * ns per record with --by and --sum) plain_ns= (per record counted as the
+ * text shape counts: per minute, no --by or --sum) text_ns= (per text
+ * line) ratio= (text_ns / plain_ns: the structured input's records/s over
+ * the text lines/s, parsing alone) check=ok.
  *
  * --truth writes the generator's truth in kt-gen's format, so a caller
  * can check that these are the very lines kt-gen wrote to Kafka.
@@ -35,10 +47,13 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <glib/gstdio.h>
 
 #include <glib.h>
 
 #include "kt-lines.h"
+#include "kt-shapes.h"
 #include "counts.h"
 #include "options.h"
 #include "parse.h"
@@ -240,6 +255,12 @@ run_once (RunKind kind, const Data *d, KtParser *parser, KtReducer *reducer,
   *wall_ns = clock_ns (CLOCK_MONOTONIC) - w0;
 }
 
+static gint
+compare_text (gconstpointer a, gconstpointer b)
+{
+  return strcmp (*(char *const *) a, *(char *const *) b);
+}
+
 static int
 cmp_double (gconstpointer a, gconstpointer b)
 {
@@ -289,12 +310,213 @@ same_as_truth (GArray *minutes, GArray *truth)
   return TRUE;
 }
 
+/* ---------------------------------------------------------------------- */
+/* --shape: a structured input beside the text lines */
+
+/* The parser of kt-gen's options for @shaped, from the count kinds'
+ * option rows as `ktally run` loads them. */
+static KtParser *
+shaped_parser (KtShaped *shaped, gboolean plain, KtCountOptions *options, GError **error)
+{
+  g_auto (GStrv) given = kt_shaped_options (shaped);
+
+  for (const KtOption *row = kt_count_option_rows; row->name != NULL; row++)
+    if (row->fallback != NULL && !kt_option_set_text (row, row->fallback, options, error))
+      return NULL;
+  for (char **o = given; *o != NULL; o++)
+    {
+      const char *eq = strchr (*o, '=');
+      g_autofree char *name = g_strndup (*o + 2, (gsize) (eq - *o - 2));
+
+      if (plain && (g_str_equal (name, "by") || g_str_equal (name, "sum")))
+        continue;
+
+      for (const KtOption *row = kt_count_option_rows; row->name != NULL; row++)
+        if (g_str_equal (row->name, name) && !kt_option_set_text (row, eq + 1, options, error))
+          return NULL;
+    }
+  return kt_counts_parser (options, error);
+}
+
+/* The rows of @keyed as kt_shaped_truth_write() writes a truth. */
+static char *
+rows_text (KtKeyedCounts *keyed, gboolean has_sum)
+{
+  g_autoptr (GArray) rows = kt_keyed_counts_sorted (keyed);
+  g_autoptr (GPtrArray) lines = g_ptr_array_new_with_free_func (g_free);
+  GString *out = g_string_new (NULL);
+
+  for (guint i = 0; i < rows->len; i++)
+    {
+      const KtKeyedRow *r = &g_array_index (rows, KtKeyedRow, i);
+      GString *line = g_string_new (NULL);
+      char when[20], sum[48];
+
+      kt_minute_format (r->bucket, when);
+      g_string_append (line, when);
+      for (const guint8 *k = r->key; k < r->key + r->key_len; k += 1 + k[0])
+        g_string_append_printf (line, "\t%.*s", k[0], k + 1);
+      g_string_append_printf (line, "\t%" G_GUINT64_FORMAT, r->count);
+      if (has_sum)
+        {
+          kt_sum_format (r->sums[0], sum);
+          g_string_append_printf (line, "\t%s", sum);
+        }
+      g_ptr_array_add (lines, g_string_free (line, FALSE));
+    }
+  g_ptr_array_sort (lines, compare_text);
+  for (guint i = 0; i < lines->len; i++)
+    g_string_append_printf (out, "%s\n", (char *) lines->pdata[i]);
+  return g_string_free (out, FALSE);
+}
+
+static int
+run_shape (const char *shape, gint64 n_records, guint64 seed, guint malformed, gint64 start,
+           int per_second, int repeat, int per_value)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (KtShaped) shaped = kt_shaped_new (shape, seed, start, per_second, malformed, 100,
+                                               FALSE, NULL, NULL, 0, &error);
+  KtCountOptions options = { 0 }, plain_options = { 0 };
+  g_autoptr (KtParser) parser = NULL;
+  g_autoptr (KtParser) plain = NULL;
+  g_autoptr (GArray) plain_cpu = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr (KtParser) text = kt_parser_new (NULL);
+  g_autoptr (KtKeyLimit) limit = kt_key_limit_new (1000000);
+  g_autoptr (KtKeyedCounts) keyed = NULL;
+  g_autoptr (KtReducer) reducer = kt_reducer_new ();
+  g_autoptr (GArray) shape_cpu = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr (GArray) text_cpu = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autofree char *truth_path = NULL, *truth = NULL, *got = NULL;
+  Data values = { g_string_new (NULL), g_array_new (FALSE, FALSE, sizeof (gsize)), NULL };
+  Data lines = { g_string_new (NULL), g_array_new (FALSE, FALSE, sizeof (gsize)),
+                 kt_lines_truth_new () };
+  guint64 kinds[3] = { 0 };
+  gboolean ok = TRUE;
+  int fd;
+
+  if (shaped == NULL || (parser = shaped_parser (shaped, FALSE, &options, &error)) == NULL
+      || (plain = shaped_parser (shaped, TRUE, &plain_options, &error)) == NULL)
+    {
+      g_printerr ("kt-parse-bench: %s\n", error->message);
+      return 2;
+    }
+  keyed = kt_keyed_counts_new (-1, options.sums != NULL ? g_strv_length (options.sums) : 0, limit);
+  data_add_end (&values);
+  for (gint64 r = 0; r < n_records;)
+    {
+      guint k = kt_shaped_per_value (shaped) ? (guint) MIN (per_value, n_records - r) : 1;
+
+      kt_shaped_value (shaped, values.buf, k, kinds);
+      data_add_end (&values);
+      r += k;
+    }
+  generate (&lines, n_records, seed, malformed, start, per_second);
+  fd = g_file_open_tmp ("kt-parse-bench-XXXXXX", &truth_path, &error);
+  if (fd < 0 || !kt_shaped_truth_write (shaped, truth_path, &error)
+      || !g_file_get_contents (truth_path, &truth, NULL, &error))
+    {
+      g_printerr ("kt-parse-bench: %s\n", error->message);
+      return 1;
+    }
+  close (fd);
+  g_unlink (truth_path);
+
+  for (int round = 0; round < repeat; round++)
+    {
+      KtParseCounts counts = { 0 };
+      double c0;
+
+      kt_keyed_counts_clear (keyed);
+      kt_key_limit_clear (limit);
+      c0 = clock_ns (CLOCK_THREAD_CPUTIME_ID);
+      for (guint i = 0; i + 1 < values.starts->len; i++)
+        {
+          gsize from = g_array_index (values.starts, gsize, i);
+
+          kt_parser_value_keyed (parser, values.buf->str + from,
+                                 g_array_index (values.starts, gsize, i + 1) - from, keyed,
+                                 &counts, NULL, NULL);
+        }
+      c0 = clock_ns (CLOCK_THREAD_CPUTIME_ID) - c0;
+      g_array_append_val (shape_cpu, c0);
+      if (round == 0)
+        {
+          got = rows_text (keyed, options.sums != NULL);
+          if (!g_str_equal (got, truth))
+            {
+              g_printerr ("kt-parse-bench: --shape %s: the rows differ from the truth\n",
+                          shape);
+              if (g_getenv ("KT_PARSE_BENCH_DIFF") != NULL)
+                g_printerr ("--- truth\n%s--- parsed\n%s", truth, got);
+              ok = FALSE;
+            }
+          if (counts.errors != kinds[KT_LINES_ERROR])
+            {
+              g_printerr ("kt-parse-bench: --shape %s: %" G_GUINT64_FORMAT " counted, the "
+                          "generator %" G_GUINT64_FORMAT "\n", shape, counts.errors,
+                          kinds[KT_LINES_ERROR]);
+              ok = FALSE;
+            }
+        }
+
+      /* The same records counted as the text shape counts lines: per
+       * minute, no --by, no --sum. */
+      memset (&counts, 0, sizeof counts);
+      kt_reducer_clear (reducer);
+      c0 = clock_ns (CLOCK_THREAD_CPUTIME_ID);
+      for (guint i = 0; i + 1 < values.starts->len; i++)
+        {
+          gsize from = g_array_index (values.starts, gsize, i);
+
+          kt_parser_value (plain, values.buf->str + from,
+                           g_array_index (values.starts, gsize, i + 1) - from, reducer, &counts,
+                           NULL, NULL);
+        }
+      c0 = clock_ns (CLOCK_THREAD_CPUTIME_ID) - c0;
+      g_array_append_val (plain_cpu, c0);
+
+      memset (&counts, 0, sizeof counts);
+      kt_reducer_clear (reducer);
+      c0 = clock_ns (CLOCK_THREAD_CPUTIME_ID);
+      for (guint i = 0; i + 1 < lines.starts->len; i++)
+        {
+          gsize from = g_array_index (lines.starts, gsize, i);
+
+          kt_parser_value (text, lines.buf->str + from,
+                           g_array_index (lines.starts, gsize, i + 1) - from, reducer, &counts,
+                           NULL, NULL);
+        }
+      c0 = clock_ns (CLOCK_THREAD_CPUTIME_ID) - c0;
+      g_array_append_val (text_cpu, c0);
+    }
+  {
+    double shape_ns = median (shape_cpu) / (double) n_records;
+    double plain_ns = median (plain_cpu) / (double) n_records;
+    double text_ns = median (text_cpu) / (double) n_records;
+
+    printf ("shape=%s records=%" G_GINT64_FORMAT " values=%u bytes=%" G_GSIZE_FORMAT
+            " text_bytes=%" G_GSIZE_FORMAT " repeat=%d shape_ns=%.2f plain_ns=%.2f "
+            "text_ns=%.2f ratio=%.3f errors=%" G_GUINT64_FORMAT " check=%s\n", shape, n_records,
+            values.starts->len - 1, values.buf->len, lines.buf->len, repeat, shape_ns, plain_ns,
+            text_ns, text_ns / plain_ns, kinds[KT_LINES_ERROR], ok ? "ok" : "FAILED");
+  }
+  kt_option_table_clear (kt_count_option_rows, &options);
+  kt_option_table_clear (kt_count_option_rows, &plain_options);
+  g_string_free (values.buf, TRUE);
+  g_array_unref (values.starts);
+  g_string_free (lines.buf, TRUE);
+  g_array_unref (lines.starts);
+  g_array_unref (lines.truth);
+  return ok ? 0 : 1;
+}
+
 int
 main (int argc, char **argv)
 {
   gint64 opt_lines = 2000000, opt_seed = 1;
-  int opt_malformed = 20, opt_repeat = 5, opt_per_second = 0;
-  g_autofree char *opt_start = NULL, *opt_file = NULL, *opt_truth = NULL;
+  int opt_malformed = 20, opt_repeat = 5, opt_per_second = 0, opt_per_value = 10;
+  g_autofree char *opt_start = NULL, *opt_file = NULL, *opt_truth = NULL, *opt_shape = NULL;
   GOptionEntry entries[] = {
     { "lines", 'n', 0, G_OPTION_ARG_INT64, &opt_lines, "Lines to generate (default 2000000)", "N" },
     { "seed", 's', 0, G_OPTION_ARG_INT64, &opt_seed, "kt-gen's --seed (default 1)", "S" },
@@ -308,6 +530,10 @@ main (int argc, char **argv)
       "Read lines from FILE instead of generating them", "FILE" },
     { "truth", 'T', 0, G_OPTION_ARG_FILENAME, &opt_truth,
       "Write the generator's truth here (kt-gen's format)", "FILE" },
+    { "shape", 0, 0, G_OPTION_ARG_STRING, &opt_shape,
+      "A structured input instead: kt-gen's ecs, logfmt or otlp records", "SHAPE" },
+    { "records-per-value", 0, 0, G_OPTION_ARG_INT, &opt_per_value,
+      "--shape otlp: log records a request (default 10)", "K" },
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- time ktally's parser");
@@ -337,6 +563,9 @@ main (int argc, char **argv)
       g_printerr ("kt-parse-bench: bad --lines, --repeat, --malformed or --start\n");
       return 2;
     }
+  if (opt_shape != NULL)
+    return run_shape (opt_shape, opt_lines, (guint64) opt_seed, (guint) opt_malformed, t,
+                      opt_per_second, opt_repeat, MAX (opt_per_value, 1));
 
   d.buf = g_string_sized_new ((gsize) opt_lines * 48);
   d.starts = g_array_sized_new (FALSE, FALSE, sizeof (gsize), (guint) opt_lines + 1);

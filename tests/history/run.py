@@ -23,7 +23,7 @@ from decimal import Decimal
 import MySQLdb
 
 from lines import FIELDS_PATTERN, MALFORMED, Format, minute_text
-from values import LedgerValues, LogValues
+from values import STRUCTURED_BY, STRUCTURED_SUM, LedgerValues, LogValues, StructuredValues
 
 LEDGER = "ledger"
 # Where a MariaDB restart at start-up ends an instance today (exit 3).
@@ -136,6 +136,32 @@ class Services:
             raise HarnessError("kt-mock-broker ctl %s: %s %s" % (" ".join(map(str, words)), out,
                                                                  r.stderr.decode(errors="replace")))
         return out
+
+    def other_port(self):
+        """The unrelated server's port (scripts/services start-other:
+        started on first use, kept for the next histories)."""
+        if getattr(self, "_other_port", None) is None:
+            r = subprocess.run([self.services, "start-other"], capture_output=True, timeout=180,
+                               env=dict(os.environ, KT_SERVICES_DIR=self.env["KT_SERVICES_DIR"]))
+            if r.returncode != 0:
+                raise HarnessError("scripts/services start-other: %s" % (
+                    (r.stdout + r.stderr).decode()[-500:]))
+            self._other_port = int(r.stdout.decode().split()[-1])
+        return self._other_port
+
+    def other_sql(self, db, query, args=None):
+        kw = dict(host="127.0.0.1", port=self.other_port(), user=self.env["KT_MYSQL_USER"],
+                  passwd=self.env["KT_MYSQL_PASSWORD"], connect_timeout=5, autocommit=True,
+                  charset="utf8mb4")
+        if db:
+            kw["db"] = db
+        conn = MySQLdb.connect(**kw)
+        try:
+            cur = conn.cursor()
+            cur.execute(query, args)
+            return list(cur.fetchall())
+        finally:
+            conn.close()
 
     def service(self, *what):
         r = subprocess.run([self.services] + [str(w) for w in what], capture_output=True,
@@ -505,7 +531,15 @@ class Runner:
         return "h%s_%s" % (self.run_id, jid)
 
     def uri(self, d):
-        return "%s/%s" % (self.svc.uri_base, self.dbname[d])
+        # A database drawn "foreign": its hosts list names, last, the
+        # unrelated server, which holds a ktally database of the same name.
+        other = ",127.0.0.1:%d" % self.svc.other_port() if self.dbs[d].get("foreign") else ""
+        return "%s%s/%s" % (self.svc.uri_base, other, self.dbname[d])
+
+    def other_uri(self, d):
+        """The unrelated server's database of the same name, alone."""
+        creds = self.svc.uri_base.split("//", 1)[1].split("@", 1)[0]
+        return "mysql://%s@127.0.0.1:%d/%s" % (creds, self.svc.other_port(), self.dbname[d])
 
     def note(self, text):
         self.log_lines.append("%7.2f %s" % (time.monotonic() - self.t0, text))
@@ -660,6 +694,8 @@ class Runner:
         if kind == LEDGER:
             return []
         a = []
+        if fmt.get("input", "text") != "text":
+            return self.structured_args(fmt, respell)
         if fmt["time"] == "iso8601":
             a += ["--time-format", "iso8601"]
         elif respell in ("time", "both"):
@@ -679,6 +715,34 @@ class Runner:
             a += ["--sum", fmt["sum"]]
         return a
 
+    @staticmethod
+    def structured_args(fmt, respell=None):
+        """A structured input's options; @respell "time" or "both" spells
+        --input and the field paths with needless backslashes (one path,
+        ktally-run(1), STRUCTURED RECORDS), "levels" the levels reordered
+        and repeated."""
+        spell = respell in ("time", "both")
+        a = ["--input", fmt["input"]]
+        for flag in ("time_field", "level_field"):
+            if fmt.get(flag):
+                path = fmt[flag]
+                a += ["--" + flag.replace("_", "-"), "\\" + path if spell else path]
+        if fmt["bucket"] != "1m" or fmt.get("explicit"):
+            a += ["--bucket", fmt["bucket"]]
+        if respell in ("levels", "both"):
+            levels = fmt["levels"].split(",")
+            a += ["--levels", ",".join(list(reversed(levels)) + levels[:1])]
+        elif fmt["levels"] != "ERROR" or fmt.get("explicit"):
+            a += ["--levels", fmt["levels"]]
+        for flag in ("by", "sum"):
+            if fmt.get(flag):
+                fields = fmt[flag].split(",")
+                if spell:
+                    # A backslash before a letter is that letter.
+                    fields = [f if f == "level" else f[0] + "\\" + f[1:] for f in fields]
+                a += ["--" + flag, ",".join(fields)]
+        return a
+
     def write_conf(self, path, interval, max_per_partition):
         """The [batch] part of an instance's --config file, replaced whole."""
         text = "[batch]\ninterval = %dms\n" % round(interval * 1000)
@@ -692,7 +756,8 @@ class Runner:
     def job_format(fmt):
         """The oracle's Format of a database's count tables."""
         return Format(fmt["time"], fmt["bucket"], fmt["levels"], by=fmt.get("by"),
-                      sum=fmt.get("sum"))
+                      sum=fmt.get("sum"), input=fmt.get("input", "text"),
+                      time_field=fmt.get("time_field"), level_field=fmt.get("level_field"))
 
     def job_table(self, jid):
         return self.jobs[jid].get("table") or "error_log"
@@ -814,6 +879,15 @@ class Runner:
         self.svc.mysql_nodes_up()
         for d in self.dbs:
             self.svc.sql(None, "CREATE DATABASE `%s`" % self.dbname[d])
+            if self.dbs[d].get("foreign"):
+                # The unrelated server: a ktally database of the same name,
+                # of its own identity, its tables made by init-db.
+                self.svc.other_sql(None, "CREATE DATABASE `%s`" % self.dbname[d])
+                rc, out, err = self.run_cmd("other-init-db", [
+                    "init-db", "--db", self.other_uri(d), "--mode", self.dbs[d]["mode"]],
+                    self.HANG_CMD)
+                if rc != 0:
+                    raise HarnessError("init-db on the unrelated server: %s" % tail_text(err))
         for t in self.h["topics"]:
             if not self.svc.create_topic(self.names[t["id"]], t["partitions"]):
                 raise HarnessError("topic %s exists already" % self.names[t["id"]])
@@ -829,6 +903,8 @@ class Runner:
         for d in self.dbs:
             try:
                 self.svc.sql(None, "DROP DATABASE IF EXISTS `%s`" % self.dbname[d])
+                if self.dbs[d].get("foreign"):
+                    self.svc.other_sql(None, "DROP DATABASE IF EXISTS `%s`" % self.dbname[d])
             except Exception:
                 pass
 
@@ -865,6 +941,8 @@ class Runner:
                                op["dups"], op["bad"])
             if not topic.get("keyed", False):
                 gen.keyed = False
+        elif topic.get("input"):
+            gen = StructuredValues(op["seed"], op["shapes"], topic["input"])
         else:
             gen = LogValues(op["seed"], op["shapes"], op["iso"], op["iso_out_of_range"])
         sent = collections.defaultdict(list)   # partition -> [(value, meta)]
@@ -1973,6 +2051,21 @@ class Runner:
         if k == "sum-no-pattern":
             # The default pattern has no numeric group to add up.
             return base + job + ["--mode", mode, "--sum", "level"] + idle
+        if k in ("input-unknown", "input-with-pattern", "input-with-time-format", "otlp-level-field",
+                 "otlp-time-field", "text-time-field", "logfmt-key-space", "input-bad-path",
+                 "input-by-collide"):
+            a = base + job + ["--mode", mode] + {
+                "input-unknown": ["--input", "yaml"],
+                "input-with-pattern": ["--input", "json", "--pattern", FIELDS_PATTERN],
+                "input-with-time-format": ["--input", "logfmt", "--time-format", "iso8601"],
+                "otlp-level-field": ["--input", "otlp-json", "--level-field", "severityText"],
+                "otlp-time-field": ["--input", "otlp-json", "--time-field", "timeUnixNano"],
+                "text-time-field": ["--time-field", "ts"],
+                "logfmt-key-space": ["--input", "logfmt", "--by", "a b"],
+                "input-bad-path": ["--input", "json", "--time-field", "a..b"],
+                "input-by-collide": ["--input", "json", "--by", "service.name,service_name"],
+            }[k] + idle
+            return a
         if k == "multi-topic-no-job":
             base[4] = self.names[t] + "," + self.names[t] + "x"
             return base + ["--mode", mode] + idle
@@ -2038,11 +2131,21 @@ class Runner:
             if ch == "by":
                 fmt["by"] = None if fmt.get("by") else "level"
             elif ch == "sum":
-                fmt["sum"] = None if fmt.get("sum") else "n"
+                fmt["sum"] = None if fmt.get("sum") else STRUCTURED_SUM.get(fmt.get("input"), "n")
             elif ch == "bucket":
                 fmt["bucket"] = {"1m": "5m", "5m": "1h", "1h": "1m"}[fmt["bucket"]]
             elif ch == "levels":
                 fmt["levels"] = "ERROR,WARN" if fmt["levels"] == "ERROR" else "ERROR"
+            elif ch == "time-format" and fmt.get("input", "text") != "text":
+                # Another input is another meaning of the rows: refused.
+                inputs = ["json", "logfmt", "otlp-json"]
+                fmt["input"] = inputs[(inputs.index(fmt["input"]) + 1) % 3]
+                fmt.pop("time_field", None), fmt.pop("level_field", None)
+                if fmt.get("by"):
+                    fmt["by"] = ",".join(f if f == "level" else STRUCTURED_BY[fmt["input"]]
+                                         for f in fmt["by"].split(","))
+                if fmt.get("sum"):
+                    fmt["sum"] = STRUCTURED_SUM[fmt["input"]]
             elif ch == "time-format":
                 fmt["time"] = "default" if fmt["time"] == "iso8601" else "iso8601"
                 if fmt["time"] == "iso8601" and Format(by=fmt.get("by"), sum=fmt.get("sum")).pattern:
@@ -2236,8 +2339,11 @@ class Runner:
             rows = self.svc.sql(self.dbname[d], "SELECT CAST(log_time AS CHAR), log_count FROM `%s`"
                                 % table)
             return {r[0]: int(r[1]) for r in rows if int(r[1]) != 0}
-        cols = "".join(", `%s`" % b for b in f.by)
-        cols += ", CAST(`sum_%s` AS CHAR)" % f.sum if f.sum else ", '0'"
+        # A field path's column: every byte but [A-Za-z0-9_] made '_'
+        # (ktally-run(1), STRUCTURED RECORDS); a group's name is itself.
+        column = lambda field: re.sub(r"[^A-Za-z0-9_]", "_", field)
+        cols = "".join(", `%s`" % column(b) for b in f.by)
+        cols += ", CAST(`sum_%s` AS CHAR)" % column(f.sum) if f.sum else ", '0'"
         rows = self.svc.sql(self.dbname[d], "SELECT CAST(log_time AS CHAR), log_count%s FROM `%s`"
                             % (cols, table))
         out = {}
@@ -2276,24 +2382,52 @@ class Runner:
             self.compare_offsets(d)
             self.compare_dead_letters(d)
             self.compare_ledger(d)
+            self.compare_foreign(d)
             if self.has_table(d, "ktally_batches"):
                 rc, out, err = self.run_cmd("final-audit", ["audit", "--db", self.uri(d)],
                                             self.HANG_CMD)
                 self.check_audit(d, rc, out, err)
 
+    def compare_foreign(self, d):
+        """A hosts list naming an unrelated server: every job's process
+        refused it (another database: its identity is not theirs), so it
+        holds nothing but what init-db made there. The refusals seen are
+        counted (ktally's line names both identities)."""
+        if not self.dbs[d].get("foreign"):
+            return
+        for table in ("kafka_offset", "ktally_batches", "ktally_job", "ktally_table"):
+            n = self.svc.other_sql(self.dbname[d], "SELECT COUNT(*) FROM `%s`" % table)[0][0]
+            if n:
+                raise Failure("foreign:%s" % d, "the unrelated server's %s.%s holds %d rows: a "
+                              "job counted there (its hosts list names it last)" % (
+                                  self.dbname[d], table, n))
+        if d != min(x for x in self.dbs if self.dbs[x].get("foreign")):
+            return      # the logs are counted once
+        for name in os.listdir(self.work):
+            path = os.path.join(self.work, name)
+            if os.path.isfile(path) and name.endswith(".log"):
+                with open(path, "rb") as f:
+                    self.stats["foreign_refusals"] += f.read().count(
+                        b"is another database than this process's")
+        self.stats["foreign_checked"] += 1
+
     @staticmethod
     def malformed_in(f, topic_name, p, numbered, into):
         """The malformed lines under f of numbered (offset, message) into
         @into: (topic, partition, offset, line_no) -> (raw cut at 2048,
-        its length), line_no counting every '\\n' from 1."""
+        its length, or None: any bytes), line_no counting every '\\n' from
+        1 (otlp-json: each log record's number)."""
         for off, (value, _) in numbered:
             if not value:
                 continue
-            for number, line in enumerate(value.split(b"\n"), 1):
-                if line.endswith(b"\r"):
-                    line = line[:-1]
-                if line and f.line(line)[0] == MALFORMED:
-                    into[(topic_name, p, off, number)] = (line[:2048], len(line))
+            for number, raw, kind in f.records(value):
+                if kind == MALFORMED:
+                    # raw None: an OTLP log record, whose bytes the oracle
+                    # does not track (any bytes at its place). A place may
+                    # be malformed under several formats, with other bytes
+                    # (a request whole, or its first line): each is kept.
+                    into.setdefault((topic_name, p, off, number), []).append(
+                        (raw[:2048], len(raw)) if raw is not None else None)
 
     def compare_dead_letters(self, d):
         """Each dead-letter table of database d holds every malformed line
@@ -2333,7 +2467,8 @@ class Runner:
                                 "raw_bytes FROM `%s`" % table)
             got = {(r[0], int(r[1]), int(r[2]), int(r[3])): (bytes(r[4]), int(r[5])) for r in rows}
             missing = [k for k in must if k not in got]
-            wrong = [k for k, v in got.items() if may.get(k) != v]
+            wrong = [k for k, v in got.items() if k not in may or (None not in may[k]
+                                                                    and v not in may[k])]
             if missing or wrong:
                 raise Failure("dead-letters:%s:%s" % (d, table), "%s.%s: %d malformed lines missing "
                               "(e.g. %s), %d rows not a malformed line at their place (e.g. %s); "

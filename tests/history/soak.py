@@ -105,7 +105,8 @@ class Soak:
                        "errors_checked": 0, "keyed_tables": 0, "folded_tables": 0,
                        "folded_checked": 0, "folded_exact_buckets": 0, "notify_checked": 0,
                        "probes_checked": 0, "recounts": 0, "dead_letters_checked": 0,
-                       "transactions": 0, "aborted": 0, "time_replays": 0, "time_reruns": 0,
+                       "transactions": 0, "aborted": 0, "foreign_checked": 0,
+                       "foreign_refusals": 0, "time_replays": 0, "time_reruns": 0,
                        "replay_resets": 0, "recounts_kept_skip": 0}
         self.failures = []
 
@@ -255,6 +256,9 @@ class Soak:
             say("soak: of the refusals, %d runs over a table that collides with another job's or "
                 "ktally's own, %d time formats that cannot place a line in time" % (
                     t["refused_tables"], t["refused_formats"]))
+        if t["foreign_checked"]:
+            say("soak: %d histories whose hosts lists name an unrelated server: nothing written "
+                "there, %d refusals of it logged" % (t["foreign_checked"], t["foreign_refusals"]))
         if t["transactions"]:
             say("soak: Apache Kafka: %d transactions produced, %d records of them aborted (never "
                 "to be counted)" % (t["transactions"], t["aborted"]))
@@ -377,7 +381,9 @@ def main():
     if args.histories is None and args.minutes is None and not args.replay and not args.mutant:
         args.histories = 1
     import lines
+    import records
     lines.selftest()
+    records.selftest()
     if args.mutant:
         return mutant(args)
     return Soak(args).main()

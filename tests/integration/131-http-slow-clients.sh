@@ -61,12 +61,25 @@ for ((i = 0; i < 20; i++)); do
   KT_CHILDREN+=($!)
 done
 
-# The crowd in place before the scraper comes: a connection the server
-# accepts after the scraper's is newer, and enough of them would cut the
-# scraper as the oldest (most likely why, under ASan, the first scrape
-# once failed at once: seed 21637).
+# The crowd in place before the scraper comes, accepted by the server,
+# not only connected: a connection waits in the listening socket's accept
+# queue until libmicrohttpd accepts it, one at a time, and one it accepts
+# after the scraper's is newer, so that enough of them cut the scraper as
+# the oldest from its address (the first scrape failed at once under
+# ASan, seed 21637: a thread per connection makes accepting slow). Once
+# the queue is empty every earlier connection was accepted (and
+# registered: the same thread does both), and the scraper's comes after
+# them all.
+accepted_all() {  # the server's accept queue is empty (/proc/net/tcp: rx_queue of its socket)
+  local hex sl local remote st queues rest
+  hex=$(printf '%04X' "$port")
+  while read -r sl local remote st queues rest; do
+    [[ $st == 0A && ${local##*:} == "$hex" ]] && { ((16#${queues#*:} == 0)); return; }
+  done < /proc/net/tcp
+  return 1
+}
 kt_wait_for 10 test -e "$WORK/crowd.connected" || fail "the crowd did not connect: $(cat "$WORK/crowd.out")"
-sleep 1
+kt_wait_for 10 accepted_all || fail "the server did not accept the crowd's connections within 10 s"
 
 # The scraper, meanwhile: every answer within 2 s.
 for ((i = 0; i < 6; i++)); do

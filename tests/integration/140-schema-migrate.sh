@@ -158,5 +158,10 @@ run "$fresh_uri" "$WORK/lfresh.log" --kind ledger --topic "$ltopic"
 # Version 1 created error_log in every database, a ledger's too; a ledger
 # now creates only its own tables, and a migration drops none.
 kt_check_same_shape "$v1" "$fresh" "ledger" error_log
+# The database's identity: made by the migration (version 9) as by a fresh
+# start, one row, a UUID; the two databases have their own.
+id_v1=$(kt_sql "$v1" "SELECT id FROM ktally_database"); id_fresh=$(kt_sql "$fresh" "SELECT id FROM ktally_database")
+[[ $id_v1 =~ ^[0-9a-f-]{36}$ && $id_fresh =~ ^[0-9a-f-]{36}$ && $id_v1 != "$id_fresh" ]] \
+  || fail "identities after the migration ('$id_v1') and a fresh start ('$id_fresh')"
 
 note "$TEST_NAME: version 1 migrated at start in three kinds of database, exact and counting on, shaped as fresh ones"

@@ -10,10 +10,12 @@
 # what is before it) and counts it once it commits; the stored offsets end
 # at the high watermarks, past the control records; `status` and
 # `/metrics` give lag against what can be read (0 at the last stable
-# offset while the transaction is open). Red if an aborted or open
+# offset while the transaction is open), and `status` shows the last
+# stable offset and the high watermark apart. Red if an aborted or open
 # transaction's record is counted, a committed one is missed, a run waits
 # for the open transaction, an offset stays below a control record, or
-# the lag counts the open transaction.
+# the lag counts the open transaction, or status calls the last stable
+# offset the high watermark (red before).
 # broker: apache — only a real broker writes transaction markers, aborts a dead producer's transaction at its timeout and holds a last stable offset below an open one; the mock does none of these
 source "$(dirname "$0")/lib.sh"
 
@@ -90,6 +92,22 @@ kt_check_counts "$db" "$WORK/before"
 [[ $(jq '.totals.lag' "$WORK/status.json") == 0 ]] \
   || { cat "$WORK/status.json" >&2; fail "status counts the open transaction as lag"; }
 [[ $(high | wc -l) == 4 ]] || fail "kcat -Q did not give 4 high watermarks: $(high)"
+# It names both ends: the last stable offset (where reading ends, the
+# lag's reference: here each stored offset) and the high watermark (open
+# transactions included, as a read_uncommitted client sees it), in JSON
+# and in the table. Red before: one 'high_watermark' holding the last
+# stable offset.
+jq -r '.partitions[] | "\(.partition) \(.high_watermark)"' "$WORK/status.json" | sort | cmp -s - <(high) \
+  || { cat "$WORK/status.json" >&2; high >&2; fail "status's high_watermark is not the high watermark"; }
+jq -e '(.partitions | all(.last_stable_offset == .stored))
+       and .totals.high_watermark > .totals.last_stable_offset' "$WORK/status.json" > /dev/null \
+  || { cat "$WORK/status.json" >&2; fail "status's last_stable_offset is not where the job stands, or not below the open transaction"; }
+"$KTALLY" status --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" > "$WORK/status.txt" \
+  || fail "status failed"
+grep -q "last stable *high watermark" "$WORK/status.txt" \
+  && [[ $(awk '$1 == "total" { print $3, $4 }' "$WORK/status.txt") \
+        == "$(jq -r '.totals | "\(.last_stable_offset) \(.high_watermark)"' "$WORK/status.json")" ]] \
+  || { cat "$WORK/status.txt" >&2; fail "status's table does not show the last stable offset and the high watermark"; }
 (($(kt_offset_sum "$db" "$topic") < $(high_sum))) \
   || fail "the stored offsets are at the high watermarks ($(high_sum)): past the open transaction?"
 [[ $(lag_sum) == "4 0" ]] || fail "/metrics counts the open transaction as lag: $(lag_sum)"

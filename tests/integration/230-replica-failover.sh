@@ -13,9 +13,15 @@
 #     the replica alone is clean): counts and offsets went back together.
 #     After the move, ktally reads the lost range again (a batch on the new
 #     primary starts where the replica's offset stood).
-#   B started after the SQL thread stopped: the replica lost its tables,
-#     its identity (ktally_job) and every batch. ktally creates the tables
-#     again, records the job again, and counts from the start.
+#   B started after the SQL thread stopped: the replica lost its whole
+#     ktally database (tables, the database's identity, ktally_job, every
+#     batch). The running B cannot tell it from an unrelated server's empty
+#     database: it refuses it (db-skip, another-database: "holds no ktally
+#     identity ... restart ktally to start there anew") and waits; once
+#     restarted, as the line says (kill -9 here, the supervisor starts it
+#     again), ktally creates the tables, records the job again, and counts
+#     from the start. A's ktally moves without a refusal: the replica
+#     holds the identity A's database was made with.
 #
 # While node 1 is dead and node 2 still read-only, ktally skips node 2
 # (db-skip, read-only); once node 2 is promoted it continues there by
@@ -92,6 +98,10 @@ HA_PROMOTED=1
 ha_services promote-replica
 promoted_at=$(kt_epoch)
 on_node2() { [[ $(ha_writers "$1" | paste -sd,) == 2 ]]; }
+refused() { (($(kt_log_count_if '.event == "db-skip" and .reason == "another-database"' "$WORK/$1.log") > 0)); }
+kt_wait_for 60 refused B || kt_sup_stuck B "B did not refuse node 2, which holds nothing of its database"
+kt_sup_kill9 B
+! refused A || fail "A refused node 2, which holds its database's identity"
 for job in A B; do
   db=db$job
   kt_wait_for 60 on_node2 "${!db}" || kt_sup_stuck "$job" "$job did not move to node 2"

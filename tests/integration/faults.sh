@@ -199,7 +199,7 @@ kt_exit_lines() {  # kt_exit_lines LOG: the errors that ended each process, "kta
 kt_fault_verify() {
   local db=$1 job=$2 truth=$3 messages=$4 rc=0 got; shift 4
   timeout 60 "$KTALLY" "$@" --exit-when-idle 2> "$WORK/final.log" || rc=$?
-  ((rc == 0)) || fail "the final --exit-when-idle run exited $rc"
+  ((rc == 0)) || { tail -5 "$WORK/final.log" >&2; fail "the final --exit-when-idle run exited $rc"; }
   kt_check_counts "$db" "$truth"
   got=$(kt_offset_sum "$db" "$job")
   [[ $got == "$messages" ]] || fail "stored offsets add up to $got, produced $messages messages"

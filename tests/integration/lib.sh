@@ -87,6 +87,20 @@ kt_new_db() {  # kt_new_db NAME: a fresh, empty database; prints its URI
 
 kt_db_name() { echo "${1##*/}"; }  # the database of a URI
 
+# The other server (scripts/services start-other): a second private
+# MariaDB, unrelated to the services' one, for hosts lists that name a
+# foreign server. Started on first use (about 3 s), kept for the next
+# tests; `scripts/services stop` stops it. Sets KT_MYSQL_OTHER_PORT.
+kt_other_mysql() {
+  KT_MYSQL_OTHER_PORT=$("$KT_SERVICES" start-other 2> "$WORK/other-mysql.log") \
+    || { cat "$WORK/other-mysql.log" >&2; fail "scripts/services start-other failed"; }
+}
+kt_other_sql() {  # kt_other_sql DB SQL...: kt_sql on the other server
+  local db=$1; shift
+  mariadb --no-defaults -h 127.0.0.1 -P "$KT_MYSQL_OTHER_PORT" -u "$KT_MYSQL_USER" \
+    -p"$KT_MYSQL_PASSWORD" -N -B "$db" -e "$*"
+}
+
 kt_new_topic() {  # kt_new_topic NAME PARTITIONS [--replication N] [--config KEY=VALUE]...:
                   # creates NAME_RUNID, waits until it is ready, prints its name;
                   # replication and configs need Apache Kafka (3 replicas by default)
@@ -313,10 +327,10 @@ kt_shape_options() {  # kt_shape_options SHAPE [kt-gen ARGS...]: the ktally opti
   ((${#KT_OPTS[@]} > 0)) || fail "kt-gen --shape $shape --print-options printed nothing"
 }
 
-kt_shape_columns() {  # the columns of KT_OPTS's table, in the truth's order
-  local by sum
-  by=$(printf '%s\n' "${KT_OPTS[@]}" | sed -n 's/^--by=//p')
-  sum=$(printf '%s\n' "${KT_OPTS[@]}" | sed -n 's/^--sum=//p')
+kt_shape_columns() {  # the columns of KT_OPTS's table, in the truth's order (a field path's
+  local by sum       # column: every byte but [A-Za-z0-9_] made '_', as kt_field_column())
+  by=$(printf '%s\n' "${KT_OPTS[@]}" | sed -n 's/^--by=//p' | sed 's/[^A-Za-z0-9_,]/_/g')
+  sum=$(printf '%s\n' "${KT_OPTS[@]}" | sed -n 's/^--sum=//p' | sed 's/[^A-Za-z0-9_,]/_/g')
   echo "log_time${by:+, \`${by//,/\`, \`}\`}, log_count${sum:+, \`sum_${sum//,/\`, \`sum_}\`}"
 }
 

@@ -10,11 +10,13 @@
  *          [--first-partition F] [--lines-per-value K] [--truth FILE]
  *          [--start "YYYY-MM-DD HH:MM:SS"] [--malformed PERMILLE]
  *          [--rate LINES_PER_SEC] [--min-line-bytes N]
- *          [--shape access|syslog|json [--keys N] [--key-order random|cycle]
+ *          [--shape access|syslog|json|ecs|logfmt|otlp [--keys N] [--key-order random|cycle]
  *           [--by F,...] [--levels L,...] [--bucket MINUTES] [--print-options]]
  *
  * --shape writes log analytics lines instead (kt-shapes.h): nginx-style
- * access logs, syslog with hosts, iso8601 JSON-ish lines, and --truth is
+ * access logs, syslog with hosts, iso8601 JSON-ish lines, records of the
+ * structured inputs (ecs, logfmt; otlp: --lines-per-value records a
+ * request), and --truth is
  * then per (bucket, --by fields) with the sums; --print-options prints the
  * `ktally run` options that truth is for, one a line, and exits.
  *
@@ -210,7 +212,8 @@ main (int argc, char **argv)
     { "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose,
       "Show all librdkafka logs", NULL },
     { "shape", 0, 0, G_OPTION_ARG_STRING, &opt_shape,
-      "Log analytics lines: access, syslog or json (see kt-shapes.h)", "SHAPE" },
+      "Log analytics lines: access, syslog, json, ecs, logfmt or otlp (see kt-shapes.h)",
+      "SHAPE" },
     { "keys", 0, 0, G_OPTION_ARG_INT, &opt_keys,
       "--shape: this many distinct services or hosts (default 100)", "N" },
     { "key-order", 0, 0, G_OPTION_ARG_STRING, &opt_key_order,
@@ -397,7 +400,18 @@ main (int argc, char **argv)
           && !txn_ok (rd_kafka_begin_transaction (rk), "begin transaction"))
         return 1;
       g_string_truncate (value, 0);
-      for (int k = 0; k < opt_per_value && line < opt_lines; k++, line++)
+      if (shaped != NULL)
+        {
+          guint64 kinds[3] = { 0 };
+          guint n = (guint) MIN ((gint64) opt_per_value, opt_lines - line);
+
+          kt_shaped_value (shaped, value, n, kinds);
+          n_error += kinds[KT_LINES_ERROR];
+          n_other += kinds[KT_LINES_OTHER];
+          n_malformed += kinds[KT_LINES_MALFORMED];
+          line += n;
+        }
+      for (int k = 0; shaped == NULL && k < opt_per_value && line < opt_lines; k++, line++)
         {
           if (k > 0)
             g_string_append_c (value, '\n');

@@ -17,6 +17,24 @@
  *           "service":"auth","latency_ms":12.5,"msg":"..."}
  *           fields level, service (by), latency_ms (sum); iso8601 with
  *           offsets (the truth is in UTC), --bucket 5m by default
+ *   ecs     --input json: records as Fluent Bit forwards them and ECS
+ *           loggers (and pino) write them: {"@timestamp":"...","log":
+ *           {"level":"error"},"service":{"name":"api"},"http":{"response":
+ *           {"bytes":512}},...}, nested or with dotted names, times in RFC
+ *           3339 or epoch numbers, levels in any case or pino's numbers;
+ *           fields service.name, level (by), http.response.bytes (sum)
+ *   logfmt  --input logfmt: ts=... level=error svc=api bytes=512 msg="..."
+ *           in any key order; fields svc, level (by), bytes (sum)
+ *   otlp    --input otlp-json: each Kafka value one OTLP request of the
+ *           value's records (--lines-per-value) over one or two resources,
+ *           service.name a resource attribute (now and then a record's
+ *           own); fields service.name, level (by), http.response.body.size
+ *           (sum)
+ * The structured shapes' bad records are bad in the ways hostile input
+ * is (cut short, a NUL or a lone surrogate escaped, invalid UTF-8, nested
+ * 71 deep, no time, a level of the wrong type, go-logfmt's refusals; for
+ * otlp also a whole request cut short, with a NUL, or of the wrong shape,
+ * none of whose records counts).
  * Values include UTF-8 (every fifth key) and the empty one (key 0), and
  * --malformed per thousand lines are bad: lines no pattern reads, and
  * sums that are no number ("-", "1e3", five decimals, past the 64-bit
@@ -45,8 +63,17 @@ void         kt_shaped_free    (KtShaped *self);
 /* Appends the next line to @out (no newline) and adds it to the truth. */
 KtLinesKind  kt_shaped_next    (KtShaped *self, GString *out);
 
-/* The `ktally run` options this truth is for: --pattern, --time-format,
- * --levels, --bucket, --by and --sum. A new NULL-terminated array. */
+/* Whether a value is one request of records (otlp), not lines. */
+gboolean     kt_shaped_per_value (KtShaped *self);
+
+/* Appends one Kafka value of @n records to @out: @n lines joined by '\n',
+ * or one request of @n log records; adds them to the truth, and each to
+ * @kinds[KtLinesKind]. */
+void         kt_shaped_value   (KtShaped *self, GString *out, guint n, guint64 *kinds);
+
+/* The `ktally run` options this truth is for: --input or --pattern and
+ * --time-format, --levels, --bucket, --by and --sum. A new
+ * NULL-terminated array. */
 char       **kt_shaped_options (KtShaped *self);
 
 /* Writes the truth: one line per (bucket, key),

@@ -1,4 +1,4 @@
-/* Store.java - the seed's MySQL side: the tables, the stored offsets, and
+/* Store.java - the seed's MySQL side: the stored offsets and
  * one batch's transaction (DB.localTx in the seed).
  *
  * Runs on the driver only, on one connection (the seed's pool never lends
@@ -8,21 +8,16 @@
  * program stops (the seed's "fail to update offset"). */
 package ktally.peer;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.regex.Pattern;
 import org.apache.spark.streaming.kafka010.OffsetRange;
 import scala.Tuple2;
 
@@ -38,13 +33,12 @@ final class Store implements AutoCloseable {
   }
 
   private static final DateTimeFormatter MINUTE = DateTimeFormatter.ofPattern("uuuu-MM-dd HH:mm:00");
-  private static final Pattern LINE_COMMENT = Pattern.compile("(?m)--.*$");
-
+  
   private final Connection conn;
   private final String job;
   private final PreparedStatement upsert, insertOffset, fence;
 
-  Store(DbUri db, String job) throws SQLException {
+  Store(Db db, String job) throws SQLException {
     this.job = job;
     /* useAffectedRows=false (the driver's default, stated here because the
      * fence depends on it): an UPDATE reports the rows it matched, so a
@@ -59,35 +53,6 @@ final class Store implements AutoCloseable {
         "INSERT IGNORE INTO kafka_offset (job, topic, `partition`, `offset`) VALUES (?, ?, ?, ?)");
     fence = conn.prepareStatement("UPDATE kafka_offset SET `offset` = ? "
         + "WHERE job = ? AND topic = ? AND `partition` = ? AND `offset` = ?");
-  }
-
-  /* error_log and kafka_offset as ktally creates them: their statements
-   * from ktally's sql/ files, which the build copies into the jar. */
-  static void createTables(DbUri db) throws SQLException, IOException {
-    String ddl = resource("common.sql") + "\n" + resource("counts.sql");
-    int made = 0;
-    try (Connection c = DriverManager.getConnection(db.jdbcUrl(), db.user, db.password);
-         Statement st = c.createStatement()) {
-      for (String stmt : LINE_COMMENT.matcher(ddl).replaceAll("").split(";")) {
-        String s = stmt.strip();
-        if (s.startsWith("CREATE TABLE IF NOT EXISTS kafka_offset ")
-            || s.startsWith("CREATE TABLE IF NOT EXISTS error_log ")) {
-          st.execute(s);
-          made++;
-        }
-      }
-    }
-    if (made != 2)
-      throw new IOException("ktally's sql/common.sql and sql/counts.sql no longer hold the "
-          + "CREATE TABLE of kafka_offset and error_log (found " + made + " of 2): rebuild the peer");
-  }
-
-  private static String resource(String name) throws IOException {
-    try (InputStream in = Store.class.getResourceAsStream("/ktally-sql/" + name)) {
-      if (in == null)
-        throw new IOException("ktally-sql/" + name + " is not in the peer's jar: rebuild it");
-      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-    }
   }
 
   /* The stored offsets of @topic's partitions under this job. */
@@ -153,39 +118,5 @@ final class Store implements AutoCloseable {
   @Override
   public void close() throws SQLException {
     conn.close();
-  }
-
-  /* A ktally --db URI, mysql://USER[:PASSWORD]@HOST[:PORT]/DATABASE, as
-   * JDBC wants it. */
-  static final class DbUri {
-    final String host, user, password, database;
-    final int port;
-
-    DbUri(String uri) {
-      java.net.URI u;
-      try {
-        u = new java.net.URI(uri);
-      } catch (java.net.URISyntaxException e) {
-        throw new IllegalArgumentException("--db: " + e.getMessage());
-      }
-      if (!"mysql".equals(u.getScheme()) || u.getHost() == null || u.getPath() == null
-          || u.getPath().length() < 2)
-        throw new IllegalArgumentException("--db: '" + uri + "' is not mysql://USER:PASSWORD@HOST:PORT/DATABASE");
-      String info = u.getRawUserInfo() == null ? "root" : u.getRawUserInfo();
-      int colon = info.indexOf(':');
-      host = u.getHost();
-      port = u.getPort() < 0 ? 3306 : u.getPort();
-      user = decode(colon < 0 ? info : info.substring(0, colon));
-      password = colon < 0 ? "" : decode(info.substring(colon + 1));
-      database = u.getPath().substring(1);
-    }
-
-    private static String decode(String s) {
-      return java.net.URLDecoder.decode(s.replace("+", "%2B"), StandardCharsets.UTF_8);
-    }
-
-    String jdbcUrl() {
-      return "jdbc:mariadb://" + host + ":" + port + "/" + database;
-    }
   }
 }

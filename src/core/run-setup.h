@@ -1,4 +1,4 @@
-/* run-job.h - a job as the scheduler (run.h) takes it: what it is, where
+/* run-setup.h - a job as the scheduler (run.h) takes it: what it is, where
  * its database and brokers are, how it runs and what it serves, each part
  * in the struct of the layer that uses it. Types only: the feeds (feed.h)
  * see them too. */
@@ -11,13 +11,21 @@
 #include "plan.h"
 #include "source.h"
 
+/* The run options a reload (SIGHUP) may change, listed once: KtRunOptions
+ * holds them as the command was given them, KtRunSettings (run.h) as the
+ * newest reload has them, and kt_run_settings_init() copies every one.
+ * Their option rows say KT_OPT_RELOAD. */
+#define KT_RUN_RELOADABLE(FIELD) \
+  FIELD (double, interval)          /* seconds from one batch start to the next; \
+                                     * 0: back to back */ \
+  FIELD (gint64, max_per_partition) /* offsets per partition per batch */ \
+  FIELD (gint64, max_batch_bytes)   /* bytes of values per read */
+#define KT_RUN_FIELD(type, name) type name;
+
 /* How the scheduler runs a job (run's and replay's options). */
 typedef struct
 {
-  double       interval;           /* seconds from one batch start to the next; 0: back
-                                    * to back */
-  gint64       max_per_partition;  /* offsets per partition per batch */
-  gint64       max_batch_bytes;    /* bytes of values per read */
+  KT_RUN_RELOADABLE (KT_RUN_FIELD)
   gboolean     exit_when_idle;     /* end after a batch that found nothing new */
   KtOnDataLoss on_data_loss;
   double       startup_timeout;    /* seconds to wait for Kafka and MySQL at start */
@@ -34,4 +42,4 @@ typedef struct
   const KtRunOptions    *run;
   const KtHealthOptions *health;
   const KtHttpChart     *chart;     /* what the page charts of its output */
-} KtRunJob;
+} KtRunSetup;

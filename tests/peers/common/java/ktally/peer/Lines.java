@@ -1,9 +1,10 @@
 /* Lines.java - the seed's parseLog: one record value -> its log lines,
  * each a (time, level) or nothing.
  *
- * Runs in Spark's tasks, so it is static and keeps no state. It reads the
- * line format ktally reads by default (src/parse.h), not the seed's looser
- * one, so that both programs count the same lines of kt-gen's data:
+ * Runs in the peers' tasks (Spark's, Flink's), so it is static and keeps no
+ * state. It reads the line format ktally reads by default (src/parse.h),
+ * not the seed's looser one, so that every program counts the same lines
+ * of kt-gen's data:
  *   - a value holds one or more lines separated by "\n"; one trailing "\r"
  *     is dropped and empty lines are not lines;
  *   - a line is "YYYY-MM-DD HH:MM:SS LEVEL" from its first byte, LEVEL
@@ -17,6 +18,7 @@ package ktally.peer;
 
 import java.io.Serializable;
 import java.time.LocalDateTime;
+import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeParseException;
 import java.time.format.ResolverStyle;
@@ -44,7 +46,21 @@ final class Lines {
   private static final DateTimeFormatter TIME =
       DateTimeFormatter.ofPattern("uuuu-MM-dd HH:mm:ss").withResolverStyle(ResolverStyle.STRICT);
 
+  /* error_log's log_time: a minute as MySQL reads a DATETIME. */
+  private static final DateTimeFormatter MINUTE = DateTimeFormatter.ofPattern("uuuu-MM-dd HH:mm:00");
+
   private Lines() {}
+
+  /* Minutes since the epoch of @time's minute: a key as small as a long
+   * (what the Flink peer keys its state by and ships between its tasks). */
+  static long epochMinute(LocalDateTime time) {
+    return Math.floorDiv(time.toEpochSecond(ZoneOffset.UTC), 60);
+  }
+
+  /* The log_time of @minute (minutes since the epoch). */
+  static String minuteText(long minute) {
+    return LocalDateTime.ofEpochSecond(minute * 60, 0, ZoneOffset.UTC).format(MINUTE);
+  }
 
   /* The well-formed lines of @value (null: a tombstone, no lines). */
   static List<Log> parseValue(String value) {

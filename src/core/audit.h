@@ -7,9 +7,10 @@
  * hold. */
 #pragma once
 #include <glib.h>
-#include "cli.h"
 #include "coverage.h"
+#include "db.h"
 #include "offsets.h"
+#include "source.h"
 
 /* One verdict for a set of rows (KtBatchRow, ordered by job, topic,
  * partition, commit). @stored_offset(job, topic, partition) gives the
@@ -47,6 +48,43 @@ guint    kt_audit_shared (const GArray *rows, const char *job, GPtrArray *proble
  * outside to @problems; returns how many. Pure. */
 guint    kt_audit_replay_ranges (const GArray *rows, GHashTable *ranges, GPtrArray *problems);
 
-/* Runs the whole audit against the database and prints the verdict on
- * stdout. Returns FALSE with KT_ERROR_AUDIT when anything is broken. */
-gboolean kt_audit (const KtConfig *config, GError **error);
+/* What `ktally audit` asks (the caller's: borrowed). */
+typedef struct
+{
+  const KtDbConfig     *db;
+  const KtKafkaOptions *kafka;  /* NULL or without brokers: the chains of jobs whose
+                                 * offsets live in Kafka end where their batches do */
+  const char           *job;    /* only this job's chains; NULL: every job's */
+} KtAuditRequest;
+
+/* One table the batches wrote. */
+typedef struct
+{
+  char       *name;
+  const char *holds;     /* what its kind's rows are when not counts ("balances"): its
+                          * chains only, no totals; NULL: a count table */
+  guint64     recorded;  /* the ERROR lines its batches (and forgotten jobs) recorded */
+  guint64     total;     /* ...and what it holds now */
+  gboolean    summed;    /* @total was read */
+} KtAuditTable;
+
+/* The verdict. */
+typedef struct
+{
+  guint      chains;     /* the partition chains checked */
+  guint      batches;    /* the batches in them */
+  GArray    *tables;     /* KtAuditTable, every table the batches wrote */
+  GPtrArray *notes;      /* double counts by a replay (which adds its range by design) */
+  GPtrArray *forgotten;  /* what forgotten jobs left counted in their tables */
+  GPtrArray *problems;   /* one line per break: none when exactly-once held */
+} KtAuditReport;
+
+void     kt_audit_report_clear (KtAuditReport *report);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (KtAuditReport, kt_audit_report_clear)
+
+/* The whole audit against the database, in one consistent snapshot
+ * (reads only, a replica will do; an older schema is read as it is): the
+ * chains of the job(s) asked, each table's totals against every batch
+ * that wrote it, into @report (clear it after). FALSE with @error only
+ * when it cannot read: broken chains are problems of the report. */
+gboolean kt_audit (const KtAuditRequest *request, KtAuditReport *report, GError **error);

@@ -1,0 +1,118 @@
+/* runner.c - starting one run of a job (runner.h): what the scheduler
+ * holds, and the start-up steps it retries. */
+#include "runner.h"
+
+#include <unistd.h>
+#include "identity.h"
+#include "migrations.h"
+#include "schema.h"
+
+gboolean
+kt_runner_retry (KtRunner *r, KtRetryStep step, const char *what, GError **error)
+{
+  return kt_retry (r->stop, r->setup->run->startup_timeout, what, step, r, error);
+}
+
+/* Every topic is known (an unknown one is an error before anything else,
+ * also in a group), and its partitions listed or subscribed to. */
+static gboolean
+startup_kafka (gpointer data, int timeout_ms, GError **error)
+{
+  KtRunner *r = data;
+
+  kt_metrics_alive (r->metrics);  /* each try of start-up: alive while it waits */
+  for (guint i = 0; i < r->feeds->len; i++)
+    if (!kt_feed_start (r->feeds->pdata[i], timeout_ms, error))
+      return FALSE;
+  return TRUE;
+}
+
+static gboolean
+startup_mysql (gpointer data, int timeout_ms, GError **error)
+{
+  KtRunner *r = data;
+
+  (void) timeout_ms;
+  kt_metrics_alive (r->metrics);
+  return kt_db_connect (r->db, error);
+}
+
+gboolean
+kt_runner_tables (gpointer data, int timeout_ms, GError **error)
+{
+  KtRunner *r = data;
+
+  (void) timeout_ms;
+  kt_metrics_alive (r->metrics);
+  if (!kt_migrations_ready (r->db, r->hooks != NULL ? r->hooks->migrating : NULL,
+                           r->hooks != NULL ? r->hooks->data : NULL, error))
+    return FALSE;
+  kt_metrics_schema_version (r->metrics, KT_SCHEMA_VERSION);
+  if (!kt_identity_check (r->db, r->setup->identity, error))
+    return FALSE;
+  for (guint i = 0; i < r->feeds->len; i++)
+    if (!r->kind->prepare (((KtFeed *) r->feeds->pdata[i])->state, error))
+      return FALSE;
+  return TRUE;
+}
+
+gboolean
+kt_runner_check (gpointer data, int timeout_ms, GError **error)
+{
+  KtRunner *r = data;
+  KtFeed *f = r->feeds->pdata[0];
+
+  r->fixed = r->hooks->check (r->hooks->data, f->source, f->partitions, timeout_ms, error);
+  return r->fixed;
+}
+
+void
+kt_runner_clear (KtRunner *r)
+{
+  /* The kinds' states first: they may hold statements of the connection. */
+  g_clear_pointer (&r->feeds, g_ptr_array_unref);
+  g_clear_pointer (&r->db, kt_db_free);
+  g_clear_pointer (&r->member_name, g_free);
+  kt_run_settings_clear (&r->settings);
+}
+
+gboolean
+kt_runner_start (KtRunner *r, const KtRunSetup *setup, const KtRunHooks *hooks,
+              const volatile int *stop, KtMetrics *metrics, gboolean *stopped, GError **error)
+{
+  const KtJobSpec *spec = setup->spec;
+  g_autofree char *member = g_strdup_printf ("%s-%d@%s", spec->name, (int) getpid (),
+                                             g_get_host_name ());
+
+  r->setup = setup;
+  r->hooks = hooks;
+  r->stop = stop;
+  r->metrics = metrics;
+  kt_run_settings_init (&r->settings, setup->run, setup->db);
+  r->member = spec->group != NULL;
+  r->feeds = g_ptr_array_new_with_free_func ((GDestroyNotify) kt_feed_free);
+  *stopped = FALSE;
+  r->kind = kt_kind_lookup (spec->kind, kt_mode_names[spec->mode], error);
+  if (r->kind == NULL)
+    return FALSE;
+  r->db = kt_db_new (setup->db);
+  r->member_name = kt_schema_member (member);
+  for (guint i = 0; spec->topics[i] != NULL; i++)
+    {
+      KtFeed *f = kt_feed_new (setup, spec->topics[i], r->kind, r->db, r->member_name, metrics,
+                               hooks != NULL && hooks->quiet, stop, error);
+      if (f == NULL)
+        return FALSE;
+      g_ptr_array_add (r->feeds, f);
+    }
+
+  if (!kt_runner_retry (r, startup_kafka, "Kafka", error)
+      || !kt_runner_retry (r, startup_mysql, "MySQL", error))
+    {
+      if (!*stop)
+        return FALSE;
+      g_clear_error (error);  /* asked to stop while waiting: not a failure */
+      *stopped = TRUE;
+    }
+  return TRUE;
+}

@@ -1,0 +1,199 @@
+/* record-time.c - a structured record's time to its UTC minute
+ * (record-time.h). Decimal arithmetic on the digits as written: exact
+ * whatever the fraction or exponent. */
+#include "record-time.h"
+
+#include <string.h>
+#include "minutes.h"
+
+static inline gboolean
+is_digit (char c)
+{
+  return (unsigned char) (c - '0') <= 9;
+}
+
+static gboolean
+take (const char **p, const char *end, int n, int *out)
+{
+  int v = 0;
+
+  if (end - *p < n)
+    return FALSE;
+  for (int i = 0; i < n; i++)
+    {
+      if (!is_digit ((*p)[i]))
+        return FALSE;
+      v = v * 10 + ((*p)[i] - '0');
+    }
+  *p += n;
+  *out = v;
+  return TRUE;
+}
+
+static gboolean
+is_leap (int y)
+{
+  return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+}
+
+/* Floor division by 60, also below 0. */
+static gint64
+floor_minute (gint64 seconds)
+{
+  return seconds >= 0 ? seconds / 60 : -((-seconds + 59) / 60);
+}
+
+static KtStamp
+rfc3339 (const char *p, const char *end, gint64 *minute)
+{
+  static const int days[] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+  int y, mo, d, h, mi, s, offset = 0;
+
+  if (!take (&p, end, 4, &y) || p == end || *p++ != '-' || !take (&p, end, 2, &mo)
+      || p == end || *p++ != '-' || !take (&p, end, 2, &d) || p == end
+      || (*p != 'T' && *p != 't' && *p != ' '))
+    return KT_STAMP_BAD;
+  p++;
+  if (!take (&p, end, 2, &h) || p == end || *p++ != ':' || !take (&p, end, 2, &mi) || p == end
+      || *p++ != ':' || !take (&p, end, 2, &s))
+    return KT_STAMP_BAD;
+  if (mo < 1 || mo > 12 || d < 1 || d > (mo == 2 && is_leap (y) ? 29 : days[mo - 1]) || h > 23
+      || mi > 59 || s > 60)
+    return KT_STAMP_BAD;
+  if (p < end && (*p == '.' || *p == ','))
+    {
+      const char *digits = ++p;
+
+      while (p < end && is_digit (*p))
+        p++;
+      if (p == digits)
+        return KT_STAMP_BAD;
+    }
+  if (p < end && (*p == 'Z' || *p == 'z'))
+    p++;
+  else if (p < end && (*p == '+' || *p == '-'))
+    {
+      int sign = *p++ == '-' ? -1 : 1, oh, om = 0;
+
+      if (!take (&p, end, 2, &oh) || oh > 23)
+        return KT_STAMP_BAD;
+      if (p < end && *p == ':')
+        p++;
+      if (p < end && (!take (&p, end, 2, &om) || om > 59))
+        return KT_STAMP_BAD;
+      offset = sign * (oh * 60 + om);
+    }
+  if (p != end)
+    return KT_STAMP_BAD;
+  /* Local time minus its offset is UTC; second 60 stays in its minute. */
+  *minute = kt_minute_from_civil (y, mo, d, h, mi) - offset;
+  return KT_STAMP_OK;
+}
+
+KtStamp
+kt_stamp_epoch (const char *text, gsize len, int unit_digits, gint64 *minute)
+{
+  const char *p = text, *end = text + len, *int_start, *int_end, *frac_start = NULL,
+             *frac_end = NULL;
+  gboolean negative = FALSE, rest = FALSE;
+  gint64 exponent = 0, point, keep, seconds = 0, at = 0;
+  int unit;
+
+  /* RFC 8259's number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
+  if (p < end && *p == '-')
+    negative = TRUE, p++;
+  int_start = p;
+  if (p < end && *p == '0')
+    p++;
+  else
+    while (p < end && is_digit (*p))
+      p++;
+  int_end = p;
+  if (int_end == int_start)
+    return KT_STAMP_BAD;
+  if (p < end && *p == '.')
+    {
+      frac_start = ++p;
+      while (p < end && is_digit (*p))
+        p++;
+      frac_end = p;
+      if (frac_end == frac_start)
+        return KT_STAMP_BAD;
+    }
+  if (p < end && (*p == 'e' || *p == 'E'))
+    {
+      int sign = 1;
+      const char *digits;
+
+      p++;
+      if (p < end && (*p == '+' || *p == '-'))
+        sign = *p++ == '-' ? -1 : 1;
+      digits = p;
+      while (p < end && is_digit (*p))
+        {
+          /* Saturated: beyond any digit count a text could hold. */
+          if (exponent < G_GINT64_CONSTANT (1) << 40)
+            exponent = exponent * 10 + (*p - '0');
+          p++;
+        }
+      if (p == digits)
+        return KT_STAMP_BAD;
+      exponent *= sign;
+    }
+  if (p != end)
+    return KT_STAMP_BAD;
+
+  /* The digits as one sequence (integer, then fraction) without its
+   * leading zeros; the point after its first `point` digits. */
+  while (int_start < int_end && *int_start == '0')
+    int_start++;
+  point = (int_end - int_start) + exponent;
+  if (int_start == int_end && frac_start != NULL)
+    while (frac_start < frac_end && *frac_start == '0')
+      frac_start++, point--;
+  if (int_start == int_end && (frac_start == NULL || frac_start == frac_end))
+    {
+      *minute = 0;  /* zero, however written */
+      return KT_STAMP_OK;
+    }
+  /* point digits before the point: the unit by their number. */
+  if (unit_digits >= 0)
+    unit = unit_digits;
+  else if (point <= 11)
+    unit = 0;
+  else if (point <= 14)
+    unit = 3;
+  else if (point <= 17)
+    unit = 6;
+  else if (point <= 20)
+    unit = 9;
+  else
+    return KT_STAMP_RANGE;
+  keep = point - unit;  /* digits of whole seconds */
+  if (keep > 11)
+    return KT_STAMP_RANGE;
+  for (int part = 0; part < 2; part++)
+    {
+      const char *from = part == 0 ? int_start : frac_start, *to = part == 0 ? int_end : frac_end;
+
+      for (const char *c = from; c != NULL && c < to; c++, at++)
+        if (at < keep)
+          seconds = seconds * 10 + (*c - '0');
+        else if (*c != '0')
+          rest = TRUE;
+    }
+  for (; at < keep; at++)
+    seconds *= 10;
+  *minute = floor_minute (negative ? -(seconds + (rest ? 1 : 0)) : seconds);
+  return KT_STAMP_OK;
+}
+
+KtStamp
+kt_stamp_text (const char *text, gsize len, gint64 *minute)
+{
+  /* A date starts with four digits and a dash; a number never has one
+   * there. */
+  if (len >= 5 && text[4] == '-')
+    return rfc3339 (text, text + len, minute);
+  return kt_stamp_epoch (text, len, -1, minute);
+}
