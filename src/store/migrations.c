@@ -67,6 +67,7 @@ static const Migration migrations[] = {
   { { 7, "replay-times-skips", kt_migration_007_sql }, NULL, NULL },
   { { 8, "input-fields", kt_migration_008_sql }, NULL, NULL },
   { { 9, "database-identity", kt_migration_009_sql }, NULL, NULL },
+  { { 10, "topic-anchors", kt_migration_010_sql }, NULL, NULL },
 };
 
 G_STATIC_ASSERT (G_N_ELEMENTS (migrations) == KT_SCHEMA_VERSION - 1);

@@ -13,7 +13,7 @@
 #include "db.h"
 
 /* The schema version this ktally creates, migrates to and writes. */
-#define KT_SCHEMA_VERSION 9
+#define KT_SCHEMA_VERSION 10
 
 /* The oldest version that `status` and `audit`, which never alter a
  * database, still read as it is. */

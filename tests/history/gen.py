@@ -188,6 +188,15 @@ class Gen:
                                         "explicit": False}})
         self.make_jobs(h)
         self.make_ops(h)
+        # Once every job has drained, a log topic deleted and created again
+        # (Apache Kafka: the mock cannot delete a topic), its new log longer
+        # than the old one in every partition: each job that counted one of
+        # its records must stop (exit 4) and change nothing. A stream of its
+        # own: every seed draws the operations it always drew.
+        r_re = random.Random("%s:recreate" % self.seed)
+        if self.kafka == "apache" and r_re.random() < (0.9 if self.focus == "recreate" else 0.3):
+            h["recreate"] = r_re.choice([t["id"] for t in h["topics"]
+                                         if t["kind"] == LOG and "case_of" not in t])
         return h
 
     def make_jobs(self, h):

@@ -219,6 +219,31 @@ class Services:
             time.sleep(0.2)
         raise HarnessError("topic %s: partitions without a leader after 60 s" % name)
 
+    def delete_topic(self, name):
+        """Apache Kafka only (the mock cannot delete a topic): until no
+        broker lists it."""
+        fut = self.admin_client().delete_topics([name], operation_timeout=30,
+                                                request_timeout=30)[name]
+        try:
+            fut.result(60)
+        except Exception as e:
+            raise HarnessError("cannot delete topic %s: %s" % (name, e))
+        end = time.monotonic() + 60
+        while time.monotonic() < end:
+            if name not in self.admin_client().list_topics(timeout=10).topics:
+                return
+            time.sleep(0.2)
+        raise HarnessError("topic %s still listed 60 s after its deletion" % name)
+
+    def create_topic_again(self, name, partitions):
+        """A deleted topic's name, created again (the controller may still
+        call it existing for a moment)."""
+        end = time.monotonic() + 60
+        while not self.create_topic(name, partitions):
+            if time.monotonic() > end:
+                raise HarnessError("cannot create topic %s again" % name)
+            time.sleep(0.5)
+
     def watermarks(self, topic, low=False):
         """Each partition's high watermark, or with @low its log start."""
         if self.kafka == "mock":
@@ -2288,6 +2313,49 @@ class Runner:
                 raise Failure("drain:%s" % jid, "the final run --exit-when-idle of %s exited %d:\n%s"
                               % (jid, rc, tail_text(err)))
         self.compare()
+        if self.h.get("recreate"):
+            self.recreate(self.h["recreate"])
+
+    def recreate(self, t):
+        """Topic t deleted and created again, each partition's new log longer
+        than the old one (so past every offset stored, and every anchor),
+        then each job that counted a record of t run once more: it must
+        stop, exit 4, one line saying that the record at an anchor's offset
+        is not the one it counted, and change nothing in any database."""
+        from confluent_kafka import Producer
+        name = self.names[t]
+        stake = []
+        for jid, j in sorted(self.jobs.items()):
+            if t in j["topics"] and self.has_table(j["db"], "ktally_batches") and self.svc.sql(
+                    self.dbname[j["db"]], "SELECT 1 FROM ktally_batches WHERE job = %s AND topic = %s "
+                    "AND record_count > 0 LIMIT 1", (self.job_name(jid), name)):
+                stake.append(jid)
+        before = self.snapshot()
+        lengths = [len(m) for m in self.msgs[t]]
+        self.svc.delete_topic(name)
+        self.svc.create_topic_again(name, len(lengths))
+        p = Producer({"bootstrap.servers": self.svc.brokers, "enable.idempotence": True,
+                      "linger.ms": 5, "message.timeout.ms": 60000, "log_level": 3})
+        for part, n in enumerate(lengths):
+            for i in range(n + 3):
+                p.produce(name, b"2031-01-01 00:%02d:00 ERROR recreated %d" % (i % 60, i),
+                          partition=part)
+        if p.flush(60) != 0:
+            raise HarnessError("the recreated topic %s: records not delivered" % name)
+        self.note("recreated %s: %s records a partition, past %s" % (
+            name, [n + 3 for n in lengths], lengths))
+        for jid in stake:
+            rc, out, err = self.run_cmd("recreated-" + jid, self.job_args(jid, drain=True),
+                                        self.HANG_DRAIN, self.long_host(jid))
+            lines = [l for l in err.splitlines() if "is not the one job" in l]
+            if rc != 4 or len(lines) != 1:
+                raise Failure("recreate:%s" % jid, "after %s was deleted and created again past its "
+                              "offsets, %s exited %d (not 4 with one line naming the record it "
+                              "counted):\n%s" % (name, jid, rc, tail_text(err)))
+        if self.snapshot() != before:
+            raise Failure("recreate:changed", "a job stopped for %s, created again, changed its "
+                          "database" % name)
+        self.stats["recreated_stopped"] += len(stake)
 
     def expected_counts(self, d):
         """table -> {minute: count}, or with --by/--sum {(minute, key): (count,

@@ -106,8 +106,8 @@ class Soak:
                        "folded_checked": 0, "folded_exact_buckets": 0, "notify_checked": 0,
                        "probes_checked": 0, "recounts": 0, "dead_letters_checked": 0,
                        "transactions": 0, "aborted": 0, "foreign_checked": 0,
-                       "foreign_refusals": 0, "time_replays": 0, "time_reruns": 0,
-                       "replay_resets": 0, "recounts_kept_skip": 0}
+                       "foreign_refusals": 0, "recreated_stopped": 0, "time_replays": 0,
+                       "time_reruns": 0, "replay_resets": 0, "recounts_kept_skip": 0}
         self.failures = []
 
     def sanitized(self):
@@ -262,6 +262,9 @@ class Soak:
         if t["transactions"]:
             say("soak: Apache Kafka: %d transactions produced, %d records of them aborted (never "
                 "to be counted)" % (t["transactions"], t["aborted"]))
+        if t["recreated_stopped"]:
+            say("soak: %d jobs stopped (exit 4, nothing changed) by their topic deleted and "
+                "created again past their offsets" % t["recreated_stopped"])
         if t["recounts"] or t["dead_letters_checked"]:
             say("soak: %d recounts (reset --rebuild of a range), %d malformed lines checked in "
                 "dead-letter tables" % (t["recounts"], t["dead_letters_checked"]))
