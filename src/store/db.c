@@ -1081,15 +1081,77 @@ checked (MYSQL *conn, gboolean record, const char *server, const char *descripti
   return identity_compare (seen, record, server, description, error);
 }
 
+/* The @i-th server of @db for kt_db_open(): connected and looked at, and
+ * when about to be taken (usable; read-only and alone, for a reader)
+ * checked for which database it is. The connection in *@conn unless it
+ * failed; @error set when SERVER_FAILED or SERVER_FOREIGN, or when the
+ * schema is newer than this ktally (KT_ERROR_USAGE: the database's, not
+ * this server's: the caller stops at once). */
+static ServerState
+try_server (KtDbConfig *db, guint i, guint flags, const char *server, const char *description,
+            unsigned int connect_timeout, unsigned int io_timeout, unsigned int *refused,
+            MYSQL **conn, GError **error)
+{
+  gboolean alone_reader = (flags & KT_DB_OPEN_READ_ONLY_OK) != 0 && kt_db_hosts (db) == 1;
+  ServerState state;
+
+  *conn = open_host (db, i, description, connect_timeout, io_timeout, refused, error);
+  state = *conn != NULL ? server_state (*conn, description, error) : SERVER_FAILED;
+  /* Which database it is, before anyone uses it: a server that holds
+   * another is refused as one that refuses the password is. Only a server
+   * about to be taken: a read-only one passed over (an old primary a
+   * failover fenced, which may hold what the new one lost, its creation
+   * included) must not make its identity the process's. */
+  if (state == SERVER_USABLE || (state == SERVER_READ_ONLY && alone_reader))
+    {
+      ServerState which = checked (*conn, (flags & KT_DB_OPEN_BESIDE) == 0, server,
+                                   description, error);
+
+      if (which != SERVER_USABLE)
+        state = which;
+    }
+  return state;
+}
+
+/* A reader's read-only server, taken when no writable one answered: checked
+ * now (NULL when it is another database, its reason added to @why_not; NULL
+ * with @error on a newer schema), and said. */
+static MYSQL *
+take_fallback (KtDbConfig *db, MYSQL *fallback, guint at, guint flags, guint *index,
+               GString *why_not, GError **error)
+{
+  g_autoptr(MYSQL) conn = fallback;
+  g_autofree char *server = kt_db_host_text (db, at);
+  g_autofree char *description = describe_with (db, server);
+  g_autoptr(GError) local = NULL;
+  g_autoptr(KtLogEvent) e = NULL;
+
+  if (checked (conn, (flags & KT_DB_OPEN_BESIDE) == 0, server, description, &local)
+      != SERVER_USABLE)
+    {
+      if (g_error_matches (local, KT_ERROR, KT_ERROR_USAGE))
+        g_propagate_error (error, g_steal_pointer (&local));
+      else
+        g_string_append_printf (why_not, "%s%s", why_not->len > 0 ? "; " : "", local->message);
+      return NULL;
+    }
+  e = kt_log_event_new ("db-read-only");
+  kt_log_event_string (e, "server", server);
+  kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "MySQL: no writable server in the list: "
+                     "reading %s, which is read-only", server);
+  if (index != NULL)
+    *index = at;
+  return g_steal_pointer (&conn);
+}
+
 MYSQL *
 kt_db_open (KtDbConfig *db, guint flags, guint *index, unsigned int connect_timeout,
             unsigned int io_timeout, GError **error)
 {
   gboolean read_only_ok = (flags & KT_DB_OPEN_READ_ONLY_OK) != 0;
-  gboolean record = (flags & KT_DB_OPEN_BESIDE) == 0;
   g_autoptr(GString) why_not = g_string_new (NULL);
   g_autoptr(GArray) skips = g_array_new (FALSE, TRUE, sizeof (Skip));
-  g_autoptr(MYSQL) fallback = NULL;  /* the first read-only server, for a reader */
+  MYSQL *fallback = NULL;  /* the first read-only server, for a reader */
   guint fallback_at = 0;
   KtErrorCode code = KT_ERROR_FATAL;
   guint n = kt_db_hosts (db);
@@ -1100,33 +1162,20 @@ kt_db_open (KtDbConfig *db, guint flags, guint *index, unsigned int connect_time
       g_autofree char *server = kt_db_host_text (db, i);
       g_autofree char *description = describe_with (db, server);
       g_autoptr(GError) local = NULL;
+      g_autoptr(MYSQL) conn = NULL;
       unsigned int refused = 0;
-      g_autoptr(MYSQL) conn = open_host (db, i, description, connect_timeout, io_timeout,
-                                         &refused, &local);
-      ServerState state = conn != NULL ? server_state (conn, description, &local)
-                                       : SERVER_FAILED;
+      ServerState state = try_server (db, i, flags, server, description, connect_timeout,
+                                      io_timeout, &refused, &conn, &local);
 
-      /* Which database it is, before anyone uses it: a server that holds
-       * another is refused as one that refuses the password is. Only a
-       * server about to be taken: a read-only one passed over (an old
-       * primary a failover fenced, which may hold what the new one lost,
-       * its creation included) must not make its identity the process's. */
-      if (state == SERVER_USABLE || (state == SERVER_READ_ONLY && read_only_ok && n == 1))
+      if (g_error_matches (local, KT_ERROR, KT_ERROR_USAGE))
         {
-          ServerState which = checked (conn, record, server, description, &local);
-
-          if (which != SERVER_USABLE)
-            state = which;
-          /* A schema newer than this ktally is the database's, not this
-           * server's: said at once. */
-          if (g_error_matches (local, KT_ERROR, KT_ERROR_USAGE))
-            {
-              g_propagate_error (error, g_steal_pointer (&local));
-              return NULL;
-            }
+          g_clear_pointer (&fallback, mysql_close);
+          g_propagate_error (error, g_steal_pointer (&local));
+          return NULL;
         }
       if (state == SERVER_USABLE || (state == SERVER_READ_ONLY && read_only_ok && n == 1))
         {
+          g_clear_pointer (&fallback, mysql_close);
           skips_said (skips, TRUE, TRUE);
           if (index != NULL)
             *index = i;
@@ -1173,36 +1222,19 @@ kt_db_open (KtDbConfig *db, guint flags, guint *index, unsigned int connect_time
     }
   if (fallback != NULL)
     {
-      g_autofree char *server = kt_db_host_text (db, fallback_at);
-      g_autofree char *description = describe_with (db, server);
-      g_autoptr(GError) local = NULL;
+      GError *local = NULL;
+      MYSQL *taken;
 
-      /* Taken, so checked now (a reader's: it passed over every writable
-       * server first). */
-      if (checked (fallback, record, server, description, &local) != SERVER_USABLE)
+      skips_said (skips, TRUE, TRUE);
+      taken = take_fallback (db, fallback, fallback_at, flags, index, why_not, &local);
+      if (taken != NULL || local != NULL)
         {
-          if (g_error_matches (local, KT_ERROR, KT_ERROR_USAGE))
-            {
-              g_propagate_error (error, g_steal_pointer (&local));
-              return NULL;
-            }
-          g_clear_pointer (&fallback, mysql_close);
-          g_string_append_printf (why_not, "%s%s", why_not->len > 0 ? "; " : "", local->message);
+          g_propagate_error (error, local);
+          return taken;
         }
     }
-  skips_said (skips, fallback != NULL || code == KT_ERROR_TRANSIENT, fallback != NULL);
-  if (fallback != NULL)
-    {
-      g_autoptr(KtLogEvent) e = kt_log_event_new ("db-read-only");
-      g_autofree char *server = kt_db_host_text (db, fallback_at);
-
-      kt_log_event_string (e, "server", server);
-      kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "MySQL: no writable server in the list: "
-                         "reading %s, which is read-only", server);
-      if (index != NULL)
-        *index = fallback_at;
-      return g_steal_pointer (&fallback);
-    }
+  else
+    skips_said (skips, code == KT_ERROR_TRANSIENT, FALSE);
   {
     g_autofree char *all = kt_db_describe (db);
     g_set_error (error, KT_ERROR, code, "no usable MySQL server for %s: %s", all,
