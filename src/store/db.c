@@ -1081,6 +1081,23 @@ checked (MYSQL *conn, gboolean record, const char *server, const char *descripti
   return identity_compare (seen, record, server, description, error);
 }
 
+/* The process's first database, found on a server after the first of the
+ * list was passed over: nothing tells whether that one is another
+ * database's (sql/HA.md, "What it cannot tell"), so it is said, once. */
+static void
+first_elsewhere (const char *server, const char *description)
+{
+  g_autoptr(KtLogEvent) e = kt_log_event_new ("db-identity");
+
+  kt_log_event_string (e, "server", server);
+  kt_log_event_string (e, "identity", kt_db_identity ());
+  kt_log_event_emit (e, G_LOG_LEVEL_WARNING, "MySQL: this process works in the database of "
+                     "%s (identity %s), found after the first server of the list did not "
+                     "take it: from now on every server must hold that identity; if the "
+                     "first holds another database, stop ktally", description,
+                     kt_db_identity ());
+}
+
 /* The @i-th server of @db for kt_db_open(): connected and looked at, and
  * when about to be taken (usable; read-only and alone, for a reader)
  * checked for which database it is. The connection in *@conn unless it
@@ -1155,6 +1172,7 @@ kt_db_open (KtDbConfig *db, guint flags, guint *index, unsigned int connect_time
   guint fallback_at = 0;
   KtErrorCode code = KT_ERROR_FATAL;
   guint n = kt_db_hosts (db);
+  gboolean had_identity = kt_db_identity () != NULL;
 
   g_array_set_clear_func (skips, skip_clear);
   for (guint i = 0; i < n; i++)
@@ -1177,6 +1195,8 @@ kt_db_open (KtDbConfig *db, guint flags, guint *index, unsigned int connect_time
         {
           g_clear_pointer (&fallback, mysql_close);
           skips_said (skips, TRUE, TRUE);
+          if (!had_identity && i > 0 && kt_db_identity () != NULL)
+            first_elsewhere (server, description);
           if (index != NULL)
             *index = i;
           return g_steal_pointer (&conn);
