@@ -9,10 +9,19 @@
 -- to read. Updated in the same transaction as error_log, fenced on the
 -- offset the batch was planned from.
 CREATE TABLE IF NOT EXISTS kafka_offset (
-  job         VARCHAR(64)  CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
-  topic       VARCHAR(249) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
-  `partition` INT          NOT NULL,
-  `offset`    BIGINT       NOT NULL,
+  job           VARCHAR(64)  CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+  topic         VARCHAR(249) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  `partition`   INT          NOT NULL,
+  `offset`      BIGINT       NOT NULL,
+  -- The anchor: the last record counted below `offset`, written with it:
+  -- its offset, its Kafka timestamp (ms; -1: none) and a hash of its key
+  -- and value (src/base/anchor.h). A job checks the record at that offset
+  -- before it reads on: another one there means another log (a topic
+  -- deleted and created again). NULL until a batch counts a record, and
+  -- after `ktally reset` moved the offset.
+  anchor_offset BIGINT          NULL,
+  anchor_time   BIGINT          NULL,
+  anchor_hash   BIGINT UNSIGNED NULL,
   PRIMARY KEY (job, topic, `partition`)
 ) ENGINE = InnoDB;
 

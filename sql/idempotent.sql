@@ -25,10 +25,17 @@ CREATE TABLE IF NOT EXISTS error_log_topic (
 -- UPDATE), extending it in the same transaction: a repeated, late or
 -- concurrent write, or a rewind of the offsets, counts nothing twice.
 CREATE TABLE IF NOT EXISTS ktally_coverage (
-  job         VARCHAR(64)  CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
-  topic       VARCHAR(249) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
-  `partition` INT          NOT NULL,
-  covered     MEDIUMTEXT   NOT NULL,
+  job           VARCHAR(64)  CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+  topic         VARCHAR(249) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  `partition`   INT          NOT NULL,
+  covered       MEDIUMTEXT   NOT NULL,
+  -- The anchor of the last record the counts include, as in kafka_offset
+  -- (common.sql), but written with the counts: here it holds with the
+  -- offsets stored after them, or in Kafka's consumer group (which goes
+  -- with a deleted topic), and a rewind of those never moves it.
+  anchor_offset BIGINT          NULL,
+  anchor_time   BIGINT          NULL,
+  anchor_hash   BIGINT UNSIGNED NULL,
   PRIMARY KEY (job, topic, `partition`)
 ) ENGINE = InnoDB;
 

@@ -27,7 +27,8 @@ typedef struct
 } PlanCase;
 
 #define S(p, stored, low, high) { p, stored, low, high }
-#define R(p, from, read_from, until) { p, from, read_from, until }
+#define R(p, from_, read_from_, until_) \
+  { .partition = p, .from = from_, .read_from = read_from_, .until = until_ }
 #define L(p, from, until) { p, from, until }
 
 static const PlanCase cases[] = {
@@ -235,7 +236,8 @@ test_skip_covered (void)
     {
       g_autoptr(GError) error = NULL;
       g_autoptr(KtCoverage) covered = kt_coverage_parse (cases[i].covered, "test", &error);
-      KtRange r = { 0, cases[i].from, cases[i].read_from, cases[i].until };
+      KtRange r = { .partition = 0, .from = cases[i].from, .read_from = cases[i].read_from,
+                    .until = cases[i].until };
 
       g_test_message ("%s", cases[i].name);
       g_assert_no_error (error);

@@ -409,10 +409,11 @@ utf8_char (Scan *s)
   return TRUE;
 }
 
-/* At a '"': the string, into @out. Inlined: its callers that only skip
- * drop the stores. */
+/* At a '"': the string, into @out; with @dot (a member name the paths may
+ * match), whether it holds a '.' into *@dot, from the same words.
+ * Inlined: callers that only skip drop the stores and the dots. */
 static inline __attribute__ ((always_inline)) gboolean
-scan_string (Scan *s, KtJsonValue *out)
+scan_string_dot (Scan *s, KtJsonValue *out, gboolean *dot)
 {
   const guchar *text = ++s->p, *p = text, *end = s->end;
   gboolean escaped = FALSE;
@@ -423,19 +424,36 @@ scan_string (Scan *s, KtJsonValue *out)
        * not. */
       while (end - p >= 8)
         {
-          guint64 v, m;
+          guint64 v, m, d = 0;
 
           memcpy (&v, p, 8);
-          m = special8 (GUINT64_FROM_LE (v));
+          v = GUINT64_FROM_LE (v);
+          m = special8 (v);
+          if (dot != NULL)
+            {
+              guint64 x = v ^ (ONES * '.');
+
+              d = (x - ONES) & ~x & HIGHS;
+            }
           if (m != 0)
             {
+              /* A dot before the first special byte: both lowest bits
+               * are exact. */
+              if (dot != NULL && d != 0 && (d & -d) < (m & -m))
+                *dot = TRUE;
               p += __builtin_ctzll (m) >> 3;
               goto special;
             }
+          if (dot != NULL && d != 0)
+            *dot = TRUE;
           p += 8;
         }
       while (p < end && plain_byte (*p))
-        p++;
+        {
+          if (dot != NULL && *p == '.')
+            *dot = TRUE;
+          p++;
+        }
       if (p == end)
         {
           s->p = p;
@@ -468,6 +486,12 @@ scan_string (Scan *s, KtJsonValue *out)
         }
       p = s->p;
     }
+}
+
+static inline __attribute__ ((always_inline)) gboolean
+scan_string (Scan *s, KtJsonValue *out)
+{
+  return scan_string_dot (s, out, NULL);
 }
 
 static gboolean
@@ -629,7 +653,8 @@ set_add (Set *set, guint node)
 /* Adds to @out the children of @node that member name @name (decoded,
  * @len bytes) leads to; under KT_JSON_DOTTED a name with dots may lead
  * through several names at once. */
-static void match_name (const Scan *s, guint node, const char *name, gsize len, Set *out);
+static void match_name (const Scan *s, guint node, const char *name, gsize len, gboolean dot,
+                        Set *out);
 
 /* Adds the children of @n named exactly @len bytes of @name (@prefix its
  * prefix8()): the whole name, or the part before a dot. */
@@ -648,7 +673,7 @@ match_length (const Scan *s, const Node *n, const char *name, gsize len, guint64
         if (kl == len)
           set_add (out, kids[k].node);
         else
-          match_name (s, kids[k].node, name + kl + 1, len - kl - 1, out);
+          match_name (s, kids[k].node, name + kl + 1, len - kl - 1, TRUE, out);
       }
 }
 
@@ -656,7 +681,7 @@ match_length (const Scan *s, const Node *n, const char *name, gsize len, guint64
  * @len bytes) leads to; under KT_JSON_DOTTED a name with dots may lead
  * through several names at once. */
 static void
-match_name (const Scan *s, guint node, const char *name, gsize len, Set *out)
+match_name (const Scan *s, guint node, const char *name, gsize len, gboolean dot, Set *out)
 {
   const Node *n = &s->nodes[node];
   guchar first = len > 0 ? (guchar) name[0] : 0;
@@ -668,7 +693,7 @@ match_name (const Scan *s, guint node, const char *name, gsize len, Set *out)
   if ((n->hashes & (G_GUINT64_CONSTANT (1) << name_hash (name, len)))
       && (n->lens & (G_GUINT64_CONSTANT (1) << MIN (len, 63))))
     match_length (s, n, name, len, prefix, len, out);
-  if (!(s->paths->flags & KT_JSON_DOTTED) || memchr (name, '.', len) == NULL)
+  if (!dot || !(s->paths->flags & KT_JSON_DOTTED))
     return;
   /* The names shorter than this one that end where it has a dot. */
   shorter = n->lens & ((G_GUINT64_CONSTANT (1) << MIN (len, 63)) - 1);
@@ -689,7 +714,7 @@ match_name (const Scan *s, guint node, const char *name, gsize len, Set *out)
 
 /* The children of @set for member name @name as the scan found it. */
 static void
-match_member (Scan *s, const Set *set, const KtJsonValue *name, Set *out)
+match_member (Scan *s, const Set *set, const KtJsonValue *name, gboolean dot, Set *out)
 {
   const char *text = name->text;
   gsize len = name->len;
@@ -697,14 +722,16 @@ match_member (Scan *s, const Set *set, const KtJsonValue *name, Set *out)
   out->n = 0;
   if (name->escaped)
     {
-      /* Longer than any path could be once decoded? Then it is none. */
+      /* Longer than any path could be once decoded? Then it is none. A
+       * dot may be escaped: looked for after decoding. */
       if (name->len > sizeof s->name)
         return;
       len = kt_json_unescape (name, s->name);
       text = s->name;
+      dot = memchr (text, '.', len) != NULL;
     }
   for (guint i = 0; i < set->n; i++)
-    match_name (s, set->node[i], text, len, out);
+    match_name (s, set->node[i], text, len, dot, out);
 }
 
 static gboolean scan_value (Scan *s, const Set *set, KtJsonValue *out);
@@ -768,13 +795,14 @@ scan_container (Scan *s, const Set *set, KtJsonValue *out)
         if (object)
           {
             KtJsonValue name;
+            gboolean dot = FALSE;
 
             if (s->p == s->end || *s->p != '"')
               return fail (s, KT_JSON_BAD_SYNTAX);
-            if (!scan_string (s, &name))
+            if (!scan_string_dot (s, &name, &dot))
               return FALSE;
             if (here.n > 0)
-              match_member (s, &here, &name, &next);
+              match_member (s, &here, &name, dot, &next);
             skip_space (s);
             if (s->p == s->end || *s->p != ':')
               return fail (s, KT_JSON_BAD_SYNTAX);
@@ -912,6 +940,29 @@ kt_json_scan (const KtJsonPaths *paths, const char *text, gsize len, KtJsonValue
   if (at != NULL)
     *at = ok ? 0 : (gsize) (s->bad_at - s->start);
   return ok;
+}
+
+gboolean
+kt_json_string_scan (const char *text, gsize len, KtJsonValue *value, gsize *used,
+                     KtJsonBad *why)
+{
+  Scan s;
+
+  s.p = s.start = (const guchar *) text;
+  s.end = s.p + len;
+  s.why = KT_JSON_OK;
+  if (len == 0 || text[0] != '"')
+    {
+      *why = KT_JSON_BAD_SYNTAX;
+      return FALSE;
+    }
+  if (!scan_string (&s, value))
+    {
+      *why = s.why;
+      return FALSE;
+    }
+  *used = (gsize) (s.p - s.start);
+  return TRUE;
 }
 
 /* ---- Strings ------------------------------------------------------------- */

@@ -123,6 +123,15 @@ gboolean     kt_json_scan (const KtJsonPaths *paths, const char *text, gsize len
                            KtJsonValue *values, KtJsonType *root, KtJsonBad *why,
                            gsize *at);
 
+/* One JSON string at the start of the @len bytes at @text (its opening
+ * quote at @text[0]), checked as kt_json_scan() checks strings: FALSE with
+ * *@why (KT_JSON_BAD_SYNTAX where unterminated or no string), or TRUE with
+ * *@value its slice (as kt_json_scan() gives a string) and *@used the
+ * bytes it took, the closing quote included. For readers of strings
+ * outside a JSON text (logfmt's quoted values). */
+gboolean     kt_json_string_scan (const char *text, gsize len, KtJsonValue *value, gsize *used,
+                                  KtJsonBad *why);
+
 /* The characters of a string @value the scan accepted, into @out, which
  * holds at least @value->len bytes (decoding never grows a string); returns
  * their length. Valid UTF-8 without NUL, as the scan checked. */

@@ -12,7 +12,7 @@ kt_plan_make (const KtPartitionState *states, guint n_states,
   for (guint i = 0; i < n_states; i++)
     {
       const KtPartitionState *s = &states[i];
-      KtRange r = { s->partition, s->stored, s->stored, 0 };
+      KtRange r = { .partition = s->partition, .from = s->stored, .read_from = s->stored };
 
       if (s->stored < s->low || s->stored > s->high)
         {

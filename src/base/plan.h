@@ -6,6 +6,7 @@
  * each. The plan is pure arithmetic: no Kafka, no MySQL, easy to test. */
 #pragma once
 #include <glib.h>
+#include "anchor.h"
 #include "coverage.h"
 
 typedef enum
@@ -31,6 +32,9 @@ typedef struct
   gint64 from;       /* stored offset: UPDATE ... WHERE `offset` = from */
   gint64 read_from;  /* first offset to read (from, or the log start) */
   gint64 until;      /* exclusive end: the new stored offset */
+  /* Set by the read: the last record it handed over of the range (none:
+   * unset), stored with until as the partition's anchor (anchor.h). */
+  KtAnchor anchor;
 } KtRange;
 
 /* What the records of ranges held: one partition's range of a batch (its

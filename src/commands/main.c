@@ -218,8 +218,6 @@ main (int argc, char **argv)
   /* Before any thread (--topic a,b runs one per topic, the ledger its
    * workers): the client library's global set-up is not thread-safe. */
   kt_db_library_init ();
-  /* Every connection refuses a database a newer ktally migrated. */
-  kt_schema_install ();
 
   signal_watcher = signals_start ();
 

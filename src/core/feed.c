@@ -1,6 +1,7 @@
 /* feed.c - one topic of a job (feed.h). */
 #include "feed.h"
 
+#include "anchors.h"
 #include "positions.h"
 
 /* --group: the source asks where newly assigned partitions start. */
@@ -31,6 +32,9 @@ kt_feed_new (const KtRunSetup *setup, const char *topic, const KtKind *kind, KtD
 
   f->kind = kind;
   f->member = spec->group != NULL;
+  f->stop = stop;
+  f->doubt = TRUE;  /* a job's start: every anchor is checked */
+  f->verified = g_hash_table_new (g_direct_hash, g_direct_equal);
   f->partitions = g_array_new (FALSE, FALSE, sizeof (gint32));
   f->unknown_commit = g_array_new (FALSE, FALSE, sizeof (KtRange));
   f->states = g_array_new (FALSE, TRUE, sizeof (KtPartitionState));
@@ -67,6 +71,7 @@ kt_feed_free (KtFeed *f)
   g_clear_pointer (&f->expected, g_array_unref);
   g_clear_pointer (&f->ranges, g_array_unref);
   g_clear_pointer (&f->losses, g_array_unref);
+  g_clear_pointer (&f->verified, g_hash_table_unref);
   g_free (f);
 }
 
@@ -115,6 +120,75 @@ kt_feed_start (KtFeed *f, int timeout_ms, GError **error)
   return TRUE;
 }
 
+/* Whether a partition's log went back since this process's last batch:
+ * its log start or its end below what they were (only a new log, or
+ * one truncated, does that). */
+static gboolean
+went_back (const KtFeed *f)
+{
+  /* Both by partition (f->partitions is ascending): one walk, every batch. */
+  for (guint i = 0, j = 0; i < f->expected->len && j < f->states->len;)
+    {
+      const KtPartitionState *was = &g_array_index (f->expected, KtPartitionState, i);
+      const KtPartitionState *now = &g_array_index (f->states, KtPartitionState, j);
+
+      if (was->partition < now->partition)
+        i++;
+      else if (was->partition > now->partition)
+        j++;
+      else if (now->low < was->low || now->high < was->high)
+        return TRUE;
+      else
+        i++, j++;
+    }
+  return FALSE;
+}
+
+/* Which topic is this? The anchors of the partitions not checked since
+ * the last doubt: every one at start, after a failed batch, when the
+ * topic changed under the reader (its partitions vanished, or were
+ * listed with other replicas) or a log went back; otherwise those the
+ * group has just assigned (or that were added). */
+static gboolean
+check_anchors (KtFeed *f, GError **error)
+{
+  g_autoptr(GArray) todo = g_array_new (FALSE, FALSE, sizeof (gint32));
+  g_autoptr(GHashTable) verified = g_hash_table_new (g_direct_hash, g_direct_equal);
+  g_autoptr(GArray) assigned = g_array_new (FALSE, FALSE, sizeof (gint32));
+
+  if (kt_source_take_changed (f->source) || went_back (f))
+    f->doubt = TRUE;
+  if (f->doubt)
+    g_hash_table_remove_all (f->verified);
+  /* Assigned (again) since: perhaps the partitions of a topic created
+   * again under the group's subscription. */
+  kt_source_take_assigned (f->source, assigned);
+  for (guint i = 0; i < assigned->len; i++)
+    g_hash_table_remove (f->verified, GINT_TO_POINTER (g_array_index (assigned, gint32, i)));
+  for (guint i = 0; i < f->states->len; i++)
+    {
+      gint32 p = g_array_index (f->states, KtPartitionState, i).partition;
+
+      if (!g_hash_table_contains (f->verified, GINT_TO_POINTER (p)))
+        g_array_append_val (todo, p);
+      g_hash_table_add (verified, GINT_TO_POINTER (p));
+    }
+  if (!kt_anchors_check (&f->context, f->kind, f->states, todo, f->stop, error))
+    return FALSE;
+  /* Those read now and still: a partition the group took away is
+   * checked again when it comes back. */
+  g_hash_table_unref (f->verified);
+  f->verified = g_steal_pointer (&verified);
+  f->doubt = FALSE;
+  return TRUE;
+}
+
+void
+kt_feed_doubt (KtFeed *f)
+{
+  f->doubt = TRUE;
+}
+
 gboolean
 kt_feed_plan (KtFeed *f, gboolean fresh, gint64 max_per_partition, KtOnDataLoss on_data_loss,
               GError **error)
@@ -126,7 +200,11 @@ kt_feed_plan (KtFeed *f, gboolean fresh, gint64 max_per_partition, KtOnDataLoss 
   if (!kt_source_refused (f->source, error)
       || ((fresh || f->member) && !refresh (f, fresh, 10000, error)))
     return FALSE;
-  if (!kt_positions_load (&f->context, f->partitions, f->expected, f->states, error))
+  /* The anchors before anything is created or committed: a job that
+   * stops there leaves nothing behind. */
+  if (!kt_positions_read (&f->context, f->partitions, f->expected, f->states, error)
+      || !check_anchors (f, error)
+      || !kt_positions_settle (&f->context, f->states, error))
     {
       g_array_set_size (f->expected, 0);
       return FALSE;

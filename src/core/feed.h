@@ -31,6 +31,12 @@ typedef struct
    * ended knowing where (committed, idle or fenced: KtPartitionState);
    * empty after a failure. The next plan tells a reset or a forget apart. */
   GArray          *expected;
+  /* Which topic is this (anchors.h): the partitions whose anchors were
+   * checked since the last doubt (a set), and whether there is one (at
+   * start, after a failure, when the topic may have changed). */
+  GHashTable      *verified;
+  gboolean         doubt;
+  const volatile int *stop;
   /* The batch in flight. */
   GArray          *states;       /* KtPartitionState */
   GArray          *ranges;       /* KtRange */
@@ -53,10 +59,16 @@ void     kt_feed_free  (KtFeed *self);
 gboolean kt_feed_start (KtFeed *self, int timeout_ms, GError **error);
 
 /* Plans the feed's share of a batch: its partitions (refreshed when
- * @refresh, or a member's assignment), where each stands, the ranges,
- * which the kind may then move (idempotent mode skips what it counted). */
+ * @refresh, or a member's assignment), where each stands, the anchors of
+ * those not checked since the last doubt (KT_ERROR_DATA_LOSS when one is
+ * not the record counted: anchors.h), the ranges, which the kind may then
+ * move (idempotent mode skips what it counted). */
 gboolean kt_feed_plan  (KtFeed *self, gboolean refresh, gint64 max_per_partition,
                         KtOnDataLoss on_data_loss, GError **error);
+
+/* The topic may not be the one its anchors were checked against (a
+ * batch failed): the next plan checks them all before it reads. */
+void     kt_feed_doubt (KtFeed *self);
 
 /* The batch ended knowing where every partition stands (committed, idle,
  * fenced): the next plan compares the stored offsets with that. */

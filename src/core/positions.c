@@ -166,26 +166,30 @@ within_replay (KtKindContext *context, KtPartitionState *s, guint n, GError **er
 }
 
 gboolean
-kt_positions_load (KtKindContext *context, const GArray *partitions, const GArray *expected,
+kt_positions_read (KtKindContext *context, const GArray *partitions, const GArray *expected,
                    GArray *states, GError **error)
+{
+  KtPartitionState *s;
+
+  g_array_set_size (states, partitions->len);
+  s = (KtPartitionState *) (void *) states->data;
+  for (guint i = 0; i < states->len; i++)
+    s[i] = (KtPartitionState) { g_array_index (partitions, gint32, i), -1, 0, 0 };
+  return load_stored (context, s, states->len, error)
+         && kt_source_watermarks (context->source, s, states->len, KAFKA_TIMEOUT_MS, error)
+         && report_moves (context, expected, s, states->len, error);
+}
+
+gboolean
+kt_positions_settle (KtKindContext *context, GArray *states, GError **error)
 {
   const KtJobSpec *spec = context->spec;
   g_autoptr(GArray) starts = g_array_new (FALSE, FALSE, sizeof (KtRange));
   g_autoptr(GArray) fresh = g_array_new (FALSE, FALSE, sizeof (KtRange));
   g_autoptr(GArray) new_partitions = g_array_new (FALSE, FALSE, sizeof (gint32));
   g_autoptr(GArray) new_offsets = g_array_new (FALSE, FALSE, sizeof (gint64));
-  KtPartitionState *s;
+  KtPartitionState *s = (KtPartitionState *) (void *) states->data;
   gboolean missing = FALSE, known = FALSE, latest;
-
-  g_array_set_size (states, partitions->len);
-  s = (KtPartitionState *) (void *) states->data;
-  for (guint i = 0; i < states->len; i++)
-    s[i] = (KtPartitionState) { g_array_index (partitions, gint32, i), -1, 0, 0 };
-
-  if (!load_stored (context, s, states->len, error)
-      || !kt_source_watermarks (context->source, s, states->len, KAFKA_TIMEOUT_MS, error)
-      || !report_moves (context, expected, s, states->len, error))
-    return FALSE;
 
   /* --start says where a job starts. Read by one process over the whole
    * topic, a partition without a stored offset beside partitions with one
@@ -220,7 +224,8 @@ kt_positions_load (KtKindContext *context, const GArray *partitions, const GArra
             /* Decided once: committed to the group before the first read.
              * Re-decided every batch, "latest" would move ahead of the
              * data forever. */
-            g_array_append_val (starts, ((KtRange) { s[i].partition, at, at, at }));
+            g_array_append_val (starts, ((KtRange) { .partition = s[i].partition, .from = at,
+                                                      .read_from = at, .until = at }));
             s[i].stored = at;
             continue;
           }
@@ -256,7 +261,7 @@ kt_positions_assigned (KtKindContext *context, KtPartitionState *s, guint n, GEr
   for (guint i = 0; i < n; i++)
     {
       missing |= s[i].stored < 0;
-      known |= s[i].stored >= 0;  /* as in kt_positions_load: added partitions */
+      known |= s[i].stored >= 0;  /* as in kt_positions_settle: added partitions */
     }
   if (!missing)
     return TRUE;

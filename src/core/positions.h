@@ -11,15 +11,22 @@
 #include "plan.h"
 
 /* Fills @states (KtPartitionState) for @partitions (gint32): the stored
- * offsets first, then the watermarks, so that a stored offset is never
- * ahead of the high watermark asked after it, even while another writer
- * commits. @expected (KtPartitionState, may be NULL or empty): where each
- * partition stood after this process's last batch; a stored offset that
- * `ktally reset` moved since, or one `ktally forget` removed, is said in
- * the log (an offsets-moved event), where another writer's batch is not
- * news. Failures are the source's or the database's. */
-gboolean kt_positions_load (KtKindContext *context, const GArray *partitions,
-                            const GArray *expected, GArray *states, GError **error);
+ * offsets first (-1: none), then the watermarks, so that a stored offset
+ * is never ahead of the high watermark asked after it, even while another
+ * writer commits. @expected (KtPartitionState, may be NULL or empty):
+ * where each partition stood after this process's last batch; a stored
+ * offset that `ktally reset` moved since, or one `ktally forget` removed,
+ * is said in the log (an offsets-moved event), where another writer's
+ * batch is not news. Creates and commits nothing (the anchors are checked
+ * against this, before: anchors.h). Failures are the source's or the
+ * database's. */
+gboolean kt_positions_read   (KtKindContext *context, const GArray *partitions,
+                              const GArray *expected, GArray *states, GError **error);
+
+/* After kt_positions_read(): the partitions of @states without a stored
+ * offset get one at --start (a row, or committed to the consumer group),
+ * read back; a replay's partitions end at its --until. */
+gboolean kt_positions_settle (KtKindContext *context, GArray *states, GError **error);
 
 /* --group: where the partitions the group just assigned start: their
  * stored offsets in ->stored of @states (rows created, as above, for new

@@ -326,7 +326,8 @@ kafka_ranges (const GArray *moves, const char *topic)
     {
       const KtResetMove *m = &g_array_index (moves, KtResetMove, i);
       if (g_str_equal (m->topic, topic) && m->to != m->stored)
-        g_array_append_val (ranges, ((KtRange) { m->partition, m->stored, m->stored, m->to }));
+        g_array_append_val (ranges, ((KtRange) { .partition = m->partition, .from = m->stored,
+                                                 .read_from = m->stored, .until = m->to }));
     }
   return ranges;
 }

@@ -464,7 +464,8 @@ topic_ranges (const GArray *moves, guint i, gboolean forward, GArray *ranges)
       const KtResetMove *m = &g_array_index (moves, KtResetMove, i);
 
       if (m->to != m->stored && (!forward || (!m->rebuild && m->to > m->stored)))
-        g_array_append_val (ranges, ((KtRange) { m->partition, m->stored, m->stored, m->to }));
+        g_array_append_val (ranges, ((KtRange) { .partition = m->partition, .from = m->stored,
+                                                 .read_from = m->stored, .until = m->to }));
     }
   return i;
 }
@@ -503,6 +504,14 @@ kt_reset_apply (KtDb *db, const char *job, const char *output, const char *membe
 
       next = topic_ranges (moves, i, FALSE, ranges);
       if (!kt_offsets_fence (db, job, topic, ranges, &fenced, error))
+        return FALSE;
+      /* A moved offset is where the user put it, in the log as it is now
+       * (perhaps the log of a topic created again, the way out of a
+       * mismatch): the anchor of the last record counted before is not
+       * compared with it. The next batch stores a new one. (An idempotent
+       * job's own anchors stay with what it counted: its covered offsets
+       * would hide a new log's records, reset or not.) */
+      if (fenced < 0 && !kt_offsets_drop_anchors (db, job, topic, ranges, error))
         return FALSE;
       if (fenced >= 0)
         {
@@ -753,7 +762,8 @@ kt_reset_recount_chain (const char *job, KtResetMove *mv, const GArray *links, G
       if (ranges->len > 0 && g_array_index (ranges, KtRange, ranges->len - 1).until == l->from)
         g_array_index (ranges, KtRange, ranges->len - 1).until = l->until;
       else
-        g_array_append_val (ranges, ((KtRange) { mv->partition, l->from, l->from, l->until }));
+        g_array_append_val (ranges, ((KtRange) { .partition = mv->partition, .from = l->from,
+                                                 .read_from = l->from, .until = l->until }));
     }
   if (at != mv->stored)
     {

@@ -304,9 +304,19 @@ after_failure (KtRunner *r, GError **failure, gint64 started, double *backoff, G
   if (g_error_matches (local, KT_ERROR, KT_ERROR_REBALANCED)
       || g_error_matches (local, KT_ERROR, KT_ERROR_OVERTAKEN))
     {
-      /* Nothing was committed: plan again with what we own now. */
-      kt_batch_log_abandoned (log, local->code == KT_ERROR_REBALANCED
-                                   ? "rebalance" : "retention", local->message);
+      const char *cause = local->code == KT_ERROR_REBALANCED ? "rebalance" : "retention";
+
+      /* Nothing was committed: plan again with what we own now, the
+       * anchors checked first where the topic may have changed. */
+      for (guint i = 0; local->code == KT_ERROR_OVERTAKEN && i < r->feeds->len; i++)
+        {
+          KtFeed *f = r->feeds->pdata[i];
+
+          if (kt_source_changed (f->source))
+            cause = "topic-changed";
+          kt_feed_doubt (f);
+        }
+      kt_batch_log_abandoned (log, cause, local->message);
       return TRUE;
     }
   if (!g_error_matches (local, KT_ERROR, KT_ERROR_TRANSIENT)
@@ -321,7 +331,10 @@ after_failure (KtRunner *r, GError **failure, gint64 started, double *backoff, G
   *backoff = *backoff == 0 ? 1 : MIN (*backoff * 2, BACKOFF_MAX_S);
   kt_batch_log_failed (log, retry_cause (r, local), local->message, *backoff, started);
   for (guint i = 0; i < r->feeds->len; i++)
-    ((KtFeed *) r->feeds->pdata[i])->metadata_at = 0;
+    {
+      ((KtFeed *) r->feeds->pdata[i])->metadata_at = 0;
+      kt_feed_doubt (r->feeds->pdata[i]);
+    }
   rest (r, *backoff, FALSE);
   return TRUE;
 }

@@ -95,6 +95,14 @@ struct _KtSource
   /* The topic vanished under the handles once (the brokers or librdkafka
    * said so): closing them will hang (kt_source_free). Atomic. */
   gint              vanished;
+  /* The topic may not be the one it was: it vanished under the handles
+   * since kt_source_take_changed() last asked, or its partitions or their
+   * replicas are not what the last listing said. Atomic. */
+  gint              changed;
+  char             *layout;  /* the last listing: "0:1,2,3;1:2,3,1;..." */
+  /* --group: partitions the group assigned since kt_source_take_assigned()
+   * (gint32; written and read on the consuming thread). */
+  GArray           *assigned;
   /* How long a ListOffsets request waits before it is asked again
    * (list_offsets_on()), learnt from the brokers' answers. Atomic: the
    * two rounds of kt_source_watermarks() run at once. */
@@ -130,6 +138,14 @@ log_cb (const rd_kafka_t *rk, int level, const char *fac, const char *buf)
   KtSource *self = rd_kafka_opaque (rk);
 
   g_debug ("librdkafka[%d] %s: %s", level, fac, buf);
+  /* "topic [0]: broker unavailable: fetch: Broker: Unknown topic or
+   * partition": the partition's leader no longer knows it (watch_topic). */
+  if (self != NULL && g_str_equal (fac, "BROKERUA")
+      && strstr (buf, "Unknown topic or partition") != NULL)
+    {
+      g_atomic_int_set (&self->vanished, TRUE);
+      g_atomic_int_set (&self->changed, TRUE);
+    }
   if (self != NULL && g_str_equal (fac, "FAIL"))
     {
       /* "... failed: Connection refused (after 0ms in state CONNECT)": the
@@ -181,7 +197,10 @@ error_cb (rd_kafka_t *rk, int err, const char *reason, void *opaque)
   if (self != NULL && (err == RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION
                        || err == RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC
                        || err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART))
-    g_atomic_int_set (&self->vanished, TRUE);
+    {
+      g_atomic_int_set (&self->vanished, TRUE);
+      g_atomic_int_set (&self->changed, TRUE);
+    }
   /* A Fetch answer over receive.message.max.bytes: librdkafka has no
    * error code of its own for it (a bad message, on the connection), only
    * these words. It holds back a report identical to the last one for
@@ -305,6 +324,26 @@ make_conf (const KtSourceConfig *config, GError **error)
   return g_steal_pointer (&conf);
 }
 
+/* The consumer's topic debug log, where its fetcher says that a
+ * partition's leader no longer knows it (log_cb): librdkafka 2.0 follows a
+ * topic deleted and created again without telling the application, and
+ * reads the new log on from the old offsets. A few lines a minute
+ * (leaders, metadata), added to whatever -X debug asked for. */
+static gboolean
+watch_topic (rd_kafka_conf_t *conf, GError **error)
+{
+  char value[512];
+  size_t size = sizeof value;
+  g_autofree char *debug = NULL;
+
+  if (rd_kafka_conf_get (conf, "debug", value, &size) != RD_KAFKA_CONF_OK)
+    value[0] = '\0';
+  if (strstr (value, "topic") != NULL || strstr (value, "all") != NULL)
+    return TRUE;
+  debug = value[0] != '\0' ? g_strconcat (value, ",topic", NULL) : g_strdup ("topic");
+  return conf_set (conf, "debug", debug, NULL, error);
+}
+
 static void rebalance_cb (rd_kafka_t *rk, rd_kafka_resp_err_t err,
                          rd_kafka_topic_partition_list_t *parts, void *opaque);
 static void streams_held (gpointer data, GArray *partitions);
@@ -349,6 +388,7 @@ kt_source_new (const KtSourceConfig *config, GError **error)
   g_mutex_init (&self->broker_lock);
   g_cond_init (&self->closed_cond);
   self->offsets_slice_ms = OFFSETS_SLICE_MS;
+  self->assigned = g_array_new (FALSE, FALSE, sizeof (gint32));
   self->topic = g_strdup (config->topic);
   self->streams = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL,
                                          stream_free);
@@ -358,6 +398,8 @@ kt_source_new (const KtSourceConfig *config, GError **error)
   if (conf == NULL)
     return NULL;
   meta_conf = rd_kafka_conf_dup (conf);
+  if (!watch_topic (conf, error))
+    return NULL;
   self->group = config->group != NULL;
   self->stop = config->stop;
   /* error_cb's (served on rk only) and log_cb's: both handles' broker
@@ -520,6 +562,8 @@ kt_source_free (KtSource *self)
   g_clear_pointer (&self->probe_conf, rd_kafka_conf_destroy);
   g_clear_pointer (&self->uncommitted_conf, rd_kafka_conf_destroy);
   g_free (self->topic);
+  g_free (self->layout);
+  g_clear_pointer (&self->assigned, g_array_unref);
   g_free (self->oversize);
   g_free (self->broker_failure);
   g_free (self->final_failure);
@@ -556,6 +600,67 @@ final_refusal (KtSource *self, GError **error)
                  ? "ssl.ca.location" : "sasl.username and sasl.password");
   g_mutex_unlock (&self->broker_lock);
   return refused;
+}
+
+/* The topic's partitions and their replicas, compared with the last
+ * listing's: a topic created again gets them anew (Kafka places the
+ * replicas of each partition where it likes), where a leader's election
+ * or a broker's restart leaves them as they were. */
+static gint
+by_partition_id (gconstpointer a, gconstpointer b, gpointer data)
+{
+  const rd_kafka_metadata_topic_t *t = data;
+  gint32 x = t->partitions[*(const int *) a].id, y = t->partitions[*(const int *) b].id;
+
+  return (x > y) - (x < y);
+}
+
+static void
+note_layout (KtSource *self, const rd_kafka_metadata_topic_t *t)
+{
+  g_autoptr(GString) layout = g_string_new (NULL);
+  g_autoptr(GArray) order = g_array_new (FALSE, FALSE, sizeof (int));
+
+  /* By partition id: the answer's order is the broker's. */
+  for (int i = 0; i < t->partition_cnt; i++)
+    g_array_append_val (order, i);
+  g_array_sort_with_data (order, by_partition_id, (gpointer) t);
+  for (guint i = 0; i < order->len; i++)
+    {
+      const rd_kafka_metadata_partition_t *p = &t->partitions[g_array_index (order, int, i)];
+
+      g_string_append_printf (layout, "%d:", p->id);
+      for (int r = 0; r < p->replica_cnt; r++)
+        g_string_append_printf (layout, "%s%d", r ? "," : "", p->replicas[r]);
+      g_string_append_c (layout, ';');
+    }
+  if (self->layout != NULL && !g_str_equal (self->layout, layout->str))
+    {
+      g_debug ("%s: its partitions or their replicas changed: %s, were %s", self->topic,
+               layout->str, self->layout);
+      g_atomic_int_set (&self->changed, TRUE);
+    }
+  g_free (self->layout);
+  self->layout = g_string_free (g_steal_pointer (&layout), FALSE);
+}
+
+gboolean
+kt_source_take_changed (KtSource *self)
+{
+  return g_atomic_int_exchange (&self->changed, FALSE);
+}
+
+void
+kt_source_take_assigned (KtSource *self, GArray *partitions)
+{
+  g_array_append_vals (partitions, self->assigned->data, self->assigned->len);
+  g_array_set_size (self->assigned, 0);
+}
+
+gboolean
+kt_source_changed (KtSource *self)
+{
+  return g_atomic_int_get (&self->changed);
 }
 
 gboolean
@@ -654,6 +759,7 @@ kt_source_partitions (KtSource *self, GArray *partitions, int timeout_ms,
   for (int i = 0; i < t->partition_cnt; i++)
     g_array_append_val (partitions, t->partitions[i].id);
   g_array_sort (partitions, compare_gint32);
+  note_layout (self, t);
   return TRUE;
 }
 
@@ -950,6 +1056,9 @@ typedef struct
   GQueue   carry;        /* rd_kafka_message_t *, owned */
   gint64   carry_bytes;
   gint64   handed_ts;    /* Kafka timestamp (ms) of the record at handed - 1; -1: none */
+  /* The last record this read handed over, as the range's anchor
+   * (anchor.h); unset while one may follow at once (hand_over). */
+  KtAnchor last;
   /* The range of the batch being read, if any. */
   gboolean active;
   gboolean done;
@@ -1004,8 +1113,12 @@ typedef struct
   Stream       *last;
 } Reading;
 
+/* Hands @m over. @more: the next record of its partition is in hand and
+ * inside the range, so it is handed over right after this one: only the
+ * last of such a run can be the range's last, and only its key and value
+ * are hashed for the anchor (a record a run, not a hash a record). */
 static void
-hand_over (Reading *rd, Stream *st, const rd_kafka_message_t *m)
+hand_over (Reading *rd, Stream *st, const rd_kafka_message_t *m, gboolean more)
 {
   rd->func (m->partition, m->offset, m->payload, m->len, rd->user_data);
   rd->handed_bytes += (gint64) m->len;
@@ -1013,6 +1126,13 @@ hand_over (Reading *rd, Stream *st, const rd_kafka_message_t *m)
   rd->handed++;
   st->handed = m->offset + 1;
   st->handed_ts = rd_kafka_message_timestamp (m, NULL);
+  st->last.set = !more;
+  if (!more)
+    {
+      st->last.offset = m->offset;
+      st->last.timestamp = st->handed_ts;
+      st->last.hash = kt_anchor_hash (m->key, m->key_len, m->payload, m->len);
+    }
 }
 
 /* A range is done once nothing below `until` is left to hand over: a record
@@ -1044,21 +1164,25 @@ drain_carry (Reading *rd, Stream *st)
   while (!st->done && (m = g_queue_peek_head (&st->carry)) != NULL
          && m->offset < st->until)
     {
+      const rd_kafka_message_t *next;
+
       g_queue_pop_head (&st->carry);
+      next = g_queue_peek_head (&st->carry);
       st->carry_bytes -= (gint64) m->len;
       rd->bytes -= (gint64) m->len;
       rd->carried--;
-      hand_over (rd, st, m);
+      hand_over (rd, st, m, next != NULL && next->offset < st->until);
       rd_kafka_message_destroy (m);
       check_done (rd, st);
     }
   check_done (rd, st);
 }
 
-/* Takes one record or event from librdkafka. Returns FALSE with @error on
- * an offset that vanished under us. */
+/* Takes one record or event from librdkafka (@next: the one after it in
+ * hand, or NULL). Returns FALSE with @error on an offset that vanished
+ * under us. */
 static gboolean
-take (Reading *rd, rd_kafka_message_t *m, GError **error)
+take (Reading *rd, rd_kafka_message_t *m, const rd_kafka_message_t *next, GError **error)
 {
   KtSource *self = rd->self;
   Stream *st = rd->last;
@@ -1095,6 +1219,12 @@ take (Reading *rd, rd_kafka_message_t *m, GError **error)
   else if (m->err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET
            || m->err == RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE)
     {
+      /* Retention, or a log that is not the one read (a topic created
+       * again, shorter than where the reader stood): the anchors say.
+       * A read fails here, and a failed batch checks them anyway; one
+       * ahead of the batches (kt_source_serve) must say it. */
+      if (!st->active)
+        g_atomic_int_set (&self->changed, TRUE);
       g_set_error (error, KT_ERROR, KT_ERROR_OVERTAKEN,
                    "%s/%d: retention removed offset %" G_GINT64_FORMAT " while it "
                    "was being read; nothing was committed, planning again",
@@ -1123,7 +1253,9 @@ take (Reading *rd, rd_kafka_message_t *m, GError **error)
       st->pulled = m->offset + 1;
       if (st->active && !st->done && m->offset < st->until
           && g_queue_is_empty (&st->carry))
-        hand_over (rd, st, m);
+        hand_over (rd, st, m, next != NULL && next->partition == m->partition
+                              && next->err == RD_KAFKA_RESP_ERR_NO_ERROR
+                              && next->offset > m->offset && next->offset < st->until);
       else
         {
           /* Past the range, or a partition this batch does not read. */
@@ -1203,6 +1335,48 @@ seek_streams (KtSource *self, rd_kafka_topic_partition_list_t *seek)
   return why;
 }
 
+/* --group: hands the member's partitions (its streams) to librdkafka
+ * again, as the group assigned them: a partition whose fetch failed
+ * (auto.offset.reset=error: an offset out of range) stays stopped and
+ * refuses seeks, and only an assignment starts it again. Every position
+ * is forgotten (the streams' are -1: the next plan seeks each); they
+ * start at the log's end meanwhile, an offset that always exists. */
+static void
+member_reassign (KtSource *self)
+{
+  g_autoptr(rd_kafka_topic_partition_list_t) all =
+    rd_kafka_topic_partition_list_new ((int) MAX (g_hash_table_size (self->streams), 1));
+  rd_kafka_error_t *e = NULL;
+  GHashTableIter iter;
+  gpointer value;
+
+  g_hash_table_iter_init (&iter, self->streams);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    rd_kafka_topic_partition_list_add (all, self->topic, ((Stream *) value)->partition)->offset =
+      RD_KAFKA_OFFSET_END;
+  if (all->cnt == 0)
+    return;
+  if (g_str_equal (rd_kafka_rebalance_protocol (self->rk), "COOPERATIVE"))
+    {
+      e = rd_kafka_incremental_unassign (self->rk, all);
+      if (e == NULL)
+        e = rd_kafka_incremental_assign (self->rk, all);
+    }
+  else
+    {
+      rd_kafka_resp_err_t err = rd_kafka_assign (self->rk, all);
+
+      if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
+        e = rd_kafka_error_new (err, "%s", rd_kafka_err2str (err));
+    }
+  if (e != NULL)
+    {
+      g_debug ("cannot assign the partitions of '%s' again: %s", self->topic,
+               rd_kafka_error_string (e));
+      rd_kafka_error_destroy (e);
+    }
+}
+
 /* Makes librdkafka deliver every active stream from where its range starts:
  * new partitions join the assignment, streams that are elsewhere (after a
  * fence, a failed batch, a skipped data loss) seek. */
@@ -1258,6 +1432,15 @@ position_streams (KtSource *self, GArray *ranges, gboolean fresh, GError **error
         {
           stream_drop_carry (value);
           ((Stream *) value)->handed = ((Stream *) value)->pulled = -1;
+        }
+      /* A partition whose fetch failed (an offset gone: retention, or a
+       * topic created again shorter) refuses seeks for good: its
+       * partitions given to librdkafka again, the next plan seeks. */
+      if (!fresh)
+        {
+          g_debug ("cannot seek in '%s': %s; assigning this member's partitions again",
+                   self->topic, why);
+          member_reassign (self);
         }
       g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT, "cannot seek in '%s': %s",
                    self->topic, why);
@@ -1341,6 +1524,7 @@ begin_reading (Reading *rd, GArray *ranges)
       st->active = TRUE;
       st->done = FALSE;
       st->until = r->until;
+      st->last.set = FALSE;
       rd->remaining++;
     }
   for (guint i = 0; i < ranges->len; i++)
@@ -1383,11 +1567,22 @@ read_some (Reading *rd, GArray *ranges, const volatile int *stop, int stall_ms,
       if (!ok)
         rd_kafka_message_destroy (msgs[i]);
       else
-        ok = take (rd, msgs[i], error);
+        ok = take (rd, msgs[i], i + 1 < n ? msgs[i + 1] : NULL, error);
     }
   maybe_nudge (self);
   if (self->poll_main)
     rd_kafka_poll (self->rk, 0);  /* error_cb */
+  if (ok && g_atomic_int_get (&self->changed))
+    {
+      /* Partitions of the topic vanished under us: what comes next may be
+       * another topic's log, read on from the old offsets. The next plan
+       * checks the anchors first. */
+      g_set_error (error, KT_ERROR, KT_ERROR_OVERTAKEN,
+                   "topic %s changed while the batch was read (its partitions vanished, "
+                   "or moved to other replicas): nothing was committed, planning again",
+                   self->topic);
+      return FALSE;
+    }
   if (ok && kt_assignment_take_revoked (self->assignment))
     {
       /* Positions are unknown after a rebalance (see streams_apply). */
@@ -1462,6 +1657,9 @@ kt_source_read (KtSource *self, GArray *ranges, KtRecordFunc func,
         st->handed = MAX (st->handed, r->until);  /* the rest were gaps */
       else if (ok)
         r->until = st->handed;  /* a cap stopped us here */
+      if (ok)
+        r->anchor = st->last.set && st->last.offset >= r->read_from
+                    && st->last.offset < r->until ? st->last : (KtAnchor) { 0 };
       st->active = FALSE;
     }
   return ok;
@@ -1584,6 +1782,7 @@ streams_apply (gpointer data, const KtAssignmentPlan *plan)
 
       g_hash_table_replace (self->streams, GINT_TO_POINTER (a->partition),
                             stream_new (a->partition, a->offset));
+      g_array_append_val (self->assigned, a->partition);
     }
 }
 
@@ -1659,7 +1858,7 @@ kt_source_serve (KtSource *self, int timeout_ms)
       g_autoptr(GError) failed = NULL;
       /* A vanished offset marks its stream unknown: the next plan seeks.
        * A refusal is kept for it. */
-      if (!take (&rd, msgs[i], &failed) && self->refused == NULL
+      if (!take (&rd, msgs[i], NULL, &failed) && self->refused == NULL
           && g_error_matches (failed, KT_ERROR, KT_ERROR_FATAL))
         self->refused = g_steal_pointer (&failed);
     }

@@ -60,6 +60,15 @@ void      kt_source_free (KtSource *self);
 gboolean  kt_source_partitions (KtSource *self, GArray *partitions,
                                 int timeout_ms, GError **error);
 
+/* Whether the topic may not be the one it was, since the last call: its
+ * partitions vanished under the reader (deleted), or a listing
+ * (kt_source_partitions()) found other partitions or other replicas than
+ * the one before (created again). A kt_source_read() under way meanwhile
+ * fails (KT_ERROR_OVERTAKEN) until this is asked. Clears it. */
+gboolean  kt_source_take_changed (KtSource *self);
+/* The same, without clearing it. */
+gboolean  kt_source_changed      (KtSource *self);
+
 /* Log start and end of each partition in @states (fills ->low and
  * ->high), asked of the leaders. The end is the last stable offset (the
  * high watermark less the records of transactions still open: consumers
@@ -101,7 +110,10 @@ gboolean  kt_source_offsets_for_time (KtSource *self, const KtPartitionState *st
  * retention while being read (the next plan sees where the log starts now),
  * KT_ERROR_FATAL within seconds when a record batch is larger than
  * receive.message.max.bytes lets librdkafka take (naming the partitions,
- * their offsets and the property to raise). @ranges is modified only on
+ * their offsets and the property to raise), KT_ERROR_OVERTAKEN too when the
+ * topic changed meanwhile (kt_source_take_changed()). Each range's anchor
+ * is set to the last record handed over of it (unset: none, only holes).
+ * @ranges is modified only on
  * success. */
 gboolean  kt_source_read (KtSource *self, GArray *ranges, KtRecordFunc func,
                           gpointer user_data, const volatile int *stop,
@@ -142,6 +154,11 @@ void      kt_source_serve (KtSource *self, int timeout_ms);
  * waiting for the next interval). */
 gboolean  kt_source_refused    (KtSource *self, GError **error);
 gboolean  kt_source_is_refused (KtSource *self);
+
+/* --group: appends to @partitions (gint32) the partitions the group has
+ * assigned to this instance since the last call (again, too: revoked and
+ * assigned back), and forgets them. */
+void      kt_source_take_assigned (KtSource *self, GArray *partitions);
 
 /* --group: "COOPERATIVE", "EAGER" or "NONE" (no assignment yet). */
 const char *kt_source_protocol (KtSource *self);

@@ -319,9 +319,14 @@ write_output (Idempotent *self, const GArray *ranges, const GArray *write, gint3
     {
       const Part *part = self->parts->pdata[g_array_index (write, guint, i)];
       g_autofree char *text = kt_coverage_format (part->covered);
+      g_autoptr(GArray) one = g_array_new (FALSE, FALSE, sizeof (KtRange));
 
+      /* With the set, the anchor of the last record the range read: a
+       * record the counts include (counted now, or before and read again). */
+      g_array_append_val (one, g_array_index (ranges, KtRange, g_array_index (write, guint, i)));
       g_string_assign (sql, "UPDATE ktally_coverage SET covered = ");
       kt_db_quote (context->db, sql, text);
+      kt_offsets_set_anchors (sql, one);
       g_string_append (sql, " WHERE job = ");
       kt_db_quote (context->db, sql, context->job);
       g_string_append (sql, " AND topic = ");
@@ -435,6 +440,7 @@ const KtKind kt_kind_count_idempotent = {
   .rows_suffix = KT_TOPIC_SUFFIX,  /* run --table NAME writes NAME_topic */
   .records = "ktally_coverage",
   .counted = idem_counted,
+  .anchors = "ktally_coverage",
   .open = idem_open,
   .close = idem_close,
   .prepare = idem_prepare,

@@ -158,6 +158,7 @@ const KtKind kt_kind_count = {
   .reread = KT_REREAD_COUNTS_TWICE,
   .rebuilds = TRUE,  /* error_log holds no job column: only when the table is the job's alone */
   .retract = count_retract,
+  .anchors = "kafka_offset",
   .open = count_open,
   .close = count_close,
   .prepare = count_prepare,

@@ -407,6 +407,7 @@ const KtKind kt_kind_ledger = {
   .why_no_rewind = "a ledger's audit chain cannot go back, and its balances (shared by "
                    "account between jobs, each transaction decided once) cannot be "
                    "rebuilt: move a ledger forward only",
+  .anchors = "kafka_offset",
   .open = ledger_open,
   .close = ledger_close,
   .prepare = ledger_prepare,

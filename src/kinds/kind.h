@@ -88,6 +88,11 @@ struct _KtKind
                                * OUTPUT + this (kt_kind_rows_table), or NULL */
   const char *records;        /* a table of its own records keyed by job (not output:
                                * forget and rebuild delete them), or NULL */
+  /* The table where its write() stores each partition's anchor (the last
+   * record its output counted, anchor.h) with the key (job, topic,
+   * partition): kafka_offset when the offsets commit with the output,
+   * else a table written with the output. */
+  const char *anchors;
   /* The offsets of each partition of @topic that @job's output counted
    * (partition -> KtCoverage*, into @sets), for a kind that keeps them
    * (KT_REREAD_SKIPS); NULL otherwise. Reads only. */

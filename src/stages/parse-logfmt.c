@@ -30,12 +30,12 @@ typedef struct
 {
   GArray      *wanted;      /* Wanted */
   guint64      first[4];    /* the first bytes of the wanted keys */
+  guint64      lens;        /* their lengths (bit 63: 63 bytes or more) */
   GArray      *time, *level;  /* guint: indexes into wanted, in order */
   GArray      *maps;        /* KtLevelMap, per level key */
   guint        n_dims, n_sums;
   gboolean     dim_is_level[KT_MAX_DIMENSIONS];
   guint        dim_at[KT_MAX_DIMENSIONS], sum_at[KT_MAX_SUMS];
-  KtJsonPaths *string;      /* no paths: the scanner as a checker of quoted values */
   GByteArray  *decoded;
 } LogfmtInput;
 
@@ -51,6 +51,7 @@ want (LogfmtInput *self, GStrv names)
       return i;
   w.key = g_steal_pointer (&key);
   self->first[(guchar) w.key[0] >> 6] |= G_GUINT64_CONSTANT (1) << ((guchar) w.key[0] & 63);
+  self->lens |= G_GUINT64_CONSTANT (1) << MIN (w.len, 63);
   g_array_append_val (self->wanted, w);
   return self->wanted->len - 1;
 }
@@ -68,7 +69,6 @@ logfmt_close (gpointer state)
   g_array_unref (self->time);
   g_array_unref (self->level);
   g_array_unref (self->maps);
-  kt_json_paths_free (self->string);
   g_byte_array_unref (self->decoded);
   g_free (self);
 }
@@ -102,7 +102,6 @@ logfmt_open (const KtInputPaths *paths, G_GNUC_UNUSED GError **error)
   self->n_sums = paths->n_sums;
   for (guint i = 0; i < paths->n_sums; i++)
     self->sum_at[i] = want (self, paths->sums[i]);
-  self->string = kt_json_paths_new (1, 0);
   self->decoded = g_byte_array_new ();
   return self;
 }
@@ -198,7 +197,8 @@ token (const guchar **p, const guchar *end, KtMalformedWhy *why)
 static inline Wanted *
 lookup (LogfmtInput *self, const guchar *key, gsize len)
 {
-  if (!(self->first[key[0] >> 6] & (G_GUINT64_CONSTANT (1) << (key[0] & 63))))
+  if (!(self->first[key[0] >> 6] & (G_GUINT64_CONSTANT (1) << (key[0] & 63)))
+      || !(self->lens & (G_GUINT64_CONSTANT (1) << MIN (len, 63))))
     return NULL;
   for (guint i = 0; i < self->wanted->len; i++)
     {
@@ -213,52 +213,22 @@ lookup (LogfmtInput *self, const guchar *key, gsize len)
 /* A quoted value at *@p (its '"'): a JSON string, then a space or the
  * end. Into @value (escapes as written: decoded later if read). */
 static gboolean
-quoted (LogfmtInput *self, const guchar **p, const guchar *end, KtJsonValue *value,
-        KtMalformedWhy *why)
+quoted (const guchar **p, const guchar *end, KtJsonValue *value, KtMalformedWhy *why)
 {
-  const guchar *q = *p + 1;
   KtJsonBad bad;
+  gsize used;
 
-  /* Its end: the first quote no backslash escapes. */
-  for (;;)
-    {
-      const guchar *quote = memchr (q, '"', (size_t) (end - q));
-      const guchar *slash;
-
-      if (quote == NULL)
-        {
-          *why = KT_WHY_SHAPE;
-          return FALSE;
-        }
-      slash = memchr (q, '\\', (size_t) (quote - q));
-      if (slash == NULL)
-        {
-          q = quote + 1;
-          break;
-        }
-      q = slash + 2;
-      if (q > end)
-        {
-          *why = KT_WHY_SHAPE;
-          return FALSE;
-        }
-    }
-  /* The scanner checks it as the JSON string it must be. */
-  if (!kt_json_scan (self->string, (const char *) *p, (gsize) (q - *p), NULL, NULL, &bad, NULL))
+  if (!kt_json_string_scan ((const char *) *p, (gsize) (end - *p), value, &used, &bad))
     {
       *why = bad == KT_JSON_BAD_SYNTAX ? KT_WHY_SHAPE : kt_input_json_why (bad);
       return FALSE;
     }
-  if (q < end && *q != ' ' && *q != '\t')
+  *p += used;
+  if (*p < end && **p != ' ' && **p != '\t')
     {
       *why = KT_WHY_SHAPE;
       return FALSE;
     }
-  value->type = KT_JSON_STRING;
-  value->text = (const char *) *p + 1;
-  value->len = (gsize) (q - *p) - 2;
-  value->escaped = memchr (value->text, '\\', value->len) != NULL;
-  *p = q;
   return TRUE;
 }
 
@@ -353,7 +323,7 @@ logfmt_line (gpointer state, const char *line, gsize len, KtRecordFields *out,
           p++;
           if (p < end && *p == '"')
             {
-              if (!quoted (self, &p, end, &value, why))
+              if (!quoted (&p, end, &value, why))
                 return FALSE;
             }
           else

@@ -282,25 +282,40 @@ is_zero (const KtJsonValue *v)
              && v->text[0] == '0');
 }
 
-/* severityNumber's enum name (SEVERITY_NUMBER_ERROR3) as its level's
- * name (ERROR), or NULL. */
+/* severityNumber's enum name (SEVERITY_NUMBER_ERROR3), escapes decoded,
+ * as its level's name (ERROR), or NULL. */
 static const char *
 severity_name (const KtJsonValue *v, gsize *len)
 {
   static const char prefix[] = "SEVERITY_NUMBER_";
   static const char *const names[] = { "UNSPECIFIED", "TRACE", "DEBUG", "INFO", "WARN",
                                        "ERROR", "FATAL" };
-  gsize n = sizeof prefix - 1;
+  gsize n = sizeof prefix - 1, text_len;
+  char text[64];
 
-  if (v->escaped || v->len <= n || memcmp (v->text, prefix, n) != 0)
+  /* The longest name is 28 bytes; escaped, at most six times that. */
+  if (v->len > 6 * 28 || (!v->escaped && v->len > sizeof text))
+    return NULL;
+  if (v->escaped)
+    {
+      char decoded[6 * 28];
+
+      text_len = kt_json_unescape (v, decoded);
+      if (text_len > sizeof text)
+        return NULL;
+      memcpy (text, decoded, text_len);
+    }
+  else
+    memcpy (text, v->text, text_len = v->len);
+  if (text_len <= n || memcmp (text, prefix, n) != 0)
     return NULL;
   for (guint i = 0; i < G_N_ELEMENTS (names); i++)
     {
       gsize l = strlen (names[i]);
 
-      if (v->len - n >= l && memcmp (v->text + n, names[i], l) == 0
-          && (v->len - n == l
-              || (i > 0 && v->len - n == l + 1 && v->text[n + l] >= '2' && v->text[n + l] <= '4')))
+      if (text_len - n >= l && memcmp (text + n, names[i], l) == 0
+          && (text_len - n == l
+              || (i > 0 && text_len - n == l + 1 && text[n + l] >= '2' && text[n + l] <= '4')))
         {
           *len = l;
           return names[i];

@@ -32,8 +32,8 @@ const char *const kt_input_names[] = { "text", "json", "logfmt", "otlp-json", NU
 static const char *
 number_level (KtLevelMap map, const char *text, gsize len, gsize *out_len)
 {
-  static const char *const pino[] = { "TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL" };
-  static const char *const otel[] = { "TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL" };
+  /* Both producers name six ranks alike: pino's tens, OpenTelemetry's fours. */
+  static const char *const names[] = { "TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL" };
   const char *name = NULL;
   gint64 n = 0;
   gsize i = len > 0 && text[0] == '-' ? 1 : 0;
@@ -48,11 +48,11 @@ number_level (KtLevelMap map, const char *text, gsize len, gsize *out_len)
         n = n * 10 + (text[j] - '0');
     }
   if (i == 0 && map == KT_LEVELS_PINO && n % 10 == 0 && n >= 10 && n <= 60)
-    name = pino[n / 10 - 1];
+    name = names[n / 10 - 1];
   else if (i == 0 && map == KT_LEVELS_OTEL && n == 0)
     name = "UNSPECIFIED";
   else if (i == 0 && map == KT_LEVELS_OTEL && n >= 1 && n <= 24)
-    name = otel[(n - 1) / 4];
+    name = names[(n - 1) / 4];
   if (name == NULL)
     {
       *out_len = len;

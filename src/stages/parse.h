@@ -27,7 +27,9 @@
  * with a time that is no time, or that is not the input's shape (not one
  * strict RFC 8259 object: invalid UTF-8, a NUL or "\u0000", a lone
  * surrogate escape, nesting past KT_INPUT_DEPTH) is malformed, with its
- * reason. Of a member named twice, the last wins.
+ * reason. Of several values found for one path (a member named twice, an
+ * object on its way named twice, nested and dotted spellings), the last
+ * in the text wins.
  * The parser never sees Kafka or MySQL. */
 #pragma once
 #include <glib.h>

@@ -6,6 +6,7 @@
 #include "charts.h"
 
 #include <string.h>
+#include "db-mysql.h"
 #include "mysql-autocleanups.h"
 #include "error.h"
 #include "job-spec.h"

@@ -5,6 +5,7 @@
  * never fails and never waits. */
 #include "db-rows.h"
 
+#include "db-mysql.h"
 #include "mysql-autocleanups.h"
 
 struct _KtDbRows

@@ -1,6 +1,10 @@
-/* db.h - MySQL: where the database is, a connection to it, and the few
- * helpers every module that talks SQL shares (the sink, the schema, the
- * identities, the HTTP page's chart).
+/* db.h - MySQL as every layer sees it: where the database is (db-uri.c),
+ * a database to work in (KtDb, db.c), the privileges it needs
+ * (db-grants.c), and what an error code means (db-errors.c). No MySQL type
+ * here: above the store, the store's typed functions and KtDb are all there
+ * is (rows: db-rows.h). The store's own modules work on a connection
+ * through db-mysql.h, which only they can compile (<mysql.h> is on no
+ * other layer's include path).
  *
  * Failures map to what the caller does next: a connection that failed is
  * KT_ERROR_TRANSIENT (drop it, reconnect, retry), a deadlock or lock wait
@@ -8,7 +12,6 @@
  * KT_ERROR_FATAL. Messages name the database, never with its password. */
 #pragma once
 #include <glib.h>
-#include <mysql.h>
 #include "error.h"
 #include "names.h"
 
@@ -89,17 +92,8 @@ void      kt_db_config_copy (KtDbConfig *to, const KtDbConfig *from);
  * "user@host:port,host:port/database"), for messages: never the password.
  * New string. */
 char     *kt_db_describe (const KtDbConfig *db);
-
-/* What a new connection is checked for, once it connects, before anyone
- * uses it: the schema layer installs its check (schema.h), so that a
- * database a newer ktally migrated is never written by this one (an error,
- * KT_ERROR_USAGE), and which reads the database's identity into
- * *@identity (a new string; NULL when the database holds none: no ktally
- * tables yet, or a schema older than the identity). Set once, before any
- * thread connects; NULL: nothing is checked. */
-typedef gboolean (*KtDbConnectCheck) (MYSQL *conn, const char *description, char **identity,
-                                      GError **error);
-void     kt_db_set_connect_check (KtDbConnectCheck check);
+/* The same with @servers for the host part (one server of the list). */
+char     *kt_db_describe_server (const KtDbConfig *db, const char *servers);
 
 /* Which database this process works in: the identity the first of its
  * connections saw (kt_db_open(), of any KtDb or thread, but for those
@@ -114,6 +108,8 @@ void     kt_db_identity_forget (void);
  * "host:port" ("[v6]:port", or the socket's path). New string. */
 guint     kt_db_hosts (const KtDbConfig *db);
 char     *kt_db_host_text (const KtDbConfig *db, guint i);
+/* The @i-th server of @db (0: @db->host; with a socket, host NULL). */
+KtDbHost  kt_db_host_at (const KtDbConfig *db, guint i);
 
 /* Whether the @i-th server is reached over a Unix socket: ?socket=, or
  * "localhost" without a port (the client library's default socket, which
@@ -122,80 +118,12 @@ gboolean  kt_db_host_by_socket (const KtDbConfig *db, guint i);
 
 /* Table and database names: names.h (kt_is_identifier()). */
 
-/* A connection to @db with bounded waits (seconds), no automatic
- * reconnect, and ssl-mode enforced. Its session is strict (a value that
- * does not fit is an error, never clamped) and in UTC (time_zone
- * '+00:00'), whatever the server's defaults. Access denied, unknown
- * database: KT_ERROR_FATAL; unreachable: KT_ERROR_TRANSIENT. Access denied
- * with a password file: the file is read again, and if it holds another
- * password (a rotation), that is tried once and, if it works, kept in @db.
- * Errors name the server (never the password). The caller owns the
- * connection.
- *
- * The servers of a hosts list are tried in order, each connect bounded by
- * @connect_timeout: the first that answers and is usable wins. @flags:
- * KT_DB_OPEN_*. A Galera
- * node outside the primary component (wsrep_ready OFF) is skipped, and so
- * is a read-only server (read_only ON: a replica, or an old primary that
- * a failover fenced); each skip is one log line ("db-skip"). With
- * KT_DB_OPEN_READ_ONLY_OK, the first read-only server is taken when no writable one
- * answers (a line says so, "db-read-only"), and one alone is taken. On a
- * Galera node, reads wait for every commit the cluster acknowledged
- * (wsrep_sync_wait): offsets read back are never older than a commit
- * ktally was told of.
- *
- * Every connection is checked before it is returned (kt_db_set_connect_check()):
- * a newer schema stops at once (KT_ERROR_USAGE); a server whose database
- * identity is not the process's (kt_db_identity(): another database, one
- * without ktally's tables) is refused, as one that refuses the password
- * or the database: for good, but only that server, the next one is tried
- * ("db-skip", reason "another-database" or "refused"). *@index (may be
- * NULL): the server used, 0 for @db->host. None usable: KT_ERROR_TRANSIENT
- * when one of them may be later (unreachable, not ready, read-only: a
- * failover under way, or the process's own server down beside a foreign
- * one), KT_ERROR_FATAL when every one refused for good; with one server,
- * its error. */
-enum
-{
-  KT_DB_OPEN_READ_ONLY_OK = 1 << 0,  /* a reader: a read-only server will do (above) */
-  KT_DB_OPEN_BESIDE       = 1 << 1,  /* a connection beside the process's work (the
-                                      * page's chart): it compares the database's
-                                      * identity with the process's, but never makes
-                                      * the identity it finds the process's own, so
-                                      * that a page asked for while the job's server is
-                                      * down cannot choose the job's database */
-};
-MYSQL   *kt_db_open (KtDbConfig *db, guint flags, guint *index,
-                     unsigned int connect_timeout, unsigned int io_timeout,
-                     GError **error);
-
-/* What the caller of a failed call on @conn does next: KT_ERROR_CONFLICT
- * (deadlock, lock wait: retry), KT_ERROR_TRANSIENT (the connection or the
- * server failed: drop it, back off) or KT_ERROR_FATAL. */
-KtErrorCode kt_db_error_code (MYSQL *conn);
-
-/* Runs @sql; on failure sets @error ("@doing on @description: why") with
- * kt_db_error_code(). */
-gboolean  kt_db_exec   (MYSQL *conn, const char *description, const char *sql,
-                        const char *doing, GError **error);
-
-/* Runs a SELECT and keeps its whole result (NULL, with @error, on failure). */
-MYSQL_RES *kt_db_select (MYSQL *conn, const char *description, const char *sql,
-                         const char *doing, GError **error);
-
-/* Appends @s to @out as a quoted, escaped SQL string literal. */
-void      kt_db_append_quoted (MYSQL *conn, GString *out, const char *s);
-
 /* Appends @name to @out as a quoted identifier (a table or a column):
  * between backticks, a backtick inside doubled, so that no name can end
  * the identifier early. The one way ktally writes a name it did not
  * spell itself into SQL; a name is still checked (kt_is_identifier())
  * where it is given, this only keeps the text what it says. */
 void      kt_db_append_identifier (GString *out, const char *name);
-
-/* Best effort: a connection that cannot even roll back is gone, and an
- * open transaction dies with it. */
-void      kt_db_rollback (MYSQL *conn);
 
 /* The privileges ktally needs on its database (README, "Running in
  * production"), as SHOW GRANTS spells them; NULL-terminated. */
@@ -288,11 +216,6 @@ gboolean    kt_db_connect (KtDb *self, GError **error);
  * file of @from (a reload); where the database is stays as it was. */
 void        kt_db_set_credentials (KtDb *self, const KtDbConfig *from);
 
-/* The live connection, for schema.c and identity.c calls (connect first);
- * after one of them fails, pass its error through kt_db_failed(). */
-MYSQL      *kt_db_connection (KtDb *self);
-gboolean    kt_db_failed (KtDb *self, GError *local, GError **error);  /* FALSE */
-
 /* Runs @sql (connect first). */
 gboolean    kt_db_run (KtDb *self, const char *sql, const char *doing, GError **error);
 
@@ -303,9 +226,6 @@ gboolean    kt_db_run (KtDb *self, const char *sql, const char *doing, GError **
  * the row), never a failure. */
 gboolean    kt_db_run_new_rows (KtDb *self, const char *sql, const char *doing,
                                 GError **error);
-
-/* A SELECT's whole result (NULL, with @error, on failure). */
-MYSQL_RES  *kt_db_rows (KtDb *self, const char *sql, const char *doing, GError **error);
 
 /* Appends @s as a quoted, escaped literal (connect first). */
 void        kt_db_quote (KtDb *self, GString *out, const char *s);
@@ -336,9 +256,5 @@ gboolean    kt_db_has_column (KtDb *self, const char *table, const char *column,
  * database (connects first). NULL with @error when the server cannot
  * say. */
 char      **kt_db_grants_missing (KtDb *self, GError **error);
-
-/* A second connection to the same database with a read timeout of an hour,
- * for a long ALTER (a migration). The caller owns it. */
-MYSQL      *kt_db_open_long (KtDb *self, GError **error);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (KtDb, kt_db_free)

@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include "db-mysql.h"
 #include "mysql-autocleanups.h"
 #include "db.h"
 #include "error.h"

@@ -11,6 +11,7 @@
  * It never creates a fresh database's tables (schema.c does, from the
  * latest .sql files) and never touches a newer schema. */
 #include "migrations.h"
+#include "schema-mysql.h"
 
 #include <signal.h>
 #include <stdlib.h>
@@ -66,6 +67,7 @@ static const Migration migrations[] = {
   { { 7, "replay-times-skips", kt_migration_007_sql }, NULL, NULL },
   { { 8, "input-fields", kt_migration_008_sql }, NULL, NULL },
   { { 9, "database-identity", kt_migration_009_sql }, NULL, NULL },
+  { { 10, "topic-anchors", kt_migration_010_sql }, NULL, NULL },
 };
 
 G_STATIC_ASSERT (G_N_ELEMENTS (migrations) == KT_SCHEMA_VERSION - 1);
@@ -331,7 +333,7 @@ bring_forward_locked (MYSQL *conn, const char *description, GError **error)
     return FALSE;
   if (version > KT_SCHEMA_VERSION)
     {
-      kt_schema_set_newer_error (error, description, version);
+      kt_db_check_newer_error (error, description, version);
       return FALSE;
     }
   if (version == 0)
@@ -416,7 +418,7 @@ bring_forward (MYSQL *conn, const char *description, KtMigrationsMigrating migra
 {
   gboolean ok;
 
-  if (!kt_schema_refuse_newer (conn, description, error))
+  if (!kt_db_check_version (conn, description, error))
     return FALSE;
   /* From the wait for the lock on: either may last. */
   if (migrating != NULL)
@@ -445,7 +447,7 @@ identity_ready (KtDb *db, GError **error)
   g_autofree char *id = NULL;
   GError *local = NULL;
 
-  if (!kt_schema_identity_read (kt_db_connection (db), kt_db_name (db), &id, &local)
+  if (!kt_db_check_identity_read (kt_db_connection (db), kt_db_name (db), &id, &local)
       || (id == NULL && !kt_schema_identity_create (kt_db_connection (db), kt_db_name (db),
                                                     &local)))
     return kt_db_failed (db, local, error);
@@ -678,7 +680,7 @@ list_pending (MYSQL *conn, const char *description, int *version, GArray *pendin
     return FALSE;
   if (*version > KT_SCHEMA_VERSION)
     {
-      kt_schema_set_newer_error (error, description, *version);
+      kt_db_check_newer_error (error, description, *version);
       return FALSE;
     }
   if (*version == 0 || *version == KT_SCHEMA_VERSION)

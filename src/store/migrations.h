@@ -10,7 +10,6 @@
  * KT_ERROR_FATAL. */
 #pragma once
 #include <glib.h>
-#include <mysql.h>
 #include "db.h"
 #include "schema.h"
 
@@ -69,7 +68,7 @@ void     kt_migrations_statement_uses (const char *sql, GPtrArray *out);
  * KT_SCHEMA_VERSION, a row in @pending (KtPendingTable) for each table
  * each migration would touch, in order, with the table's size now. Which
  * statements apply follows the tables each migration before would create
- * or drop. A newer schema is refused as by kt_schema_refuse_newer(). */
+ * or drop. A newer schema is refused as by kt_db_check_version(). */
 gboolean kt_migrations_pending (KtDb *db, int *version, GArray *pending, GError **error);
 
 /* What commands and kinds call: connects, refuses a view or a sequence
@@ -88,7 +87,7 @@ gboolean kt_migrations_pending (KtDb *db, int *version, GArray *pending, GError 
  * migration. Restart-safe: every DDL step may run again after a kill -9,
  * and the data changes commit in one transaction with the version row, so
  * a migration cut short is completed by the next call. A newer schema is
- * refused as by kt_schema_refuse_newer(). @migrating (NULL: nobody) is
+ * refused as by kt_db_check_version(). @migrating (NULL: nobody) is
  * told, with @data, when a migration starts and ends. */
 gboolean kt_migrations_ready (KtDb *db, KtMigrationsMigrating migrating, gpointer data,
                               GError **error);

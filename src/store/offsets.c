@@ -2,9 +2,11 @@
 #include "offsets.h"
 
 #include <stdlib.h>
+#include "db-mysql.h"
 #include "mysql-autocleanups.h"
 #include "job-spec.h"
 #include "error.h"
+#include "names.h"
 
 void
 kt_batch_row_clear (KtBatchRow *row)
@@ -162,8 +164,85 @@ kt_offsets_fence (KtDb *db, const char *job, const char *topic, const GArray *ra
       if (r->until != r->from)
         g_string_append_printf (sql, " WHEN %d THEN %" G_GINT64_FORMAT, r->partition, r->until);
     }
-  g_string_append (sql, " END WHERE ");
+  g_string_append (sql, " END");
+  kt_offsets_set_anchors (sql, ranges);
+  g_string_append (sql, " WHERE ");
   append_keys (db, sql, job, topic, ranges);
+  return kt_db_run (db, sql->str, "cannot update kafka_offset", error);
+}
+
+void
+kt_offsets_set_anchors (GString *sql, const GArray *ranges)
+{
+  static const char *const columns[] = { "anchor_offset", "anchor_time", "anchor_hash" };
+  gboolean any = FALSE;
+
+  for (guint i = 0; i < ranges->len; i++)
+    any |= g_array_index (ranges, KtRange, i).anchor.set;
+  if (!any)
+    return;
+  /* One CASE a column; a partition whose range read no record (holes
+   * only, or a cap left it empty) keeps the anchor it had. */
+  for (guint c = 0; c < G_N_ELEMENTS (columns); c++)
+    {
+      g_string_append_printf (sql, ", %s = CASE `partition`", columns[c]);
+      for (guint i = 0; i < ranges->len; i++)
+        {
+          const KtRange *r = &g_array_index (ranges, KtRange, i);
+
+          if (!r->anchor.set)
+            continue;
+          g_string_append_printf (sql, " WHEN %d THEN ", r->partition);
+          if (c == 0)
+            g_string_append_printf (sql, "%" G_GINT64_FORMAT, r->anchor.offset);
+          else if (c == 1)
+            g_string_append_printf (sql, "%" G_GINT64_FORMAT, r->anchor.timestamp);
+          else
+            g_string_append_printf (sql, "%" G_GUINT64_FORMAT, r->anchor.hash);
+        }
+      g_string_append_printf (sql, " ELSE %s END", columns[c]);
+    }
+}
+
+gboolean
+kt_offsets_anchors (KtDb *db, const char *table, const char *job, const char *topic,
+                    GHashTable *anchors, GError **error)
+{
+  g_autoptr(GString) sql = g_string_new (NULL);
+  g_autoptr(MYSQL_RES) res = NULL;
+  MYSQL_ROW row;
+
+  g_return_val_if_fail (kt_is_identifier (table), FALSE);
+  if (!kt_db_connect (db, error))
+    return FALSE;
+  g_string_printf (sql, "SELECT `partition`, anchor_offset, anchor_time, anchor_hash FROM `%s`",
+                   table);
+  where_job (db, sql, job, topic);
+  g_string_append (sql, " AND anchor_offset IS NOT NULL");
+  res = kt_db_rows (db, sql->str, "cannot read the anchors", error);
+  if (res == NULL)
+    return FALSE;
+  while ((row = mysql_fetch_row (res)) != NULL)
+    {
+      KtAnchor *a = g_new (KtAnchor, 1);
+
+      *a = (KtAnchor) { TRUE, g_ascii_strtoll (row[1], NULL, 10),
+                        row[2] != NULL ? g_ascii_strtoll (row[2], NULL, 10) : -1,
+                        row[3] != NULL ? g_ascii_strtoull (row[3], NULL, 10) : 0 };
+      g_hash_table_replace (anchors, GINT_TO_POINTER (atoi (row[0])), a);
+    }
+  return TRUE;
+}
+
+gboolean
+kt_offsets_drop_anchors (KtDb *db, const char *job, const char *topic, const GArray *ranges,
+                         GError **error)
+{
+  g_autoptr(GString) sql = g_string_new ("UPDATE kafka_offset SET anchor_offset = NULL, "
+                                         "anchor_time = NULL, anchor_hash = NULL WHERE ");
+
+  if (append_keys (db, sql, job, topic, ranges) == 0)
+    return TRUE;
   return kt_db_run (db, sql->str, "cannot update kafka_offset", error);
 }
 

@@ -42,13 +42,34 @@ gboolean kt_offsets_init_many (KtDb *db, const char *job, const char *topic,
                                GError **error);
 
 /* In the caller's transaction: for each range that moves (until > from),
- * in partition order, UPDATE kafka_offset to until WHERE it is still from.
+ * in partition order, UPDATE kafka_offset to until WHERE it is still from,
+ * and the partition's anchor to the range's (anchor.h), where the read
+ * set one.
  * Stops at the first partition whose offset moved since (0 rows: another
  * writer committed past `from` after we planned; its counts are in, ours
  * must not be) and names it in *@fenced_partition; -1 when every row moved.
  * The caller rolls back a fenced transaction. */
 gboolean kt_offsets_fence (KtDb *db, const char *job, const char *topic,
                            const GArray *ranges, gint32 *fenced_partition, GError **error);
+
+/* Appends ", anchor_offset = CASE `partition` WHEN ... ELSE anchor_offset
+ * END, anchor_time = ..., anchor_hash = ..." to an UPDATE of a table with
+ * those columns: each range's anchor, where the read set one; nothing
+ * when no range has one. */
+void     kt_offsets_set_anchors (GString *sql, const GArray *ranges);
+
+/* The anchors stored in @table (kafka_offset, or a kind's table with the
+ * same key and anchor columns: KtKind.anchors) for @job's partitions
+ * of @topic: partition -> KtAnchor* into @anchors; partitions without one
+ * are absent. */
+gboolean kt_offsets_anchors (KtDb *db, const char *table, const char *job, const char *topic,
+                             GHashTable *anchors, GError **error);
+
+/* In the caller's transaction: forgets the anchors of the partitions of
+ * @ranges that move (`reset`: the offsets are where the user put them,
+ * in the log as it is now). */
+gboolean kt_offsets_drop_anchors (KtDb *db, const char *job, const char *topic,
+                                  const GArray *ranges, GError **error);
 
 /* In the caller's transaction: one ktally_batches row per range that
  * moves, with its stats (@stats[i] for @ranges[i]), naming @target (the

@@ -7,6 +7,7 @@
  * migrations.c's. Never alters a table that exists: it creates what is
  * absent (every statement CREATE ... IF NOT EXISTS) or refuses. */
 #include "schema.h"
+#include "schema-mysql.h"
 
 #include <mysqld_error.h>
 #include <stdlib.h>
@@ -985,47 +986,6 @@ kt_schema_version (MYSQL *conn, const char *description, int *version, GError **
   return tables != NULL && kt_schema_version_of (conn, description, tables, version, error);
 }
 
-void
-kt_schema_set_newer_error (GError **error, const char *description, int version)
-{
-  g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
-               "%s: schema version %d is newer than this ktally (%d): upgrade ktally",
-               description, version, KT_SCHEMA_VERSION);
-}
-
-gboolean
-kt_schema_refuse_newer (MYSQL *conn, const char *description, GError **error)
-{
-  static const char sql[] = "SELECT MAX(version) FROM ktally_schema";
-  g_autoptr(MYSQL_RES) res = NULL;
-  MYSQL_ROW row;
-
-  if (mysql_real_query (conn, sql, strlen (sql)) != 0)
-    {
-      if (mysql_errno (conn) == ER_NO_SUCH_TABLE)
-        return TRUE;  /* version 0 or 1: older is never refused */
-      g_set_error (error, KT_ERROR, kt_db_error_code (conn),
-                   "cannot read the schema version on %s: %s", description,
-                   mysql_error (conn));
-      return FALSE;
-    }
-  res = mysql_store_result (conn);
-  if (res == NULL)
-    {
-      g_set_error (error, KT_ERROR, kt_db_error_code (conn),
-                   "cannot read the schema version on %s: %s", description,
-                   mysql_error (conn));
-      return FALSE;
-    }
-  row = mysql_fetch_row (res);
-  if (row != NULL && row[0] != NULL && atoi (row[0]) > KT_SCHEMA_VERSION)
-    {
-      kt_schema_set_newer_error (error, description, atoi (row[0]));
-      return FALSE;
-    }
-  return TRUE;
-}
-
 gboolean
 kt_schema_check_read_only (MYSQL *conn, const char *description, GError **error)
 {
@@ -1035,7 +995,7 @@ kt_schema_check_read_only (MYSQL *conn, const char *description, GError **error)
     return FALSE;
   if (version > KT_SCHEMA_VERSION)
     {
-      kt_schema_set_newer_error (error, description, version);
+      kt_db_check_newer_error (error, description, version);
       return FALSE;
     }
   if (version > 0 && version < KT_SCHEMA_READABLE)
@@ -1095,7 +1055,7 @@ kt_schema_check_ready (KtDb *db, GError **error)
     return FALSE;
   if (version > KT_SCHEMA_VERSION)
     {
-      kt_schema_set_newer_error (error, kt_db_name (db), version);
+      kt_db_check_newer_error (error, kt_db_name (db), version);
       return FALSE;
     }
   /* An older schema is migrated first: the latest shapes are not its. */
@@ -1151,44 +1111,6 @@ kt_schema_readable (KtDb *db, GError **error)
   return TRUE;
 }
 
-void
-kt_schema_install (void)
-{
-  kt_db_set_connect_check (kt_schema_connect_check);
-}
-
-gboolean
-kt_schema_identity_read (MYSQL *conn, const char *description, char **identity,
-                         GError **error)
-{
-  static const char sql[] = "SELECT id FROM ktally_database";
-  g_autoptr(MYSQL_RES) res = NULL;
-  MYSQL_ROW row;
-
-  *identity = NULL;
-  if (mysql_real_query (conn, sql, strlen (sql)) != 0)
-    {
-      if (mysql_errno (conn) == ER_NO_SUCH_TABLE)
-        return TRUE;  /* no ktally tables yet, or a schema older than version 9 */
-      g_set_error (error, KT_ERROR, kt_db_error_code (conn),
-                   "cannot read the database's identity on %s: %s", description,
-                   mysql_error (conn));
-      return FALSE;
-    }
-  res = mysql_store_result (conn);
-  if (res == NULL)
-    {
-      g_set_error (error, KT_ERROR, kt_db_error_code (conn),
-                   "cannot read the database's identity on %s: %s", description,
-                   mysql_error (conn));
-      return FALSE;
-    }
-  row = mysql_fetch_row (res);
-  if (row != NULL && row[0] != NULL)
-    *identity = g_strdup (row[0]);
-  return TRUE;
-}
-
 gboolean
 kt_schema_identity_create (MYSQL *conn, const char *description, GError **error)
 {
@@ -1201,10 +1123,3 @@ kt_schema_identity_create (MYSQL *conn, const char *description, GError **error)
   return kt_db_exec (conn, description, sql, "cannot record the database's identity", error);
 }
 
-gboolean
-kt_schema_connect_check (MYSQL *conn, const char *description, char **identity,
-                         GError **error)
-{
-  return kt_schema_refuse_newer (conn, description, error)
-         && kt_schema_identity_read (conn, description, identity, error);
-}

@@ -10,11 +10,10 @@
  * database this ktally must not touch) or KT_ERROR_FATAL. */
 #pragma once
 #include <glib.h>
-#include <mysql.h>
 #include "db.h"
 
 /* The schema version this ktally creates, migrates to and writes. */
-#define KT_SCHEMA_VERSION 9
+#define KT_SCHEMA_VERSION 10
 
 /* The oldest version that `status` and `audit`, which never alter a
  * database, still read as it is. */
@@ -31,78 +30,6 @@ typedef enum
   KT_TABLES_IDEMPOTENT,  /* sql/idempotent.sql: per-partition counts, covered sets, the error_log view */
   KT_TABLES_LEDGER,      /* sql/ledger.sql: balances, applied and rejected txns */
 } KtTables;
-
-/* The database's schema version into *@version: 0 when it holds no ktally
- * table at all, 1 when it holds ktally tables but no ktally_schema (ktally
- * before schema versions kept none), else the highest version ktally_schema
- * records. */
-gboolean kt_schema_version (MYSQL *conn, const char *description, int *version,
-                            GError **error);
-
-/* Every table and view of the database: a new table of name -> "BASE
- * TABLE" or "VIEW"; NULL with @error. */
-GHashTable *kt_schema_tables (MYSQL *conn, const char *description, GError **error);
-
-/* kt_schema_version() of a database that holds @tables (kt_schema_tables()). */
-gboolean kt_schema_version_of (MYSQL *conn, const char *description, GHashTable *tables,
-                               int *version, GError **error);
-
-/* Sets @error for a database whose schema @version is newer than this
- * ktally's: KT_ERROR_USAGE, "schema version N is newer than this ktally
- * (M): upgrade ktally". */
-void     kt_schema_set_newer_error (GError **error, const char *description, int version);
-
-/* Refuses a database whose ktally_schema records a version newer than
- * KT_SCHEMA_VERSION (KT_ERROR_USAGE: "schema version N is newer than this
- * ktally (M): upgrade ktally"). One cheap query: made at every connect. */
-gboolean kt_schema_refuse_newer (MYSQL *conn, const char *description, GError **error);
-
-/* The database's identity (ktally_database, sql/version.sql) into
- * *@identity, a new string; NULL when it holds none (no ktally tables, or
- * a schema older than version 9). Reads only. */
-gboolean kt_schema_identity_read (MYSQL *conn, const char *description, char **identity,
-                                  GError **error);
-
-/* Draws the database's identity and records it, unless one is there
- * (INSERT IGNORE: of two instances creating a schema at once, the first
- * wins). Inside the caller's transaction, where there is one: the one that
- * records the schema's version. */
-gboolean kt_schema_identity_create (MYSQL *conn, const char *description, GError **error);
-
-/* What every new connection is checked for (db.h's KtDbConnectCheck):
- * kt_schema_refuse_newer(), then kt_schema_identity_read(). */
-gboolean kt_schema_connect_check (MYSQL *conn, const char *description, char **identity,
-                                  GError **error);
-
-/* Makes kt_schema_connect_check() the check of every new connection
- * (db.h): call once at start, before any thread connects. */
-void     kt_schema_install (void);
-
-/* For the commands that only read (status, audit); alters nothing. A
- * newer schema is refused, one older than KT_SCHEMA_READABLE too
- * (KT_ERROR_USAGE: run `ktally init-db`); an older readable one is read
- * as it is, and one log line says what brings it forward. */
-gboolean kt_schema_check_read_only (MYSQL *conn, const char *description, GError **error);
-
-/* Whether every table and view that @tables' .sql file creates exists.
- * DDL commits statement by statement, so a kill -9 while a schema was
- * being created leaves only its first tables: one proves nothing. */
-gboolean kt_schema_complete (MYSQL *conn, const char *description, KtTables tables,
-                             gboolean *complete, GError **error);
-
-/* Creates whatever @tables' .sql file creates and is absent (every
- * statement is CREATE ... IF NOT EXISTS). */
-gboolean kt_schema_create (MYSQL *conn, const char *description, KtTables tables,
-                           GError **error);
-
-/* Whether every table @tables' .sql file declares, where it exists, is a
- * table with the columns ktally writes, of the same types, and the same
- * primary key: a view or a sequence of its name, a table of another shape
- * (another program's, an older hand-made one) is refused with
- * KT_ERROR_USAGE naming the table and the column, before anything is
- * written to it. Extra columns are allowed. */
-gboolean kt_schema_check_shape (MYSQL *conn, const char *description, KtTables tables,
-                                GError **error);
 
 /* Refuses, with KT_ERROR_USAGE and one line naming @name and what it is,
  * an object @name where ktally would write what it cannot hold: with

@@ -34,6 +34,13 @@ INVALID_REPLAY = [
     "replay-bad-table", "replay-error_log-idempotent", "replay-partition-twice",
 ]
 INVALID_INITDB = ["initdb-wrong-mode"]
+# Structured inputs' settings that could never match or are no setting:
+# refused (exit 2, one line), by `run` and by `config --check` alike.
+INVALID_INPUT = ["input-unknown", "input-with-pattern", "input-with-time-format",
+                 "otlp-level-field", "otlp-time-field", "text-time-field", "logfmt-key-space",
+                 "input-bad-path", "input-by-collide"]
+# What the structured jobs' records are (--input), when not text lines.
+INPUTS = ["json", "logfmt", "otlp-json"]
 # Job management used wrong: refused with exit 2 and one line.
 INVALID_MANAGE = ["reset-unknown-job", "reset-dry-and-execute", "reset-rebuild-not-earliest",
                   "reset-beyond-high", "reset-bad-to", "forget-unknown-job",
@@ -77,6 +84,9 @@ class Gen:
         # job names: --table, --dead-letters, idempotent mode's NAME_topic).
         self.r_names = random.Random("%s:table-names" % seed)
         self.r_env = random.Random("%s:env" % seed)
+        # The input of a history's log topics and count jobs (text lines,
+        # or structured records of one input), and its refusals.
+        self.r_input = random.Random("%s:input" % seed)
         # Which databases' hosts lists name, last, an unrelated server (a
         # second private MariaDB holding a ktally database of the same
         # name): ktally must refuse it, and never write there.
@@ -111,14 +121,27 @@ class Gen:
             h["kafka"] = self.kafka
         if self.mysql != "single":
             h["mysql"] = self.mysql
+        # The records of the log topics: text lines, or (drawn from a
+        # stream of its own, so older seeds keep their histories) one
+        # structured input, json, logfmt or otlp-json, for every log topic
+        # and count job of the history.
+        ri = self.r_input
+        inp = "text"
+        if ri.random() < (0.9 if self.focus == "structured" else 0.25):
+            inp = ri.choice(INPUTS)
+            h["input"] = inp
         # Topics: one or two of log lines, sometimes one of ledger messages.
         n_log = 2 if self.chance(0.3) else 1
         for i in range(n_log):
             h["topics"].append({"id": "t%d" % i, "kind": LOG, "partitions": r.randint(2, 8)})
+            if inp != "text":
+                h["topics"][-1]["input"] = inp
         if self.on("name-case") and self.chance(0.3, "name-case"):
             # The same name in another case: a different topic for Kafka.
             h["topics"].append({"id": "t0c", "kind": LOG, "partitions": r.randint(2, 6),
                                 "case_of": "t0"})
+            if inp != "text":
+                h["topics"][-1]["input"] = inp
         if self.chance(0.3, "ledger-two-writers"):
             h["topics"].append({"id": "l0", "kind": LEDGER, "partitions": r.randint(2, 6),
                                 "keyed": self.chance(0.5) and self.focus != "ledger-two-writers"})
@@ -139,6 +162,20 @@ class Gen:
                     fmt["sum"] = r.choice([None, "n"]) if fmt["by"] else "n"
                 else:
                     fmt["by"], fmt["sum"] = "level", None
+            if inp != "text":
+                # The same draws, read as the input's fields: the service
+                # for --by word, its number for --sum n; a time format of
+                # text lines has no place here.
+                from values import STRUCTURED_BY, STRUCTURED_SUM
+                fmt["input"], fmt["time"] = inp, "default"
+                if fmt.get("by"):
+                    fmt["by"] = fmt["by"].replace("word", STRUCTURED_BY[inp])
+                if fmt.get("sum"):
+                    fmt["sum"] = STRUCTURED_SUM[inp]
+                if inp != "otlp-json" and ri.random() < 0.15:
+                    fmt["time_field"] = "ts"
+                if inp == "json" and ri.random() < 0.1:
+                    fmt["level_field"] = "log.level"
             h["dbs"].append({"id": "d%d" % i, "mode": "idempotent" if idem else "transactional",
                              "format": fmt})
         for d in h["dbs"]:
@@ -153,6 +190,15 @@ class Gen:
                                         "explicit": False}})
         self.make_jobs(h)
         self.make_ops(h)
+        # Once every job has drained, a log topic deleted and created again
+        # (Apache Kafka: the mock cannot delete a topic), its new log longer
+        # than the old one in every partition: each job that counted one of
+        # its records must stop (exit 4) and change nothing. A stream of its
+        # own: every seed draws the operations it always drew.
+        r_re = random.Random("%s:recreate" % self.seed)
+        if self.kafka == "apache" and r_re.random() < (0.9 if self.focus == "recreate" else 0.3):
+            h["recreate"] = r_re.choice([t["id"] for t in h["topics"]
+                                         if t["kind"] == LOG and "case_of" not in t])
         return h
 
     def make_jobs(self, h):
@@ -757,6 +803,8 @@ class Gen:
         if self.on("two-jobs-one-table") and started:
             kinds += ["second-job"] * (12 if self.focus == "two-jobs-one-table" else 3)
         k = r.choice(kinds)
+        if self.r_input.random() < (0.6 if self.focus == "structured" else 0.1):
+            k = self.r_input.choice(INVALID_INPUT)
         op = {"op": "invalid", "kind": k}
         logs = [t for t in topics if topics[t]["kind"] == LOG]
         op["topic"] = r.choice(logs)

@@ -114,14 +114,19 @@ def sum_units(text):
 class Format:
     """One job's (or one replay table's) parse settings."""
 
-    def __init__(self, time="default", bucket="1m", levels="ERROR", by=None, sum=None):
+    def __init__(self, time="default", bucket="1m", levels="ERROR", by=None, sum=None,
+                 input="text", time_field=None, level_field=None):
+        self.input = input
+        self.time_field = time_field
+        self.level_field = level_field
         self.time = time
         self.bucket = {"1m": 1, "5m": 5, "1h": 60}[bucket]
         self.levels = set(levels.split(",")) if isinstance(levels, str) else set(levels)
         self.by = by.split(",") if by else []
         self.sum = sum
         # --by word or --sum n need the pattern; --by level alone does not.
-        self.pattern = bool(sum) or any(f != "level" for f in self.by)
+        # Structured records name their fields by path (records.py).
+        self.pattern = input == "text" and (bool(sum) or any(f != "level" for f in self.by))
         assert not self.pattern or time == "default"
         self.fields = None    # the last counted line's (key, sum units)
 
@@ -132,6 +137,13 @@ class Format:
     def line(self, line):
         """(kind, bucket minute or None) of one line (bytes, no newline);
         with --by or --sum, a counted line's key and sum in self.fields."""
+        if self.input in ("json", "logfmt"):
+            import records
+            kind, minute, _, key, units = (records.json_record if self.input == "json"
+                                           else records.logfmt_record)(self, line)
+            if kind == ERROR and self.keyed:
+                self.fields = (key, units)
+            return kind, minute if kind == ERROR else None
         fields = None
         if self.pattern:
             m = FIELDS_LINE.match(line)
@@ -189,9 +201,34 @@ class Format:
             self.fields = (key, units)
         return ERROR, minute
 
+    def records(self, value):
+        """(number, raw or None, kind) of each line of a value (bytes, not
+        empty): its number counting every '\\n' from 1; otlp-json: each log
+        record of the request (raw None: any bytes), or the request as one
+        malformed line."""
+        if self.input == "otlp-json":
+            import records
+            for kind, _, _, _, _, number, raw in records.otlp_records(self, value):
+                yield number, raw, kind
+            return
+        for number, line in enumerate(value.split(b"\n"), 1):
+            if line.endswith(b"\r"):
+                line = line[:-1]
+            if line:
+                yield number, line, self.line(line)[0]
+
     def value(self, value, counts):
         """Adds the ERROR lines of one record value (bytes or None) to counts."""
         if not value:
+            return
+        if self.input == "otlp-json":
+            import records
+            for kind, minute, _, key, units, _, _ in records.otlp_records(self, value):
+                if kind == ERROR and self.keyed:
+                    n, total = counts.get((minute, key), (0, 0))
+                    counts[(minute, key)] = (n + 1, total + units)
+                elif kind == ERROR:
+                    counts[minute] = counts.get(minute, 0) + 1
             return
         for line in value.split(b"\n"):
             if line.endswith(b"\r"):

@@ -106,7 +106,7 @@ class Soak:
                        "folded_checked": 0, "folded_exact_buckets": 0, "notify_checked": 0,
                        "probes_checked": 0, "recounts": 0, "dead_letters_checked": 0,
                        "transactions": 0, "aborted": 0, "foreign_checked": 0,
-                       "foreign_refusals": 0, "foreign_first": 0}
+                       "foreign_refusals": 0, "foreign_first": 0, "recreated_stopped": 0}
         self.failures = []
 
     def sanitized(self):
@@ -263,6 +263,9 @@ class Soak:
         if t["transactions"]:
             say("soak: Apache Kafka: %d transactions produced, %d records of them aborted (never "
                 "to be counted)" % (t["transactions"], t["aborted"]))
+        if t["recreated_stopped"]:
+            say("soak: %d jobs stopped (exit 4, nothing changed) by their topic deleted and "
+                "created again past their offsets" % t["recreated_stopped"])
         if t["recounts"] or t["dead_letters_checked"]:
             say("soak: %d recounts (reset --rebuild of a range), %d malformed lines checked in "
                 "dead-letter tables" % (t["recounts"], t["dead_letters_checked"]))
@@ -377,7 +380,9 @@ def main():
     if args.histories is None and args.minutes is None and not args.replay and not args.mutant:
         args.histories = 1
     import lines
+    import records
     lines.selftest()
+    records.selftest()
     if args.mutant:
         return mutant(args)
     return Soak(args).main()

@@ -70,7 +70,7 @@ v1_filled() {  # v1_filled NAME N: prints its URI
 rows() {  # rows DB SHIFT: the rows, ktally's own times shifted by SHIFT hours
   kt_sql "$1" "
     SELECT * FROM error_log ORDER BY log_time; SELECT * FROM error_log_replay ORDER BY log_time;
-    SELECT * FROM kafka_offset ORDER BY \`partition\`;
+    SELECT job, topic, \`partition\`, \`offset\` FROM kafka_offset ORDER BY \`partition\`;
     SELECT id, job, topic, \`partition\`, from_offset, until_offset, record_count, line_count,
            error_lines, malformed_lines, target, member, committed_at + INTERVAL $2 HOUR
       FROM ktally_batches ORDER BY id;

@@ -85,7 +85,9 @@ for r in r1 r2; do
   read -r from until < <(/usr/bin/python3 - "$WORK/$r.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d["executed"] and d["job"] and not d["rebuild"], d
+# Nothing to execute when the live run had already reached the high
+# watermarks (a loaded machine: the generator was done before the reset).
+assert (d["executed"] or not d["changes"]) and d["job"] and not d["rebuild"], d
 parts = [(p["partition"], s) for p in d["partitions"] for s in p["skipped"]]
 for p in d["partitions"]:
     assert p["move"] in ("forward", "stays"), p

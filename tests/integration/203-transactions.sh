@@ -15,7 +15,8 @@
 # transaction's record is counted, a committed one is missed, a run waits
 # for the open transaction, an offset stays below a control record, or
 # the lag counts the open transaction, or status calls the last stable
-# offset the high watermark (red before).
+# offset the high watermark (red before), or a partition's anchor is not
+# its last committed record.
 # broker: apache — only a real broker writes transaction markers, aborts a dead producer's transaction at its timeout and holds a last stable offset below an open one; the mock does none of these
 source "$(dirname "$0")/lib.sh"
 
@@ -125,6 +126,17 @@ while read -r p hi; do
   [[ $(kt_sql "$db" "SELECT \`offset\` FROM kafka_offset WHERE topic = '$topic' AND \`partition\` = $p") == "$hi" ]] \
     || fail "partition $p: stored offset is not the high watermark $hi"
 done < "$WORK/high"
+# Each partition's anchor (the record counted last) is its last committed
+# record, never a commit marker or an aborted record past it, though
+# markers end every partition's log here.
+anchors=kafka_offset
+[[ $mode == idempotent ]] && anchors=ktally_coverage
+for p in 0 1 2 3; do
+  last=$(kcat -b "$KT_BROKERS" -X isolation.level=read_committed -C -t "$topic" -p "$p" -o beginning -e -q \
+           -f '%o\n' 2> /dev/null | tail -1)
+  [[ $(kt_sql "$db" "SELECT anchor_offset FROM $anchors WHERE topic = '$topic' AND \`partition\` = $p") == "$last" ]] \
+    || fail "partition $p: the anchor is not the last committed record ($last): $(kt_sql "$db" "SELECT anchor_offset FROM $anchors WHERE \`partition\` = $p")"
+done
 kt_audit "$db_uri"
 note "$TEST_NAME ($mode): $kills runs killed -9, 33 aborted and 1 timed-out transactions left out, a run with a transaction open took $took ms"
 kt_admin delete "$topic"

@@ -14,10 +14,8 @@
 # the audit called the transactional chain BROKEN ("the batches end at
 # 1000 but the stored offset is 100"), and again once folded (the fold
 # took the lowest and highest offsets: [0, 1000)).
-# Not detected (no topic ID or anchor is stored): a recreated topic whose
-# new log has already grown past the stored offsets is read on from them
-# as if it were the old one; with --offsets kafka, the group's offsets go
-# with the deleted topic and a job starts the new one afresh.
+# A recreated topic whose new log has already grown past the stored
+# offsets: 216-topic-recreated-past-offsets (the anchors).
 # broker: apache — topics deleted and created again under the same name; the mock cannot delete a topic
 source "$(dirname "$0")/lib.sh"
 

@@ -2,9 +2,12 @@
  *
  *   kt-admin [--brokers LIST] [-X KEY=VALUE]... COMMAND ARGS...
  *
- *   create TOPIC PARTITIONS [--replication N] [--config KEY=VALUE]...
+ *   create TOPIC PARTITIONS [--replication N | --replicas A,B,...]
+ *          [--config KEY=VALUE]...
  *                              waits until every partition has its leader
- *                              and all its replicas in sync
+ *                              and all its replicas in sync; --replicas
+ *                              puts every partition on those brokers,
+ *                              led by A (the same on every create)
  *   delete TOPIC...            waits until the cluster no longer lists them
  *   add-partitions TOPIC TOTAL waits until the new ones have leaders
  *   config TOPIC [KEY=VALUE]...  sets topic configs, keeping the others;
@@ -276,10 +279,12 @@ cmd_create (rd_kafka_t *rk, int argc, char **argv, GError **error)
   const char *topic;
   int partitions, rf = -1;
   g_autoptr (GPtrArray) configs = g_ptr_array_new ();
+  g_autoptr (GArray) replicas = g_array_new (FALSE, FALSE, sizeof (int32_t));
   char errstr[512];
 
   if (argc < 2)
-    usage_error ("create TOPIC PARTITIONS [--replication N] [--config KEY=VALUE]...");
+    usage_error ("create TOPIC PARTITIONS [--replication N | --replicas A,B,...] "
+                 "[--config KEY=VALUE]...");
   topic = argv[0];
   if (!parse_count (argv[1], 1, 100000, &partitions))
     usage_error ("create: bad partition count '%s'", argv[1]);
@@ -290,16 +295,35 @@ cmd_create (rd_kafka_t *rk, int argc, char **argv, GError **error)
           if (!parse_count (argv[++i], 1, 100, &rf))
             usage_error ("create: bad replication factor '%s'", argv[i]);
         }
+      else if (strcmp (argv[i], "--replicas") == 0 && i + 1 < argc)
+        {
+          g_auto (GStrv) ids = g_strsplit (argv[++i], ",", -1);
+          for (char **id = ids; *id != NULL; id++)
+            {
+              int b;
+              if (!parse_count (*id, 0, 1000000, &b))
+                usage_error ("create: bad broker id '%s' in --replicas", *id);
+              int32_t b32 = b;
+              g_array_append_val (replicas, b32);
+            }
+        }
       else if (strcmp (argv[i], "--config") == 0 && i + 1 < argc)
         g_ptr_array_add (configs, argv[++i]);
       else
         usage_error ("create: unknown argument '%s'", argv[i]);
     }
+  if (replicas->len > 0 && rf != -1)
+    usage_error ("create: --replicas and --replication together");
 
   /* -1: the broker's default.replication.factor (3 on the test cluster). */
   rd_kafka_NewTopic_t *nt = rd_kafka_NewTopic_new (topic, partitions, rf, errstr, sizeof errstr);
   if (nt == NULL)
     usage_error ("create %s: %s", topic, errstr);
+  for (int p = 0; replicas->len > 0 && p < partitions; p++)
+    if (rd_kafka_NewTopic_set_replica_assignment (nt, p, (int32_t *) (void *) replicas->data,
+                                                  replicas->len, errstr, sizeof errstr)
+        != RD_KAFKA_RESP_ERR_NO_ERROR)
+      usage_error ("create %s: --replicas: %s", topic, errstr);
   for (guint i = 0; i < configs->len; i++)
     {
       g_autofree char *key = NULL;

@@ -49,3 +49,29 @@ peer_truth() {  # peer_truth: every chunk's truth summed into $WORK/truth
 peer_records() {  # peer_records: how many records every kt-gen run produced
   cat "$WORK"/gen.* | sed -n 's/.*messages=\([0-9]*\).*/\1/p' | paste -sd+ | bc
 }
+
+peer_build() {  # peer_build VAR: checks what the test needs, builds the peer of the
+                # test's folder ($here) and exports VAR, the directory it built into
+  [[ ${KT_KAFKA:-} == apache ]] \
+    || fail "needs Apache Kafka (KT_KAFKA=apache, got '${KT_KAFKA:-mock}'): scripts/services start --kafka apache"
+  [[ -x $KT_GEN ]] || fail "kt-gen is not built at $KT_GEN (meson compile -C $KT_BUILD)"
+  [[ -x $KTALLY ]] || fail "ktally is not built at $KTALLY (meson compile -C $KT_BUILD)"
+  "$here/build" > "$WORK/build.out" || fail "tests/peers/$(basename "$here")/build failed"
+  export "$1=$(tail -1 "$WORK/build.out")"
+}
+
+# The peer under test: $here/run on $topic and $db_uri (the test sets
+# them), with PEER_ARGS (e.g. its checkpoint directory) on every start.
+PEER_PID=
+PEER_ARGS=()
+peer_start() {  # peer_start LOG ARGS...: the peer in the background, stderr to LOG
+  local log=$1; shift
+  "$here/run" --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" "${PEER_ARGS[@]}" "$@" \
+    2>> "$log" &
+  PEER_PID=$!
+  KT_CHILDREN+=("$PEER_PID")
+}
+
+peer_alive() {  # peer_alive LOG: the peer still runs (else fail with its log's end)
+  kill -0 "$PEER_PID" 2> /dev/null || { tail -5 "$1" >&2; fail "the peer exited early (log $1)"; }
+}

@@ -41,14 +41,7 @@ source "$KT_SRC/tests/integration/lib.sh"
 # shellcheck source=../common/test-lib.sh
 source "$here/../common/test-lib.sh"
 
-[[ ${KT_KAFKA:-} == apache ]] \
-  || fail "needs Apache Kafka (KT_KAFKA=apache, got '${KT_KAFKA:-mock}'): scripts/services start --kafka apache"
-[[ -x $KT_GEN ]] || fail "kt-gen is not built at $KT_GEN (meson compile -C $KT_BUILD)"
-[[ -x $KTALLY ]] || fail "ktally is not built at $KTALLY (meson compile -C $KT_BUILD)"
-
-"$here/build" > "$WORK/build.out" || fail "tests/peers/flink/build failed"
-export KT_FLINK_PEER_DIR
-KT_FLINK_PEER_DIR=$(tail -1 "$WORK/build.out")
+peer_build KT_FLINK_PEER_DIR
 export KT_FLINK_HEAP=${KT_FLINK_HEAP:-512m}
 
 topic=$(kt_new_topic flink_exact 8)
@@ -56,21 +49,10 @@ db_uri=$(kt_new_db flink_exact)
 db=$(kt_db_name "$db_uri")
 checkpoints=$WORK/checkpoints
 
-PEER_PID=
-peer_start() {  # peer_start LOG ARGS...: the peer in the background, stderr to LOG
-  local log=$1; shift
-  "$here/run" --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" --checkpoints "$checkpoints" \
-    "$@" 2>> "$log" &
-  PEER_PID=$!
-  KT_CHILDREN+=("$PEER_PID")
-}
-
-alive() {  # alive LOG: the peer still runs (else fail with its log's end)
-  kill -0 "$PEER_PID" 2> /dev/null || { tail -5 "$1" >&2; fail "the peer exited early (log $1)"; }
-}
+PEER_ARGS=(--checkpoints "$checkpoints")
 
 has_rows() {  # has_rows LOG: a checkpoint with rows committed, the peer alive
-  alive "$1"
+  peer_alive "$1"
   grep -q '^kt-flink-peer: committed checkpoint=[0-9]* subtask=[0-9]* rows=[1-9]' "$1"
 }
 
@@ -104,7 +86,7 @@ kill_in_xa_window() {  # kill_in_xa_window LOG: kill -9 while a transaction is p
   # MariaDB lists then is what the kill leaves. A window is a few to a few
   # tens of ms of each checkpoint's second here.
   while :; do
-    alive "$1"
+    peer_alive "$1"
     kill -STOP "$PEER_PID"
     (($(prepared) > 0)) && break
     kill -CONT "$PEER_PID"

@@ -40,14 +40,7 @@ source "$KT_SRC/tests/integration/lib.sh"
 # shellcheck source=../common/test-lib.sh
 source "$here/../common/test-lib.sh"
 
-[[ ${KT_KAFKA:-} == apache ]] \
-  || fail "needs Apache Kafka (KT_KAFKA=apache, got '${KT_KAFKA:-mock}'): scripts/services start --kafka apache"
-[[ -x $KT_GEN ]] || fail "kt-gen is not built at $KT_GEN (meson compile -C $KT_BUILD)"
-[[ -x $KTALLY ]] || fail "ktally is not built at $KTALLY (meson compile -C $KT_BUILD)"
-
-"$here/build" > "$WORK/build.out" || fail "tests/peers/spark-structured/build failed"
-export KT_STRUCTURED_PEER_DIR
-KT_STRUCTURED_PEER_DIR=$(tail -1 "$WORK/build.out")
+peer_build KT_STRUCTURED_PEER_DIR
 export KT_SPARK_HEAP=${KT_SPARK_HEAP:-512m}
 # Spark's shuffle files: a kill -9 leaves them, kt_cleanup removes $WORK.
 export SPARK_LOCAL_DIRS=$WORK/spark
@@ -58,18 +51,7 @@ db_uri=$(kt_new_db structured_exact)
 db=$(kt_db_name "$db_uri")
 checkpoint=$WORK/checkpoint
 
-PEER_PID=
-peer_start() {  # peer_start LOG ARGS...: the peer in the background, stderr to LOG
-  local log=$1; shift
-  "$here/run" --brokers "$KT_BROKERS" --topic "$topic" --db "$db_uri" --checkpoint "$checkpoint" \
-    "$@" 2>> "$log" &
-  PEER_PID=$!
-  KT_CHILDREN+=("$PEER_PID")
-}
-
-alive() {  # alive LOG: the peer still runs (else fail with its log's end)
-  kill -0 "$PEER_PID" 2> /dev/null || { tail -5 "$1" >&2; fail "the peer exited early (log $1)"; }
-}
+PEER_ARGS=(--checkpoint "$checkpoint")
 
 with_records() {  # with_records LOG: how many batches with records committed
   local n
@@ -78,7 +60,7 @@ with_records() {  # with_records LOG: how many batches with records committed
 }
 
 has_records() {  # has_records LOG N: more than N batches with records committed, the peer alive
-  alive "$1"
+  peer_alive "$1"
   (($(with_records "$1") > $2))
 }
 

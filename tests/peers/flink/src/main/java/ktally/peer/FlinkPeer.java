@@ -101,89 +101,35 @@ public final class FlinkPeer {
   private FlinkPeer() {}
 
   static final class Options {
-    String brokers, topic, db, checkpoints, job = "flink";
-    boolean exactlyOnce = true, exitWhenIdle, xaCleanup = true;
-    long intervalMs = 1000;
-    int parallelism = Runtime.getRuntime().availableProcessors();
+    String brokers, topic, checkpoints, job;
+    boolean exactlyOnce, exitWhenIdle, xaCleanup;
+    long intervalMs;
+    int parallelism;
+    Db db;
 
-    static Options parse(String[] args) {
+    static Options parse(String[] argv) {
+      Args a = new Args("kt-flink-peer", USAGE, argv, List.of("--exit-when-idle", "--no-xa-cleanup"),
+          List.of("--brokers", "--topic", "--db", "--job", "--checkpoints", "--interval", "--parallelism",
+              "--sink"));
+      a.require("--brokers", "--topic", "--db", "--checkpoints");
       Options o = new Options();
-      for (int i = 0; i < args.length; i++) {
-        String a = args[i], v = null;
-        int eq = a.indexOf('=');
-        if (a.startsWith("--") && eq > 0) {
-          v = a.substring(eq + 1);
-          a = a.substring(0, eq);
-        }
-        if (a.equals("--exit-when-idle")) {
-          o.exitWhenIdle = true;
-          continue;
-        }
-        if (a.equals("--no-xa-cleanup")) {
-          o.xaCleanup = false;
-          continue;
-        }
-        if (a.equals("--help") || a.equals("-h")) {
-          System.out.println(USAGE);
-          System.exit(0);
-        }
-        if (v == null) {
-          if (i + 1 >= args.length)
-            usage(a.startsWith("--") ? a + " needs a value" : "unexpected argument '" + a + "'");
-          v = args[++i];
-        }
-        switch (a) {
-          case "--brokers": o.brokers = v; break;
-          case "--topic": o.topic = v; break;
-          case "--db": o.db = v; break;
-          case "--job": o.job = v; break;
-          case "--checkpoints": o.checkpoints = v; break;
-          case "--interval": o.intervalMs = seconds(a, v); break;
-          case "--parallelism": o.parallelism = positive(a, v); break;
-          case "--sink":
-            if (!v.equals("exactly-once") && !v.equals("at-least-once"))
-              usage("--sink: 'exactly-once' or 'at-least-once', not '" + v + "'");
-            o.exactlyOnce = v.equals("exactly-once");
-            break;
-          default: usage("unknown option " + a);
-        }
-      }
-      if (o.brokers == null || o.topic == null || o.db == null || o.checkpoints == null)
-        usage("--brokers, --topic, --db and --checkpoints are required");
+      o.brokers = a.get("--brokers", null);
+      o.topic = a.get("--topic", null);
+      o.checkpoints = a.get("--checkpoints", null);
+      o.job = a.get("--job", "flink");
+      o.intervalMs = a.millis("--interval", 1000);
+      o.parallelism = a.positive("--parallelism", Runtime.getRuntime().availableProcessors());
+      o.exitWhenIdle = a.flag("--exit-when-idle");
+      o.xaCleanup = !a.flag("--no-xa-cleanup");
+      String sink = a.get("--sink", "exactly-once");
+      if (!sink.equals("exactly-once") && !sink.equals("at-least-once"))
+        a.fail("--sink: 'exactly-once' or 'at-least-once', not '" + sink + "'");
+      o.exactlyOnce = sink.equals("exactly-once");
       if (o.job.isEmpty() || o.job.length() > 64)
-        usage("--job: 1 to 64 characters");
+        a.fail("--job: 1 to 64 characters");
+      o.db = a.db();
       return o;
     }
-
-    private static int positive(String opt, String v) {
-      try {
-        int n = Integer.parseInt(v);
-        if (n > 0)
-          return n;
-      } catch (NumberFormatException e) {
-        /* reported below */
-      }
-      usage(opt + ": '" + v + "' is not a positive number");
-      return 0;
-    }
-
-    private static long seconds(String opt, String v) {
-      try {
-        double s = Double.parseDouble(v);
-        if (s >= 0.01 && s <= 3600)
-          return Math.round(s * 1000);
-      } catch (NumberFormatException e) {
-        /* reported below */
-      }
-      usage(opt + ": '" + v + "' is not a number of seconds from 0.01 to 3600");
-      return 0;
-    }
-  }
-
-  private static void usage(String message) {
-    System.err.println("kt-flink-peer: " + message);
-    System.err.println(USAGE);
-    System.exit(2);
   }
 
   static double sinceStart() {
@@ -192,22 +138,11 @@ public final class FlinkPeer {
 
   public static void main(String[] args) {
     Options o = Options.parse(args);
-    Db db;
-    try {
-      db = new Db(o.db);
-    } catch (IllegalArgumentException e) {
-      usage(e.getMessage());
-      return;
-    }
     int rc = 1;
     try {
-      rc = run(o, db);
+      rc = run(o, o.db);
     } catch (Throwable e) {
-      Throwable root = e;
-      while (root.getCause() != null && root.getCause() != root)
-        root = root.getCause();
-      System.err.println("kt-flink-peer: " + (root instanceof IllegalStateException ? root.getMessage()
-          : root.toString()));
+      System.err.println("kt-flink-peer: " + Args.failure(e, IllegalStateException.class));
     }
     /* The MiniCluster leaves non-daemon threads behind: end the JVM here. */
     System.exit(rc);

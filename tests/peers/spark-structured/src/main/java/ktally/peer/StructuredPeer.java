@@ -61,67 +61,28 @@ public final class StructuredPeer {
   private StructuredPeer() {}
 
   static final class Options {
-    String brokers, topic, db, checkpoint, job = "spark-structured", master = "local[2]";
-    long intervalMs = 1000;
+    String brokers, topic, checkpoint, job, master;
+    long intervalMs;
     boolean exitWhenIdle;
+    Db db;
 
-    static Options parse(String[] args) {
+    static Options parse(String[] argv) {
+      Args a = new Args("kt-structured-peer", USAGE, argv, List.of("--exit-when-idle"), List.of(
+          "--brokers", "--topic", "--db", "--checkpoint", "--job", "--master", "--interval"));
+      a.require("--brokers", "--topic", "--db", "--checkpoint");
       Options o = new Options();
-      for (int i = 0; i < args.length; i++) {
-        String a = args[i], v = null;
-        int eq = a.indexOf('=');
-        if (a.startsWith("--") && eq > 0) {
-          v = a.substring(eq + 1);
-          a = a.substring(0, eq);
-        }
-        if (a.equals("--exit-when-idle")) {
-          o.exitWhenIdle = true;
-          continue;
-        }
-        if (a.equals("--help") || a.equals("-h")) {
-          System.out.println(USAGE);
-          System.exit(0);
-        }
-        if (v == null) {
-          if (i + 1 >= args.length)
-            usage(a.startsWith("--") ? a + " needs a value" : "unexpected argument '" + a + "'");
-          v = args[++i];
-        }
-        switch (a) {
-          case "--brokers": o.brokers = v; break;
-          case "--topic": o.topic = v; break;
-          case "--db": o.db = v; break;
-          case "--checkpoint": o.checkpoint = v; break;
-          case "--job": o.job = v; break;
-          case "--master": o.master = v; break;
-          case "--interval": o.intervalMs = seconds(a, v); break;
-          default: usage("unknown option " + a);
-        }
-      }
-      if (o.brokers == null || o.topic == null || o.db == null || o.checkpoint == null)
-        usage("--brokers, --topic, --db and --checkpoint are required");
-      if (o.job.isEmpty() || o.job.length() > 64 || !o.job.matches("[A-Za-z0-9_-]+"))
-        usage("--job: 1 to 64 letters, digits, '-' or '_'");
+      o.brokers = a.get("--brokers", null);
+      o.topic = a.get("--topic", null);
+      o.checkpoint = a.get("--checkpoint", null);
+      o.job = a.get("--job", "spark-structured");
+      o.master = a.get("--master", "local[2]");
+      o.intervalMs = a.millis("--interval", 1000);
+      o.exitWhenIdle = a.flag("--exit-when-idle");
+      if (!o.job.matches("[A-Za-z0-9_-]{1,64}"))
+        a.fail("--job: 1 to 64 letters, digits, '-' or '_'");
+      o.db = a.db();
       return o;
     }
-
-    private static long seconds(String opt, String v) {
-      try {
-        double s = Double.parseDouble(v);
-        if (s >= 0.01 && s <= 3600)
-          return Math.round(s * 1000);
-      } catch (NumberFormatException e) {
-        /* reported below */
-      }
-      usage(opt + ": '" + v + "' is not a number of seconds from 0.01 to 3600");
-      return 0;
-    }
-  }
-
-  private static void usage(String message) {
-    System.err.println("kt-structured-peer: " + message);
-    System.err.println(USAGE);
-    System.exit(2);
   }
 
   private static double sinceStart() {
@@ -130,22 +91,11 @@ public final class StructuredPeer {
 
   public static void main(String[] args) {
     Options o = Options.parse(args);
-    Db db;
-    try {
-      db = new Db(o.db);
-    } catch (IllegalArgumentException e) {
-      usage(e.getMessage());
-      return;
-    }
     int rc = 1;
     try {
-      rc = run(o, db);
+      rc = run(o, o.db);
     } catch (Throwable e) {
-      Throwable root = e;
-      while (root.getCause() != null && root.getCause() != root)
-        root = root.getCause();
-      System.err.println("kt-structured-peer: " + (root instanceof IllegalStateException
-          ? root.getMessage() : root.toString()));
+      System.err.println("kt-structured-peer: " + Args.failure(e, IllegalStateException.class));
     }
     /* Spark leaves non-daemon threads behind: end the JVM here. */
     System.exit(rc);

@@ -52,80 +52,29 @@ public final class ExactlyOnce {
   private ExactlyOnce() {}
 
   static final class Options {
-    String brokers, topic, db, job = "spark", master = "local[2]";
-    int partitions = -1;       /* -1: the topic's, from its metadata */
-    long intervalMs = 5000;    /* the seed's Seconds(5) */
+    String brokers, topic, job, master;
+    int partitions;            /* -1: the topic's, from its metadata */
+    long intervalMs;           /* the seed's Seconds(5) */
     boolean exitWhenIdle;
+    Db db;
 
-    static Options parse(String[] args) {
+    static Options parse(String[] argv) {
+      Args a = new Args("kt-spark-peer", USAGE, argv, List.of("--exit-when-idle"), List.of("--brokers",
+          "--topic", "--db", "--job", "--master", "--partitions", "--interval"));
+      a.require("--brokers", "--topic", "--db");
       Options o = new Options();
-      for (int i = 0; i < args.length; i++) {
-        String a = args[i], v = null;
-        int eq = a.indexOf('=');
-        if (a.startsWith("--") && eq > 0) {
-          v = a.substring(eq + 1);
-          a = a.substring(0, eq);
-        }
-        if (a.equals("--exit-when-idle")) {
-          o.exitWhenIdle = true;
-          continue;
-        }
-        if (a.equals("--help") || a.equals("-h")) {
-          System.out.println(USAGE);
-          System.exit(0);
-        }
-        if (v == null) {
-          if (i + 1 >= args.length)
-            usage(a.startsWith("--") ? a + " needs a value" : "unexpected argument '" + a + "'");
-          v = args[++i];
-        }
-        switch (a) {
-          case "--brokers": o.brokers = v; break;
-          case "--topic": o.topic = v; break;
-          case "--db": o.db = v; break;
-          case "--job": o.job = v; break;
-          case "--master": o.master = v; break;
-          case "--partitions": o.partitions = positive(a, v); break;
-          case "--interval": o.intervalMs = seconds(a, v); break;
-          default: usage("unknown option " + a);
-        }
-      }
-      if (o.brokers == null || o.topic == null || o.db == null)
-        usage("--brokers, --topic and --db are required");
+      o.brokers = a.get("--brokers", null);
+      o.topic = a.get("--topic", null);
+      o.job = a.get("--job", "spark");
+      o.master = a.get("--master", "local[2]");
+      o.partitions = a.positive("--partitions", -1);
+      o.intervalMs = a.millis("--interval", 5000);
+      o.exitWhenIdle = a.flag("--exit-when-idle");
       if (o.job.isEmpty() || o.job.length() > 64)
-        usage("--job: 1 to 64 characters");
+        a.fail("--job: 1 to 64 characters");
+      o.db = a.db();
       return o;
     }
-
-    private static int positive(String opt, String v) {
-      try {
-        int n = Integer.parseInt(v);
-        if (n > 0)
-          return n;
-      } catch (NumberFormatException e) {
-        /* reported below */
-      }
-      usage(opt + ": '" + v + "' is not a positive number");
-      return 0;
-    }
-
-    private static long seconds(String opt, String v) {
-      try {
-        double s = Double.parseDouble(v);
-        if (s >= 0.01 && s <= 3600)
-          return Math.round(s * 1000);
-      } catch (NumberFormatException e) {
-        /* reported below */
-      }
-      usage(opt + ": '" + v + "' is not a number of seconds from 0.01 to 3600");
-      return 0;
-    }
-  }
-
-  private static void usage(String message) {
-    System.err.println("kt-spark-peer: " + message);
-    System.err.println(USAGE);
-    System.exit(2);
   }
 
   private static Map<String, Object> kafkaParams(Options o) {
@@ -175,23 +124,13 @@ public final class ExactlyOnce {
 
   public static void main(String[] args) {
     Options o = Options.parse(args);
-    Db db;
-    try {
-      db = new Db(o.db);
-    } catch (IllegalArgumentException e) {
-      usage(e.getMessage());
-      return;
-    }
     int rc = 1;
     try {
-      rc = run(o, db);
+      rc = run(o, o.db);
     } catch (Throwable e) {
-      Throwable root = e;
-      while (root.getCause() != null && root.getCause() != root)
-        root = root.getCause();
       /* Our own messages as they are; anything else with its class name. */
-      boolean ours = root instanceof Store.FenceMissed || root instanceof IllegalStateException;
-      System.err.println("kt-spark-peer: " + (ours ? root.getMessage() : root.toString()));
+      System.err.println("kt-spark-peer: " + Args.failure(e, Store.FenceMissed.class,
+          IllegalStateException.class));
     }
     /* Spark leaves non-daemon threads behind: end the JVM here. */
     System.exit(rc);
