@@ -371,13 +371,13 @@ kt_db_open (KtDbConfig *db, guint flags, guint *index, unsigned int connect_time
 {
   gboolean read_only_ok = (flags & KT_DB_OPEN_READ_ONLY_OK) != 0;
   gboolean record = (flags & KT_DB_OPEN_BESIDE) == 0;
+  gboolean had_identity = kt_db_identity () != NULL;
   g_autoptr(GString) why_not = g_string_new (NULL);
   g_autoptr(GArray) skips = g_array_new (FALSE, TRUE, sizeof (Skip));
   g_autoptr(MYSQL) fallback = NULL;  /* the first read-only server, for a reader */
   guint fallback_at = 0;
   KtErrorCode code = KT_ERROR_FATAL;
   guint n = kt_db_hosts (db);
-  gboolean had_identity = kt_db_identity () != NULL;
 
   g_array_set_clear_func (skips, skip_clear);
   for (guint i = 0; i < n; i++)
