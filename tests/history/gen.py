@@ -95,6 +95,10 @@ class Gen:
         # second private MariaDB holding a ktally database of the same
         # name): ktally must refuse it, and never write there.
         self.r_foreign = random.Random("%s:foreign-server" % seed)
+        # How a database's server is spelled (localhost:PORT is TCP to that
+        # port, as 127.0.0.1:PORT), and which invalid runs are a config
+        # file whose [mysql] would drop a TLS setting.
+        self.r_dbspell = random.Random("%s:db-spelling" % seed)
         self.seed = seed
         self.open = set(KNOWN_OPEN) if open_ is None else set(open_)
         self.focus = focus
@@ -181,6 +185,8 @@ class Gen:
         for d in h["dbs"]:
             if self.r_foreign.random() < (0.9 if self.focus == "foreign-server" else 0.25):
                 d["foreign"] = True
+            if self.r_dbspell.random() < 0.3:
+                d["localhost"] = True
         if any(t["kind"] == LEDGER for t in h["topics"]) and not any(
                 d["mode"] == "transactional" for d in h["dbs"]):
             h["dbs"].append({"id": "d%d" % len(h["dbs"]), "mode": "transactional",
@@ -393,6 +399,11 @@ class Gen:
                     ops.append({"op": "mysql_outage", "ms": r.choice([500, 1500, 3000])})
                 if self.mysql == "galera":
                     ops[-1] = self.galera_fault()
+                elif self.focus == "foreign-server":
+                    # Long enough that live instances reconnect during it,
+                    # and meet the unrelated server of their hosts list.
+                    ops[-1] = {"op": "mysql_outage",
+                               "ms": self.r_foreign.choice([4000, 6000, 8000])}
             elif kind == "broker":
                 s = r.random()
                 if s < 0.4:
@@ -927,6 +938,11 @@ class Gen:
                                    "enable.partition.eof=false", "auto.offset.reset=latest",
                                    "group.id=other"])
             op["mode"] = r.choice(["transactional", "idempotent"])
+        if self.r_dbspell.random() < 0.12:
+            # A config file's [mysql] whose TLS would be dropped: uri beside
+            # ssl-mode, or --db on the command line over the file's keys.
+            op["kind"] = k = self.r_dbspell.choice(["config-uri-with-keys",
+                                                    "config-flag-drops-tls"])
         elif k in ("table-not-identifier", "replay-bad-table"):
             # A name of another shape, or past the 250 bytes of MariaDB's
             # file names (a CJK character takes 5): --table, or for a run

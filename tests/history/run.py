@@ -559,7 +559,12 @@ class Runner:
         # A database drawn "foreign": its hosts list names, last, the
         # unrelated server, which holds a ktally database of the same name.
         other = ",127.0.0.1:%d" % self.svc.other_port() if self.dbs[d].get("foreign") else ""
-        return "%s%s/%s" % (self.svc.uri_base, other, self.dbname[d])
+        base = self.svc.uri_base
+        if self.dbs[d].get("localhost"):
+            # The same server spelled localhost:PORT: TCP to that port, not
+            # the client library's default socket.
+            base = base.replace("@127.0.0.1:", "@localhost:").replace(",127.0.0.1:", ",localhost:")
+        return "%s%s/%s" % (base, other, self.dbname[d])
 
     def other_uri(self, d):
         """The unrelated server's database of the same name, alone."""
@@ -1235,9 +1240,27 @@ class Runner:
     def op_term(self, op):
         self.stop_instance(op["inst"], signal.SIGTERM)
 
+    def settle_first_connections(self):
+        """Before a MariaDB fault: every live instance whose hosts list names
+        the unrelated server has made its first connection (its start
+        line, or it ended), up to 20 s. A first connection that falls in an
+        outage takes the unrelated server as its database: what the
+        identity cannot tell (sql/HA.md), not what histories are for."""
+        end = time.monotonic() + 20 * self.slow
+        for inst in list(self.live.values()):
+            if not self.dbs[self.jobs[inst.job]["db"]].get("foreign"):
+                continue
+            while time.monotonic() < end and inst.proc.poll() is None:
+                with open(inst.log_path, "rb") as f:
+                    f.seek(inst.log_from)
+                    if re.search(rb"reading .* into ", f.read()):
+                        break
+                time.sleep(0.05)
+
     def op_mysql_restart(self, op):
         if op.get("node") and self.mysql_down - {op["node"]}:
             return      # another Galera node is down: keep the quorum
+        self.settle_first_connections()
         self.mysql_fault_at = float("inf")
         self.svc.service("restart-mysql", *([op["node"]] if op.get("node") else []))
         self.mysql_down.discard(op.get("node"))
@@ -1248,6 +1271,7 @@ class Runner:
         node = [op["node"]] if op.get("node") else []
         if node and self.mysql_down - set(node):
             return      # another Galera node is down: keep the quorum
+        self.settle_first_connections()
         self.mysql_fault_at = float("inf")
         self.svc.service("kill-mysql", *node)
         try:
@@ -1271,6 +1295,7 @@ class Runner:
         primary component); ktally, given every node, moves to another."""
         if self.mysql_down:
             return      # one node down at most (a shrunk history may ask twice)
+        self.settle_first_connections()
         self.mysql_fault_at = float("inf")
         self.svc.service("kill-mysql", op["node"])
         self.mysql_down.add(op["node"])
@@ -2034,6 +2059,21 @@ class Runner:
         idle = ["--exit-when-idle", "--interval", "0"]
         job = ["--job", "h%s_inv" % self.run_id]
         n = self.topics[t]["partitions"]
+        if k in ("config-uri-with-keys", "config-flag-drops-tls"):
+            # [mysql] uri with ssl-mode beside it (the uri won, TLS never
+            # checked), or the file's TLS keys under a --db flag.
+            conf = os.path.join(self.work, "mysql-tls-%d.conf" % len(os.listdir(self.work)))
+            host = self.svc.mysql_hosts[0]
+            with open(conf, "w") as f:
+                if k == "config-uri-with-keys":
+                    f.write("[mysql]\nuri = %s\nssl-mode = verify-identity\n" % self.uri(d))
+                else:
+                    f.write("[mysql]\nhost = %s\nport = %d\nuser = %s\ndatabase = %s\n"
+                            "ssl-mode = required\n" % (host[0], host[1], self.svc.env["KT_MYSQL_USER"],
+                                                         self.dbname[d]))
+            args = ["run", "--config", conf, "--brokers", self.svc.brokers, "--topic",
+                    self.names[t], "--startup-timeout", "5"] + job + ["--mode", mode] + idle
+            return args + (["--db", self.uri(d)] if k == "config-flag-drops-tls" else [])
         if k == "offsets-kafka-transactional":
             return base + job + ["--offsets", "kafka"] + idle
         if k == "group-and-partitions":
@@ -2463,12 +2503,31 @@ class Runner:
         counted (ktally's line names both identities)."""
         if not self.dbs[d].get("foreign"):
             return
-        for table in ("kafka_offset", "ktally_batches", "ktally_job", "ktally_table"):
-            n = self.svc.other_sql(self.dbname[d], "SELECT COUNT(*) FROM `%s`" % table)[0][0]
-            if n:
-                raise Failure("foreign:%s" % d, "the unrelated server's %s.%s holds %d rows: a "
-                              "job counted there (its hosts list names it last)" % (
-                                  self.dbname[d], table, n))
+        # What the identity cannot tell (sql/HA.md): an instance whose very
+        # first connection fell in an outage of its own server took the
+        # unrelated one as its database (its start line names it, and a
+        # warning says so). Its job may have rows there; no other may.
+        there = "@127.0.0.1:%d/%s." % (self.svc.other_port(), self.dbname[d])
+        started_there = set()
+        for inst in self.all_instances:
+            try:
+                with open(inst.log_path, "rb") as f:
+                    text = f.read().decode(errors="replace")
+            except OSError:
+                continue
+            if re.search(r"reading .* into [^ ]*" + re.escape(there), text):
+                started_there.add(self.job_name(inst.job))
+        self.stats["foreign_first"] += len(started_there)
+        for table, col in (("kafka_offset", "job"), ("ktally_batches", "job"),
+                           ("ktally_job", "job"), ("ktally_table", "first_job")):
+            rows = self.svc.other_sql(self.dbname[d], "SELECT DISTINCT `%s` FROM `%s`" % (
+                col, table))
+            wrong = sorted(r[0] for r in rows if r[0] not in started_there)
+            if wrong:
+                raise Failure("foreign:%s" % d, "the unrelated server's %s.%s holds rows of %s: "
+                              "a job counted there (its hosts list names it last), though no "
+                              "instance of it started there" % (self.dbname[d], table,
+                                                                ", ".join(wrong)))
         if d != min(x for x in self.dbs if self.dbs[x].get("foreign")):
             return      # the logs are counted once
         for name in os.listdir(self.work):
