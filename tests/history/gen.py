@@ -494,7 +494,8 @@ class Gen:
                     op = self.reset_replay(replays)
                 else:
                     op = self.reset(topics, dbs, jobs, started, live, prefer)
-                recountable = op and op["to"] == "recount" and op["job"] in jobs \
+                recountable = op and op["op"] == "reset" and op["to"] == "recount" \
+                    and op.get("job") in jobs \
                     and jobs[op["job"]]["kind"] == "count" and not jobs[op["job"]].get("max_keys") \
                     and dbs[jobs[op["job"]]["db"]]["mode"] == "transactional" \
                     and jobs[op["job"]]["start"] == "earliest"
