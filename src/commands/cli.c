@@ -304,7 +304,7 @@ const KtOption kt_option_table[] = {
   { "audit-keep", 0, "batch", KT_OPT_SECONDS, AT (run.audit_keep), .min = 1, .max = 1e12,
     .fallback_doc = "keep all", .commands = KT_CMD_RUN, .metavar = "DURATION",
     .help = "Keep this long of ktally_batches row by row (e.g. 7d); older rows are "
-            "folded into one per partition" },
+            "folded into one per partition, or per run between ranges a reset skipped" },
 
   /* Service */
   { "http", 0, "http", KT_OPT_TEXT, AT (health.http), .fallback_doc = "off", .commands = KT_CMD_RUN,

@@ -241,7 +241,7 @@ report_folded (KtBatchLog *log, const KtBatchSummary *summary, gint64 started)
 }
 
 void
-kt_batch_log_committed (KtBatchLog *log, const KtKind *kind, gpointer state,
+kt_batch_log_committed (KtBatchLog *log, const KtKind *kind, gpointer batch,
                         const GArray *states, const GArray *ranges, const GArray *losses,
                         guint64 records, gint64 bytes, gint32 moved, gint64 audit_id,
                         gint64 started)
@@ -271,7 +271,7 @@ kt_batch_log_committed (KtBatchLog *log, const KtKind *kind, gpointer state,
   g_string_printf (line, "job %s: batch %" G_GINT64_FORMAT ": %u partition%s, %"
                    G_GUINT64_FORMAT " record%s, ", log->job, audit_id, ranges->len,
                    ranges->len == 1 ? "" : "s", records, records == 1 ? "" : "s");
-  kind->summarise (state, &summary, line);
+  kind->summarise (batch, &summary, line);
   duration = since (started);
   kt_metrics_batch (log->metrics, &(KtBatchReport) {
     .result = moved >= 0 ? KT_BATCH_FENCED : KT_BATCH_COMMITTED, .duration = duration,

@@ -71,10 +71,10 @@ void kt_batch_log_fenced    (KtBatchLog *log, const GArray *ranges, guint64 reco
 
 /* A batch that committed (@moved: a partition whose offsets another writer
  * moved while its output stood, or -1): the losses it skipped, its line
- * (with the kind's part, from @kind's summarise), its figures. @bytes:
+ * (with the kind's part, from @kind's summarise of @batch), its figures. @bytes:
  * the bytes of record values it read; @audit_id: the first ktally_batches
  * id it wrote (what `reset --to batch:ID` takes), which names it. */
-void kt_batch_log_committed (KtBatchLog *log, const KtKind *kind, gpointer state,
+void kt_batch_log_committed (KtBatchLog *log, const KtKind *kind, gpointer batch,
                              const GArray *states, const GArray *ranges,
                              const GArray *losses, guint64 records, gint64 bytes,
                              gint32 moved, gint64 audit_id, gint64 started);

@@ -62,6 +62,8 @@ kt_feed_free (KtFeed *f)
 {
   if (f == NULL)
     return;
+  if (f->batch != NULL)
+    f->kind->batch_free (g_steal_pointer (&f->batch));
   if (f->state != NULL)
     f->kind->close (g_steal_pointer (&f->state));
   g_clear_pointer (&f->source, kt_source_free);
@@ -193,6 +195,8 @@ gboolean
 kt_feed_plan (KtFeed *f, gboolean fresh, gint64 max_per_partition, KtOnDataLoss on_data_loss,
               GError **error)
 {
+  if (f->batch != NULL)
+    f->kind->batch_free (g_steal_pointer (&f->batch));
   g_array_set_size (f->ranges, 0);
   g_array_set_size (f->losses, 0);
   f->records = 0;
@@ -219,8 +223,10 @@ kt_feed_plan (KtFeed *f, gboolean fresh, gint64 max_per_partition, KtOnDataLoss 
       g_prefix_error (error, "topic %s, ", f->context.topic);
       return FALSE;
     }
-  return f->ranges->len == 0
-         || f->kind->plan (f->state, f->ranges, f->states, max_per_partition, error);
+  if (f->ranges->len == 0)
+    return TRUE;
+  f->batch = f->kind->batch_new (f->state, f->ranges, f->states, max_per_partition, NULL, error);
+  return f->batch != NULL;
 }
 
 void
@@ -242,7 +248,7 @@ on_record (gint32 partition, gint64 offset, const char *value, gsize len,
     for (guint i = 0; i < f->ranges->len; i++)
       if (g_array_index (f->ranges, KtRange, i).partition == partition)
         f->last_range = i;
-  f->kind->take (f->state, f->last_range, partition, offset, value, len);
+  f->kind->take (f->batch, f->last_range, partition, offset, value, len);
 }
 
 gboolean

@@ -41,6 +41,7 @@ typedef struct
   GArray          *states;       /* KtPartitionState */
   GArray          *ranges;       /* KtRange */
   GArray          *losses;       /* KtDataLoss */
+  gpointer         batch;        /* the kind's (kind.h), NULL without ranges */
   guint            last_range;
   guint64          records;
 } KtFeed;

@@ -678,7 +678,7 @@ kt_reset_kind_options_free (const KtKind *kind, gpointer options)
 typedef struct
 {
   const KtKind *kind;
-  gpointer         self;
+  gpointer         batch;     /* the kind's */
   GArray          *ranges;    /* KtRange: the audit rows that read records, merged */
   guint            at;        /* the range being read */
   guint64          records;
@@ -690,7 +690,7 @@ reread_record (gint32 partition, gint64 offset, const char *value, gsize len, gp
   Reread *rr = data;
 
   rr->records++;
-  rr->kind->take (rr->self, rr->at, partition, offset, value, len);
+  rr->kind->take (rr->batch, rr->at, partition, offset, value, len);
 }
 
 gboolean
@@ -776,18 +776,77 @@ kt_reset_recount_chain (const char *job, KtResetMove *mv, const GArray *links, G
   return TRUE;
 }
 
+/* A recount's batch (@rr) read again, compared with what the audit rows
+ * @recorded, and taken back out of the output. */
+static gboolean
+recount_batch (KtKindContext *context, const KtKind *kind, Reread *rr, KtResetMove *mv,
+               const KtRangeStats *recorded, gboolean execute, GError **error)
+{
+  static const volatile int never = 0;
+  GArray *ranges = rr->ranges;
+  g_autoptr(GString) line = g_string_new (NULL);
+  KtBatchSummary read = { 0 };
+
+  for (rr->at = 0; rr->at < ranges->len; rr->at++)
+    {
+      g_autoptr(GArray) one = g_array_new (FALSE, FALSE, sizeof (KtRange));
+      KtRange want = g_array_index (ranges, KtRange, rr->at);
+
+      /* A read stopped early by a cap goes on from where it stopped. */
+      while (want.read_from < want.until)
+        {
+          g_array_set_size (one, 0);
+          g_array_append_val (one, want);
+          if (!kt_source_read (context->source, one, reread_record, rr, &never, 30000, error))
+            {
+              g_prefix_error (error, "--rebuild: reading %s/%d [%" G_GINT64_FORMAT ", %"
+                              G_GINT64_FORMAT ") again: ", mv->topic, mv->partition,
+                              want.read_from, want.until);
+              return FALSE;
+            }
+          want.read_from = want.from = g_array_index (one, KtRange, 0).until;
+        }
+    }
+  kind->summarise (rr->batch, &read, line);
+  if (rr->records != recorded->records || read.lines != recorded->lines
+      || read.counted != recorded->errors || read.malformed != recorded->malformed)
+    {
+      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
+                   "--rebuild: read again, %s/%d [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT
+                   ") holds %" G_GUINT64_FORMAT " records, %" G_GUINT64_FORMAT " lines, %"
+                   G_GUINT64_FORMAT " ERROR, %" G_GUINT64_FORMAT " malformed, but job %s's "
+                   "audit rows recorded %" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT ", %"
+                   G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT " (%s): taking that back would "
+                   "not be exact; refused", mv->topic, mv->partition, mv->to, mv->stored,
+                   rr->records, read.lines, read.counted, read.malformed, context->job,
+                   recorded->records, recorded->lines, recorded->errors, recorded->malformed,
+                   rr->records < recorded->records
+                   ? "fewer records: removed by compaction since, or the topic recreated?"
+                   : rr->records > recorded->records
+                   ? "more records than were counted: a range a reset skipped, folded into "
+                     "counted rows by --audit-keep before schema version 7 marked skips, or "
+                     "the topic recreated?"
+                   : "the same records read otherwise: another ktally's parser, or the topic "
+                     "recreated?");
+      return FALSE;
+    }
+  mv->taken = *recorded;
+  if (!kind->retract (rr->batch, execute, &mv->taken_rows, error))
+    return FALSE;
+  return !execute || kt_offsets_drop_batches_from (context->db, context->job, mv->topic,
+                                                   mv->partition, mv->to, error);
+}
+
 /* One partition's recount: reads, compares, takes back. */
 static gboolean
 recount_move (KtKindContext *context, const KtKind *kind, gpointer self, KtResetMove *mv,
               gboolean execute, GError **error)
 {
-  static const volatile int never = 0;
   g_autoptr(GArray) ranges = g_array_new (FALSE, FALSE, sizeof (KtRange));
   g_autoptr(GArray) states = g_array_new (FALSE, FALSE, sizeof (KtPartitionState));
-  g_autoptr(GString) line = g_string_new (NULL);
   KtRangeStats recorded = { 0 };
-  KtBatchSummary read = { 0 };
-  Reread rr = { kind, self, ranges, 0, 0 };
+  Reread rr = { kind, NULL, ranges, 0, 0 };
+  gboolean ok;
 
   {
     g_autoptr(GArray) links = g_array_new (FALSE, FALSE, sizeof (KtAuditLink));
@@ -801,56 +860,12 @@ recount_move (KtKindContext *context, const KtKind *kind, gpointer self, KtReset
     return TRUE;
   g_array_append_val (states, ((KtPartitionState) { mv->partition, mv->stored, mv->low,
                                                     mv->high }));
-  if (!kind->plan (self, ranges, states, G_MAXINT64, error))
+  rr.batch = kind->batch_new (self, ranges, states, G_MAXINT64, NULL, error);
+  if (rr.batch == NULL)
     return FALSE;
-  for (rr.at = 0; rr.at < ranges->len; rr.at++)
-    {
-      g_autoptr(GArray) one = g_array_new (FALSE, FALSE, sizeof (KtRange));
-      KtRange want = g_array_index (ranges, KtRange, rr.at);
-
-      /* A read stopped early by a cap goes on from where it stopped. */
-      while (want.read_from < want.until)
-        {
-          g_array_set_size (one, 0);
-          g_array_append_val (one, want);
-          if (!kt_source_read (context->source, one, reread_record, &rr, &never, 30000, error))
-            {
-              g_prefix_error (error, "--rebuild: reading %s/%d [%" G_GINT64_FORMAT ", %"
-                              G_GINT64_FORMAT ") again: ", mv->topic, mv->partition,
-                              want.read_from, want.until);
-              return FALSE;
-            }
-          want.read_from = want.from = g_array_index (one, KtRange, 0).until;
-        }
-    }
-  kind->summarise (self, &read, line);
-  if (rr.records != recorded.records || read.lines != recorded.lines
-      || read.counted != recorded.errors || read.malformed != recorded.malformed)
-    {
-      g_set_error (error, KT_ERROR, KT_ERROR_USAGE,
-                   "--rebuild: read again, %s/%d [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT
-                   ") holds %" G_GUINT64_FORMAT " records, %" G_GUINT64_FORMAT " lines, %"
-                   G_GUINT64_FORMAT " ERROR, %" G_GUINT64_FORMAT " malformed, but job %s's "
-                   "audit rows recorded %" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT ", %"
-                   G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT " (%s): taking that back would "
-                   "not be exact; refused", mv->topic, mv->partition, mv->to, mv->stored,
-                   rr.records, read.lines, read.counted, read.malformed, context->job,
-                   recorded.records, recorded.lines, recorded.errors, recorded.malformed,
-                   rr.records < recorded.records
-                   ? "fewer records: removed by compaction since, or the topic recreated?"
-                   : rr.records > recorded.records
-                   ? "more records than were counted: a range a reset skipped, folded into "
-                     "counted rows by --audit-keep before schema version 7 marked skips, or "
-                     "the topic recreated?"
-                   : "the same records read otherwise: another ktally's parser, or the topic "
-                     "recreated?");
-      return FALSE;
-    }
-  mv->taken = recorded;
-  if (!kind->retract (self, execute, &mv->taken_rows, error))
-    return FALSE;
-  return !execute || kt_offsets_drop_batches_from (context->db, context->job, mv->topic,
-                                                   mv->partition, mv->to, error);
+  ok = recount_batch (context, kind, &rr, mv, &recorded, execute, error);
+  kind->batch_free (rr.batch);
+  return ok;
 }
 
 gboolean

@@ -105,7 +105,7 @@ commit_once (KtRunner *r, KtCommitResult *result, KtFeed **fenced_feed, gint32 *
 
       if (f->ranges->len == 0)
         continue;
-      if (!r->kind->write (f->state, f->ranges, fenced, error))
+      if (!r->kind->write (f->batch, f->ranges, fenced, error))
         {
           kt_db_abort (r->db);
           return FALSE;
@@ -245,9 +245,9 @@ settle_batch (KtRunner *r, KtCommitResult result, const KtFeed *fenced_feed, gin
       else
         {
           if (r->kind->after != NULL
-              && !r->kind->after (f->state, f->ranges, &moved, error))
+              && !r->kind->after (f->batch, f->ranges, &moved, error))
             return FALSE;
-          kt_batch_log_committed (&f->log, r->kind, f->state, f->states, f->ranges,
+          kt_batch_log_committed (&f->log, r->kind, f->batch, f->states, f->ranges,
                                   f->losses, f->records, kt_source_last_bytes (f->source),
                                   moved, f->context.audit_id, started);
           kt_plan_advance (f->states, f->ranges);

@@ -31,18 +31,27 @@ typedef struct
   gboolean    lost;      /* the range starts past a skipped data loss */
 } Part;
 
+/* What the kind keeps from batch to batch. */
 typedef struct
 {
   KtKindContext  *context;
   KtParser       *parser;
   KtCountsShape   shape;     /* of the output view */
   char           *topics;    /* the table of per-topic rows under it */
+  gpointer        taking;    /* the batch whose malformed lines the parser keeps */
+} Idempotent;
+
+/* One batch. */
+typedef struct
+{
+  Idempotent     *kind;
+  const GArray   *ranges;    /* KtRange, the scheduler's */
   KtKeyLimit     *limit;     /* --max-keys over the batch, all partitions */
   GPtrArray      *parts;     /* Part per range */
   GArray         *stats;     /* KtRangeStats per range */
   KtBatchSummary  summary;
   KtDeadLetters  *dead;      /* --dead-letters, or NULL */
-} Idempotent;
+} IdemBatch;
 
 static void
 part_free (gpointer data)
@@ -63,13 +72,9 @@ idem_close (gpointer data)
 
   if (self == NULL)
     return;
-  kt_dead_letters_free (self->dead);
   kt_parser_free (self->parser);
-  g_clear_pointer (&self->parts, g_ptr_array_unref);
-  kt_key_limit_free (self->limit);
   g_free (self->topics);
   kt_counts_shape_clear (&self->shape);
-  g_clear_pointer (&self->stats, g_array_unref);
   g_free (self);
 }
 
@@ -82,15 +87,11 @@ idem_open (KtKindContext *context, GError **error)
   self->parser = kt_counts_parser (kt_counts_options (context), error);
   kt_counts_shape (kt_counts_options (context), &self->shape);
   self->topics = g_strconcat (context->output, KT_TOPIC_SUFFIX, NULL);
-  self->limit = kt_key_limit_new (kt_counts_options (context)->max_keys);
-  self->parts = g_ptr_array_new_with_free_func (part_free);
-  self->stats = g_array_new (FALSE, TRUE, sizeof (KtRangeStats));
   if (self->parser == NULL)
     {
       idem_close (self);
       return NULL;
     }
-  self->dead = kt_dead_letters_new (kt_counts_options (context), self->parser);
   return self;
 }
 
@@ -146,22 +147,91 @@ read_coverage (Idempotent *self, const GArray *ranges, gboolean lock, GHashTable
   return TRUE;
 }
 
-/* Each range skips what its partition's output already counted, and gets
- * its Part. */
+static void
+idem_batch_free (gpointer data)
+{
+  IdemBatch *b = data;
+
+  if (b == NULL)
+    return;
+  if (b->kind->taking == b)
+    {
+      kt_parser_set_malformed_func (b->kind->parser, NULL, NULL);
+      b->kind->taking = NULL;
+    }
+  kt_dead_letters_free (b->dead);
+  g_clear_pointer (&b->parts, g_ptr_array_unref);
+  kt_key_limit_free (b->limit);
+  g_clear_pointer (&b->stats, g_array_unref);
+  g_free (b);
+}
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (IdemBatch, idem_batch_free)
+
+/* The part of @b that reads @partition, its index in *@at; NULL: none. */
+static const Part *
+find_part (const IdemBatch *b, gint32 partition, guint *at)
+{
+  for (guint i = 0; i < b->parts->len; i++)
+    if (((const Part *) b->parts->pdata[i])->partition == partition)
+      {
+        *at = i;
+        return b->parts->pdata[i];
+      }
+  return NULL;
+}
+
+/* What @prior's output covers of @partition once it commits: the set it
+ * planned from and the range it read (what its write makes the set). New
+ * set; NULL when @prior did not read @partition. */
+static KtCoverage *
+covered_after (const IdemBatch *prior, gint32 partition)
+{
+  guint at = 0;
+  const Part *part = find_part (prior, partition, &at);
+  const KtRange *rg;
+  KtCoverage *set;
+
+  if (part == NULL)
+    return NULL;
+  rg = &g_array_index (prior->ranges, KtRange, at);
+  set = kt_coverage_copy (part->expected);
+  kt_coverage_add (set, rg->read_from, rg->until);
+  return set;
+}
+
 static gboolean
-idem_plan (gpointer data, GArray *ranges, const GArray *states,
-            gint64 max_per_partition, GError **error)
+idem_ahead (gconstpointer data, const GArray *ranges)
+{
+  const IdemBatch *prior = data;
+  guint at;
+
+  /* The others' sets are the database's, which only a batch that holds the
+   * connection may read. */
+  for (guint i = 0; i < ranges->len; i++)
+    if (find_part (prior, g_array_index (ranges, KtRange, i).partition, &at) == NULL)
+      return FALSE;
+  return TRUE;
+}
+
+/* A batch: each range skips what its partition's output already counted
+ * (the set stored, or the one @prior leaves), and gets its Part. */
+static gpointer
+idem_batch_new (gpointer data, GArray *ranges, const GArray *states,
+                gint64 max_per_partition, gconstpointer prior, GError **error)
 {
   Idempotent *self = data;
+  const KtCountOptions *options = kt_counts_options (self->context);
+  g_autoptr(IdemBatch) b = g_new0 (IdemBatch, 1);
   g_autoptr(GHashTable) sets = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL,
                                                       (GDestroyNotify) kt_coverage_free);
 
-  g_ptr_array_set_size (self->parts, 0);
-  kt_dead_letters_clear (self->dead);
-  kt_key_limit_clear (self->limit);
-  g_array_set_size (self->stats, 0);
-  g_array_set_size (self->stats, ranges->len);
-  self->summary = (KtBatchSummary) { 0 };
+  b->kind = self;
+  b->ranges = ranges;
+  b->limit = kt_key_limit_new (options->max_keys);
+  b->parts = g_ptr_array_new_with_free_func (part_free);
+  b->stats = g_array_new (FALSE, TRUE, sizeof (KtRangeStats));
+  g_array_set_size (b->stats, ranges->len);
   for (guint i = 0; i < ranges->len; i++)
     {
       const KtRange *rg = &g_array_index (ranges, KtRange, i);
@@ -182,13 +252,23 @@ idem_plan (gpointer data, GArray *ranges, const GArray *states,
                            "the new log's offsets for ones it counted; `ktally forget --job %s --execute` "
                            "and run again to count the new log from its start", self->context->topic,
                            rg->partition, rg->from, st->high, self->context->job);
-              return FALSE;
+              return NULL;
             }
         }
     }
-  if (ranges->len > 0
-      && (!kt_db_connect (self->context->db, error) || !read_coverage (self, ranges, FALSE, sets, error)))
-    return FALSE;
+  if (prior != NULL)
+    for (guint i = 0; i < ranges->len; i++)
+      {
+        gint32 p = g_array_index (ranges, KtRange, i).partition;
+        KtCoverage *set = covered_after (prior, p);
+
+        g_return_val_if_fail (set != NULL, NULL);  /* ahead() said so */
+        g_hash_table_replace (sets, GINT_TO_POINTER (p), set);
+      }
+  else if (ranges->len > 0
+           && (!kt_db_connect (self->context->db, error)
+               || !read_coverage (self, ranges, FALSE, sets, error)))
+    return NULL;
   for (guint i = 0; i < ranges->len; i++)
     {
       KtRange *rg = &g_array_index (ranges, KtRange, i);
@@ -204,12 +284,15 @@ idem_plan (gpointer data, GArray *ranges, const GArray *states,
           kt_plan_skip_covered (rg, part->expected,
                                 g_array_index (states, KtPartitionState, j).high,
                                 max_per_partition);
-      part->counts = kt_counts_new (kt_counts_options (self->context), rg->partition, self->limit);
+      part->counts = kt_counts_new (options, rg->partition, b->limit);
       part->skips = g_array_new (FALSE, FALSE, sizeof (KtInterval));
       kt_coverage_within (part->expected, rg->read_from, rg->until, part->skips);
-      g_ptr_array_add (self->parts, part);
+      g_ptr_array_add (b->parts, part);
     }
-  return TRUE;
+  /* The parser tells this batch's dead letters from now on. */
+  b->dead = kt_dead_letters_new (options, self->parser);
+  self->taking = b;
+  return g_steal_pointer (&b);
 }
 
 /* Whether @offset was counted before: read again, never counted again.
@@ -228,13 +311,13 @@ static void
 idem_take (gpointer data, guint range, gint32 partition, gint64 offset, const char *value,
            gsize len)
 {
-  Idempotent *self = data;
-  Part *part = self->parts->pdata[range];
+  IdemBatch *b = data;
+  Part *part = b->parts->pdata[range];
 
-  kt_dead_letters_at (self->dead, partition, offset);
+  kt_dead_letters_at (b->dead, partition, offset);
   if (!part_covers (part, offset))
-    kt_counts_take (self->parser, part->counts, partition, offset, value, len,
-                    &g_array_index (self->stats, KtRangeStats, range), &self->summary);
+    kt_counts_take (b->kind->parser, part->counts, partition, offset, value, len,
+                    &g_array_index (b->stats, KtRangeStats, range), &b->summary);
 }
 
 /* Adds the counts of the parts to write (@write: range indexes) to the
@@ -242,12 +325,13 @@ idem_take (gpointer data, guint range, gint32 partition, gint64 offset, const ch
  * partitions counted it (sparse log time made a row per line and
  * partition), in (bucket, key) order. */
 static gboolean
-add_counts (Idempotent *self, const GArray *write, GError **error)
+add_counts (IdemBatch *b, const GArray *write, GError **error)
 {
+  Idempotent *self = b->kind;
   g_autoptr(GPtrArray) parts = g_ptr_array_new ();
 
   for (guint i = 0; i < write->len; i++)
-    g_ptr_array_add (parts, ((Part *) self->parts->pdata[g_array_index (write, guint, i)])->counts);
+    g_ptr_array_add (parts, ((Part *) b->parts->pdata[g_array_index (write, guint, i)])->counts);
   return kt_counts_upsert (self->context->db, self->topics, &self->shape, self->context->job,
                            self->context->topic, (KtCounts *const *) parts->pdata, parts->len,
                            error);
@@ -259,9 +343,10 @@ add_counts (Idempotent *self, const GArray *write, GError **error)
  * counts, the new sets and the audit rows (ranges[@write], with what each
  * counted). */
 static gboolean
-write_output (Idempotent *self, const GArray *ranges, const GArray *write, gint32 *moved,
+write_output (IdemBatch *b, const GArray *ranges, const GArray *write, gint32 *moved,
               GError **error)
 {
+  Idempotent *self = b->kind;
   KtKindContext *context = self->context;
   g_autoptr(GHashTable) sets = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL,
                                                       (GDestroyNotify) kt_coverage_free);
@@ -274,7 +359,7 @@ write_output (Idempotent *self, const GArray *ranges, const GArray *write, gint3
     {
       guint r = g_array_index (write, guint, i);
       g_array_append_val (written, g_array_index (ranges, KtRange, r));
-      g_array_append_val (stats, g_array_index (self->stats, KtRangeStats, r));
+      g_array_append_val (stats, g_array_index (b->stats, KtRangeStats, r));
     }
   /* 1. Lock each partition's covered set, in partition order, creating the
    *    rows of new partitions first: a row that does not exist locks
@@ -297,7 +382,7 @@ write_output (Idempotent *self, const GArray *ranges, const GArray *write, gint3
    *    writer (or an earlier life of this one) counted some of our offsets. */
   for (guint i = 0; i < write->len; i++)
     {
-      const Part *part = self->parts->pdata[g_array_index (write, guint, i)];
+      const Part *part = b->parts->pdata[g_array_index (write, guint, i)];
       const KtCoverage *now = g_hash_table_lookup (sets, GINT_TO_POINTER (part->partition));
 
       if (now == NULL || !kt_coverage_equal (now, part->expected))
@@ -309,15 +394,15 @@ write_output (Idempotent *self, const GArray *ranges, const GArray *write, gint3
 
   /* 3. The counts, the malformed lines kept (--dead-letters), then the
    *    sets that include them, and the audit rows. */
-  if (!add_counts (self, write, error)
-      || !kt_dead_letters_write (self->dead, context->db, context->job, context->topic, error)
+  if (!add_counts (b, write, error)
+      || !kt_dead_letters_write (b->dead, context->db, context->job, context->topic, error)
       || !kt_offsets_record (context->db, context->job, context->topic, context->output, context->member, written,
                              (const KtRangeStats *) (void *) stats->data, &context->audit_id,
                              error))
     return FALSE;
   for (guint i = 0; i < write->len; i++)
     {
-      const Part *part = self->parts->pdata[g_array_index (write, guint, i)];
+      const Part *part = b->parts->pdata[g_array_index (write, guint, i)];
       g_autofree char *text = kt_coverage_format (part->covered);
       g_autoptr(GArray) one = g_array_new (FALSE, FALSE, sizeof (KtRange));
 
@@ -346,14 +431,14 @@ write_output (Idempotent *self, const GArray *ranges, const GArray *write, gint3
 static gboolean
 idem_write (gpointer data, const GArray *ranges, gint32 *fenced, GError **error)
 {
-  Idempotent *self = data;
+  IdemBatch *b = data;
   g_autoptr(GArray) write = g_array_new (FALSE, FALSE, sizeof (guint));
 
   *fenced = -1;
   for (guint i = 0; i < ranges->len; i++)
     {
       const KtRange *rg = &g_array_index (ranges, KtRange, i);
-      Part *part = self->parts->pdata[i];
+      Part *part = b->parts->pdata[i];
 
       g_clear_pointer (&part->covered, kt_coverage_free);
       part->covered = kt_coverage_copy (part->expected);
@@ -363,13 +448,13 @@ idem_write (gpointer data, const GArray *ranges, gint32 *fenced, GError **error)
       if (!kt_coverage_equal (part->covered, part->expected) || part->lost)
         g_array_append_val (write, i);
     }
-  return write->len == 0 || write_output (self, ranges, write, fenced, error);
+  return write->len == 0 || write_output (b, ranges, write, fenced, error);
 }
 
 static gboolean
 idem_after (gpointer data, const GArray *ranges, gint32 *fenced, GError **error)
 {
-  KtKindContext *context = ((Idempotent *) data)->context;
+  KtKindContext *context = ((IdemBatch *) data)->kind->context;
 
   *fenced = -1;
   if (context->spec->offsets == KT_OFFSETS_KAFKA)
@@ -412,19 +497,19 @@ idem_counted (KtDb *db, const char *job, const char *topic, GHashTable *sets, GE
 static void
 idem_summarise (gpointer data, KtBatchSummary *out, GString *line)
 {
-  Idempotent *self = data;
+  IdemBatch *b = data;
   guint rows = 0;
 
-  *out = self->summary;
-  kt_dead_letters_summarise (self->dead, out);
-  for (guint i = 0; i < self->parts->len; i++)
+  *out = b->summary;
+  kt_dead_letters_summarise (b->dead, out);
+  for (guint i = 0; i < b->parts->len; i++)
     {
-      KtCounts *counts = ((Part *) self->parts->pdata[i])->counts;
+      KtCounts *counts = ((Part *) b->parts->pdata[i])->counts;
 
       rows += kt_counts_size (counts);
       kt_counts_summarise (counts, out);
     }
-  kt_counts_line (out, rows, kt_counts_options (self->context)->bucket, line);
+  kt_counts_line (out, rows, kt_counts_options (b->kind->context)->bucket, line);
 }
 
 const KtKind kt_kind_count_idempotent = {
@@ -444,7 +529,9 @@ const KtKind kt_kind_count_idempotent = {
   .open = idem_open,
   .close = idem_close,
   .prepare = idem_prepare,
-  .plan = idem_plan,
+  .ahead = idem_ahead,
+  .batch_new = idem_batch_new,
+  .batch_free = idem_batch_free,
   .take = idem_take,
   .write = idem_write,
   .after = idem_after,

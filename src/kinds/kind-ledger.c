@@ -29,16 +29,24 @@ typedef struct
   GBytes *value;  /* NULL: a tombstone */
 } LedgerRecord;
 
+/* What the kind keeps from batch to batch. */
 typedef struct
 {
   KtKindContext  *context;
-  const GArray   *ranges;
+} Ledger;
+
+/* One batch. */
+typedef struct
+{
+  Ledger         *kind;
   GPtrArray      *records;   /* per range: GPtrArray of LedgerRecord, in offset order */
+  gint64          bytes;     /* of their values */
+  guint64         n_records;
   GArray         *stats;     /* KtRangeStats per range */
-  KtLedgerCounts  counts;    /* of the last batch applied */
+  KtLedgerCounts  counts;    /* once applied */
   guint           changed;   /* accounts it changed */
   KtBatchSummary  summary;
-} Ledger;
+} LedgerBatch;
 
 /* The ledger's own options. */
 typedef struct
@@ -66,13 +74,7 @@ ledger_record_free (gpointer data)
 static void
 ledger_close (gpointer data)
 {
-  Ledger *self = data;
-
-  if (self == NULL)
-    return;
-  g_clear_pointer (&self->records, g_ptr_array_unref);
-  g_clear_pointer (&self->stats, g_array_unref);
-  g_free (self);
+  g_free (data);
 }
 
 static gpointer
@@ -82,8 +84,6 @@ ledger_open (KtKindContext *context, GError **error)
 
   (void) error;
   self->context = context;
-  self->records = g_ptr_array_new_with_free_func ((GDestroyNotify) g_ptr_array_unref);
-  self->stats = g_array_new (FALSE, TRUE, sizeof (KtRangeStats));
   return self;
 }
 
@@ -95,40 +95,64 @@ ledger_prepare (gpointer data, GError **error)
   return kt_schema_prepare (self->context->db, KT_TABLES_LEDGER, "ledger", error);
 }
 
-static gboolean
-ledger_plan (gpointer data, GArray *ranges, const GArray *states,
-            gint64 max_per_partition, GError **error)
+static void
+ledger_batch_free (gpointer data)
 {
-  (void) max_per_partition;
-  Ledger *self = data;
+  LedgerBatch *b = data;
+
+  if (b == NULL)
+    return;
+  g_clear_pointer (&b->records, g_ptr_array_unref);
+  g_clear_pointer (&b->stats, g_array_unref);
+  g_free (b);
+}
+
+/* Every batch starts from nothing in memory: its balances are read (and
+ * locked) in its own transaction, after the fence. */
+static gpointer
+ledger_batch_new (gpointer data, GArray *ranges, const GArray *states,
+                  gint64 max_per_partition, gconstpointer prior, GError **error)
+{
+  LedgerBatch *b = g_new0 (LedgerBatch, 1);
 
   (void) states;
+  (void) max_per_partition;
+  (void) prior;
   (void) error;
-  self->ranges = ranges;
-  g_ptr_array_set_size (self->records, 0);
+  b->kind = data;
+  b->records = g_ptr_array_new_with_free_func ((GDestroyNotify) g_ptr_array_unref);
   for (guint i = 0; i < ranges->len; i++)
-    g_ptr_array_add (self->records, g_ptr_array_new_with_free_func (ledger_record_free));
-  g_array_set_size (self->stats, 0);
-  g_array_set_size (self->stats, ranges->len);
-  self->counts = (KtLedgerCounts) { 0 };
-  self->summary = (KtBatchSummary) { 0 };
-  return TRUE;
+    g_ptr_array_add (b->records, g_ptr_array_new_with_free_func (ledger_record_free));
+  b->stats = g_array_new (FALSE, TRUE, sizeof (KtRangeStats));
+  g_array_set_size (b->stats, ranges->len);
+  return b;
 }
 
 static void
 ledger_take (gpointer data, guint range, gint32 partition, gint64 offset, const char *value,
              gsize len)
 {
-  Ledger *self = data;
+  LedgerBatch *b = data;
   LedgerRecord *rec = g_new0 (LedgerRecord, 1);
-  KtRangeStats *st = &g_array_index (self->stats, KtRangeStats, range);
+  KtRangeStats *st = &g_array_index (b->stats, KtRangeStats, range);
 
   (void) partition;
   rec->offset = offset;
   rec->value = value != NULL ? g_bytes_new (value, len) : NULL;
-  g_ptr_array_add (self->records->pdata[range], rec);
+  g_ptr_array_add (b->records->pdata[range], rec);
+  b->bytes += (gint64) len;
+  b->n_records++;
   st->records++;
   st->lines++;
+}
+
+static void
+ledger_held (gconstpointer data, gint64 *bytes, gint64 *records)
+{
+  const LedgerBatch *b = data;
+
+  *bytes = b->bytes;
+  *records = (gint64) b->n_records;
 }
 
 static void
@@ -278,13 +302,14 @@ write_ledger (Ledger *self, const char *topic, KtLedgerBatch *batch, GError **er
 static gboolean
 ledger_write (gpointer data, const GArray *ranges, gint32 *fenced, GError **error)
 {
-  Ledger *self = data;
+  LedgerBatch *b = data;
+  Ledger *self = b->kind;
   KtKindContext *context = self->context;
   g_autoptr(KtLedgerBatch) batch = kt_ledger_batch_new ();
 
   for (guint i = 0; i < ranges->len; i++)
     {
-      GPtrArray *records = self->records->pdata[i];
+      GPtrArray *records = b->records->pdata[i];
       for (guint j = 0; j < records->len; j++)
         {
           const LedgerRecord *rec = records->pdata[j];
@@ -306,33 +331,33 @@ ledger_write (gpointer data, const GArray *ranges, gint32 *fenced, GError **erro
       || !kt_ledger_batch_apply (batch, workers (context), error)
       || !write_ledger (self, context->topic, batch, error)
       || !kt_offsets_record (context->db, context->job, context->topic, context->output, context->member, ranges,
-                             (const KtRangeStats *) (void *) self->stats->data, &context->audit_id,
+                             (const KtRangeStats *) (void *) b->stats->data, &context->audit_id,
                              error))
     return FALSE;
 
   /* Told by summarise only if the transaction commits. */
-  kt_ledger_batch_counts (batch, &self->counts);
-  self->changed = kt_ledger_batch_balances (batch)->len;
-  self->summary.lines = self->counts.messages;
-  self->summary.counted = self->counts.applied;
-  self->summary.malformed = self->counts.bad;
+  kt_ledger_batch_counts (batch, &b->counts);
+  b->changed = kt_ledger_batch_balances (batch)->len;
+  b->summary.lines = b->counts.messages;
+  b->summary.counted = b->counts.applied;
+  b->summary.malformed = b->counts.bad;
   {
     const char *text;
     gint32 partition;
     gint64 offset;
     KtLedgerBad why;
 
-    if (self->counts.bad > 0
+    if (b->counts.bad > 0
         && kt_ledger_batch_bad_sample (batch, &partition, &offset, &why, &text))
       {
-        self->summary.have_sample = TRUE;
-        self->summary.sample_partition = partition;
-        self->summary.sample_offset = offset;
-        g_strlcpy (self->summary.sample_why, "bad ledger message",
-                   sizeof self->summary.sample_why);
-        g_strlcpy (self->summary.sample_reason, kt_ledger_bad_to_string (why),
-                   sizeof self->summary.sample_reason);
-        g_strlcpy (self->summary.sample, text, sizeof self->summary.sample);
+        b->summary.have_sample = TRUE;
+        b->summary.sample_partition = partition;
+        b->summary.sample_offset = offset;
+        g_strlcpy (b->summary.sample_why, "bad ledger message",
+                   sizeof b->summary.sample_why);
+        g_strlcpy (b->summary.sample_reason, kt_ledger_bad_to_string (why),
+                   sizeof b->summary.sample_reason);
+        g_strlcpy (b->summary.sample, text, sizeof b->summary.sample);
       }
   }
   return TRUE;
@@ -357,28 +382,29 @@ field_name (const char *words)
 static void
 ledger_summarise (gpointer data, KtBatchSummary *out, GString *line)
 {
-  Ledger *self = data;
+  LedgerBatch *b = data;
+  Ledger *self = b->kind;
 
-  *out = self->summary;
+  *out = b->summary;
   g_string_append_printf (line, "ledger: %" G_GUINT64_FORMAT " messages, %" G_GUINT64_FORMAT
                           " applied, %" G_GUINT64_FORMAT " duplicates skipped, %"
                           G_GUINT64_FORMAT " rejected, %" G_GUINT64_FORMAT " bad, %u "
-                          "accounts changed (%u workers)", self->counts.messages,
-                          self->counts.applied, self->counts.duplicates,
-                          self->counts.rejected, self->counts.bad, self->changed,
+                          "accounts changed (%u workers)", b->counts.messages,
+                          b->counts.applied, b->counts.duplicates,
+                          b->counts.rejected, b->counts.bad, b->changed,
                           workers (self->context));
-  if (self->counts.bad > 0)
+  if (b->counts.bad > 0)
     {
-      g_autofree char *reasons = kt_ledger_counts_bad_reasons (&self->counts);
+      g_autofree char *reasons = kt_ledger_counts_bad_reasons (&b->counts);
       g_autoptr(KtLogEvent) e = kt_log_event_new ("bad-messages");
 
       /* Each reason's count as a field: "bad timestamp" is bad_timestamp. */
       kt_log_event_string (e, "job", self->context->job);
       for (guint i = 0; i < KT_LEDGER_N_BAD; i++)
-        if (self->counts.bad_by_reason[i] > 0)
+        if (b->counts.bad_by_reason[i] > 0)
           {
             g_autofree char *key = field_name (kt_ledger_bad_to_string (i));
-            kt_log_event_int (e, key, (gint64) self->counts.bad_by_reason[i]);
+            kt_log_event_int (e, key, (gint64) b->counts.bad_by_reason[i]);
           }
       kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "job %s: bad ledger messages by reason: %s",
                          self->context->job, reasons);
@@ -411,8 +437,10 @@ const KtKind kt_kind_ledger = {
   .open = ledger_open,
   .close = ledger_close,
   .prepare = ledger_prepare,
-  .plan = ledger_plan,
+  .batch_new = ledger_batch_new,
+  .batch_free = ledger_batch_free,
   .take = ledger_take,
+  .held = ledger_held,
   .write = ledger_write,
   .summarise = ledger_summarise,
 };

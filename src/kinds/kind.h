@@ -1,8 +1,9 @@
 /* kind.h - what a job kind does with a batch.
  *
  * The scheduler (run.c) plans a batch of offset ranges, reads them, and
- * hands every record to the job's kind (one state per topic of the job);
- * the kind turns them into output and writes it with the ranges' offsets,
+ * hands every record to the job's kind (a state per topic of the job, and
+ * a batch object per topic and batch: batch_new); the kind turns them
+ * into output and writes it with the ranges' offsets,
  * fenced (offsets.h), in the transaction the scheduler opened for every
  * topic of the job, in its own way: per-minute counts (kind-count.c),
  * counts that carry the offsets they include, their offsets stored after
@@ -98,15 +99,6 @@ struct _KtKind
    * (KT_REREAD_SKIPS); NULL otherwise. Reads only. */
   gboolean (*counted)   (KtDb *db, const char *job, const char *topic, GHashTable *sets,
                          GError **error);
-  /* reset --rebuild of a range (a recount of a KT_REREAD_COUNTS_TWICE
-   * kind), in the caller's transaction: takes what the records given to
-   * take() since plan() counted back out of the job's output. Refused with
-   * KT_ERROR_USAGE, before anything is written, where the output does not
-   * hold exactly that to take (rows edited, counted by another parser;
-   * keys folded past --max-keys). Without @execute, only its reads and
-   * checks. *@rows: the output rows it lowers. NULL: the kind cannot take
-   * counts back, and a recount is refused. */
-  gboolean (*retract)   (gpointer self, gboolean execute, guint *rows, GError **error);
 
   /* What the kind keeps for one runner from batch to batch (a compiled
    * parser, buffers), or NULL with @error (KT_ERROR_USAGE for a setting it
@@ -118,16 +110,52 @@ struct _KtKind
    * absent (after the job's identity was checked). */
   gboolean (*prepare)   (gpointer self, GError **error);
 
-  /* A batch starts, over @ranges (@states: where every partition stood;
-   * @max_per_partition: the batch's cap, --max-per-partition as it is now):
-   * forgets the last one, and may move the ranges' ends. */
-  gboolean (*plan)      (gpointer self, GArray *ranges, const GArray *states,
-                         gint64 max_per_partition, GError **error);
+  /* A batch is an object of its own, apart from what open() made: the
+   * scheduler makes one (batch_new), hands it every record (take), has it
+   * written (write, after) and told (summarise), and frees it
+   * (batch_free). Two may be alive at once: while one is written on the
+   * committer's thread, the scheduler's thread makes the next and feeds
+   * it records. So:
+   *  - open, close, prepare, batch_new, ahead, take, summarise, retract
+   *    and batch_free run on the scheduler's thread; write and after on
+   *    the committer's, once the batch took its last record, and never
+   *    two writes at once;
+   *  - write and after change only their batch and the database: what
+   *    open() made they only read;
+   *  - a batch made with a @prior reads of it only what the prior's
+   *    batch_new and take left (what write changes is the writer's). */
+
+  /* Whether a batch over @ranges can start from what @prior (a batch
+   * whose commit is in flight) leaves in memory, without the database
+   * (idempotent mode: the offsets each partition's output counted, known
+   * only for the partitions @prior read). May be NULL: always. */
+  gboolean (*ahead)     (gconstpointer prior, const GArray *ranges);
+
+  /* A new batch over @ranges (@states: where every partition stood;
+   * @max_per_partition: the batch's cap, --max-per-partition as it is
+   * now), which may move the ranges' ends, or NULL with @error. @ranges is
+   * the scheduler's, kept until batch_free; the read may lower its ends.
+   * @prior: NULL, the batch starts from what the database holds; or the
+   * batch before it, whose commit is in flight: the new one starts where
+   * @prior leaves every partition if it commits (a range's from is then
+   * @prior's until for the partitions both read), its state for them
+   * comes from @prior's in memory (ahead() said it can), and it must not
+   * touch the database (the committer owns the connection). If @prior
+   * does not commit, the new batch is freed unwritten. */
+  gpointer (*batch_new) (gpointer self, GArray *ranges, const GArray *states,
+                         gint64 max_per_partition, gconstpointer prior, GError **error);
+  void     (*batch_free) (gpointer batch);
 
   /* One record of ranges[@range] (of @partition), in offset order per
    * partition; a NULL @value is a tombstone. */
-  void     (*take)      (gpointer self, guint range, gint32 partition, gint64 offset,
+  void     (*take)      (gpointer batch, guint range, gint32 partition, gint64 offset,
                          const char *value, gsize len);
+
+  /* May be NULL: none. What the batch keeps of its records until it is
+   * written (the ledger keeps the messages): value bytes and records,
+   * which the next batch's read counts against its caps while this one
+   * commits. */
+  void     (*held)      (gconstpointer batch, gint64 *bytes, gint64 *records);
 
   /* Writes the batch: its output and the ranges' offsets, fenced, inside
    * the transaction the scheduler opened on context->db (with kt_kind_context_begin();
@@ -137,17 +165,27 @@ struct _KtKind
    * none): the scheduler then rolls back, nothing is written. FALSE with
    * the error; the scheduler rolls back, and tries a KT_ERROR_CONFLICT
    * again (so write may be called again for the same batch). */
-  gboolean (*write)     (gpointer self, const GArray *ranges, gint32 *fenced, GError **error);
+  gboolean (*write)     (gpointer batch, const GArray *ranges, gint32 *fenced, GError **error);
 
   /* May be NULL. Once the transaction committed: what goes after the
    * output (idempotent mode: the offsets, fenced as above; a fenced store
    * leaves the output standing: *@fenced says which partition). */
-  gboolean (*after)     (gpointer self, const GArray *ranges, gint32 *fenced, GError **error);
+  gboolean (*after)     (gpointer batch, const GArray *ranges, gint32 *fenced, GError **error);
 
   /* After a commit that landed: the batch's figures, and the kind's part
    * of the batch's log line appended to @line ("300 lines, 12 ERROR, ...").
    * The kind may log lines of its own (per-reason counts). */
-  void     (*summarise) (gpointer self, KtBatchSummary *out, GString *line);
+  void     (*summarise) (gpointer batch, KtBatchSummary *out, GString *line);
+
+  /* reset --rebuild of a range (a recount of a KT_REREAD_COUNTS_TWICE
+   * kind), in the caller's transaction: takes what the records given to
+   * the batch's take() counted back out of the job's output. Refused with
+   * KT_ERROR_USAGE, before anything is written, where the output does not
+   * hold exactly that to take (rows edited, counted by another parser;
+   * keys folded past --max-keys). Without @execute, only its reads and
+   * checks. *@rows: the output rows it lowers. NULL: the kind cannot take
+   * counts back, and a recount is refused. */
+  gboolean (*retract)   (gpointer batch, gboolean execute, guint *rows, GError **error);
 };
 
 /* The implementation of --kind @kind in --mode @mode, or NULL with

@@ -276,6 +276,23 @@ skips_said (GArray *skips, gboolean said, gboolean taken)
     }
 }
 
+/* The process's first database, found on a server after the first of the
+ * list was passed over: nothing tells whether that one is another
+ * database's (sql/HA.md, "What it cannot tell"), so it is said, once. */
+static void
+first_elsewhere (const char *description)
+{
+  g_autoptr(KtLogEvent) e = kt_log_event_new ("db-identity");
+
+  kt_log_event_string (e, "database", description);
+  kt_log_event_string (e, "identity", kt_db_identity ());
+  kt_log_event_emit (e, G_LOG_LEVEL_WARNING, "MySQL: this process works in the database of "
+                     "%s (identity %s), found after the first server of the list did not "
+                     "take it: from now on every server must hold that identity; if the "
+                     "first holds another database, stop ktally", description,
+                     kt_db_identity ());
+}
+
 /* The check of every new connection (db-check.c) as a server's state. */
 static ServerState
 checked (MYSQL *conn, gboolean record, const char *server, const char *description,
@@ -354,6 +371,7 @@ kt_db_open (KtDbConfig *db, guint flags, guint *index, unsigned int connect_time
 {
   gboolean read_only_ok = (flags & KT_DB_OPEN_READ_ONLY_OK) != 0;
   gboolean record = (flags & KT_DB_OPEN_BESIDE) == 0;
+  gboolean had_identity = kt_db_identity () != NULL;
   g_autoptr(GString) why_not = g_string_new (NULL);
   g_autoptr(GArray) skips = g_array_new (FALSE, TRUE, sizeof (Skip));
   g_autoptr(MYSQL) fallback = NULL;  /* the first read-only server, for a reader */
@@ -395,6 +413,8 @@ kt_db_open (KtDbConfig *db, guint flags, guint *index, unsigned int connect_time
       if (state == SERVER_USABLE || (state == SERVER_READ_ONLY && read_only_ok && n == 1))
         {
           skips_said (skips, TRUE, TRUE);
+          if (!had_identity && i > 0 && kt_db_identity () != NULL)
+            first_elsewhere (description);
           if (index != NULL)
             *index = i;
           return g_steal_pointer (&conn);

@@ -84,6 +84,10 @@ class Gen:
         # job names: --table, --dead-letters, idempotent mode's NAME_topic).
         self.r_names = random.Random("%s:table-names" % seed)
         self.r_env = random.Random("%s:env" % seed)
+        # Moments (replays by time, moves to before 1970, recounts by
+        # time), resets of replays' jobs, --audit-keep.
+        self.r_time = random.Random("%s:time" % seed)
+        self.r_fold = random.Random("%s:fold" % seed)
         # The input of a history's log topics and count jobs (text lines,
         # or structured records of one input), and its refusals.
         self.r_input = random.Random("%s:input" % seed)
@@ -91,6 +95,10 @@ class Gen:
         # second private MariaDB holding a ktally database of the same
         # name): ktally must refuse it, and never write there.
         self.r_foreign = random.Random("%s:foreign-server" % seed)
+        # How a database's server is spelled (localhost:PORT is TCP to that
+        # port, as 127.0.0.1:PORT), and which invalid runs are a config
+        # file whose [mysql] would drop a TLS setting.
+        self.r_dbspell = random.Random("%s:db-spelling" % seed)
         self.seed = seed
         self.open = set(KNOWN_OPEN) if open_ is None else set(open_)
         self.focus = focus
@@ -177,6 +185,8 @@ class Gen:
         for d in h["dbs"]:
             if self.r_foreign.random() < (0.9 if self.focus == "foreign-server" else 0.25):
                 d["foreign"] = True
+            if self.r_dbspell.random() < 0.3:
+                d["localhost"] = True
         if any(t["kind"] == LEDGER for t in h["topics"]) and not any(
                 d["mode"] == "transactional" for d in h["dbs"]):
             h["dbs"].append({"id": "d%d" % len(h["dbs"]), "mode": "transactional",
@@ -319,7 +329,8 @@ class Gen:
                  "exactness-overrides": "invalid", "replay-job-live": "replay",
                  "replay-key-spelling": "replay", "idempotent-rewind-off-grid": "rewind",
                  "audit-live": "audit", "ledger-two-writers": "start",
-                 "table-collisions": "start"}.get(self.focus)
+                 "table-collisions": "start", "replay-time": "replay",
+                 "reset-replay": "replay"}.get(self.focus)
         if boost:
             weights[kinds.index(boost)] = 25
         if self.focus == "transactions":
@@ -331,9 +342,12 @@ class Gen:
             # Outages of the jobs' own server, while they run, send them
             # to the unrelated one.
             weights[kinds.index("mysql")] = 14
-        if self.focus in ("manage-jobs", "recount"):
+        if self.focus in ("manage-jobs", "recount", "fold-skips"):
             # `scripts/soak --focus manage-jobs`: resets and forgets often.
             weights[kinds.index("reset")], weights[kinds.index("forget")] = 25, 8
+        if self.focus == "reset-replay":
+            # Replays, then resets of their jobs.
+            weights[kinds.index("reset")] = 20
         while len(ops) < steps:
             if self.sighup(ops, live) or self.collide(ops, topics, dbs, jobs, started):
                 continue
@@ -385,6 +399,11 @@ class Gen:
                     ops.append({"op": "mysql_outage", "ms": r.choice([500, 1500, 3000])})
                 if self.mysql == "galera":
                     ops[-1] = self.galera_fault()
+                elif self.focus == "foreign-server":
+                    # Long enough that live instances reconnect during it,
+                    # and meet the unrelated server of their hosts list.
+                    ops[-1] = {"op": "mysql_outage",
+                               "ms": self.r_foreign.choice([4000, 6000, 8000])}
             elif kind == "broker":
                 s = r.random()
                 if s < 0.4:
@@ -451,7 +470,7 @@ class Gen:
                 if op:
                     ops.append(op)
             prefer = None
-            if kind in ("reset", "forget") and self.focus in ("manage-jobs", "recount") \
+            if kind in ("reset", "forget") and self.focus in ("manage-jobs", "recount", "fold-skips") \
                     and self.chance(0.5):
                 # A job that ran long enough to commit, then stopped or
                 # still running: most moves then apply, rather than being
@@ -470,7 +489,53 @@ class Gen:
                 else:
                     ops.append({"op": "wait", "ms": 700})
             if kind == "reset":
-                op = self.reset(topics, dbs, jobs, started, live, prefer)
+                if replays and self.r_time.random() < (
+                        0.6 if self.focus == "reset-replay" else 0.2):
+                    op = self.reset_replay(replays)
+                else:
+                    op = self.reset(topics, dbs, jobs, started, live, prefer)
+                recountable = op and op["op"] == "reset" and op["to"] == "recount" \
+                    and op.get("job") in jobs \
+                    and jobs[op["job"]]["kind"] == "count" and not jobs[op["job"]].get("max_keys") \
+                    and dbs[jobs[op["job"]]["db"]]["mode"] == "transactional" \
+                    and jobs[op["job"]]["start"] == "earliest"
+                if recountable and self.r_time.random() < (
+                        0.9 if self.focus == "fold-skips" else 0.6 if self.focus == "recount"
+                        else 0.15):
+                    # Across a skip: the job moved past new records, counts
+                    # more, and is recounted from before the skip (which
+                    # stays skipped).
+                    t = op["topic"]
+                    # Stopped first, so that the records the reset skips
+                    # are not counted before it.
+                    for inst in list(live[op["job"]]):
+                        ops.append({"op": "term", "inst": inst})
+                        live[op["job"]].remove(inst)
+                    # (Drawn from the time stream: the main one draws on as
+                    # it did, so earlier seeds keep their histories.)
+                    main, self.r = self.r, self.r_time
+                    ops.append(self.produce(t, topics[t], produced))
+                    ops.append({"op": "reset", "job": op["job"], "to": "latest", "topic": t,
+                                "partition": 0, "frac": 0.0, "pick": 0.0, "dry": False})
+                    ops.append(self.produce(t, topics[t], produced))
+                    j = op["job"]
+                    if not live[j] and jobs[j]["kind"] == "count":
+                        # An instance that folds the audit rows older than
+                        # a second, the skip's among them, before it counts
+                        # (--audit-keep folds at its first turn): around
+                        # the skip, never across it.
+                        n_inst += 1
+                        inst = "%s#%d" % (j, n_inst)
+                        st = self.start(jobs[j], inst, topics)
+                        st["args"]["audit_keep"] = True
+                        ops.append({"op": "wait", "ms": 1100})
+                        ops.append(st)
+                        live[j].append(inst)
+                        started.add(j)
+                    self.r = main
+                    if live[j]:
+                        ops.append({"op": "wait", "ms": 1500})
+                    op["frac"] = 0.0
                 if op:
                     ops.append(op)
             elif kind == "forget":
@@ -651,6 +716,10 @@ class Gen:
             a["health_max_stall"] = self.r_health.choice([15, 60, 600])
         if self.r_health.random() < 0.3:
             a["notify"] = True
+        # --audit-keep 1s: the audit rows fold between batches, around
+        # skips (a recount must still see them).
+        if self.r_fold.random() < (0.5 if self.focus in ("recount", "fold-skips") else 0.2):
+            a["audit_keep"] = True
         # Settings given as a container gives them: KTALLY_ variables,
         # every one or some (the others flags, over decoys in the
         # environment that they must win over).
@@ -694,6 +763,13 @@ class Gen:
     def replay(self, h, topics, dbs, jobs, produced, replays, started):
         r = self.r
         logs = [t for t in topics if topics[t]["kind"] == LOG]
+        timed = [o for o in replays if o.get("by_time") and o["by_time"]["from"] != "last"]
+        if timed and self.r_time.random() < (0.5 if self.focus == "replay-time" else 0.25):
+            # A replay by time again, usually once more has been produced:
+            # the range its first run stored, nothing counted twice.
+            op = dict(self.r_time.choice(timed))
+            op["kill_after_ms"] = self.r_time.choice([None, None, 30])
+            return op
         spelled = self.on("replay-key-spelling")
         if replays and self.chance(0.35, "replay-key-spelling"):
             # The same replay again: it must change nothing.
@@ -733,7 +809,33 @@ class Gen:
                          and jobs[j]["kind"] == "count" and jobs[j]["offsets"] == "mysql"]
             if live_jobs:
                 op["job"] = "live:" + r.choice(live_jobs)
+        rt = self.r_time
+        if rt.random() < (0.7 if self.focus == "replay-time" else 0.25):
+            # By time, with moments before 1970 (each partition's log start;
+            # no offsets-for-times request, so the mock can run them): its
+            # first run stores the range, and a rerun (the repeat above,
+            # after more was produced) must take it. --last 30000d is a new
+            # moment at every run.
+            op["by_time"] = {"from": rt.choice(["1969-12-31T23:59:59.999Z", "1900-01-01T00:00:00Z",
+                                                "1969-12-31T18:59:59-05:00", "last"]),
+                             "until": rt.choice([None, None, "1969-12-31T23:59:59.999Z"])}
+            if op["by_time"]["from"] in ("last", "1969-12-31T23:59:59.999Z"):
+                op["by_time"]["until"] = None   # not after the first moment
+            op["job"] = None
         return op
+
+    def reset_replay(self, replays):
+        """`ktally reset` of an earlier replay's job: it stays within the
+        replay's range (a rebuild to its --from, latest and --shift-by
+        stopped at its --until, an offset outside refused), and the replay
+        run again after it counts its range once."""
+        rt = self.r_time
+        if not replays:
+            return None
+        return {"op": "reset_replay", "replay": dict(rt.choice(replays)),
+                "to": rt.choice(["rebuild", "rebuild", "latest", "shift", "outside", "earliest",
+                                 "recount", "before-1970"]),
+                "pick": round(rt.random(), 3), "dry": rt.random() < 0.1}
 
     def reset(self, topics, dbs, jobs, started, live, prefer=None):
         """`ktally reset` of a started job. Every kind of move is drawn,
@@ -766,20 +868,31 @@ class Gen:
         if not choices:
             return None
         tx_count = job["kind"] == "count" and not idem
-        if self.r_dead.random() < (0.8 if self.focus == "recount" else 0.3 if tx_count else 0.08):
+        if self.r_dead.random() < (0.8 if self.focus in ("recount", "fold-skips") else 0.3 if tx_count else 0.08):
             # A move back with --rebuild: a transactional count job takes
             # the range back and counts it again (ktally-reset(1),
             # RECOUNTING A RANGE); the others refuse it.
             t = self.r_dead.choice(job["topics"])
-            return {"op": "reset", "job": j, "to": "recount", "topic": t,
-                    "partition": self.r_dead.randrange(topics[t]["partitions"]),
-                    "frac": self.r_dead.choice([0.0, 0.3, 0.5, 0.9]), "pick": 0.0,
-                    "dry": self.r_dead.random() < 0.15}
+            op = {"op": "reset", "job": j, "to": "recount", "topic": t,
+                  "partition": self.r_dead.randrange(topics[t]["partitions"]),
+                  "frac": self.r_dead.choice([0.0, 0.3, 0.5, 0.9]), "pick": 0.0,
+                  "dry": self.r_dead.random() < 0.15}
+            if self.r_time.random() < 0.3:
+                # By time, before 1970: every partition of the topic back to
+                # its log start, less what a skip keeps skipped.
+                op["by_time"] = self.r_time.choice(["1969-12-31T23:59:59.999Z", "30000d"])
+            return op
         t = r.choice(job["topics"])
-        return {"op": "reset", "job": j, "to": r.choice(choices), "topic": t,
-                "partition": r.randrange(topics[t]["partitions"]),
-                "frac": r.choice([0.0, 0.3, 0.5, 0.9, 1.0]), "pick": round(r.random(), 3),
-                "dry": self.chance(0.15)}
+        op = {"op": "reset", "job": j, "to": r.choice(choices), "topic": t,
+              "partition": r.randrange(topics[t]["partitions"]),
+              "frac": r.choice([0.0, 0.3, 0.5, 0.9, 1.0]), "pick": round(r.random(), 3),
+              "dry": self.chance(0.15)}
+        if op["to"] == "earliest" and self.r_time.random() < 0.4:
+            # A moment before 1970 is each log start, as --to earliest.
+            op["to"] = "before-1970"
+            op["moment"] = self.r_time.choice(["1969-12-31T23:59:59.999Z", "30000d",
+                                               "1900-01-01T00:00Z"])
+        return op
 
     def invalid(self, h, topics, dbs, jobs, started, live):
         r = self.r
@@ -826,6 +939,11 @@ class Gen:
                                    "enable.partition.eof=false", "auto.offset.reset=latest",
                                    "group.id=other"])
             op["mode"] = r.choice(["transactional", "idempotent"])
+        if self.r_dbspell.random() < 0.12:
+            # A config file's [mysql] whose TLS would be dropped: uri beside
+            # ssl-mode, or --db on the command line over the file's keys.
+            op["kind"] = k = self.r_dbspell.choice(["config-uri-with-keys",
+                                                    "config-flag-drops-tls"])
         elif k in ("table-not-identifier", "replay-bad-table"):
             # A name of another shape, or past the 250 bytes of MariaDB's
             # file names (a CJK character takes 5): --table, or for a run

@@ -106,7 +106,9 @@ class Soak:
                        "folded_checked": 0, "folded_exact_buckets": 0, "notify_checked": 0,
                        "probes_checked": 0, "recounts": 0, "dead_letters_checked": 0,
                        "transactions": 0, "aborted": 0, "foreign_checked": 0,
-                       "foreign_refusals": 0, "recreated_stopped": 0}
+                       "foreign_refusals": 0, "foreign_first": 0, "recreated_stopped": 0,
+                       "time_replays": 0, "time_reruns": 0, "replay_resets": 0,
+                       "recounts_kept_skip": 0}
         self.failures = []
 
     def sanitized(self):
@@ -257,7 +259,9 @@ class Soak:
                     t["refused_tables"], t["refused_formats"]))
         if t["foreign_checked"]:
             say("soak: %d histories whose hosts lists name an unrelated server: nothing written "
-                "there, %d refusals of it logged" % (t["foreign_checked"], t["foreign_refusals"]))
+                "there, %d refusals of it logged (%d jobs whose instance started there, its "
+                "own server down at its first connection)" % (
+                    t["foreign_checked"], t["foreign_refusals"], t["foreign_first"]))
         if t["transactions"]:
             say("soak: Apache Kafka: %d transactions produced, %d records of them aborted (never "
                 "to be counted)" % (t["transactions"], t["aborted"]))
@@ -267,6 +271,11 @@ class Soak:
         if t["recounts"] or t["dead_letters_checked"]:
             say("soak: %d recounts (reset --rebuild of a range), %d malformed lines checked in "
                 "dead-letter tables" % (t["recounts"], t["dead_letters_checked"]))
+        if t["time_replays"] or t["replay_resets"] or t["recounts_kept_skip"]:
+            say("soak: %d replays by time (%d of them run again on their stored range), %d "
+                "resets of replays' jobs, %d recounts that kept a skip skipped"
+                % (t["time_replays"], t["time_reruns"], t["replay_resets"],
+                   t["recounts_kept_skip"]))
         if t["keyed_tables"]:
             say("soak: --by/--sum: %d tables checked per (bucket, key), %d of them with "
                 "--max-keys (%d lines in (other) rows, %d buckets exact per key)" % (

@@ -17,13 +17,9 @@ mysql_down=no
 trap '[[ $mysql_down == no ]] || "$KT_SERVICES" restart-mysql > /dev/null 2>&1; kt_cleanup' EXIT
 kt_other_mysql
 db_uri=$(kt_new_db ident); db=$(kt_db_name "$db_uri")
-kt_other_sql mysql "DROP DATABASE IF EXISTS $db; CREATE DATABASE $db"
+kt_other_ktally_db "$db"
 creds="$KT_MYSQL_USER:$KT_MYSQL_PASSWORD"
-other_uri="mysql://$creds@127.0.0.1:$KT_MYSQL_OTHER_PORT/$db"
 list="mysql://$creds@127.0.0.1:$KT_MYSQL_PORT,127.0.0.1:$KT_MYSQL_OTHER_PORT/$db"
-"$KTALLY" init-db --db "$other_uri" 2> "$WORK/init.log" || { cat "$WORK/init.log" >&2; fail "init-db on the other server failed"; }
-other_id=$(kt_other_sql "$db" "SELECT id FROM ktally_database")
-[[ $other_id =~ ^[0-9a-f-]{36}$ ]] || fail "init-db made no identity: '$other_id'"
 
 topic=$(kt_new_topic ident 2)
 kt_gen "$topic" --lines 3000 --seed "$KT_SEED" --truth "$WORK/t1" > "$WORK/gen1"

@@ -21,11 +21,7 @@ t0=$SECONDS
 kt_other_mysql
 db=$(kt_db_name "$(kt_new_db rid)")
 topic=$(kt_new_topic rid 3)
-kt_other_sql mysql "DROP DATABASE IF EXISTS $db; CREATE DATABASE $db"
-other_uri="mysql://$KT_MYSQL_USER:$KT_MYSQL_PASSWORD@127.0.0.1:$KT_MYSQL_OTHER_PORT/$db"
-"$KTALLY" init-db --mode "$KT_MODE" --db "$other_uri" 2> "$WORK/init.log" \
-  || { cat "$WORK/init.log" >&2; fail "init-db on the other server failed"; }
-other_id=$(kt_other_sql "$db" "SELECT id FROM ktally_database")
+kt_other_ktally_db "$db" "$KT_MODE"
 list=$(ha_uri "$db" 1 2); list=${list%/"$db"},127.0.0.1:$KT_MYSQL_OTHER_PORT/$db
 log=$WORK/ktally.log
 run_args=(run --brokers "$KT_BROKERS" --topic "$topic" --db "$list" --mode "$KT_MODE"

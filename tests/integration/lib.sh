@@ -95,6 +95,15 @@ kt_other_mysql() {
   KT_MYSQL_OTHER_PORT=$("$KT_SERVICES" start-other 2> "$WORK/other-mysql.log") \
     || { cat "$WORK/other-mysql.log" >&2; fail "scripts/services start-other failed"; }
 }
+kt_other_ktally_db() {  # kt_other_ktally_db DB [MODE]: DB on the other server, made a
+  # ktally database by init-db (its own identity); sets other_uri and other_id
+  kt_other_sql mysql "DROP DATABASE IF EXISTS $1; CREATE DATABASE $1"
+  other_uri="mysql://$KT_MYSQL_USER:$KT_MYSQL_PASSWORD@127.0.0.1:$KT_MYSQL_OTHER_PORT/$1"
+  "$KTALLY" init-db --mode "${2:-transactional}" --db "$other_uri" 2> "$WORK/other-init.log" \
+    || { cat "$WORK/other-init.log" >&2; fail "init-db on the other server failed"; }
+  other_id=$(kt_other_sql "$1" "SELECT id FROM ktally_database")
+  [[ $other_id =~ ^[0-9a-f-]{36}$ ]] || fail "init-db made no identity on the other server: '$other_id'"
+}
 kt_other_sql() {  # kt_other_sql DB SQL...: kt_sql on the other server
   local db=$1; shift
   mariadb --no-defaults -h 127.0.0.1 -P "$KT_MYSQL_OTHER_PORT" -u "$KT_MYSQL_USER" \
