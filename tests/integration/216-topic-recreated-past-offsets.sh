@@ -5,8 +5,10 @@
 # record it counted last there, and the ways out (`ktally forget`,
 # `ktally reset ... --rebuild`), counting nothing of the new log and
 # moving no offset (also with --on-data-loss skip: not a retention
-# matter); the way out then counts the new log exactly (forget: added to
-# the old log's counts; reset --rebuild: the new log alone), audit clean.
+# matter), also with --offsets kafka (whose consumer group offsets go with
+# the deleted topic: the anchors are kept with the counts); the way out
+# then counts the new log exactly (forget: added to the old log's counts;
+# reset --rebuild: the new log alone), audit clean.
 # The same while a run reads it: a live run, and a live --group member,
 # whose topic is deleted and created again with the same replicas (so
 # that no leader moves and no listing differs: only the reader's fetcher
@@ -62,6 +64,11 @@ for uri in "$a_uri" "$b_uri"; do
   run "$uri" || { cat "$WORK/err" >&2; fail "the first run failed"; }
 done
 kt_check_counts "$a" "$WORK/t1"
+if [[ $mode == idempotent ]]; then
+  # And one whose offsets are in Kafka's consumer group.
+  k_uri=$(kt_new_db past_k); k=$(kt_db_name "$k_uri")
+  run "$k_uri" --offsets kafka || { cat "$WORK/err" >&2; fail "the first --offsets kafka run failed"; }
+fi
 kt_admin delete "$topic" || fail "cannot delete $topic"
 kt_admin create "$topic" 2 > /dev/null || fail "cannot create $topic again"
 kt_gen "$topic" --lines 4000 --seed $((KT_SEED + 1)) --truth "$WORK/t2" > /dev/null || fail "kt-gen failed"
@@ -69,6 +76,21 @@ kt_gen "$topic" --lines 4000 --seed $((KT_SEED + 1)) --truth "$WORK/t2" > /dev/n
 
 stopped "$a_uri"
 [[ $(anchors "$a") == "0:999 1:999" ]] || fail "the anchors are not the last records counted: '$(anchors "$a")'"
+if [[ $mode == idempotent ]]; then
+  # The group's offsets went with the deleted topic (a job would start the
+  # new log afresh, its covered offsets hiding the new log's records): the
+  # anchors kept with the counts stop it all the same, before it commits
+  # a start offset to the group.
+  rc=0; run "$k_uri" --offsets kafka || rc=$?
+  ((rc == 4)) || { cat "$WORK/err" >&2; fail "--offsets kafka: exit $rc, not 4"; }
+  one_error "partition 0: the record at offset 999 is not the one job $topic counted there" \
+    "deleted and created again"
+  kt_check_counts "$k" "$WORK/t1"
+  "$KTALLY" status --brokers "$KT_BROKERS" --topic "$topic" --db "$k_uri" --json > "$WORK/k.json" \
+    || fail "status failed"
+  jq -e '[.partitions[].stored] | all(. != 0)' "$WORK/k.json" > /dev/null \
+    || { cat "$WORK/k.json" >&2; fail "--offsets kafka: a start offset was committed to the group"; }
+fi
 stopped "$a_uri" --on-data-loss skip
 # The ways out. forget: the old log's counts stay, the new log is added.
 "$KTALLY" forget --db "$a_uri" --job "$topic" --execute > /dev/null 2>&1 || fail "forget failed"
