@@ -180,6 +180,8 @@ kt_batch_log_fenced (KtBatchLog *log, const GArray *ranges, guint64 records,
   report_back (log);
   kt_log_event_int (e, "partition", partition);
   kt_log_event_int (e, "records", (gint64) records);
+  if (log->ahead_of > 0)
+    kt_log_event_int (e, "ahead_of", (gint64) log->ahead_of);
   kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "job %s: fenced: %s/%d was moved by another "
                      "writer; rolled back, re-planning from the stored offsets", log->job,
                      log->topic, partition);
@@ -286,6 +288,8 @@ kt_batch_log_committed (KtBatchLog *log, const KtKind *kind, gpointer batch,
     g_string_append_printf (line, " (so far %" G_GUINT64_FORMAT " fenced, %" G_GUINT64_FORMAT
                             " commits retried after a deadlock)", log->fenced, log->retried);
   kt_log_event_int (e, "batch", audit_id);
+  if (log->ahead_of > 0)
+    kt_log_event_int (e, "ahead_of", (gint64) log->ahead_of);
   kt_log_event_int (e, "partitions", ranges->len);
   kt_log_event_int (e, "records", (gint64) records);
   kt_log_event_int (e, "bytes", bytes);

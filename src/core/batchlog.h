@@ -32,6 +32,9 @@ typedef struct
   const char *outage_cause;
   guint       outage_failures;
   guint64     lost_commit;      /* the batch whose COMMIT's answer was lost, or 0 */
+  /* The batch being told was planned while the one of this turn
+   * committed (its events' "ahead_of"), or 0: from the database. */
+  guint64     ahead_of;
 } KtBatchLog;
 
 /* The runner starts its batches: @partitions of @topics ("a,b") into

@@ -103,6 +103,9 @@ struct _KtSource
   /* --group: partitions the group assigned since kt_source_take_assigned()
    * (gint32; written and read on the consuming thread). */
   GArray           *assigned;
+  /* --group: rebalances applied (assignments and revocations), on the
+   * consuming thread (kt_source_rebalances()). */
+  guint64           rebalances;
   /* How long a ListOffsets request waits before it is asked again
    * (list_offsets_on()), learnt from the brokers' answers. Atomic: the
    * two rounds of kt_source_watermarks() run at once. */
@@ -655,6 +658,12 @@ kt_source_take_assigned (KtSource *self, GArray *partitions)
 {
   g_array_append_vals (partitions, self->assigned->data, self->assigned->len);
   g_array_set_size (self->assigned, 0);
+}
+
+guint64
+kt_source_rebalances (KtSource *self)
+{
+  return self->rebalances;
 }
 
 gboolean
@@ -1784,6 +1793,7 @@ streams_apply (gpointer data, const KtAssignmentPlan *plan)
                             stream_new (a->partition, a->offset));
       g_array_append_val (self->assigned, a->partition);
     }
+  self->rebalances++;
 }
 
 /* --group: Kafka's group protocol gives and takes partitions here; what it

@@ -160,6 +160,12 @@ gboolean  kt_source_is_refused (KtSource *self);
  * assigned back), and forgets them. */
 void      kt_source_take_assigned (KtSource *self, GArray *partitions);
 
+/* --group: how many rebalances (assignments, revocations) this reader
+ * applied so far; 0 without a group. A batch planned under one count and
+ * committed under another may hold a partition another member now owns,
+ * or one that must start from its stored offset (on the reading thread). */
+guint64   kt_source_rebalances (KtSource *self);
+
 /* --group: "COOPERATIVE", "EAGER" or "NONE" (no assignment yet). */
 const char *kt_source_protocol (KtSource *self);
 
