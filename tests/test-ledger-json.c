@@ -1,12 +1,13 @@
-/* test-ledger-json.c - the ledger's strict JSON scan (ledger-json.c), on
- * its own: no json-glib, no ledger fields.
+/* test-ledger-json.c - the ledger's strict JSON scan and reader
+ * (ledger-json.c), on their own: no json-glib, no ledger fields.
  *
  * Covers RFC 8259's grammar case by case (values, numbers, strings and
  * their escapes, objects, arrays, white space), what json-glib would take
  * and the scan must not (comments, single quotes, trailing bytes, a second
  * document, NUL, invalid UTF-8, "\u0000", lone surrogates), the depth
  * limit exactly, the root's member count (repeats included, nested members
- * not), and that only the @len bytes given are read. The ledger's own
+ * not), that only the @len bytes given are read, and what the reader
+ * hands on (the four members, repeated names refused). The ledger's own
  * fields and reasons are test-ledger's; any bytes at all are
  * fuzz-ledger-json's. */
 #include <string.h>
@@ -171,6 +172,92 @@ test_depth (void)
     }
 }
 
+/* kt_ledger_json_read: the four members as slices, escapes as written;
+ * the root an object whose names, escapes decoded, are distinct (a few
+ * compared pair by pair, many sorted: both ways tried); the scan's
+ * verdicts first. */
+typedef struct
+{
+  const char *text;
+  KtLedgerBad why;          /* KT_LEDGER_N_BAD: read */
+  const char *members[4];   /* as written, "#" prefixing a type that is no string; NULL: absent */
+} ReadCase;
+
+#define READ(t, a, b, c, d) { t, KT_LEDGER_N_BAD, { a, b, c, d } }
+#define UNREAD(t, w) { t, KT_LEDGER_BAD_##w, { NULL, NULL, NULL, NULL } }
+
+static const ReadCase read_cases[] = {
+  READ ("{\"txn\":\"T\",\"account\":\"A\",\"amount\":\"1.5\",\"ts\":\"x\"}", "T", "A", "1.5", "x"),
+  READ (" { \"ts\" : \"x\" , \"n\": {\"txn\": \"no\"}, \"txn\" : \"\" } ", "", NULL, NULL, "x"),
+  /* Names are matched decoded, values handed on as written. */
+  READ ("{\"t\\u0078n\":\"T\\u002d1\",\"\\u0061ccount\":\"\\u00c5\"}", "T\\u002d1", "\\u00c5", NULL, NULL),
+  READ ("{\"txn\":1,\"account\":null,\"amount\":[\"1\"],\"ts\":{}}", "#1", "#null", "#[\"1\"]", "#{}"),
+  READ ("{\"txn\":true,\"account\":false,\"amount\":-0.5e3}", "#true", "#false", "#-0.5e3", NULL),
+  READ ("{\"tx\":\"a\",\"txnx\":\"b\",\"TXN\":\"c\",\"txn \":\"d\"}", NULL, NULL, NULL, NULL),
+  READ ("{}", NULL, NULL, NULL, NULL),
+  /* Many members: the sorted check. */
+  READ ("{\"a\":1,\"b\":2,\"c\":3,\"d\":4,\"e\":5,\"f\":6,\"g\":7,\"h\":8,\"ab\":9,\"\":0,"
+        "\"txn\":\"T\"}", "T", NULL, NULL, NULL),
+  /* Repeats: of the four or of any other member, written either way. */
+  UNREAD ("{\"txn\":\"T\",\"txn\":\"T\"}", DUPLICATE_FIELD),
+  UNREAD ("{\"a\":1,\"txn\":\"T\",\"a\":1}", DUPLICATE_FIELD),
+  UNREAD ("{\"t\\u0078n\":\"T\",\"txn\":\"U\"}", DUPLICATE_FIELD),
+  UNREAD ("{\"\\/\":1,\"/\":2}", DUPLICATE_FIELD),
+  UNREAD ("{\"\":1,\"\":2}", DUPLICATE_FIELD),
+  UNREAD ("{\"a\":1,\"b\":2,\"c\":3,\"d\":4,\"e\":5,\"f\":6,\"g\":7,\"h\":8,\"i\":9,"
+          "\"\\u0065\":10}", DUPLICATE_FIELD),
+  UNREAD ("{\"a\":1,\"b\":2,\"c\":3,\"d\":4,\"e\":5,\"f\":6,\"g\":7,\"h\":8,\"i\":9,"
+          "\"ab\":10,\"ab\":11}", DUPLICATE_FIELD),
+  /* Not repeats: nested members, and names equal only up to a prefix. */
+  READ ("{\"a\":{\"a\":1,\"a\":2},\"ab\":1,\"a\\u0062c\":2}", NULL, NULL, NULL, NULL),
+  /* The root is no object. */
+  UNREAD ("[{\"txn\":\"T\"}]", NOT_OBJECT), UNREAD ("\"txn\"", NOT_OBJECT), UNREAD (" 1 ", NOT_OBJECT),
+  /* The scan's verdicts come first: a repeat before a syntax error is not
+   * JSON. */
+  UNREAD ("{\"txn\":\"T\",\"txn\":\"T\"", NOT_JSON), UNREAD ("{\"txn\":\"\\u0000\"}", NUL_ESCAPE),
+  UNREAD ("{\"a\":1,\"a\":\"\\udc00\"}", SURROGATE_ESCAPE),
+};
+
+static void
+test_read (void)
+{
+  g_autoptr(KtLedgerJsonReader) reader = kt_ledger_json_reader_new ();
+
+  for (guint i = 0; i < G_N_ELEMENTS (read_cases); i++)
+    {
+      const ReadCase *c = &read_cases[i];
+      g_autofree char *shown = g_strescape (c->text, NULL);
+      /* A copy of exactly its bytes, so that ASan sees a read past them. */
+      g_autofree char *exact = g_memdup2 (c->text, strlen (c->text));
+      KtJsonValue m[KT_LEDGER_N_MEMBERS];
+      KtLedgerBad why = KT_LEDGER_N_BAD;
+      gboolean good;
+
+      g_test_message ("%s", shown);
+      good = kt_ledger_json_read (reader, exact, strlen (c->text), m, &why);
+      g_assert_cmpint (good, ==, c->why == KT_LEDGER_N_BAD);
+      if (!good)
+        g_assert_cmpstr (kt_ledger_bad_to_string (why), ==, kt_ledger_bad_to_string (c->why));
+      for (guint k = 0; k < KT_LEDGER_N_MEMBERS; k++)
+        {
+          const char *want = c->members[k];
+
+          if (want == NULL)
+            {
+              g_assert_cmpint (m[k].type, ==, KT_JSON_ABSENT);
+              continue;
+            }
+          g_assert_cmpint (m[k].type == KT_JSON_STRING, ==, want[0] != '#');
+          if (want[0] == '#')
+            want++;
+          g_assert_cmpuint (m[k].len, ==, strlen (want));
+          g_assert_cmpint (memcmp (m[k].text, want, m[k].len), ==, 0);
+          g_assert_cmpint (m[k].escaped, ==, m[k].type == KT_JSON_STRING
+                                               && strchr (want, '\\') != NULL);
+        }
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -179,5 +266,6 @@ main (int argc, char **argv)
   g_test_add_func ("/ledger-json/nul-bytes", test_nul_bytes);
   g_test_add_func ("/ledger-json/reads-only-len", test_reads_only_len);
   g_test_add_func ("/ledger-json/depth", test_depth);
+  g_test_add_func ("/ledger-json/read", test_read);
   return g_test_run ();
 }

@@ -9,7 +9,8 @@
  * in batch order gives, on random batches built so that order matters
  * (few accounts, many debits, duplicates within the batch, across
  * accounts and from the database), with no account ever decided by two
- * threads. */
+ * threads; and that kt_ledger_batch_add_all(), which parses on several
+ * threads, builds exactly the batch that adding one by one builds. */
 #include <string.h>
 #include "error.h"
 #include "ledger.h"
@@ -1291,6 +1292,91 @@ test_batch_replay (void)
   g_assert_cmpuint (counts.bad, ==, first_counts.bad);
 }
 
+/* kt_ledger_batch_add_all() with @workers builds the batch that
+ * kt_ledger_batch_add() one message at a time builds: the same keys, the
+ * same counts and reasons, the same first bad message, and, applied, the
+ * same entries. The messages: make_batch()'s, with every seventh one
+ * damaged at random, so that bad ones of every kind fall in every
+ * worker's run. */
+static void
+test_batch_add_all (gconstpointer data)
+{
+  guint workers = GPOINTER_TO_UINT (data);
+  g_auto(Db) db = { 0 };
+  g_autoptr(GArray) msgs = make_batch (7, 6000, &db);
+  g_autoptr(GRand) rand = g_rand_new_with_seed (70);
+  g_autoptr(GArray) inputs = g_array_new (FALSE, FALSE, sizeof (KtLedgerInput));
+  g_autoptr(KtLedgerBatch) one = kt_ledger_batch_new ();
+  g_autoptr(KtLedgerBatch) all = kt_ledger_batch_new ();
+  g_autoptr(GError) error = NULL;
+  KtLedgerBatch *both[2] = { one, all };
+  KtLedgerCounts counts[2];
+  gint32 sample_p[2];
+  gint64 sample_o[2];
+  KtLedgerBad sample_why[2];
+  const char *sample[2];
+
+  for (guint i = 0; i < msgs->len; i++)
+    {
+      Msg *m = &g_array_index (msgs, Msg, i);
+      KtLedgerInput in;
+
+      if (i % 7 == 3)
+        {
+          gsize at = (gsize) g_rand_int_range (rand, 0, (gint32) m->len);
+
+          m->json[at] = (char) g_rand_int_range (rand, 0, 256);
+        }
+      in = (KtLedgerInput) { m->partition, m->offset, m->json, m->len };
+      /* A tombstone now and then. */
+      if (i % 501 == 0)
+        in.value = NULL, in.len = 0;
+      g_array_append_val (inputs, in);
+      kt_ledger_batch_add (one, in.partition, in.offset, in.value, in.len);
+    }
+  g_assert_true (kt_ledger_batch_add_all (all, (const KtLedgerInput *) (void *) inputs->data,
+                                          inputs->len, workers, &error));
+  g_assert_no_error (error);
+
+  for (guint b = 0; b < 2; b++)
+    {
+      kt_ledger_batch_counts (both[b], &counts[b]);
+      g_assert_true (kt_ledger_batch_bad_sample (both[b], &sample_p[b], &sample_o[b],
+                                                 &sample_why[b], &sample[b]));
+    }
+  g_assert_cmpuint (counts[1].messages, ==, msgs->len);
+  g_assert_cmpuint (counts[1].bad, ==, counts[0].bad);
+  g_assert_cmpuint (counts[1].bad, >, msgs->len / 20);
+  for (guint r = 0; r < KT_LEDGER_N_BAD; r++)
+    g_assert_cmpuint (counts[1].bad_by_reason[r], ==, counts[0].bad_by_reason[r]);
+  g_assert_cmpint (sample_p[1], ==, sample_p[0]);
+  g_assert_cmpint (sample_o[1], ==, sample_o[0]);
+  g_assert_cmpint (sample_why[1], ==, sample_why[0]);
+  g_assert_cmpstr (sample[1], ==, sample[0]);
+
+  {
+    g_autoptr(GPtrArray) a0 = kt_ledger_batch_accounts (one);
+    g_autoptr(GPtrArray) a1 = kt_ledger_batch_accounts (all);
+    g_autoptr(GPtrArray) t0 = kt_ledger_batch_txns (one);
+    g_autoptr(GPtrArray) t1 = kt_ledger_batch_txns (all);
+
+    g_assert_cmpuint (a1->len, ==, a0->len);
+    for (guint i = 0; i < a0->len; i++)
+      g_assert_cmpstr (a1->pdata[i], ==, a0->pdata[i]);
+    g_assert_cmpuint (t1->len, ==, t0->len);
+    for (guint i = 0; i < t0->len; i++)
+      g_assert_cmpstr (t1->pdata[i], ==, t0->pdata[i]);
+  }
+
+  for (guint b = 0; b < 2; b++)
+    g_assert_true (kt_ledger_batch_apply (both[b], workers, &error));
+  check_entries (kt_ledger_batch_applied (all), kt_ledger_batch_applied (one));
+  check_entries (kt_ledger_batch_rejected (all), kt_ledger_batch_rejected (one));
+  g_assert_cmpuint (kt_ledger_batch_balances (all)->len, ==,
+                    kt_ledger_batch_balances (one)->len);
+  g_assert_cmpuint (kt_ledger_batch_applied (all)->len, >, 0);
+}
+
 /* More workers than accounts, and one account only: still one owner. */
 static void
 test_batch_few_accounts (void)
@@ -1351,9 +1437,11 @@ main (int argc, char *argv[])
     {
       g_autofree char *rules = g_strdup_printf ("/ledger/batch/rules/workers-%u", workers[i]);
       g_autofree char *oracle = g_strdup_printf ("/ledger/batch/oracle/workers-%u", workers[i]);
+      g_autofree char *add_all = g_strdup_printf ("/ledger/batch/add-all/workers-%u", workers[i]);
 
       g_test_add_data_func (rules, GUINT_TO_POINTER (workers[i]), test_batch_rules);
       g_test_add_data_func (oracle, GUINT_TO_POINTER (workers[i]), test_batch_oracle);
+      g_test_add_data_func (add_all, GUINT_TO_POINTER (workers[i]), test_batch_add_all);
     }
   g_test_add_func ("/ledger/batch/replay", test_batch_replay);
   g_test_add_func ("/ledger/batch/few-accounts", test_batch_few_accounts);

@@ -124,7 +124,8 @@ struct _KtSource
 
 /* The first wait of a ListOffsets request, and the longest (each next
  * wait after a time-out is twice the last, list_offsets_on()): a SIGTERM
- * waits at most that long. */
+ * waits at most that long, and at most the first while a broker is
+ * failing. */
 #define OFFSETS_SLICE_MS      500
 #define OFFSETS_SLICE_MAX_MS  8000
 
@@ -184,6 +185,19 @@ broker_failure (KtSource *self, rd_kafka_resp_err_t err)
     out = g_strdup_printf (": %s", self->broker_failure);
   g_mutex_unlock (&self->broker_lock);
   return out != NULL ? out : g_strdup ("");
+}
+
+/* Has a broker failed lately (a refused or lost connection)? */
+static gboolean
+broker_failing (KtSource *self)
+{
+  gboolean failing;
+
+  g_mutex_lock (&self->broker_lock);
+  failing = self->broker_failure != NULL
+            && g_get_monotonic_time () - self->broker_failure_at < BROKER_FAILURE_FRESH_US;
+  g_mutex_unlock (&self->broker_lock);
+  return failing;
 }
 
 /* Served by rd_kafka_poll() on the reading thread, never concurrently. */
@@ -793,11 +807,14 @@ list_offsets_call (KtSource *self, rd_kafka_t *rk, const KtPartitionState *state
    * anew, so one shorter than the brokers' round trip never sees an
    * answer (with 500 ms slices, a leader 500 ms away was never heard
    * from): a slice that timed out is doubled, and the next requests start
-   * from the longer one. */
+   * from the longer one. Not while a broker is failing, though: a leader
+   * that is down explains the time-out, no longer slice would hear it,
+   * and a SIGTERM would wait the longest slice there. */
   for (;;)
     {
       gint64 left_ms = (deadline - g_get_monotonic_time ()) / 1000;
-      int slice_ms = g_atomic_int_get (&self->offsets_slice_ms);
+      gboolean failing = broker_failing (self);
+      int slice_ms = failing ? OFFSETS_SLICE_MS : g_atomic_int_get (&self->offsets_slice_ms);
 
       /* The call writes its answers over the "timestamps": ask anew. */
       for (int i = 0; i < list->cnt; i++)
@@ -805,8 +822,9 @@ list_offsets_call (KtSource *self, rd_kafka_t *rk, const KtPartitionState *state
       err = rd_kafka_offsets_for_times (rk, list, (int) CLAMP (left_ms, 1, slice_ms));
       if (err != RD_KAFKA_RESP_ERR__TIMED_OUT || left_ms <= slice_ms)
         break;
-      g_atomic_int_compare_and_exchange (&self->offsets_slice_ms, slice_ms,
-                                         MIN (slice_ms * 2, OFFSETS_SLICE_MAX_MS));
+      if (!failing && !broker_failing (self))
+        g_atomic_int_compare_and_exchange (&self->offsets_slice_ms, slice_ms,
+                                           MIN (slice_ms * 2, OFFSETS_SLICE_MAX_MS));
       if (self->stop != NULL && *self->stop)
         {
           g_set_error_literal (error, KT_ERROR, KT_ERROR_CANCELLED,

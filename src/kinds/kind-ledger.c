@@ -6,7 +6,8 @@
  * offset) order, txns never applied twice), in ONE transaction with the
  * fenced offsets: the fence first, then the batch's balances read and
  * locked (in account order), the apply, and the balances, applied and
- * rejected txns and audit rows written. */
+ * rejected txns and audit rows written. The messages are kept as read and
+ * parsed at write, on the committer's thread and the --workers threads. */
 #include "kind.h"
 
 #include <stddef.h>
@@ -25,8 +26,9 @@
 /* A record as read: applied in (partition, offset) order at commit. */
 typedef struct
 {
-  gint64  offset;
-  GBytes *value;  /* NULL: a tombstone */
+  gint64      offset;
+  const char *value;  /* in the batch's chunk; NULL: a tombstone */
+  gsize       len;
 } LedgerRecord;
 
 /* What the kind keeps from batch to batch. */
@@ -39,7 +41,8 @@ typedef struct
 typedef struct
 {
   Ledger         *kind;
-  GPtrArray      *records;   /* per range: GPtrArray of LedgerRecord, in offset order */
+  GPtrArray      *records;   /* per range: GArray of LedgerRecord, in offset order */
+  GStringChunk   *values;    /* the records' values, side by side: no allocation each */
   gint64          bytes;     /* of their values */
   guint64         n_records;
   GArray         *stats;     /* KtRangeStats per range */
@@ -61,14 +64,6 @@ workers (const KtKindContext *context)
   const LedgerOptions *o = context->spec->options;
 
   return o->workers > 0 ? (guint) o->workers : MIN (g_get_num_processors (), 64);
-}
-
-static void
-ledger_record_free (gpointer data)
-{
-  LedgerRecord *rec = data;
-  g_clear_pointer (&rec->value, g_bytes_unref);
-  g_free (rec);
 }
 
 static void
@@ -103,6 +98,7 @@ ledger_batch_free (gpointer data)
   if (b == NULL)
     return;
   g_clear_pointer (&b->records, g_ptr_array_unref);
+  g_clear_pointer (&b->values, g_string_chunk_free);
   g_clear_pointer (&b->stats, g_array_unref);
   g_free (b);
 }
@@ -120,9 +116,10 @@ ledger_batch_new (gpointer data, GArray *ranges, const GArray *states,
   (void) prior;
   (void) error;
   b->kind = data;
-  b->records = g_ptr_array_new_with_free_func ((GDestroyNotify) g_ptr_array_unref);
+  b->records = g_ptr_array_new_with_free_func ((GDestroyNotify) g_array_unref);
   for (guint i = 0; i < ranges->len; i++)
-    g_ptr_array_add (b->records, g_ptr_array_new_with_free_func (ledger_record_free));
+    g_ptr_array_add (b->records, g_array_new (FALSE, FALSE, sizeof (LedgerRecord)));
+  b->values = g_string_chunk_new (1024 * 1024);
   b->stats = g_array_new (FALSE, TRUE, sizeof (KtRangeStats));
   g_array_set_size (b->stats, ranges->len);
   return b;
@@ -133,13 +130,13 @@ ledger_take (gpointer data, guint range, gint32 partition, gint64 offset, const 
              gsize len)
 {
   LedgerBatch *b = data;
-  LedgerRecord *rec = g_new0 (LedgerRecord, 1);
+  LedgerRecord rec = { offset, NULL, len };
   KtRangeStats *st = &g_array_index (b->stats, KtRangeStats, range);
 
   (void) partition;
-  rec->offset = offset;
-  rec->value = value != NULL ? g_bytes_new (value, len) : NULL;
-  g_ptr_array_add (b->records->pdata[range], rec);
+  if (value != NULL)
+    rec.value = g_string_chunk_insert_len (b->values, value, (gssize) len);
+  g_array_append_val (b->records->pdata[range], rec);
   b->bytes += (gint64) len;
   b->n_records++;
   st->records++;
@@ -306,20 +303,25 @@ ledger_write (gpointer data, const GArray *ranges, gint32 *fenced, GError **erro
   Ledger *self = b->kind;
   KtKindContext *context = self->context;
   g_autoptr(KtLedgerBatch) batch = kt_ledger_batch_new ();
+  g_autoptr(GArray) inputs = g_array_sized_new (FALSE, FALSE, sizeof (KtLedgerInput),
+                                                (guint) b->n_records);
 
   for (guint i = 0; i < ranges->len; i++)
     {
-      GPtrArray *records = b->records->pdata[i];
+      GArray *records = b->records->pdata[i];
       for (guint j = 0; j < records->len; j++)
         {
-          const LedgerRecord *rec = records->pdata[j];
-          gsize len = 0;
-          const char *value = rec->value != NULL ? g_bytes_get_data (rec->value, &len) : NULL;
+          const LedgerRecord *rec = &g_array_index (records, LedgerRecord, j);
+          KtLedgerInput in = { g_array_index (ranges, KtRange, i).partition, rec->offset,
+                               rec->value, rec->value != NULL ? rec->len : 0 };
 
-          kt_ledger_batch_add (batch, g_array_index (ranges, KtRange, i).partition,
-                               rec->offset, value, len);
+          g_array_append_val (inputs, in);
         }
     }
+  /* Parsing is what costs: the workers share it before they apply. */
+  if (!kt_ledger_batch_add_all (batch, (const KtLedgerInput *) (void *) inputs->data,
+                                inputs->len, workers (context), error))
+    return FALSE;
 
   /* The fence first, exactly as for the counts: a second writer waits on
    * the offset rows, then backs off before reading a single balance. */
@@ -414,7 +416,7 @@ ledger_summarise (gpointer data, KtBatchSummary *out, GString *line)
 static const KtOption ledger_options[] = {
   { "workers", 'w', "batch", KT_OPT_INT, offsetof (LedgerOptions, workers), .min = 1, .max = 64,
     .fallback_doc = "the number of cores", .commands = KT_CMD_RUN, .metavar = "N",
-    .help = "--kind ledger: threads that apply a batch, one account per thread" },
+    .help = "--kind ledger: threads that parse, then apply a batch (one account per thread)" },
   KT_OPTION_END
 };
 

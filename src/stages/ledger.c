@@ -1,9 +1,11 @@
 /* ledger.c - per-batch application of keyed updates, one owner per key.
  *
  * Takes Kafka values in batch order, hands the sink what to load and,
- * after kt_ledger_batch_apply(), what to write. Parsing is two passes: a
- * strict RFC 8259 scan of our own (ledger-json.c), then json-glib for the
- * tree.
+ * after kt_ledger_batch_apply(), what to write. Parsing is one pass, no
+ * tree: the strict RFC 8259 scan of ledger-json.c hands back the four
+ * members, whose strings are decoded and checked here. A batch's messages
+ * are parsed on up to --workers threads, each a run of them in batch
+ * order, and added in batch order on the caller's (kt_ledger_batch_add_all).
  *
  * Applying is a sequential pre-pass that settles every duplicate (the only
  * question that spans accounts), then one shard per worker, chosen by a
@@ -12,7 +14,6 @@
  * locks: the threads' start and join order everything else. */
 #include "ledger.h"
 
-#include <json-glib/json-glib.h>
 #include <string.h>
 #include "error.h"
 #include "ledger-json.h"
@@ -23,8 +24,8 @@ G_STATIC_ASSERT (sizeof (gpointer) >= sizeof (gint64));
 
 /* ---- one message --------------------------------------------------------- */
 
-/* The four fields, borrowed from the parser's tree: valid until its next
- * load. */
+/* The four fields, borrowed from a Parser's buffer: valid until its next
+ * message. */
 typedef struct
 {
   const char *txn;
@@ -33,24 +34,64 @@ typedef struct
   KtAmount    amount;
 } Fields;
 
-static gboolean
-get_string (JsonObject *obj, const char *name, const char **out, KtLedgerBad *why)
+/* What one thread keeps to parse messages: the JSON reader and a buffer
+ * for the decoded strings. */
+typedef struct
 {
-  JsonNode *node = json_object_get_member (obj, name);
+  KtLedgerJsonReader *json;
+  GByteArray         *buf;
+} Parser;
 
-  if (node == NULL)
+/* A txn or account whose text as written is longer than this is too long
+ * without decoding it: an escape of six bytes decodes to at least one. */
+#define KEY_TEXT_MAX (6 * 4 * KT_LEDGER_FIELD_MAX)
+/* A ts longer than this as written cannot be the 19 characters of one. */
+#define TS_TEXT_MAX (6 * 19)
+
+static void
+parser_init (Parser *p)
+{
+  p->json = kt_ledger_json_reader_new ();
+  p->buf = g_byte_array_new ();
+}
+
+static void
+parser_clear (Parser *p)
+{
+  g_clear_pointer (&p->json, kt_ledger_json_reader_free);
+  g_clear_pointer (&p->buf, g_byte_array_unref);
+}
+
+/* Whether member @v is a JSON string; *@why otherwise. */
+static gboolean
+is_string (const KtJsonValue *v, KtLedgerBad *why)
+{
+  if (v->type == KT_JSON_ABSENT)
     {
       *why = KT_LEDGER_BAD_MISSING_FIELD;
       return FALSE;
     }
-  /* A JSON number is refused, not converted: it went through a double. */
-  if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_STRING)
+  /* A JSON number is refused, not converted: another reader may take it
+   * through a double. */
+  if (v->type != KT_JSON_STRING)
     {
       *why = KT_LEDGER_BAD_WRONG_TYPE;
       return FALSE;
     }
-  *out = json_node_get_string (node);
   return TRUE;
+}
+
+/* String @v decoded into *@at (room for it and a NUL, which decoding
+ * never outgrows), *@at moved past it. */
+static const char *
+decode (const KtJsonValue *v, char **at)
+{
+  char *out = *at;
+  gsize n = kt_json_unescape (v, out);
+
+  out[n] = '\0';
+  *at = out + n + 1;
+  return out;
 }
 
 /* txn and account become keys, log text and VARCHAR(64) utf8mb4 values:
@@ -134,54 +175,68 @@ amount_reason (const GError *error)
     }
 }
 
+/* txn or account @v: a string (is_string() said so) decoded into *@at
+ * and checked, into *@out. */
 static gboolean
-parse_fields (JsonParser *parser, const char *value, gsize len, Fields *f,
-              KtLedgerBad *why)
+read_key (const KtJsonValue *v, char **at, const char **out, KtLedgerBad *why)
+{
+  /* Not empty (no escape decodes to nothing), and too long however it
+   * decodes: refused without decoding it. */
+  if (v->len > KEY_TEXT_MAX)
+    {
+      *why = KT_LEDGER_BAD_FIELD_TOO_LONG;
+      return FALSE;
+    }
+  *out = decode (v, at);
+  return check_key (*out, why);
+}
+
+/* Message @value: its four fields, strings decoded into @p's buffer, or
+ * the first reason it is bad (the document, then txn, account, amount and
+ * ts in that order). */
+static gboolean
+parse_fields (Parser *p, const char *value, gsize len, Fields *f, KtLedgerBad *why)
 {
   g_autoptr(GError) local = NULL;
-  JsonNode *root;
-  JsonObject *obj;
+  KtJsonValue m[KT_LEDGER_N_MEMBERS];
   const char *amount;
-  guint members = 0;
+  gsize room = 0;
+  char *at;
 
   if (value == NULL && len == 0)
     value = "";
-  if (!kt_ledger_json_scan (value, len, &members, why))
+  /* Repeated members are refused there: which one would count? */
+  if (!kt_ledger_json_read (p->json, value, len, m, why))
     return FALSE;
-  /* The scan accepted it, so json-glib should too; if it does not, it is
-   * still not JSON we can read. */
-  if (!json_parser_load_from_data (parser, value, (gssize) len, &local))
-    {
-      *why = KT_LEDGER_BAD_NOT_JSON;
-      return FALSE;
-    }
-  root = json_parser_get_root (parser);
-  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
-    {
-      *why = KT_LEDGER_BAD_NOT_OBJECT;
-      return FALSE;
-    }
-  obj = json_node_get_object (root);
-  /* json-glib keeps the last of repeated members; another reader of the
-   * same topic may keep the first. Fewer members than the scan saw means a
-   * name came twice (escapes decoded: "\u0074xn" is "txn"). */
-  if (json_object_get_size (obj) != members)
-    {
-      *why = KT_LEDGER_BAD_DUPLICATE_FIELD;
-      return FALSE;
-    }
+  /* Room for every string decoded (never longer than written) that is
+   * decoded at all, and its NUL: the buffer is sized once, so that the
+   * fields may point into it. */
+  for (guint i = 0; i < KT_LEDGER_N_MEMBERS; i++)
+    if (m[i].type == KT_JSON_STRING)
+      room += MIN (m[i].len, i == KT_LEDGER_TS ? TS_TEXT_MAX
+                             : i == KT_LEDGER_AMOUNT ? G_MAXSIZE - 1 : KEY_TEXT_MAX) + 1;
+  g_byte_array_set_size (p->buf, (guint) room);
+  at = (char *) p->buf->data;
 
-  if (!get_string (obj, "txn", &f->txn, why) || !check_key (f->txn, why)
-      || !get_string (obj, "account", &f->account, why) || !check_key (f->account, why)
-      || !get_string (obj, "amount", &amount, why))
+  if (!is_string (&m[KT_LEDGER_TXN], why) || !read_key (&m[KT_LEDGER_TXN], &at, &f->txn, why)
+      || !is_string (&m[KT_LEDGER_ACCOUNT], why)
+      || !read_key (&m[KT_LEDGER_ACCOUNT], &at, &f->account, why)
+      || !is_string (&m[KT_LEDGER_AMOUNT], why))
     return FALSE;
+  amount = decode (&m[KT_LEDGER_AMOUNT], &at);
   if (!kt_amount_parse (amount, &f->amount, &local))
     {
       *why = amount_reason (local);
       return FALSE;
     }
-  if (!get_string (obj, "ts", &f->ts, why))
+  if (!is_string (&m[KT_LEDGER_TS], why))
     return FALSE;
+  if (m[KT_LEDGER_TS].len > TS_TEXT_MAX)
+    {
+      *why = KT_LEDGER_BAD_TIMESTAMP;
+      return FALSE;
+    }
+  f->ts = decode (&m[KT_LEDGER_TS], &at);
   if (!check_ts (f->ts))
     {
       *why = KT_LEDGER_BAD_TIMESTAMP;
@@ -224,21 +279,26 @@ kt_ledger_reject_to_string (KtLedgerReject why)
 gboolean
 kt_ledger_parse (const char *value, gsize len, KtLedgerMessage *out, KtLedgerBad *why)
 {
-  g_autoptr(JsonParser) parser = json_parser_new_immutable ();
+  Parser parser;
   Fields f = { 0 };
   KtLedgerBad ignored;
+  gboolean good;
 
   g_return_val_if_fail (value != NULL || len == 0, FALSE);
   g_return_val_if_fail (out != NULL, FALSE);
 
   memset (out, 0, sizeof *out);
-  if (!parse_fields (parser, value, len, &f, why != NULL ? why : &ignored))
-    return FALSE;
-  out->txn = g_strdup (f.txn);
-  out->account = g_strdup (f.account);
-  out->amount = f.amount;
-  g_strlcpy (out->ts, f.ts, sizeof out->ts);
-  return TRUE;
+  parser_init (&parser);
+  good = parse_fields (&parser, value, len, &f, why != NULL ? why : &ignored);
+  if (good)
+    {
+      out->txn = g_strdup (f.txn);
+      out->account = g_strdup (f.account);
+      out->amount = f.amount;
+      g_strlcpy (out->ts, f.ts, sizeof out->ts);
+    }
+  parser_clear (&parser);
+  return good;
 }
 
 void
@@ -303,8 +363,9 @@ typedef enum
 struct _KtLedgerBatch
 {
   BatchState    state;
-  JsonParser   *parser;       /* one per batch, not per message */
+  Parser        parser;       /* kt_ledger_batch_add()'s */
   GStringChunk *strings;      /* every txn, account and ts of the batch */
+  GPtrArray    *more_strings; /* GStringChunk: kt_ledger_batch_add_all()'s workers' */
   GArray       *entries;      /* Entry, in batch order */
   GHashTable   *accounts;     /* name (in strings) -> Account (owned) */
   GHashTable   *txns;         /* name (in strings) -> TXN_* flags */
@@ -329,8 +390,9 @@ kt_ledger_batch_new (void)
 {
   KtLedgerBatch *self = g_new0 (KtLedgerBatch, 1);
 
-  self->parser = json_parser_new_immutable ();
+  parser_init (&self->parser);
   self->strings = g_string_chunk_new (64 * 1024);
+  self->more_strings = g_ptr_array_new_with_free_func ((GDestroyNotify) g_string_chunk_free);
   self->entries = g_array_new (FALSE, FALSE, sizeof (Entry));
   self->accounts = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, g_free);
   self->txns = g_hash_table_new (g_str_hash, g_str_equal);
@@ -346,7 +408,7 @@ kt_ledger_batch_free (KtLedgerBatch *self)
 {
   if (self == NULL)
     return;
-  g_clear_object (&self->parser);
+  parser_clear (&self->parser);
   /* The tables' keys live in the string chunk: tables first. */
   g_clear_pointer (&self->accounts, g_hash_table_unref);
   g_clear_pointer (&self->txns, g_hash_table_unref);
@@ -356,6 +418,7 @@ kt_ledger_batch_free (KtLedgerBatch *self)
   g_clear_pointer (&self->rejected, g_array_unref);
   g_clear_pointer (&self->balances, g_array_unref);
   g_clear_pointer (&self->strings, g_string_chunk_free);
+  g_clear_pointer (&self->more_strings, g_ptr_array_unref);
   g_free (self->sample);
   g_free (self);
 }
@@ -382,19 +445,16 @@ escape_sample (const char *value, gsize len)
   return g_string_free (out, FALSE);
 }
 
-gboolean
-kt_ledger_batch_add (KtLedgerBatch *self, gint32 partition, gint64 offset,
-                     const char *value, gsize len)
+/* Adds one message, parsed: @f good (its strings in the batch's chunks
+ * when @own, or borrowed and copied), or bad for @why. */
+static gboolean
+add_parsed (KtLedgerBatch *self, gint32 partition, gint64 offset, const char *value, gsize len,
+            const Fields *f, gboolean good, KtLedgerBad why, gboolean own)
 {
   gpointer key = GINT_TO_POINTER (partition), last, name, flags;
-  Fields f = { 0 };
-  KtLedgerBad why;
   Account *account;
   Entry e = { 0 };
 
-  g_return_val_if_fail (self != NULL, FALSE);
-  g_return_val_if_fail (self->state == BATCH_OPEN, FALSE);
-  g_return_val_if_fail (value != NULL || len == 0, FALSE);
   /* Kafka's order within a partition is the batch's order: an offset that
    * goes back is the caller's bug, and would make the result depend on it. */
   g_return_val_if_fail (!g_hash_table_lookup_extended (self->last_offset, key, NULL, &last)
@@ -402,7 +462,7 @@ kt_ledger_batch_add (KtLedgerBatch *self, gint32 partition, gint64 offset,
 
   g_hash_table_insert (self->last_offset, key, (gpointer) (gintptr) offset);
   self->counts.messages++;
-  if (!parse_fields (self->parser, value, len, &f, &why))
+  if (!good)
     {
       self->counts.bad++;
       self->counts.bad_by_reason[why]++;
@@ -417,28 +477,151 @@ kt_ledger_batch_add (KtLedgerBatch *self, gint32 partition, gint64 offset,
       return FALSE;
     }
 
-  account = g_hash_table_lookup (self->accounts, f.account);
+  account = g_hash_table_lookup (self->accounts, f->account);
   if (account == NULL)
     {
       account = g_new0 (Account, 1);
-      account->name = g_string_chunk_insert (self->strings, f.account);
+      account->name = own ? f->account : g_string_chunk_insert (self->strings, f->account);
       g_hash_table_insert (self->accounts, (gpointer) account->name, account);
     }
-  if (g_hash_table_lookup_extended (self->txns, f.txn, &name, &flags))
+  if (g_hash_table_lookup_extended (self->txns, f->txn, &name, &flags))
     e.txn = name;
   else
     {
-      e.txn = g_string_chunk_insert (self->strings, f.txn);
+      e.txn = own ? f->txn : g_string_chunk_insert (self->strings, f->txn);
       g_hash_table_insert (self->txns, (gpointer) e.txn, GUINT_TO_POINTER (TXN_IN_BATCH));
     }
-  /* Timestamps repeat (one per second at most): stored once each. */
-  e.ts = g_string_chunk_insert_const (self->strings, f.ts);
+  /* Timestamps repeat (one per second at most): stored once each (a
+   * worker's chunk already stored them so). */
+  e.ts = own ? f->ts : g_string_chunk_insert_const (self->strings, f->ts);
   e.account = account;
-  e.amount = f.amount;
+  e.amount = f->amount;
   e.offset = offset;
   e.partition = partition;
   e.state = ENTRY_PENDING;
   g_array_append_val (self->entries, e);
+  return TRUE;
+}
+
+gboolean
+kt_ledger_batch_add (KtLedgerBatch *self, gint32 partition, gint64 offset,
+                     const char *value, gsize len)
+{
+  Fields f = { 0 };
+  KtLedgerBad why = KT_LEDGER_BAD_NOT_JSON;
+  gboolean good;
+
+  g_return_val_if_fail (self != NULL, FALSE);
+  g_return_val_if_fail (self->state == BATCH_OPEN, FALSE);
+  g_return_val_if_fail (value != NULL || len == 0, FALSE);
+
+  good = parse_fields (&self->parser, value, len, &f, &why);
+  return add_parsed (self, partition, offset, value, len, &f, good, why, FALSE) && good;
+}
+
+/* A message as a worker parsed it. */
+typedef struct
+{
+  Fields      f;     /* good: strings in the worker's chunk */
+  KtLedgerBad why;   /* bad: the reason */
+  gboolean    good;
+} Parsed;
+
+/* One worker's run of a batch's messages: [from, to) of @inputs. */
+typedef struct
+{
+  const KtLedgerInput *inputs;
+  Parsed              *out;
+  guint                from, to;
+  GStringChunk        *strings;  /* handed to the batch once joined */
+  GThread             *thread;
+} ParseRun;
+
+static gpointer
+run_parse (gpointer data)
+{
+  ParseRun *run = data;
+  Parser parser;
+
+  parser_init (&parser);
+  for (guint i = run->from; i < run->to; i++)
+    {
+      const KtLedgerInput *in = &run->inputs[i];
+      Parsed *out = &run->out[i];
+      Fields f = { 0 };
+
+      out->good = parse_fields (&parser, in->value, in->len, &f, &out->why);
+      if (!out->good)
+        continue;
+      out->f.txn = g_string_chunk_insert (run->strings, f.txn);
+      out->f.account = g_string_chunk_insert (run->strings, f.account);
+      out->f.ts = g_string_chunk_insert_const (run->strings, f.ts);
+      out->f.amount = f.amount;
+    }
+  parser_clear (&parser);
+  return NULL;
+}
+
+/* Messages a thread is worth starting for: parsing one costs about a
+ * microsecond, starting and joining a thread some tens. */
+#define PARSE_RUN_MIN 512
+
+gboolean
+kt_ledger_batch_add_all (KtLedgerBatch *self, const KtLedgerInput *inputs, guint n,
+                         guint workers, GError **error)
+{
+  g_autofree Parsed *parsed = NULL;
+  g_autofree ParseRun *runs = NULL;
+  guint n_runs;
+  gboolean ok = TRUE;
+
+  g_return_val_if_fail (self != NULL, FALSE);
+  g_return_val_if_fail (self->state == BATCH_OPEN, FALSE);
+  g_return_val_if_fail (inputs != NULL || n == 0, FALSE);
+  g_return_val_if_fail (workers >= 1, FALSE);
+
+  n_runs = MAX (1, MIN (workers, n / PARSE_RUN_MIN));
+  parsed = g_new0 (Parsed, n);
+  runs = g_new0 (ParseRun, n_runs);
+  /* Contiguous runs in batch order; the first runs here, once the others
+   * have started. */
+  for (guint r = 0; r < n_runs; r++)
+    {
+      runs[r] = (ParseRun) { inputs, parsed, (guint) ((guint64) n * r / n_runs),
+                             (guint) ((guint64) n * (r + 1) / n_runs),
+                             g_string_chunk_new (64 * 1024), NULL };
+      g_ptr_array_add (self->more_strings, runs[r].strings);
+    }
+  for (guint r = 1; r < n_runs && ok; r++)
+    {
+      g_autoptr(GError) local = NULL;
+
+      runs[r].thread = g_thread_try_new ("kt-ledger-parse", run_parse, &runs[r], &local);
+      if (runs[r].thread == NULL)
+        {
+          g_set_error (error, KT_ERROR, KT_ERROR_TRANSIENT,
+                       "cannot start ledger parser %u of %u: %s", r + 1, n_runs,
+                       local->message);
+          ok = FALSE;
+        }
+    }
+  if (ok)
+    run_parse (&runs[0]);
+  for (guint r = 1; r < n_runs; r++)
+    if (runs[r].thread != NULL)
+      g_thread_join (g_steal_pointer (&runs[r].thread));
+  if (!ok)
+    return FALSE;
+
+  /* In batch order, on this thread: the batch's tables see the messages
+   * exactly as kt_ledger_batch_add() one by one would show them. */
+  for (guint i = 0; i < n; i++)
+    {
+      const KtLedgerInput *in = &inputs[i];
+
+      add_parsed (self, in->partition, in->offset, in->value, in->len, &parsed[i].f,
+                  parsed[i].good, parsed[i].why, TRUE);
+    }
   return TRUE;
 }
 

@@ -102,6 +102,24 @@ void           kt_ledger_batch_free (KtLedgerBatch *self);  /* NULL is fine */
 gboolean kt_ledger_batch_add (KtLedgerBatch *self, gint32 partition, gint64 offset,
                               const char *value, gsize len);
 
+/* One Kafka value, as kt_ledger_batch_add_all() takes it. */
+typedef struct
+{
+  gint32      partition;
+  gint64      offset;
+  const char *value;  /* NULL with @len 0: a tombstone */
+  gsize       len;
+} KtLedgerInput;
+
+/* kt_ledger_batch_add() of each of the @n @inputs in the order given, with
+ * the parsing (what costs) split over at most @workers threads (>= 1; 1:
+ * all of it here; a short batch starts none): the batch is exactly what
+ * the calls one by one make. @inputs are read only during the call.
+ * Fails only if a thread cannot be started (KT_ERROR_TRANSIENT), having
+ * added nothing. */
+gboolean kt_ledger_batch_add_all (KtLedgerBatch *self, const KtLedgerInput *inputs, guint n,
+                                  guint workers, GError **error);
+
 /* The distinct accounts, and txns, of the good messages, ascending by
  * strcmp (lock rows in this order). The caller frees the array; the
  * strings belong to the batch. */

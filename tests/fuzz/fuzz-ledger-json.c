@@ -1,5 +1,7 @@
 /* fuzz-ledger-json.c - libFuzzer target for the ledger's strict JSON scan
- * (ledger-json.c), against json-glib as the reference.
+ * (ledger-json.c) and its reading of a message (ledger.c's
+ * kt_ledger_parse, through kt_ledger_json_read), against json-glib as the
+ * reference.
  *
  * Any bytes are a ledger message. The scan must never crash or read past
  * the bytes it is given (libFuzzer hands them in a buffer of exactly that
@@ -12,11 +14,16 @@
  *    or '}' is refused, and JSON white space around it changes nothing;
  *  - an accepted object, array, string or literal cut before its last
  *    byte is refused;
- *  - a refusal gives one of the four reasons the scan can give. */
+ *  - a refusal gives one of the four reasons the scan can give;
+ *  - kt_ledger_parse() gives exactly what the ledger gave when json-glib
+ *    built a tree after the scan (reference_parse below, that code as it
+ *    was): the same verdict, the same reason, the same four fields. */
 #include <glib.h>
 #include <json-glib/json-glib.h>
 #include <string.h>
+#include "decimal.h"
 #include "ledger-json.h"
+#include "ledger.h"
 
 int LLVMFuzzerTestOneInput (const guint8 *data, size_t size);
 
@@ -122,6 +129,180 @@ check_accepted (const char *text, gsize len, guint members)
     g_assert_false (scan_framed ("", text, last - 1, "", &again));
 }
 
+/* ---- The reference: the ledger's reading through json-glib's tree ------ */
+
+typedef struct
+{
+  char     *txn, *account, *ts;
+  KtAmount  amount;
+} RefFields;
+
+static gboolean
+ref_string (JsonObject *obj, const char *name, const char **out, KtLedgerBad *why)
+{
+  JsonNode *node = json_object_get_member (obj, name);
+
+  if (node == NULL)
+    {
+      *why = KT_LEDGER_BAD_MISSING_FIELD;
+      return FALSE;
+    }
+  if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_STRING)
+    {
+      *why = KT_LEDGER_BAD_WRONG_TYPE;
+      return FALSE;
+    }
+  *out = json_node_get_string (node);
+  return TRUE;
+}
+
+static gboolean
+ref_key (const char *text, KtLedgerBad *why)
+{
+  if (*text == '\0')
+    *why = KT_LEDGER_BAD_FIELD_EMPTY;
+  else if (!g_utf8_validate (text, -1, NULL))
+    *why = KT_LEDGER_BAD_NOT_JSON;
+  else if (strlen (text) > 4 * KT_LEDGER_FIELD_MAX
+           || g_utf8_strlen (text, -1) > KT_LEDGER_FIELD_MAX)
+    *why = KT_LEDGER_BAD_FIELD_TOO_LONG;
+  else
+    {
+      for (const char *p = text; *p != '\0'; p = g_utf8_next_char (p))
+        if (g_unichar_iscntrl (g_utf8_get_char (p)))
+          {
+            *why = KT_LEDGER_BAD_FIELD_CONTROL;
+            return FALSE;
+          }
+      return TRUE;
+    }
+  return FALSE;
+}
+
+static int
+ref_digits (const char *p, int n)
+{
+  int v = 0;
+
+  for (int i = 0; i < n; i++)
+    {
+      if (!g_ascii_isdigit (p[i]))
+        return -1;
+      v = v * 10 + (p[i] - '0');
+    }
+  return v;
+}
+
+static gboolean
+ref_ts (const char *ts)
+{
+  int year, month, day, h, m, sec;
+
+  if (strlen (ts) != 19 || ts[4] != '-' || ts[7] != '-' || ts[10] != ' '
+      || ts[13] != ':' || ts[16] != ':')
+    return FALSE;
+  year = ref_digits (ts, 4);
+  month = ref_digits (ts + 5, 2);
+  day = ref_digits (ts + 8, 2);
+  h = ref_digits (ts + 11, 2);
+  m = ref_digits (ts + 14, 2);
+  sec = ref_digits (ts + 17, 2);
+  if (year < 1000 || month < 1 || month > 12 || day < 1
+      || day > g_date_get_days_in_month ((GDateMonth) month, (GDateYear) year))
+    return FALSE;
+  return h >= 0 && h <= 23 && m >= 0 && m <= 59 && sec >= 0 && sec <= 59;
+}
+
+static gboolean
+reference_parse (const char *value, gsize len, RefFields *out, KtLedgerBad *why)
+{
+  g_autoptr(JsonParser) parser = json_parser_new_immutable ();
+  g_autoptr(GError) local = NULL;
+  JsonNode *root;
+  JsonObject *obj;
+  const char *txn, *account, *amount, *ts;
+  guint members = 0;
+
+  if (!kt_ledger_json_scan (value, len, &members, why))
+    return FALSE;
+  if (!json_parser_load_from_data (parser, value, (gssize) len, &local))
+    {
+      *why = KT_LEDGER_BAD_NOT_JSON;
+      return FALSE;
+    }
+  root = json_parser_get_root (parser);
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
+    {
+      *why = KT_LEDGER_BAD_NOT_OBJECT;
+      return FALSE;
+    }
+  obj = json_node_get_object (root);
+  if (json_object_get_size (obj) != members)
+    {
+      *why = KT_LEDGER_BAD_DUPLICATE_FIELD;
+      return FALSE;
+    }
+  if (!ref_string (obj, "txn", &txn, why) || !ref_key (txn, why)
+      || !ref_string (obj, "account", &account, why) || !ref_key (account, why)
+      || !ref_string (obj, "amount", &amount, why))
+    return FALSE;
+  if (!kt_amount_parse (amount, &out->amount, &local))
+    {
+      switch ((KtAmountError) local->code)
+        {
+        case KT_AMOUNT_ERROR_PRECISION:
+          *why = KT_LEDGER_BAD_AMOUNT_DECIMALS;
+          break;
+        case KT_AMOUNT_ERROR_OVERFLOW:
+          *why = KT_LEDGER_BAD_AMOUNT_OVERFLOW;
+          break;
+        case KT_AMOUNT_ERROR_SYNTAX:
+        default:
+          *why = KT_LEDGER_BAD_AMOUNT_SYNTAX;
+          break;
+        }
+      return FALSE;
+    }
+  if (!ref_string (obj, "ts", &ts, why))
+    return FALSE;
+  if (!ref_ts (ts))
+    {
+      *why = KT_LEDGER_BAD_TIMESTAMP;
+      return FALSE;
+    }
+  out->txn = g_strdup (txn);
+  out->account = g_strdup (account);
+  out->ts = g_strdup (ts);
+  return TRUE;
+}
+
+/* kt_ledger_parse() against the reference, on the same bytes. */
+static void
+check_parse (const char *text, gsize len)
+{
+  RefFields ref = { 0 };
+  g_auto(KtLedgerMessage) msg = { 0 };
+  KtLedgerBad ref_why = KT_LEDGER_N_BAD, why = KT_LEDGER_N_BAD;
+  gboolean ref_good = reference_parse (text, len, &ref, &ref_why);
+  gboolean good = kt_ledger_parse (text, len, &msg, &why);
+
+  if (good != ref_good || (!good && why != ref_why))
+    g_error ("kt_ledger_parse: %s (%s), json-glib's reading: %s (%s): %.*s",
+             good ? "good" : "bad", good ? "" : kt_ledger_bad_to_string (why),
+             ref_good ? "good" : "bad", ref_good ? "" : kt_ledger_bad_to_string (ref_why),
+             (int) MIN (len, 200), text);
+  if (good)
+    {
+      g_assert_cmpstr (msg.txn, ==, ref.txn);
+      g_assert_cmpstr (msg.account, ==, ref.account);
+      g_assert_cmpstr (msg.ts, ==, ref.ts);
+      g_assert_cmpint (msg.amount, ==, ref.amount);
+    }
+  g_free (ref.txn);
+  g_free (ref.account);
+  g_free (ref.ts);
+}
+
 int
 LLVMFuzzerTestOneInput (const guint8 *data, size_t size)
 {
@@ -135,5 +316,6 @@ LLVMFuzzerTestOneInput (const guint8 *data, size_t size)
     g_assert_true (why == KT_LEDGER_BAD_NOT_JSON || why == KT_LEDGER_BAD_TOO_DEEP
                    || why == KT_LEDGER_BAD_NUL_ESCAPE
                    || why == KT_LEDGER_BAD_SURROGATE_ESCAPE);
+  check_parse (text, size);
   return 0;
 }

@@ -129,12 +129,14 @@ for job in A B; do
   exits=$(kt_sup_check "$job")
   [[ $exits == 0 ]] || fail "$job exited by itself: $exits"
   kt_fault_verify "${!db}" "${!topic}" "$WORK/feed$job.truth" "$messages" "${!args}"
-  "$KTALLY" jobs --db "$(ha_uri "${!db}" 1 2)" --json > "$WORK/jobs$job.json" 2>&1 \
-    || { cat "$WORK/jobs$job.json" >&2; fail "ktally jobs failed for $job"; }
+  # Its warnings (node 1 refused as read-only, the database found on the
+  # second server) go to stderr, apart from the JSON.
+  "$KTALLY" jobs --db "$(ha_uri "${!db}" 1 2)" --json > "$WORK/jobs$job.json" 2> "$WORK/jobs$job.err" \
+    || { cat "$WORK/jobs$job.json" "$WORK/jobs$job.err" >&2; fail "ktally jobs failed for $job"; }
   # Its identity recorded (kind, mode...), not only offsets found.
   jq -e --arg j "${!topic}" --arg m "$KT_MODE" 'map(select(.job == $j and .kind == "count" and .mode == $m)) | length == 1' \
     "$WORK/jobs$job.json" > /dev/null \
-    || { cat "$WORK/jobs$job.json" >&2; fail "ktally jobs on the new primary does not know what job $job is"; }
+    || { cat "$WORK/jobs$job.json" "$WORK/jobs$job.err" >&2; fail "ktally jobs on the new primary does not know what job $job is"; }
   summary+=("$job: $(kt_log_count retry "$WORK/$job.log") batches retried, $(commits "$job") commits")
 done
 # A read its lost range again: on node 2, batches start where the
