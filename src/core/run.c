@@ -331,6 +331,26 @@ settle_batch (KtRunner *r, KtCommitResult result, const KtFeed *fenced_feed, gin
   return TRUE;
 }
 
+/* Between batches, with nothing in flight: --audit-keep folds old audit
+ * rows, once a minute. */
+static void
+compact (KtRunner *r)
+{
+  if (r->committer != NULL || r->setup->run->audit_keep <= 0
+      || g_get_monotonic_time () - r->compacted_at < COMPACT_EVERY_US)
+    return;
+  for (guint i = 0; i < r->feeds->len; i++)
+    {
+      g_autoptr(GError) error = NULL;
+      const char *topic = ((KtFeed *) r->feeds->pdata[i])->context.topic;
+
+      if (!kt_offsets_compact (r->db, r->setup->spec->name, topic,
+                               (gint64) r->setup->run->audit_keep, &error))
+        g_warning ("job %s: %s; trying again in a minute", r->setup->spec->name, error->message);
+    }
+  r->compacted_at = g_get_monotonic_time ();
+}
+
 /* The committer's thread: one batch's commit, holding the connection. */
 static gpointer
 committer (gpointer data)
@@ -408,6 +428,9 @@ land (KtRunner *r)
     kt_feed_landed (r->feeds->pdata[i]);
   if (error != NULL && r->landed_error == NULL)
     r->landed_error = g_steal_pointer (&error);
+  /* Back to back, nothing else finds the database free. */
+  if (r->landed_error == NULL)
+    compact (r);
 }
 
 /* The failure of the batch that landed last, once: FALSE with it. */
@@ -581,25 +604,6 @@ after_failure (KtRunner *r, GError **failure, gint64 started, double *backoff, G
   return TRUE;
 }
 
-/* Between batches: --audit-keep folds old audit rows, once a minute. */
-static void
-compact (KtRunner *r, gint64 *compacted_at)
-{
-  if (r->setup->run->audit_keep <= 0
-      || g_get_monotonic_time () - *compacted_at < COMPACT_EVERY_US)
-    return;
-  for (guint i = 0; i < r->feeds->len; i++)
-    {
-      g_autoptr(GError) error = NULL;
-      const char *topic = ((KtFeed *) r->feeds->pdata[i])->context.topic;
-
-      if (!kt_offsets_compact (r->db, r->setup->spec->name, topic,
-                               (gint64) r->setup->run->audit_keep, &error))
-        g_warning ("job %s: %s; trying again in a minute", r->setup->spec->name, error->message);
-    }
-  *compacted_at = g_get_monotonic_time ();
-}
-
 /* Idle with --exit-when-idle (a group member only once it owns some). */
 static gboolean
 done_when_idle (KtRunner *r)
@@ -619,7 +623,6 @@ run_loop (KtRunner *r, GError **error)
   const KtJobSpec *spec = r->setup->spec;
   g_autofree char *topics = NULL;
   double backoff = 0;
-  gint64 compacted_at = 0;
   guint partitions = 0;
 
   if (r->hooks != NULL && r->hooks->check != NULL
@@ -658,8 +661,7 @@ run_loop (KtRunner *r, GError **error)
           continue;
         }
       backoff = 0;
-      if (r->committer == NULL)
-        compact (r, &compacted_at);
+      compact (r);
       if (idle && done_when_idle (r))
         {
           if (r->hooks == NULL || !r->hooks->quiet)

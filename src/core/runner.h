@@ -45,6 +45,7 @@ typedef struct
    * what it failed with (owned; taken by the next batch). */
   gboolean         landed_clean;
   GError          *landed_error;
+  gint64           compacted_at; /* --audit-keep's last fold (monotonic) */
 } KtRunner;
 
 /* Creates the database, the kind, and a feed per topic, and waits for

@@ -284,6 +284,49 @@ TEXT_LINE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} ktally "
 LOGFMT_PAIR = re.compile(r'([a-z_]+)=("(?:[^"\\]|\\.)*"|[^ "=]+)(?: |$)')
 
 
+def log_fields(fmt, line):
+    """The fields of one json or logfmt record (str values), or None."""
+    if fmt == "json":
+        try:
+            r = json.loads(line)
+        except ValueError:
+            return None
+        return {k: str(v) for k, v in r.items()} if isinstance(r, dict) else None
+    if fmt == "logfmt":
+        fields, pos = {}, 0
+        while pos < len(line):
+            m = LOGFMT_PAIR.match(line, pos)
+            if not m:
+                return None
+            v = m.group(2) if m.lastindex and m.lastindex >= 2 else ""
+            fields[m.group(1)] = v.strip('"') if v else ""
+            pos = m.end()
+        return fields
+    return None
+
+
+def pipeline_error(fmt, lines):
+    """Why the batches a process logged (LINES, str) break the pipeline's
+    rule, or None: a batch read while the one before it committed
+    (ahead_of, that one's turn) is written or fenced only after that one
+    committed in the same process (its "batch" event, same topic, logged
+    before). Also counts them: (error, batches planned ahead)."""
+    committed, ahead = set(), 0
+    for i, line in enumerate(lines):
+        f = log_fields(fmt, line)
+        if not f or f.get("event") not in ("batch", "fenced"):
+            continue
+        if f.get("ahead_of"):
+            ahead += 1
+            if (f.get("topic"), f["ahead_of"]) not in committed:
+                return ("line %d: %s of turn %s was planned ahead of turn %s, which did not "
+                        "commit before it:\n%s" % (i + 1, f["event"], f.get("turn"),
+                                                    f["ahead_of"], line[:400]), ahead)
+        if f["event"] == "batch":
+            committed.add((f.get("topic"), f.get("turn")))
+    return None, ahead
+
+
 def log_line_error(fmt, line):
     """Why LINE (str, no newline) is not one record in FMT, or None."""
     if fmt in (None, "text"):
@@ -677,6 +720,10 @@ class Runner:
                               "instance %s (%s), --log-format %s, line %d: %s:\n%r" % (
                                   inst.name, inst.job, inst.log_format or "(text)", i + 1, why,
                                   raw[:500]))
+        why, ahead = pipeline_error(inst.log_format, [l.decode(errors="replace") for l in lines])
+        self.stats["batches_ahead"] += ahead
+        if why:
+            raise Failure("pipeline:%s" % inst.job, "instance %s: %s" % (inst.name, why))
 
     def nap(self, seconds):
         end = time.monotonic() + seconds
