@@ -320,7 +320,11 @@ settle_batch (KtRunner *r, KtCommitResult result, const KtFeed *fenced_feed, gin
           kt_batch_log_committed (&f->log, r->kind, b->batch, b->states, b->ranges,
                                   b->losses, b->records, b->bytes,
                                   moved, f->context.audit_id, b->started);
-          kt_plan_advance (b->states, b->ranges);
+          /* Where this process left the offsets: past the batch, or,
+           * when its store found them moved (idempotent mode), where it
+           * planned from: the next plan says who moved them from there. */
+          if (moved < 0)
+            kt_plan_advance (b->states, b->ranges);
         }
       f->log.batch_no = now_no;
       f->log.ahead_of = 0;
