@@ -248,7 +248,7 @@ class Gen:
                         j["share"] = "partitions"
                 elif s < 0.3:
                     j["share"] = "partitions"
-                elif s < (0.8 if self.focus == "pipeline" else 0.45) and j["start"] == "earliest":
+                elif s < (0.6 if self.focus == "pipeline" else 0.45) and j["start"] == "earliest":
                     j["share"] = "group"
             if kind == "count":
                 if not idem and self.chance(0.4):
@@ -662,6 +662,8 @@ class Gen:
     def produce(self, t, topic, produced):
         r = self.r
         n = r.choice([5, 20, 60, 150, 400])
+        if self.focus == "pipeline":
+            n *= 5  # a backlog: batches back to back, each read while one commits
         op = {"op": "produce", "topic": t, "n": n, "seed": r.randrange(1 << 30),
               "codec": r.choice(["none", "none", "gzip", "snappy", "lz4", "zstd"]),
               "spread": r.choice(["rr", "rr", "random", "one", "skew"]),
@@ -739,7 +741,7 @@ class Gen:
         if self.focus == "pipeline":
             # Back to back, in small batches, so that each is read while
             # the one before commits; a log the checker reads (ahead_of).
-            a["interval"], a["max_per_partition"] = 0, r.choice([3, 25, 200])
+            a["interval"], a["max_per_partition"] = 0, r.choice([10, 25, 200])
             a["log_format"] = r.choice(["json", "logfmt"])
         if job["kind"] == LEDGER:
             a["workers"] = r.choice([1, 2, 4])
