@@ -389,6 +389,14 @@ class Gen:
                 ops.append(self.start(jobs[j], inst, topics))
                 live[j].append(inst)
                 started.add(j)
+                if self.focus == "pipeline" and len(live[j]) < max_live(j) \
+                        and jobs[j]["share"] != "partitions":
+                    # A second writer at once, over the same backlog: one
+                    # fences the other while each reads ahead.
+                    n_inst += 1
+                    inst = "%s#%d" % (j, n_inst)
+                    ops.append(self.start(jobs[j], inst, topics))
+                    live[j].append(inst)
             elif kind == "wait":
                 ops.append({"op": "wait", "ms": r.choice([100, 300, 700, 1500, 2500])})
             elif kind in ("kill9", "term"):
