@@ -80,10 +80,10 @@ gboolean  kt_counts_prepare_job (KtDb *db, gboolean idempotent, const char *outp
                                  const KtCountsShape *shape, const char *dead_letters,
                                  GError **error);
 
-/* One batch's rows (or one partition's, in idempotent mode). */
+/* One batch's rows. */
 typedef struct
 {
-  gint32     partition;  /* the rows' partition (idempotent mode), or -1 */
+  gint32     partition;  /* the rows' partition, or -1: all of the batch's */
   KtReducer *minutes;    /* without --by and --sum; else NULL */
   KtKeyedCounts *keyed;     /* with them; else NULL */
 } KtCounts;

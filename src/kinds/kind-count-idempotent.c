@@ -25,7 +25,6 @@ typedef struct
   gint32      partition;
   KtCoverage *expected;  /* the offsets counted when the batch planned */
   KtCoverage *covered;   /* expected, plus what the batch read (at commit) */
-  KtCounts   *counts;    /* what it reads outside them */
   GArray     *skips;     /* KtInterval: the covered parts of its range */
   guint       skip_at;   /* the first skip not wholly below the last offset */
   gboolean    lost;      /* the range starts past a skipped data loss */
@@ -48,6 +47,11 @@ typedef struct
   const GArray   *ranges;    /* KtRange, the scheduler's */
   KtKeyLimit     *limit;     /* --max-keys over the batch, all partitions */
   GPtrArray      *parts;     /* Part per range */
+  /* What the parts read outside their covered sets, all partitions
+   * together: the rows are per topic, and with sparse log time nearly
+   * every line is a row of its own, which a KtCounts per partition held
+   * (and sorted and folded at write) once per partition that read it. */
+  KtCounts       *counts;
   GArray         *stats;     /* KtRangeStats per range */
   KtBatchSummary  summary;
   KtDeadLetters  *dead;      /* --dead-letters, or NULL */
@@ -60,7 +64,6 @@ part_free (gpointer data)
 
   kt_coverage_free (part->expected);
   kt_coverage_free (part->covered);
-  kt_counts_free (part->counts);
   g_array_unref (part->skips);
   g_free (part);
 }
@@ -161,6 +164,7 @@ idem_batch_free (gpointer data)
     }
   kt_dead_letters_free (b->dead);
   g_clear_pointer (&b->parts, g_ptr_array_unref);
+  kt_counts_free (b->counts);
   kt_key_limit_free (b->limit);
   g_clear_pointer (&b->stats, g_array_unref);
   g_free (b);
@@ -230,6 +234,7 @@ idem_batch_new (gpointer data, GArray *ranges, const GArray *states,
   b->ranges = ranges;
   b->limit = kt_key_limit_new (options->max_keys);
   b->parts = g_ptr_array_new_with_free_func (part_free);
+  b->counts = kt_counts_new (options, -1, b->limit);
   b->stats = g_array_new (FALSE, TRUE, sizeof (KtRangeStats));
   g_array_set_size (b->stats, ranges->len);
   for (guint i = 0; i < ranges->len; i++)
@@ -284,7 +289,6 @@ idem_batch_new (gpointer data, GArray *ranges, const GArray *states,
           kt_plan_skip_covered (rg, part->expected,
                                 g_array_index (states, KtPartitionState, j).high,
                                 max_per_partition);
-      part->counts = kt_counts_new (options, rg->partition, b->limit);
       part->skips = g_array_new (FALSE, FALSE, sizeof (KtInterval));
       kt_coverage_within (part->expected, rg->read_from, rg->until, part->skips);
       g_ptr_array_add (b->parts, part);
@@ -316,25 +320,21 @@ idem_take (gpointer data, guint range, gint32 partition, gint64 offset, const ch
 
   kt_dead_letters_at (b->dead, partition, offset);
   if (!part_covers (part, offset))
-    kt_counts_take (b->kind->parser, part->counts, partition, offset, value, len,
+    kt_counts_take (b->kind->parser, b->counts, partition, offset, value, len,
                     &g_array_index (b->stats, KtRangeStats, range), &b->summary);
 }
 
-/* Adds the counts of the parts to write (@write: range indexes) to the
- * per-topic table: one row per bucket and key of the topic, whichever
- * partitions counted it (sparse log time made a row per line and
- * partition), in (bucket, key) order. */
+/* Adds the batch's counts to the per-topic table: one row per bucket and
+ * key of the topic, whichever partitions counted it, in (bucket, key)
+ * order. Only the parts written counted anything: a part that is not
+ * read nothing outside its set. */
 static gboolean
-add_counts (IdemBatch *b, const GArray *write, GError **error)
+add_counts (IdemBatch *b, GError **error)
 {
   Idempotent *self = b->kind;
-  g_autoptr(GPtrArray) parts = g_ptr_array_new ();
 
-  for (guint i = 0; i < write->len; i++)
-    g_ptr_array_add (parts, ((Part *) b->parts->pdata[g_array_index (write, guint, i)])->counts);
   return kt_counts_upsert (self->context->db, self->topics, &self->shape, self->context->job,
-                           self->context->topic, (KtCounts *const *) parts->pdata, parts->len,
-                           error);
+                           self->context->topic, &b->counts, 1, error);
 }
 
 /* In the scheduler's transaction: for every part to write, its covered
@@ -394,32 +394,30 @@ write_output (IdemBatch *b, const GArray *ranges, const GArray *write, gint32 *m
 
   /* 3. The counts, the malformed lines kept (--dead-letters), then the
    *    sets that include them, and the audit rows. */
-  if (!add_counts (b, write, error)
+  if (!add_counts (b, error)
       || !kt_dead_letters_write (b->dead, context->db, context->job, context->topic, error)
       || !kt_offsets_record (context->db, context->job, context->topic, context->output, context->member, written,
                              (const KtRangeStats *) (void *) stats->data, &context->audit_id,
                              error))
     return FALSE;
+  /* The sets in one statement, a CASE by partition (a statement each was
+   * a round trip per partition and batch); with them, the anchor of the
+   * last record each range read: a record the counts include (counted
+   * now, or before and read again). */
+  g_string_assign (sql, "UPDATE ktally_coverage SET covered = CASE `partition`");
   for (guint i = 0; i < write->len; i++)
     {
       const Part *part = b->parts->pdata[g_array_index (write, guint, i)];
       g_autofree char *text = kt_coverage_format (part->covered);
-      g_autoptr(GArray) one = g_array_new (FALSE, FALSE, sizeof (KtRange));
 
-      /* With the set, the anchor of the last record the range read: a
-       * record the counts include (counted now, or before and read again). */
-      g_array_append_val (one, g_array_index (ranges, KtRange, g_array_index (write, guint, i)));
-      g_string_assign (sql, "UPDATE ktally_coverage SET covered = ");
+      g_string_append_printf (sql, " WHEN %d THEN ", part->partition);
       kt_db_quote (context->db, sql, text);
-      kt_offsets_set_anchors (sql, one);
-      g_string_append (sql, " WHERE job = ");
-      kt_db_quote (context->db, sql, context->job);
-      g_string_append (sql, " AND topic = ");
-      kt_db_quote (context->db, sql, context->topic);
-      g_string_append_printf (sql, " AND `partition` = %d", part->partition);
-      if (!kt_db_run (context->db, sql->str, "cannot write ktally_coverage", error))
-        return FALSE;
     }
+  g_string_append (sql, " ELSE covered END");
+  kt_offsets_set_anchors (sql, written);
+  where_partitions (self, sql, written);
+  if (!kt_db_run (context->db, sql->str, "cannot write ktally_coverage", error))
+    return FALSE;
   /* A COMMIT whose answer is lost needs no special care here: if it
    * landed, the next plan reads the new sets and counts nothing twice. */
   return TRUE;
@@ -498,17 +496,12 @@ static void
 idem_summarise (gpointer data, KtBatchSummary *out, GString *line)
 {
   IdemBatch *b = data;
-  guint rows = 0;
+  guint rows;
 
   *out = b->summary;
   kt_dead_letters_summarise (b->dead, out);
-  for (guint i = 0; i < b->parts->len; i++)
-    {
-      KtCounts *counts = ((Part *) b->parts->pdata[i])->counts;
-
-      rows += kt_counts_size (counts);
-      kt_counts_summarise (counts, out);
-    }
+  rows = kt_counts_size (b->counts);
+  kt_counts_summarise (b->counts, out);
   kt_counts_line (out, rows, kt_counts_options (b->kind->context)->bucket, line);
 }
 

@@ -18,9 +18,8 @@
 __extension__ typedef __int128 KtSum;
 
 /* The bound on keys (--max-keys), shared by every KtKeyedCounts of one
- * batch: idempotent mode keeps one KtKeyedCounts per partition, and the
- * bound is on the batch's distinct keys per bucket, whichever partitions
- * they are in. */
+ * batch: the bound is on the batch's distinct keys per bucket, whichever
+ * partitions they are in. */
 typedef struct _KtKeyLimit KtKeyLimit;
 
 /* At most @max_keys distinct keys per bucket get rows of their own. */

@@ -1532,13 +1532,26 @@ class Runner:
             lows = self.svc.watermarks(self.names[op["topic"]], low=True)
         if op.get("kill_after_ms"):
             argv = self.ktally_argv(args)
-            with open(os.path.join(self.work, "replay-killed.log"), "ab") as log:
+            killed_log = os.path.join(self.work, "replay-killed.log")
+            begun = os.path.getsize(killed_log) if os.path.exists(killed_log) else 0
+            with open(killed_log, "ab") as log:
                 p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                      env=self.env)
                 time.sleep(op["kill_after_ms"] / 1000.0)
                 p.kill()
                 p.wait()
             self.stats["kills"] += 1
+            if op.get("by_time") and op["by_time"]["from"] == "last":
+                # --last is a new moment at every run, so run again it is
+                # another replay. The operator resumes the killed one as
+                # its log says: --from-datetime of the moment it resolved
+                # (the rerun then takes the range it stored). A run killed
+                # before it logged that stored nothing and counted nothing.
+                with open(killed_log, "rb") as log:
+                    log.seek(begun)
+                    e = self.replay_event(log.read().decode("utf-8", "replace"))
+                if e is not None:
+                    args = self.replay_time_args(op, moments=(e["from_time"], None))
         rc, out, err = self.run_cmd("replay", args, self.HANG_CMD)
         live = (op.get("job") or "").startswith("live:")
         if live:
