@@ -293,6 +293,27 @@ first_elsewhere (const char *description)
                      kt_db_identity ());
 }
 
+/* A server after one of its list that may come back (down, not ready,
+ * read-only), usable, but holding no ktally database (no identity: no
+ * tables, or a schema older than version 9), reached by a process that
+ * has none yet: creating (or migrating) one there would split the job
+ * between two databases when the earlier server, its home, is only down
+ * for a while (a supervisor's restart during an outage). The servers of
+ * a list are one database's copies (Galera nodes, a replica), which all
+ * hold it once it exists; a server that refused for good (the password,
+ * another database) is not the job's home and holds nothing back. */
+static ServerState
+not_created_here (const char *description, GError **error)
+{
+  g_set_error (error, KT_ERROR, KT_ERROR_FATAL,
+               "MySQL at %s holds no ktally database (no ktally_database identity), and an "
+               "earlier server of the list, which may hold the job's, is not answering: "
+               "ktally creates or upgrades its database on a later server only when every "
+               "earlier one refused it; waiting for them (or run ktally init-db against "
+               "this server alone, if it is the one)", description);
+  return SERVER_FOREIGN;
+}
+
 /* The check of every new connection (db-check.c) as a server's state. */
 static ServerState
 checked (MYSQL *conn, gboolean record, const char *server, const char *description,
@@ -402,6 +423,8 @@ kt_db_open (KtDbConfig *db, guint flags, guint *index, unsigned int connect_time
 
           if (which != SERVER_USABLE)
             state = which;
+          else if (code == KT_ERROR_TRANSIENT && record && kt_db_identity () == NULL)
+            state = not_created_here (description, &local);
           /* A schema newer than this ktally is the database's, not this
            * server's: said at once. */
           if (g_error_matches (local, KT_ERROR, KT_ERROR_USAGE))
