@@ -293,25 +293,29 @@ first_elsewhere (const char *description)
                      kt_db_identity ());
 }
 
-/* A server after one of its list that may come back (down, not ready,
- * read-only), usable, but holding no ktally database (no identity: no
- * tables, or a schema older than version 9), reached by a process that
- * has none yet: creating (or migrating) one there would split the job
- * between two databases when the earlier server, its home, is only down
- * for a while (a supervisor's restart during an outage). The servers of
- * a list are one database's copies (Galera nodes, a replica), which all
- * hold it once it exists; a server that refused for good (the password,
- * another database) is not the job's home and holds nothing back. */
-static ServerState
-not_created_here (const char *description, GError **error)
+/* The process's first server, taken after the first of its list did not
+ * take it, holds no ktally database: ktally is about to create one there.
+ * That is right when the list is one database's servers whose copy there
+ * lost it (a replica promoted before the database's creation reached it),
+ * and wrong when the first server, only down for a while, holds the job's
+ * database and this one is an unrelated namesake: the topic would be
+ * counted again there. Nothing tells the two apart; said once, so that an
+ * operator can. */
+static void
+created_elsewhere (const char *description)
 {
-  g_set_error (error, KT_ERROR, KT_ERROR_FATAL,
-               "MySQL at %s holds no ktally database (no ktally_database identity), and an "
-               "earlier server of the list, which may hold the job's, is not answering: "
-               "ktally creates or upgrades its database on a later server only when every "
-               "earlier one refused it; waiting for them (or run ktally init-db against "
-               "this server alone, if it is the one)", description);
-  return SERVER_FOREIGN;
+  static gsize said;
+  g_autoptr(KtLogEvent) e = NULL;
+
+  if (!g_once_init_enter (&said))
+    return;
+  e = kt_log_event_new ("db-identity");
+  kt_log_event_string (e, "database", description);
+  kt_log_event_emit (e, G_LOG_LEVEL_WARNING, "MySQL: this process takes %s, found after the "
+                     "first server of the list did not take it, and finds no ktally database "
+                     "there: it creates one, and counts the topic there from the start; if the "
+                     "first server holds this job's database, stop ktally", description);
+  g_once_init_leave (&said, 1);
 }
 
 /* The check of every new connection (db-check.c) as a server's state. */
@@ -423,8 +427,6 @@ kt_db_open (KtDbConfig *db, guint flags, guint *index, unsigned int connect_time
 
           if (which != SERVER_USABLE)
             state = which;
-          else if (code == KT_ERROR_TRANSIENT && record && kt_db_identity () == NULL)
-            state = not_created_here (description, &local);
           /* A schema newer than this ktally is the database's, not this
            * server's: said at once. */
           if (g_error_matches (local, KT_ERROR, KT_ERROR_USAGE))
@@ -438,6 +440,8 @@ kt_db_open (KtDbConfig *db, guint flags, guint *index, unsigned int connect_time
           skips_said (skips, TRUE, TRUE);
           if (!had_identity && i > 0 && kt_db_identity () != NULL)
             first_elsewhere (description);
+          else if (!had_identity && i > 0 && record && state == SERVER_USABLE)
+            created_elsewhere (description);
           if (index != NULL)
             *index = i;
           return g_steal_pointer (&conn);
