@@ -293,6 +293,31 @@ first_elsewhere (const char *description)
                      kt_db_identity ());
 }
 
+/* The process's first server, taken after the first of its list did not
+ * take it, holds no ktally database: ktally is about to create one there.
+ * That is right when the list is one database's servers whose copy there
+ * lost it (a replica promoted before the database's creation reached it),
+ * and wrong when the first server, only down for a while, holds the job's
+ * database and this one is an unrelated namesake: the topic would be
+ * counted again there. Nothing tells the two apart; said once, so that an
+ * operator can. */
+static void
+created_elsewhere (const char *description)
+{
+  static gsize said;
+  g_autoptr(KtLogEvent) e = NULL;
+
+  if (!g_once_init_enter (&said))
+    return;
+  e = kt_log_event_new ("db-identity");
+  kt_log_event_string (e, "database", description);
+  kt_log_event_emit (e, G_LOG_LEVEL_WARNING, "MySQL: this process takes %s, found after the "
+                     "first server of the list did not take it, and finds no ktally database "
+                     "there: it creates one, and counts the topic there from the start; if the "
+                     "first server holds this job's database, stop ktally", description);
+  g_once_init_leave (&said, 1);
+}
+
 /* The check of every new connection (db-check.c) as a server's state. */
 static ServerState
 checked (MYSQL *conn, gboolean record, const char *server, const char *description,
@@ -415,6 +440,8 @@ kt_db_open (KtDbConfig *db, guint flags, guint *index, unsigned int connect_time
           skips_said (skips, TRUE, TRUE);
           if (!had_identity && i > 0 && kt_db_identity () != NULL)
             first_elsewhere (description);
+          else if (!had_identity && i > 0 && record && state == SERVER_USABLE)
+            created_elsewhere (description);
           if (index != NULL)
             *index = i;
           return g_steal_pointer (&conn);
