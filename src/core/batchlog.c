@@ -242,12 +242,20 @@ report_folded (KtBatchLog *log, const KtBatchSummary *summary, gint64 started)
   log->last_folded_at = started;
 }
 
+/* Seconds from @from to @to, 0 when either is unknown. */
+static double
+stage (gint64 from, gint64 to)
+{
+  return from > 0 && to >= from ? (double) (to - from) / G_USEC_PER_SEC : 0;
+}
+
 void
 kt_batch_log_committed (KtBatchLog *log, const KtKind *kind, gpointer batch,
                         const GArray *states, const GArray *ranges, const GArray *losses,
                         guint64 records, gint64 bytes, gint32 moved, gint64 audit_id,
-                        gint64 started)
+                        const KtBatchTimes *times)
 {
+  gint64 started = times->started;
   g_autoptr(GString) line = g_string_new (NULL);
   g_autoptr(KtLogEvent) e = batch_event (log, "batch");
   KtBatchSummary summary = { 0 };
@@ -304,6 +312,12 @@ kt_batch_log_committed (KtBatchLog *log, const KtKind *kind, gpointer batch,
       kt_log_event_int (e, "dead_letters_dropped", (gint64) summary.dropped);
     }
   kt_log_event_double (e, "duration", duration, 3);
+  /* The stages' shares of it (a structured log's fields only): planning,
+   * reading, waiting for the batch before to land, committing. */
+  kt_log_event_double (e, "plan", stage (times->started, times->planned), 3);
+  kt_log_event_double (e, "read", stage (times->planned, times->read), 3);
+  kt_log_event_double (e, "wait", stage (times->read, times->committing), 3);
+  kt_log_event_double (e, "commit", stage (times->committing, times->committed), 3);
   kt_log_event_int (e, "lag", lag);
   kt_log_event_emit (e, log->quiet ? G_LOG_LEVEL_DEBUG : G_LOG_LEVEL_MESSAGE, "%s", line->str);
   log->totals.records += records;

@@ -237,7 +237,7 @@ kt_feed_plan (KtFeed *f, gboolean fresh, gint64 max_per_partition, KtOnDataLoss 
 
   batch_reset (f, b);
   b->turn = turn;
-  b->started = started;
+  b->times = (KtBatchTimes) { .started = started };
   if (!kt_source_refused (f->source, error)
       || ((fresh || f->member) && !refresh (f, fresh, 10000, error)))
     return FALSE;
@@ -262,6 +262,7 @@ kt_feed_plan (KtFeed *f, gboolean fresh, gint64 max_per_partition, KtOnDataLoss 
       g_prefix_error (error, "topic %s, ", f->context.topic);
       return FALSE;
     }
+  b->times.planned = g_get_monotonic_time ();
   if (b->ranges->len == 0)
     return TRUE;
   b->batch = f->kind->batch_new (f->state, b->ranges, b->states, max_per_partition, NULL, error);
@@ -287,7 +288,7 @@ kt_feed_plan_ahead (KtFeed *f, gint64 max_per_partition, KtOnDataLoss on_data_lo
       || f->unknown_commit->len > 0 || f->context.spec->replay_until != NULL)
     return FALSE;
   b->turn = turn;
-  b->started = started;
+  b->times = (KtBatchTimes) { .started = started };
   b->rebalances = prior->rebalances;
   /* Where the prior leaves every partition if it commits. */
   g_array_set_size (b->states, 0);
@@ -322,6 +323,7 @@ kt_feed_plan_ahead (KtFeed *f, gint64 max_per_partition, KtOnDataLoss on_data_lo
       return FALSE;
     }
   b->ahead_of = prior->turn;
+  b->times.planned = g_get_monotonic_time ();
   /* As a plan from the database uses it: a batch that fails before it
    * settles leaves nothing known. */
   g_array_set_size (f->expected, 0);
@@ -382,5 +384,6 @@ kt_feed_read (KtFeed *f, const volatile int *stop, int stall_ms, GError **error)
   if (!kt_source_read (f->source, f->next.ranges, on_record, f, stop, stall_ms, error))
     return FALSE;
   f->next.bytes = kt_source_last_bytes (f->source);
+  f->next.times.read = g_get_monotonic_time ();
   return TRUE;
 }

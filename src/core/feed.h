@@ -27,7 +27,7 @@ typedef struct
   guint64          records;
   gint64           bytes;        /* value bytes read (kt_source_last_bytes()) */
   guint64          turn;         /* the loop's turn that planned it (KtBatchLog.batch_no) */
-  gint64           started;      /* monotonic time it was planned */
+  KtBatchTimes     times;        /* its stages' ends (started: its plan began) */
   /* The source's rebalances (kt_source_rebalances()) when it was planned:
    * another count before it commits means a partition may have changed
    * hands under it, and it is dropped. */

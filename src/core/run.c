@@ -298,13 +298,13 @@ settle_batch (KtRunner *r, KtCommitResult result, const KtFeed *fenced_feed, gin
       f->log.batch_no = b->turn;
       f->log.ahead_of = b->ahead_of;
       if (b->ranges->len == 0)
-        kt_batch_log_idle (&f->log, b->states, b->started);
+        kt_batch_log_idle (&f->log, b->states, b->times.started);
       else if (result == KT_COMMIT_FENCED)
         {
           /* Still where it was planned from: whoever moved it is said at
            * the next plan (a reset is news, another writer is not). */
           if (f == fenced_feed)
-            kt_batch_log_fenced (&f->log, b->ranges, b->records, fenced, b->started);
+            kt_batch_log_fenced (&f->log, b->ranges, b->records, fenced, b->times.started);
         }
       else
         {
@@ -319,7 +319,7 @@ settle_batch (KtRunner *r, KtCommitResult result, const KtFeed *fenced_feed, gin
           *clean &= moved < 0;
           kt_batch_log_committed (&f->log, r->kind, b->batch, b->states, b->ranges,
                                   b->losses, b->records, b->bytes,
-                                  moved, f->context.audit_id, b->started);
+                                  moved, f->context.audit_id, &b->times);
           /* Where this process left the offsets: past the batch, or,
            * when its store found them moved (idempotent mode), where it
            * planned from: the next plan says who moved them from there. */
@@ -362,9 +362,11 @@ committer (gpointer data)
   KtRunner *r = data;
 
   g_mutex_lock (&r->db_lock);
+  r->commit_began = g_get_monotonic_time ();
   r->commit_fenced_feed = NULL;
   r->commit_ok = commit (r, &r->commit_result, &r->commit_fenced_feed, &r->commit_fenced,
                          &r->commit_error);
+  r->commit_ended = g_get_monotonic_time ();
   g_mutex_unlock (&r->db_lock);
   g_atomic_int_set (&r->commit_done, TRUE);
   return NULL;
@@ -426,8 +428,17 @@ land (KtRunner *r)
       error = g_steal_pointer (&r->commit_error);
     }
   else
-    settle_batch (r, r->commit_result, r->commit_fenced_feed, r->commit_fenced, FALSE,
-                  &r->landed_clean, &error);
+    {
+      for (guint i = 0; i < r->feeds->len; i++)
+        {
+          KtFeed *f = r->feeds->pdata[i];
+
+          f->flight.times.committing = r->commit_began;
+          f->flight.times.committed = r->commit_ended;
+        }
+      settle_batch (r, r->commit_result, r->commit_fenced_feed, r->commit_fenced, FALSE,
+                    &r->landed_clean, &error);
+    }
   for (guint i = 0; i < r->feeds->len; i++)
     kt_feed_landed (r->feeds->pdata[i]);
   if (error != NULL && r->landed_error == NULL)

@@ -40,6 +40,8 @@ typedef struct
   KtFeed          *commit_fenced_feed;
   gint32           commit_fenced;
   GPtrArray       *commit_again;  /* char*: deadlocks met, logged once joined */
+  gint64           commit_began;  /* monotonic: it took the connection... */
+  gint64           commit_ended;  /* ...and COMMIT returned */
   /* The batch that landed last: settled, and whether it committed with
    * nothing moved under it (the batch planned ahead of it may commit), or
    * what it failed with (owned; taken by the next batch). */
