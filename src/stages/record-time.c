@@ -90,6 +90,58 @@ rfc3339 (const char *p, const char *end, gint64 *minute)
   return KT_STAMP_OK;
 }
 
+/* The usual epoch number, quickly: a positive integer of at most 19
+ * digits (no leading zero), maybe with a fraction, no exponent. FALSE for
+ * anything else, which the general reading below decides; where TRUE, its
+ * verdict is the general one's (floor of a positive number: the fraction
+ * and the digits below the unit drop). */
+static gboolean
+epoch_plain (const char *text, gsize len, int unit_digits, gint64 *minute, KtStamp *stamp)
+{
+  static const guint64 tens[] = { 1, 10, 100, 1000, 10000, 100000, 1000000, 10000000,
+                                  100000000, 1000000000, G_GUINT64_CONSTANT (10000000000),
+                                  G_GUINT64_CONSTANT (100000000000),
+                                  G_GUINT64_CONSTANT (1000000000000),
+                                  G_GUINT64_CONSTANT (10000000000000),
+                                  G_GUINT64_CONSTANT (100000000000000),
+                                  G_GUINT64_CONSTANT (1000000000000000),
+                                  G_GUINT64_CONSTANT (10000000000000000),
+                                  G_GUINT64_CONSTANT (100000000000000000),
+                                  G_GUINT64_CONSTANT (1000000000000000000) };
+  guint64 n = 0;
+  gsize i = 0, digits;
+  int unit;
+
+  if (len == 0 || len > 40 || text[0] == '0')
+    return FALSE;
+  while (i < len && is_digit (text[i]) && i < 19)
+    n = n * 10 + (guint64) (text[i++] - '0');
+  digits = i;
+  if (digits == 0 || (i < len && is_digit (text[i])))
+    return FALSE;
+  if (i < len)
+    {
+      if (text[i] != '.' || i + 1 == len)
+        return FALSE;
+      for (i++; i < len; i++)
+        if (!is_digit (text[i]))
+          return FALSE;
+    }
+  unit = unit_digits >= 0 ? unit_digits
+         : digits <= 11 ? 0 : digits <= 14 ? 3 : digits <= 17 ? 6 : 9;
+  if (unit > 18)
+    return FALSE;
+  /* More than 11 digits of whole seconds: out of range, as below. */
+  if ((gint64) digits - unit > 11)
+    {
+      *stamp = KT_STAMP_RANGE;
+      return TRUE;
+    }
+  *minute = (gint64) (n / tens[unit] / 60);
+  *stamp = KT_STAMP_OK;
+  return TRUE;
+}
+
 KtStamp
 kt_stamp_epoch (const char *text, gsize len, int unit_digits, gint64 *minute)
 {
@@ -98,7 +150,10 @@ kt_stamp_epoch (const char *text, gsize len, int unit_digits, gint64 *minute)
   gboolean negative = FALSE, rest = FALSE;
   gint64 exponent = 0, point, keep, seconds = 0, at = 0;
   int unit;
+  KtStamp quick;
 
+  if (epoch_plain (text, len, unit_digits, minute, &quick))
+    return quick;
   /* RFC 8259's number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
   if (p < end && *p == '-')
     negative = TRUE, p++;
