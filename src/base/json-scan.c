@@ -1004,7 +1004,21 @@ scan_container (Scan *s, const Set *set, KtJsonValue *out)
               return fail (s, KT_JSON_BAD_SYNTAX);
             s->p++;
             skip_space (s);
-            if (here->n > 0 && next.n > 0 ? !scan_value (s, &next, &ignored) : !skip_value (s))
+            if (here->n > 0 && next.n > 0)
+              {
+                if (!scan_value (s, &next, &ignored))
+                  return FALSE;
+              }
+            else if (s->p < s->end && *s->p == '"')
+              {
+                /* Most members no path reads are strings: passed over here. */
+                const guchar *p = skip_string_p (s, s->p);
+
+                if (p == NULL)
+                  return FALSE;
+                s->p = p;
+              }
+            else if (!skip_value (s))
               return FALSE;
           }
         else if (here->n > 0)

@@ -226,8 +226,16 @@ lookup (LogfmtInput *self, const guchar *key, gsize len)
     {
       Wanted *w = &g_array_index (self->wanted, Wanted, i);
 
-      if (w->len == len && memcmp (w->key, key, len) == 0)
-        return w;
+      /* Keys are short: compared in place, no call. */
+      if (w->len == len)
+        {
+          gsize b = 0;
+
+          while (b < len && w->key[b] == (char) key[b])
+            b++;
+          if (b == len)
+            return w;
+        }
     }
   return NULL;
 }
