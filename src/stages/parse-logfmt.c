@@ -188,30 +188,31 @@ utf8_char (const guchar **p, const guchar *end)
   return TRUE;
 }
 
-/* A key or a bare value from *@p: its bytes up to a space, the end, or
- * '=' / '"' (left for the caller); FALSE with *@why at a control byte or
- * invalid UTF-8. */
-static gboolean
-token (const guchar **p, const guchar *end, KtMalformedWhy *why)
+/* A key or a bare value from @p: past its bytes, at a space, the end, or
+ * '=' / '"' (left for the caller); NULL with *@why at a control byte or
+ * invalid UTF-8. Inlined, the place in a register: twelve of these make a
+ * line. */
+static inline __attribute__ ((always_inline)) const guchar *
+token (const guchar *p, const guchar *end, KtMalformedWhy *why)
 {
   for (;;)
     {
-      *p = token_end (*p, end);
-      if (*p == end || **p == ' ' || **p == '=' || **p == '"')
-        return TRUE;
-      if (**p >= 0x80)
+      p = token_end (p, end);
+      if (G_LIKELY (p == end || *p == ' ' || *p == '=' || *p == '"'))
+        return p;
+      if (*p >= 0x80)
         {
-          if (!utf8_char (p, end))
+          if (!utf8_char (&p, end))
             {
               *why = KT_WHY_UTF8;
-              return FALSE;
+              return NULL;
             }
           continue;
         }
-      if (**p == '\t')
-        return TRUE;
-      *why = **p == 0 ? KT_WHY_NUL : KT_WHY_SHAPE;
-      return FALSE;
+      if (*p == '\t')
+        return p;
+      *why = *p == 0 ? KT_WHY_NUL : KT_WHY_SHAPE;
+      return NULL;
     }
 }
 
@@ -335,7 +336,7 @@ logfmt_line (gpointer state, const char *line, gsize len, KtRecordFields *out,
       if (p == end)
         break;
       key = p;
-      if (!token (&p, end, why))
+      if ((p = token (p, end, why)) == NULL)
         return FALSE;
       if (p == key)  /* '=' or '"' where a key starts */
         {
@@ -360,7 +361,7 @@ logfmt_line (gpointer state, const char *line, gsize len, KtRecordFields *out,
             {
               const guchar *start = p;
 
-              if (!token (&p, end, why))
+              if ((p = token (p, end, why)) == NULL)
                 return FALSE;
               if (p < end && (*p == '=' || *p == '"'))
                 {

@@ -164,7 +164,16 @@ epoch_plain (const char *text, gsize len, int unit_digits, gint64 *minute, KtSta
       *stamp = KT_STAMP_RANGE;
       return TRUE;
     }
-  *minute = (gint64) (n / tens[unit] / 60);
+  /* The usual units by constants (multiplications, not divisions). */
+  switch (unit)
+    {
+    case 0: n /= 60; break;
+    case 3: n /= 60 * G_GUINT64_CONSTANT (1000); break;
+    case 6: n /= 60 * G_GUINT64_CONSTANT (1000000); break;
+    case 9: n /= 60 * G_GUINT64_CONSTANT (1000000000); break;
+    default: n = n / tens[unit] / 60; break;
+    }
+  *minute = (gint64) n;
   *stamp = KT_STAMP_OK;
   return TRUE;
 }
