@@ -61,6 +61,7 @@ typedef struct
   guint   len;
   guint   node;
   guint64 prefix;
+  guint64 prefix2;  /* bytes 8 to 15, zero-padded: most names end there */
 } Kid;
 
 /* Which of 64 bits stands for a name of @len bytes at @p: a member name
@@ -170,7 +171,9 @@ child_of (KtJsonPaths *self, guint at, const char *name)
     fresh.below = g_array_new (FALSE, FALSE, sizeof (guint));
   else
     {
-      Kid kid = { (guint) strlen (name), i, prefix8 (name, strlen (name)) };
+      gsize len = strlen (name);
+      Kid kid = { (guint) len, i, prefix8 (name, len),
+                  len > 8 ? prefix8 (name + 8, MIN (len - 8, 8)) : 0 };
       Node *parent = node_at (self, at);
       guint k = 0;
 
@@ -644,6 +647,12 @@ skip_string_p (Scan *s, const guchar *p)
     }
 }
 
+static inline gboolean
+is_digit (guchar c)
+{
+  return (guchar) (c - '0') <= 9;  /* no table, no call */
+}
+
 /* At a '-' or a digit: past the number, or NULL (scan_number()'s
  * grammar). */
 static inline const guchar *
@@ -657,14 +666,14 @@ skip_number_p (Scan *s, const guchar *p)
     p++;
   else
     {
-      for (from = p; p < end && g_ascii_isdigit (*p); p++)
+      for (from = p; p < end && is_digit (*p); p++)
         ;
       if (p == from)
         return fail_at (s, p, KT_JSON_BAD_SYNTAX);
     }
   if (p < end && *p == '.')
     {
-      for (from = ++p; p < end && g_ascii_isdigit (*p); p++)
+      for (from = ++p; p < end && is_digit (*p); p++)
         ;
       if (p == from)
         return fail_at (s, p, KT_JSON_BAD_SYNTAX);
@@ -674,7 +683,7 @@ skip_number_p (Scan *s, const guchar *p)
       p++;
       if (p < end && (*p == '+' || *p == '-'))
         p++;
-      for (from = p; p < end && g_ascii_isdigit (*p); p++)
+      for (from = p; p < end && is_digit (*p); p++)
         ;
       if (p == from)
         return fail_at (s, p, KT_JSON_BAD_SYNTAX);
@@ -857,7 +866,9 @@ match_length (const Scan *s, const Node *n, const char *name, gsize len, guint64
 
   for (guint k = n->from[bucket]; k < n->from[bucket + 1]; k++)
     if (kids[k].len == kl && kids[k].prefix == want
-        && (kl <= 8 || memcmp (s->nodes[kids[k].node].name + 8, name + 8, kl - 8) == 0))
+        && (kl <= 8 || (kids[k].prefix2 == prefix8 (name + 8, MIN (kl - 8, 8))
+                        && (kl <= 16
+                            || memcmp (s->nodes[kids[k].node].name + 16, name + 16, kl - 16) == 0))))
       {
         if (kl == len)
           set_add (out, kids[k].node);
