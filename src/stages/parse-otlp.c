@@ -345,6 +345,7 @@ take_record (OtlpInput *self, const Record *r, guint number, KtTake *take)
   for (guint i = 0; i < self->keys->len; i++)
     escaped += attrs[i].escaped ? attrs[i].len : 0;
   escaped += r->text.escaped ? r->text.len : 0;
+  escaped += time->escaped ? time->len : 0;  /* a time string may hold escapes too */
   if (escaped > 0)
     g_byte_array_set_size (self->decoded, (guint) escaped);
 
