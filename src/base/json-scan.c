@@ -1008,7 +1008,19 @@ scan_container (Scan *s, const Set *set, KtJsonValue *out)
               return fail (s, KT_JSON_BAD_SYNTAX);
             if (!scan_string_dot (s, &name, &dot))
               return FALSE;
-            if (here->n > 0)
+            next.n = 0;
+            /* Most members lead nowhere: their first byte says so here,
+             * before any call (a name with escapes is decoded first). */
+            if (here->n == 1 && !name.escaped)
+              {
+                const Node *n = &s->nodes[here->node[0]];
+                guchar first = name.len > 0 ? (guchar) name.text[0] : 0;
+
+                if (n->all || (name.len > 0
+                               && (n->first[first >> 6] & (G_GUINT64_CONSTANT (1) << (first & 63)))))
+                  match_member (s, here, &name, dot, &next);
+              }
+            else if (here->n > 0)
               match_member (s, here, &name, dot, &next);
             skip_space (s);
             if (s->p == s->end || *s->p != ':')
@@ -1143,8 +1155,9 @@ kt_json_scan (const KtJsonPaths *paths, const char *text, gsize len, KtJsonValue
   s->depth = 0;
   s->why = KT_JSON_OK;
   s->bad_at = NULL;
-  if (paths->slots > 0)
-    memset (values, 0, paths->slots * sizeof *values);
+  /* A loop, not memset: a dozen slots, and no call. */
+  for (guint i = 0; i < paths->slots; i++)
+    values[i] = (KtJsonValue) { 0 };
 
   skip_space (s);
   ok = scan_value (s, &root_set, &value);
