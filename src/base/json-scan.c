@@ -7,9 +7,12 @@
  * never recurses deeper than the paths' bound.
  *
  * Speed: most bytes of a log record are inside strings (its message), so
- * strings are scanned eight bytes at a time while none of them is a quote,
- * a backslash, a control character or a non-ASCII byte; members nobody
- * asked for are checked and skipped without a name lookup. */
+ * strings are scanned sixteen bytes at a time (SSE2; eight without it)
+ * while none of them is a quote, a backslash, a control character or a
+ * non-ASCII byte; members nobody asked for are checked and skipped
+ * without a name lookup, in a loop that keeps its place in a register.
+ * What is left is a branch or two a token that no predictor guesses
+ * (where a string ends, what type a value is): ~1 ns a byte. */
 #include "json-scan.h"
 
 #include <string.h>
