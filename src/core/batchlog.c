@@ -130,7 +130,8 @@ kt_batch_log_failed (KtBatchLog *log, const char *cause, const char *message, do
   kt_log_event_string (e, "cause", cause);
   kt_log_event_double (e, "backoff", backoff, 3);
   /* Whether it landed is said by the next batch (kt_batch_log_unknown). */
-  kt_log_event_int (e, "lost_commit", log->lost_commit == log->batch_no);
+  kt_log_event_int (e, "lost_commit", log->lost_commit);
+  log->lost_commit = FALSE;
   kt_log_event_emit (e, G_LOG_LEVEL_WARNING, "job %s: %s; retrying in %g s", log->job, message,
                      backoff);
 }

@@ -31,7 +31,7 @@ typedef struct
   gint64      outage_since;
   const char *outage_cause;
   guint       outage_failures;
-  guint64     lost_commit;      /* the batch whose COMMIT's answer was lost, or 0 */
+  gboolean    lost_commit;      /* the failure told next lost its COMMIT's answer */
   /* The batch being told was planned while the one of this turn
    * committed (its events' "ahead_of"), or 0: from the database. */
   guint64     ahead_of;

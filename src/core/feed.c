@@ -19,6 +19,59 @@ group_start_offsets (KtPartitionState *s, guint n, gpointer user_data, GError **
   return ok;
 }
 
+/* A rebalance begins: the commit in flight ends before any partition
+ * changes hands, so that a partition given away was written by that batch
+ * (or not at all) before its next owner reads where it stands. */
+static void
+group_rebalancing (gpointer user_data)
+{
+  KtFeed *f = user_data;
+
+  if (f->flight_gate != NULL)
+    kt_flight_wait (f->flight_gate);
+}
+
+void
+kt_flight_init (KtFlight *self)
+{
+  g_mutex_init (&self->lock);
+  g_cond_init (&self->ended);
+  self->flying = FALSE;
+}
+
+void
+kt_flight_clear (KtFlight *self)
+{
+  g_mutex_clear (&self->lock);
+  g_cond_clear (&self->ended);
+}
+
+void
+kt_flight_begin (KtFlight *self)
+{
+  g_mutex_lock (&self->lock);
+  self->flying = TRUE;
+  g_mutex_unlock (&self->lock);
+}
+
+void
+kt_flight_end (KtFlight *self)
+{
+  g_mutex_lock (&self->lock);
+  self->flying = FALSE;
+  g_cond_broadcast (&self->ended);
+  g_mutex_unlock (&self->lock);
+}
+
+void
+kt_flight_wait (KtFlight *self)
+{
+  g_mutex_lock (&self->lock);
+  while (self->flying)
+    g_cond_wait (&self->ended, &self->lock);
+  g_mutex_unlock (&self->lock);
+}
+
 static void
 batch_init (KtFeedBatch *b)
 {
@@ -67,6 +120,7 @@ kt_feed_new (const KtRunSetup *setup, const char *topic, const KtKind *kind, KtD
     .max_batch_bytes = setup->run->max_batch_bytes,
     .group = spec->group,
     .start_offsets = group_start_offsets,
+    .rebalancing = group_rebalancing,
     .start_offsets_data = f,
     .stop = stop,
   };

@@ -39,6 +39,22 @@ typedef struct
   guint64          ahead_of;
 } KtFeedBatch;
 
+/* Whether a commit is in flight, for the one thing that cannot wait for
+ * it to land: a rebalance, served from inside a read or a rest, waits for
+ * it to end before it gives partitions away (kt_flight_wait). */
+typedef struct
+{
+  GMutex   lock;
+  GCond    ended;
+  gboolean flying;
+} KtFlight;
+
+void kt_flight_init  (KtFlight *self);
+void kt_flight_clear (KtFlight *self);
+void kt_flight_begin (KtFlight *self);  /* before the committer starts */
+void kt_flight_end   (KtFlight *self);  /* by the committer, once COMMIT returned */
+void kt_flight_wait  (KtFlight *self);
+
 typedef struct
 {
   KtSource        *source;
@@ -66,6 +82,7 @@ typedef struct
    * flight takes it (the group's assignments, read by the source's
    * rebalance callback during a read). */
   GMutex          *db_lock;
+  KtFlight        *flight_gate;  /* the runner's: a rebalance waits on it */
   KtFeedBatch      next;         /* being planned and read (scheduler's thread) */
   KtFeedBatch      flight;       /* being committed (the committer's), or done */
 } KtFeed;

@@ -368,6 +368,7 @@ committer (gpointer data)
                          &r->commit_error);
   r->commit_ended = g_get_monotonic_time ();
   g_mutex_unlock (&r->db_lock);
+  kt_flight_end (&r->flight);
   g_atomic_int_set (&r->commit_done, TRUE);
   return NULL;
 }
@@ -385,6 +386,9 @@ launch (KtRunner *r)
   r->commit_ok = FALSE;
   r->commit_result = KT_COMMIT_FAILED;
   g_atomic_int_set (&r->commit_done, FALSE);
+  /* Before the thread exists: a rebalance served right after this waits
+   * for the commit even if the thread has not taken the connection yet. */
+  kt_flight_begin (&r->flight);
   r->committer = g_thread_new ("ktally-commit", committer, r);
 }
 
@@ -422,8 +426,8 @@ land (KtRunner *r)
               g_array_append_vals (f->unknown_commit, f->flight.ranges->data,
                                    f->flight.ranges->len);
             }
-          /* Told by the failure of the turn that lands it. */
-          first->log.lost_commit = first->log.batch_no;
+          /* Told by the failure logged next, whichever turn that is. */
+          first->log.lost_commit = TRUE;
         }
       error = g_steal_pointer (&r->commit_error);
     }
@@ -510,6 +514,10 @@ run_batch (KtRunner *r, guint64 turn_no, gboolean *idle, GError **error)
   if (!ahead)
     {
       land (r);
+      /* The loop's turn (the watchdog, a reload) waited for the commit:
+       * it comes now, before the plan, as it does after a batch planned
+       * ahead lands. Without it, back-to-back batches never turn. */
+      turn (r);
       if (!landed_ok (r, error)
           || !connected (r, error)
           || !plan_batch (r, turn_no, started, idle, error))
@@ -695,9 +703,20 @@ run_loop (KtRunner *r, GError **error)
                                           / G_USEC_PER_SEC, TRUE);
     }
   /* Asked to stop: the commit in flight ends first (its records were
-   * all read); a batch read meanwhile was dropped. */
+   * all read); a batch read meanwhile was dropped. What that commit
+   * failed with is told as any batch's failure is, and one that retrying
+   * cannot cure is the run's. */
   land (r);
   drop_next (r);
+  if (r->landed_error != NULL)
+    {
+      GError *failed = g_steal_pointer (&r->landed_error);
+      double backoff = 0;
+      gboolean ok = after_failure (r, &failed, g_get_monotonic_time (), &backoff, error);
+
+      g_clear_error (&failed);
+      return ok;
+    }
   return TRUE;
 }
 

@@ -82,7 +82,10 @@ kt_runner_clear (KtRunner *r)
   g_clear_pointer (&r->member_name, g_free);
   kt_run_settings_clear (&r->settings);
   if (r->setup != NULL)
-    g_mutex_clear (&r->db_lock);
+    {
+      g_mutex_clear (&r->db_lock);
+      kt_flight_clear (&r->flight);
+    }
 }
 
 gboolean
@@ -101,6 +104,7 @@ kt_runner_start (KtRunner *r, const KtRunSetup *setup, const KtRunHooks *hooks,
   r->member = spec->group != NULL;
   r->feeds = g_ptr_array_new_with_free_func ((GDestroyNotify) kt_feed_free);
   g_mutex_init (&r->db_lock);
+  kt_flight_init (&r->flight);
   r->commit_again = g_ptr_array_new_with_free_func (g_free);
   *stopped = FALSE;
   r->kind = kt_kind_lookup (spec->kind, kt_mode_names[spec->mode], error);
@@ -115,6 +119,7 @@ kt_runner_start (KtRunner *r, const KtRunSetup *setup, const KtRunHooks *hooks,
       if (f == NULL)
         return FALSE;
       f->db_lock = &r->db_lock;
+      f->flight_gate = &r->flight;
       g_ptr_array_add (r->feeds, f);
     }
 

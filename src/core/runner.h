@@ -32,6 +32,7 @@ typedef struct
    * none, and the scheduler's thread may use the database. */
   GThread         *committer;
   GMutex           db_lock;
+  KtFlight         flight;        /* whether it is (a rebalance waits for it) */
   gint             commit_done;  /* atomic: the committer is about to end */
   /* Its outcome, read once it was joined. */
   gboolean         commit_ok;

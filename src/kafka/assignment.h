@@ -102,10 +102,14 @@ typedef struct
 typedef gboolean (*KtStartOffsetsFunc) (KtPartitionState *states, guint n,
                                         gpointer user_data, GError **error);
 
-/* For @topic's source @source (borrowed; @streams is copied). */
+/* Called as a rebalance begins, before any partition changes hands. */
+typedef void (*KtRebalancingFunc) (gpointer user_data);
+
+/* For @topic's source @source (borrowed; @streams is copied); @start_offsets
+ * and @rebalancing (either may be NULL) are called with @user_data. */
 KtAssignment *kt_assignment_new  (const char *topic, const KtAssignmentStreams *streams,
                                   gpointer source, KtStartOffsetsFunc start_offsets,
-                                  gpointer start_offsets_data);
+                                  KtRebalancingFunc rebalancing, gpointer user_data);
 void          kt_assignment_free (KtAssignment *self);  /* NULL is fine */
 
 /* The rebalance callback's work (rd_kafka_conf_set_rebalance_cb): decides,

@@ -429,7 +429,7 @@ kt_source_new (const KtSourceConfig *config, GError **error)
       static const KtAssignmentStreams streams = { streams_held, streams_apply };
 
       self->assignment = kt_assignment_new (self->topic, &streams, self, config->start_offsets,
-                                            config->start_offsets_data);
+                                            config->rebalancing, config->start_offsets_data);
       rd_kafka_conf_set_rebalance_cb (conf, rebalance_cb);
     }
   self->probe_conf = rd_kafka_conf_dup (meta_conf);

@@ -35,6 +35,10 @@ typedef struct
   gboolean          (*start_offsets) (KtPartitionState *states, guint n,
                                       gpointer user_data, GError **error);
   gpointer            start_offsets_data;
+  /* --group: called on the consuming thread as a rebalance begins, before
+   * any partition changes hands (start_offsets_data is its argument), or
+   * NULL. */
+  void              (*rebalancing) (gpointer user_data);
   /* Set by SIGTERM/SIGINT: waits on Kafka give up early (KT_ERROR_CANCELLED). */
   const volatile int *stop;
 } KtSourceConfig;
