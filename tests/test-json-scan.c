@@ -158,6 +158,141 @@ test_reason_at (void)
   g_assert_cmpstr (kt_json_bad_name (KT_JSON_BAD_SURROGATE), ==, "surrogate");
 }
 
+/* Strings are read sixteen or eight bytes at a time, then one at a time
+ * near the end: each kind of byte that ends a run of plain bytes (an
+ * escape, a control, UTF-8, the closing quote), and a dot in a member
+ * name, at every place across those words, in a string no path reads, one
+ * a path reads and a member name; and texts that end inside a string (cut
+ * UTF-8, a lone backslash, no closing quote) at every length. Each case:
+ * the verdict, the reason and where. */
+static void
+test_word_edges (void)
+{
+  static const struct { const char *x; KtJsonBad why; gsize at; } marks[] = {
+    /* x after n plain bytes; at: the offset of the problem from x's start */
+    { "\\\"", KT_JSON_OK, 0 }, { "\\n", KT_JSON_OK, 0 }, { "\\/", KT_JSON_OK, 0 },
+    { "\\u00e9", KT_JSON_OK, 0 }, { "\\uD83D\\uDE00", KT_JSON_OK, 0 },
+    { "\xc3\xa9", KT_JSON_OK, 0 }, { "\xf0\x9f\x98\x80", KT_JSON_OK, 0 }, { "\x7f", KT_JSON_OK, 0 },
+    { "\x01", KT_JSON_BAD_SYNTAX, 0 }, { "\x1f", KT_JSON_BAD_SYNTAX, 0 },
+    { "\\x", KT_JSON_BAD_SYNTAX, 1 }, { "\\u00G0", KT_JSON_BAD_SYNTAX, 4 },
+    { "\\u0000", KT_JSON_BAD_NUL, 6 }, { "\\udc00", KT_JSON_BAD_SURROGATE, 6 },
+    { "\xc3(", KT_JSON_BAD_UTF8, 0 }, { "\xff", KT_JSON_BAD_UTF8, 0 },
+    { "\xed\xa0\x80", KT_JSON_BAD_UTF8, 0 },
+  };
+  const char *const a[] = { "a" };
+  g_autoptr(KtJsonPaths) none = kt_json_paths_new (8, 0);
+  g_autoptr(KtJsonPaths) read = kt_json_paths_new (8, 0);
+  g_autoptr(KtJsonPaths) dotted = kt_json_paths_new (8, KT_JSON_DOTTED);
+  KtJsonValue values[2];
+
+  kt_json_paths_add (read, a, 1);
+  kt_json_paths_add (dotted, a, 1);
+  for (gsize n = 0; n <= 40; n++)
+    {
+      g_autofree char *plain = g_strnfill (n, 'p');
+
+      for (guint m = 0; m < G_N_ELEMENTS (marks); m++)
+        for (guint where = 0; where < 3; where++)
+          {
+            /* 0: a string no path reads; 1: one the path "a" reads; 2: a
+             * member name, with more plain bytes after the mark. */
+            const char *head = where == 0 ? "[\"" : where == 1 ? "{\"a\":\"" : "{\"";
+            const char *tail = where == 0 ? "\"]" : where == 1 ? "\"}" : "tail\":1}";
+            g_autofree char *text = g_strconcat (head, plain, marks[m].x, tail, NULL);
+            KtJsonBad why = KT_JSON_OK;
+            gsize at = 0;
+            gboolean ok = scan_exact (where == 0 ? none : where == 1 ? read : dotted, text,
+                                      strlen (text), values, NULL, &why, &at);
+
+            g_test_message ("%s", text);
+            g_assert_cmpint (ok, ==, marks[m].why == KT_JSON_OK);
+            g_assert_cmpint (why, ==, marks[m].why);
+            if (!ok)
+              g_assert_cmpuint (at, ==, strlen (head) + n + marks[m].at);
+            if (ok && where == 1)
+              g_assert_cmpuint (values[0].len, ==, n + strlen (marks[m].x));
+          }
+
+      /* A dot in a member name at every place across the words, as
+       * written and after an escape: the name is the path of its parts. */
+      {
+        g_autofree char *first = g_strconcat (plain, "q", NULL);
+        g_autofree char *first_esc = g_strconcat (plain, "A", NULL);
+        const char *const p1[] = { first, "b" }, *const p2[] = { first_esc, "b" };
+        g_autoptr(KtJsonPaths) paths = kt_json_paths_new (8, KT_JSON_DOTTED);
+        g_autofree char *t1 = g_strdup_printf ("{\"%s.b\":1}", first);
+        g_autofree char *t2 = g_strdup_printf ("{\"%s\\u0041.b\":2}", plain);
+        guint s1 = kt_json_paths_add (paths, p1, 2), s2 = kt_json_paths_add (paths, p2, 2);
+
+        g_assert_true (scan_exact (paths, t1, strlen (t1), values, NULL, NULL, NULL));
+        g_assert_cmpint (values[s1].type, ==, KT_JSON_NUMBER);
+        g_assert_cmpint (values[s2].type, ==, KT_JSON_ABSENT);
+        g_assert_true (scan_exact (paths, t2, strlen (t2), values, NULL, NULL, NULL));
+        g_assert_cmpint (values[s1].type, ==, KT_JSON_ABSENT);
+        g_assert_cmpint (values[s2].type, ==, KT_JSON_NUMBER);
+      }
+
+      /* Texts cut inside a string, in a buffer of exactly their length:
+       * the problem is where the cut sequence starts, or the end. */
+      {
+        /* at: from the cut sequence's start, or -1: the end */
+        static const struct { const char *x; KtJsonBad why; int at; } cuts[] = {
+          { "", KT_JSON_BAD_SYNTAX, -1 }, { "\\", KT_JSON_BAD_SYNTAX, -1 },
+          { "\\u00", KT_JSON_BAD_SYNTAX, 2 }, { "\xe2\x82", KT_JSON_BAD_UTF8, 0 },
+          { "\xc3", KT_JSON_BAD_UTF8, 0 }, { "\xf0\x9f\x98", KT_JSON_BAD_UTF8, 0 },
+        };
+
+        for (guint c = 0; c < G_N_ELEMENTS (cuts); c++)
+          for (guint where = 0; where < 2; where++)
+            {
+              g_autofree char *text = g_strconcat (where == 0 ? "[\"" : "{\"a\":\"", plain,
+                                                   cuts[c].x, NULL);
+              gsize head = where == 0 ? 2 : 6, len = strlen (text);
+              KtJsonBad why;
+              gsize at = 0;
+
+              g_assert_false (scan_exact (where == 0 ? none : read, text, len, values, NULL, &why,
+                                          &at));
+              g_assert_cmpint (why, ==, cuts[c].why);
+              g_assert_cmpuint (at, ==, (cuts[c].at < 0 ? len : head + n + (gsize) cuts[c].at));
+            }
+      }
+    }
+}
+
+/* Nesting deeper than a skipped container walks in one loop (64): the
+ * bound exactly, whatever it is, in containers no path reads. */
+static void
+test_deep_skip (void)
+{
+  for (guint bound = 60; bound <= 200; bound += 7)
+    {
+      g_autoptr(KtJsonPaths) paths = kt_json_paths_new (bound, 0);
+      const char *const a[] = { "a" };
+      g_autoptr(GString) text = g_string_new ("{\"a\":1,\"b\":");
+      KtJsonValue values[1];
+      KtJsonBad why;
+      gsize at = 0;
+
+      kt_json_paths_add (paths, a, 1);
+      /* The root is one level: bound - 1 more, objects and arrays mixed. */
+      for (guint i = 1; i < bound; i++)
+        g_string_append (text, i % 3 == 0 ? "{\"k\":" : "[0,");
+      g_string_append (text, "\"x\"");
+      for (guint i = bound - 1; i >= 1; i--)
+        g_string_append (text, i % 3 == 0 ? "}" : ",1]");
+      g_string_append_c (text, '}');
+      g_assert_true (scan_exact (paths, text->str, text->len, values, NULL, &why, NULL));
+      g_assert_cmpint (values[0].type, ==, KT_JSON_NUMBER);
+      /* One more level, at the innermost: refused there. */
+      g_string_insert (text, strstr (text->str, "\"x\"") - text->str, "[");
+      g_string_insert (text, strstr (text->str, "\"x\"") - text->str + 3, "]");
+      g_assert_false (scan_exact (paths, text->str, text->len, values, NULL, &why, &at));
+      g_assert_cmpint (why, ==, KT_JSON_BAD_DEPTH);
+      g_assert_cmpuint (at, ==, (gsize) (strstr (text->str, "\"x\"") - text->str - 1));
+    }
+}
+
 /* The bound exactly: @depth nested arrays (or objects) pass, one more is
  * refused. */
 static void
@@ -464,6 +599,8 @@ main (int argc, char **argv)
   g_test_add_func ("/json-scan/same-as-ledger", test_same_as_ledger);
   g_test_add_func ("/json-scan/reason-at", test_reason_at);
   g_test_add_func ("/json-scan/depth", test_depth);
+  g_test_add_func ("/json-scan/word-edges", test_word_edges);
+  g_test_add_func ("/json-scan/deep-skip", test_deep_skip);
   g_test_add_func ("/json-scan/prefixes", test_prefixes);
   g_test_add_func ("/json-scan/paths", test_paths);
   g_test_add_func ("/json-scan/escapes", test_escapes);

@@ -105,6 +105,46 @@ test_hostile (void)
     }
 }
 
+/* Keys and bare values are read sixteen or eight bytes at a time, then
+ * one at a time near the end: each byte that ends one (a space, a tab,
+ * '=', '"', a control, UTF-8) at every place across those words, in a key
+ * and in a value, with the line ending right after it or going on. */
+static void
+test_word_edges (void)
+{
+  static const struct { const char *x; const char *why; } marks[] = {
+    /* why: NULL, the line is counted */
+    { "\xc3\xa9", NULL }, { "\xf0\x9f\x98\x80", NULL }, { "\tz", NULL }, { " z", NULL },
+    { "\x01", "shape" }, { "\x7f", NULL }, { "\xff", "utf8" }, { "\xc3(", "utf8" },
+    { "\xe2\x82", "utf8" }, { "=", "shape" }, { "\"", "shape" },
+  };
+
+  for (gsize n = 1; n <= 40; n++)
+    {
+      g_autofree char *plain = g_strnfill (n, 'v');
+
+      for (guint m = 0; m < G_N_ELEMENTS (marks); m++)
+        for (guint in_key = 0; in_key < 2; in_key++)
+          for (guint last = 0; last < 2; last++)
+            {
+              const char *head = "ts=1714566896 level=error ";
+              g_autofree char *pair = in_key ? g_strconcat (plain, marks[m].x, "=1", NULL)
+                                             : g_strconcat ("k=", plain, marks[m].x, NULL);
+              g_autofree char *line = last ? g_strconcat (head, pair, NULL)
+                                           : g_strconcat (head, pair, " k2=2", NULL);
+              g_autofree char *want = NULL;
+              const char *why = marks[m].why;
+
+              /* In a key, '=' is where it ends: a plain pair. */
+              if (in_key && marks[m].x[0] == '=')
+                continue;
+              want = why == NULL ? g_strdup ("2024-05-01 12:34 x1; | lines=1 errors=1")
+                                 : g_strdup_printf ("| lines=1 errors=0 M1:%s[%.12s]", why, line);
+              ASSERT_PARSED (&logfmt, line, want);
+            }
+    }
+}
+
 static void
 test_refused (void)
 {
@@ -125,5 +165,6 @@ main (int argc, char **argv)
   g_test_add_func ("/parse-logfmt/fields", test_fields);
   g_test_add_func ("/parse-logfmt/hostile", test_hostile);
   g_test_add_func ("/parse-logfmt/refused", test_refused);
+  g_test_add_func ("/parse-logfmt/word-edges", test_word_edges);
   return g_test_run ();
 }

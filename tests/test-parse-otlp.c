@@ -96,6 +96,11 @@ test_hostile (void)
     { "{\"resourceLogs\":[{\"scopeLogs\":[{\"logRecords\":[{\"timeUnixNano\":\"1714566896000000000\","
       "\"severityNumber\":17,\"body\":{\"stringValue\":\"\\u0000\"}}]}]}]}",
       "| lines=1 errors=0 M1:nul[{\"resourceLo]" },
+    /* A time string with escapes, decoded (read as a time: malformed). */
+    { "{\"resourceLogs\":[{\"scopeLogs\":[{\"logRecords\":[{\"timeUnixNano\":"
+      "\"\\u00317145668960000000\\n\\n\\n\\n\\n\\n\\n\\n\",\"severityNumber\":17},"
+      "{\"timeUnixNano\":\"\\u0031714566896000000000\",\"severityNumber\":17}]}]}]}",
+      "2024-05-01 12:34 x1; | lines=2 errors=1 M1:time[{\"timeUnixNa]" },
     /* Nothing to count is no line. */
     { "{}", "| lines=0 errors=0" },
     { "{\"resourceLogs\":[]}", "| lines=0 errors=0" },

@@ -149,6 +149,62 @@ test_exact (void)
     }
 }
 
+/* Plain epoch numbers (digits, maybe a fraction) are read by a quick
+ * path: the same verdict and minute as the general reading, which the
+ * same number with an exponent of zero takes, for every size and unit. */
+static void
+test_quick_same (void)
+{
+  static const char digits[] = "17145668961234567890123";
+  static const char *const fractions[] = { "", ".5", ".000", ".999999999999" };
+
+  for (gsize n = 1; n < sizeof digits; n++)
+    for (guint f = 0; f < G_N_ELEMENTS (fractions); f++)
+      for (int unit = -1; unit <= 20; unit++)
+        {
+          g_autofree char *head = g_strndup (digits, n);
+          g_autofree char *text = g_strconcat (head, fractions[f], NULL);
+          g_autofree char *general = g_strconcat (text, "e0", NULL);
+          gint64 m1 = 1, m2 = 2;
+          KtStamp a = kt_stamp_epoch (text, strlen (text), unit, &m1);
+          KtStamp b = kt_stamp_epoch (general, strlen (general), unit, &m2);
+
+          g_test_message ("%s unit %d", text, unit);
+          g_assert_cmpint (a, ==, b);
+          if (a == KT_STAMP_OK)
+            g_assert_cmpint (m1, ==, m2);
+        }
+}
+
+/* The date and time are read at fixed places: any other byte at any of
+ * them is refused, as the general reading refuses it. */
+static void
+test_fixed_places (void)
+{
+  static const char good[] = "2024-05-01T12:34:56.5+02:00";
+  static const char others[] = { 'x', '/', ':', '-', ' ', '\0', (char) 0xc3, '9' };
+  gint64 m;
+
+  g_assert_cmpint (kt_stamp_text (good, strlen (good), &m), ==, KT_STAMP_OK);
+  for (gsize at = 0; at < 19; at++)
+    for (guint o = 0; o < G_N_ELEMENTS (others); o++)
+      {
+        g_autofree char *text = g_strdup (good);
+        KtStamp want;
+
+        if (text[at] == others[o] || (at == 10 && others[o] == ' '))
+          continue;
+        text[at] = others[o];
+        /* A digit where a digit stands stays a date (one maybe out of
+         * range); anything else is no RFC 3339 time. */
+        want = others[o] == '9' && g_ascii_isdigit (good[at]) ? KT_STAMP_OK : KT_STAMP_BAD;
+        if (want == KT_STAMP_OK && (at == 5 || at == 8 || at == 11 || at == 14 || at == 17))
+          want = KT_STAMP_BAD;  /* month 95, day 91, hour 92, minute 94, second 96 */
+        g_test_message ("%d: %s", (int) at, text);
+        g_assert_cmpint (kt_stamp_text (text, 19 + strlen (good + 19), &m), ==, want);
+      }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -156,5 +212,7 @@ main (int argc, char **argv)
   g_test_add_func ("/record-time/text", test_text);
   g_test_add_func ("/record-time/unit", test_unit);
   g_test_add_func ("/record-time/exact", test_exact);
+  g_test_add_func ("/record-time/quick-same", test_quick_same);
+  g_test_add_func ("/record-time/fixed-places", test_fixed_places);
   return g_test_run ();
 }

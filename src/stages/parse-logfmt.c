@@ -16,6 +16,9 @@
 #include "parse-input.h"
 
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 /* A key the job reads, and which fields it is. */
 typedef struct
@@ -119,11 +122,30 @@ has_byte (guint64 v, guchar c)
 
 /* From @p, the first byte that ends a key or a bare value: a space or
  * below (a control), '=', '"', or above 0x7F (UTF-8 to check), or @end.
- * Eight bytes at a time; only the lowest flagged byte is exact, which is
- * the one asked for. */
+ * Sixteen bytes at a time with SSE2, then eight (where only the lowest
+ * flagged byte is exact, which is the one asked for), then one. */
 static inline const guchar *
 token_end (const guchar *p, const guchar *end)
 {
+#ifdef __SSE2__
+  /* Sixteen at a time where SSE2 is (every x86-64): most keys and bare
+   * values end in the first word, one well-guessed branch. Signed: at or
+   * below a space and above 0x7F alike. */
+  const __m128i space = _mm_set1_epi8 (0x21), equals = _mm_set1_epi8 ('='),
+                quote = _mm_set1_epi8 ('"');
+
+  while (end - p >= 16)
+    {
+      __m128i v = _mm_loadu_si128 ((const __m128i *) (gconstpointer) p);
+      guint m = (guint) _mm_movemask_epi8 (_mm_or_si128 (_mm_or_si128 (_mm_cmpeq_epi8 (v, equals),
+                                                                        _mm_cmpeq_epi8 (v, quote)),
+                                                          _mm_cmplt_epi8 (v, space)));
+
+      if (m != 0)
+        return p + __builtin_ctz (m);
+      p += 16;
+    }
+#endif
   while (end - p >= 8)
     {
       guint64 v, m;
@@ -166,30 +188,31 @@ utf8_char (const guchar **p, const guchar *end)
   return TRUE;
 }
 
-/* A key or a bare value from *@p: its bytes up to a space, the end, or
- * '=' / '"' (left for the caller); FALSE with *@why at a control byte or
- * invalid UTF-8. */
-static gboolean
-token (const guchar **p, const guchar *end, KtMalformedWhy *why)
+/* A key or a bare value from @p: past its bytes, at a space, the end, or
+ * '=' / '"' (left for the caller); NULL with *@why at a control byte or
+ * invalid UTF-8. Inlined, the place in a register: twelve of these make a
+ * line. */
+static inline __attribute__ ((always_inline)) const guchar *
+token (const guchar *p, const guchar *end, KtMalformedWhy *why)
 {
   for (;;)
     {
-      *p = token_end (*p, end);
-      if (*p == end || **p == ' ' || **p == '=' || **p == '"')
-        return TRUE;
-      if (**p >= 0x80)
+      p = token_end (p, end);
+      if (G_LIKELY (p == end || *p == ' ' || *p == '=' || *p == '"'))
+        return p;
+      if (*p >= 0x80)
         {
-          if (!utf8_char (p, end))
+          if (!utf8_char (&p, end))
             {
               *why = KT_WHY_UTF8;
-              return FALSE;
+              return NULL;
             }
           continue;
         }
-      if (**p == '\t')
-        return TRUE;
-      *why = **p == 0 ? KT_WHY_NUL : KT_WHY_SHAPE;
-      return FALSE;
+      if (*p == '\t')
+        return p;
+      *why = *p == 0 ? KT_WHY_NUL : KT_WHY_SHAPE;
+      return NULL;
     }
 }
 
@@ -204,8 +227,16 @@ lookup (LogfmtInput *self, const guchar *key, gsize len)
     {
       Wanted *w = &g_array_index (self->wanted, Wanted, i);
 
-      if (w->len == len && memcmp (w->key, key, len) == 0)
-        return w;
+      /* Keys are short: compared in place, no call. */
+      if (w->len == len)
+        {
+          gsize b = 0;
+
+          while (b < len && w->key[b] == (char) key[b])
+            b++;
+          if (b == len)
+            return w;
+        }
     }
   return NULL;
 }
@@ -305,7 +336,7 @@ logfmt_line (gpointer state, const char *line, gsize len, KtRecordFields *out,
       if (p == end)
         break;
       key = p;
-      if (!token (&p, end, why))
+      if ((p = token (p, end, why)) == NULL)
         return FALSE;
       if (p == key)  /* '=' or '"' where a key starts */
         {
@@ -330,7 +361,7 @@ logfmt_line (gpointer state, const char *line, gsize len, KtRecordFields *out,
             {
               const guchar *start = p;
 
-              if (!token (&p, end, why))
+              if ((p = token (p, end, why)) == NULL)
                 return FALSE;
               if (p < end && (*p == '=' || *p == '"'))
                 {

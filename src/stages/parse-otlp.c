@@ -57,6 +57,7 @@ typedef struct
   guint        resource_first;  /* the first record of the resource being read */
   gboolean     misshapen;  /* a container of the request's shape of another type */
   GByteArray  *decoded;
+  KtJsonValue *values;    /* the scan's slots, reused for every value */
 } OtlpInput;
 
 /* The attribute value an element of @slots holds, into @out if its key is
@@ -204,6 +205,7 @@ otlp_close (gpointer state)
   g_array_unref (self->records);
   g_array_unref (self->attrs);
   g_free (self->record_now);
+  g_free (self->values);
   g_free (self->resource_now);
   g_byte_array_unref (self->decoded);
   g_free (self);
@@ -254,6 +256,7 @@ otlp_open (const KtInputPaths *paths, G_GNUC_UNUSED GError **error)
   self->record_now = g_new0 (KtJsonValue, MAX (self->keys->len, 1));
   self->resource_now = g_new0 (KtJsonValue, MAX (self->keys->len, 1));
   self->decoded = g_byte_array_new ();
+  self->values = g_new0 (KtJsonValue, MAX (kt_json_paths_slots (self->paths), 1));
   return self;
 }
 
@@ -342,6 +345,7 @@ take_record (OtlpInput *self, const Record *r, guint number, KtTake *take)
   for (guint i = 0; i < self->keys->len; i++)
     escaped += attrs[i].escaped ? attrs[i].len : 0;
   escaped += r->text.escaped ? r->text.len : 0;
+  escaped += time->escaped ? time->len : 0;  /* a time string may hold escapes too */
   if (escaped > 0)
     g_byte_array_set_size (self->decoded, (guint) escaped);
 
@@ -377,7 +381,7 @@ static void
 otlp_value (gpointer state, const char *value, gsize len, KtTake *take)
 {
   OtlpInput *self = state;
-  g_autofree KtJsonValue *values = g_new (KtJsonValue, kt_json_paths_slots (self->paths));
+  KtJsonValue *values = self->values;
   KtJsonType root;
   KtJsonBad bad;
 
