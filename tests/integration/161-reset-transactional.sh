@@ -101,7 +101,11 @@ PY
     --until "$until" --table skipped 2>> "$WORK/replay.log" || fail "the replay of $r's skips failed"
 done
 kt_sql "$db" "SELECT log_time, log_count FROM error_log" > "$WORK/counted.tsv"
-kt_sql "$db" "SELECT log_time, log_count FROM skipped" > "$WORK/skipped.tsv"
+# No replay when neither reset skipped anything (the live run was at the
+# high watermarks before each): then nothing made the table.
+: > "$WORK/skipped.tsv"
+[[ -z $(kt_sql "$db" "SHOW TABLES LIKE 'skipped'") ]] ||
+  kt_sql "$db" "SELECT log_time, log_count FROM skipped" > "$WORK/skipped.tsv"
 kt_sum_truths "$WORK/a.truth" "$WORK/b.truth" "$WORK/c.truth" "$WORK/d.truth" > "$WORK/all.truth"
 kt_sum_truths "$WORK/counted.tsv" "$WORK/skipped.tsv" | diff - "$WORK/all.truth" > "$WORK/diff" \
   || { head "$WORK/diff" >&2; fail "error_log + the skipped ranges differ from the truth"; }
