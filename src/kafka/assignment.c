@@ -256,6 +256,15 @@ kt_assignment_take_revoked (KtAssignment *self)
   return TRUE;
 }
 
+void
+kt_assignment_forget_caller (KtAssignment *self)
+{
+  if (self == NULL)
+    return;
+  self->start_offsets = NULL;
+  self->rebalancing = NULL;
+}
+
 gboolean
 kt_assignment_assigned_once (KtAssignment *self)
 {

@@ -123,6 +123,11 @@ void          kt_assignment_rebalance (KtAssignment *self, rd_kafka_t *rk,
  * (a read in flight is then abandoned). NULL: FALSE. */
 gboolean      kt_assignment_take_revoked (KtAssignment *self);
 
+/* The caller's functions are not called again (it is going away; the
+ * consumer's close may still rebalance, on a thread of its own). NULL is
+ * fine. */
+void          kt_assignment_forget_caller (KtAssignment *self);
+
 /* Whether any assignment has arrived yet. NULL: FALSE. */
 gboolean      kt_assignment_assigned_once (KtAssignment *self);
 

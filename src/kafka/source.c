@@ -538,6 +538,10 @@ kt_source_free (KtSource *self)
 
   if (self == NULL)
     return;
+  /* The close below revokes what the group gave, and may outlive the
+   * caller (it is left behind after a deadline): the caller's rebalance
+   * functions are not called from it. */
+  kt_assignment_forget_caller (self->assignment);
   /* librdkafka 2.0 can wait for ever in rd_kafka_destroy(): once a topic
    * was deleted under an assigned partition, it never drops a reference
    * to that partition (its issues 4486 and 4669: fixed in later
