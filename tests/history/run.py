@@ -103,6 +103,11 @@ class Services:
                             conn.close()
                             raise MySQLdb.OperationalError(2013, "%s:%d: wsrep not ready" % (
                                 host, port))
+                        # Causal reads: a node applies what another
+                        # certified a moment later, and the checker may
+                        # read from a node back in the cluster while the
+                        # writer is still on the one it moved to.
+                        cur.execute("SET SESSION wsrep_sync_wait = 1")
                     return conn
                 except MySQLdb.OperationalError as e:
                     last = e
