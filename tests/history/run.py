@@ -2836,9 +2836,11 @@ def tail_bytes(data, n=15):
 
 def refusal_lines(err):
     """The lines of a refusal on stderr. With every Galera node in --db, a
-    node that is down is passed over with a line of its own before it:
-    not part of the refusal."""
-    return [l for l in err.strip().splitlines() if not l.endswith(": trying the next one")]
+    node that is down is passed over with a warning of its own before it,
+    and the server that took the connection instead may be named in
+    another (a db-identity warning): neither is part of the refusal."""
+    return [l for l in err.strip().splitlines()
+            if not l.endswith(": trying the next one") and " ktally warning: " not in l]
 
 
 def tail_text(text, n=15):
