@@ -1573,16 +1573,21 @@ class Runner:
                               % (named[1], first, rc, shell_quote(args), err[-1500:]))
         if rc == 0 and op.get("by_time"):
             key, rs = self.check_replay_time(op, args, err, lows, wm)
+            # The same replay again (its table and moments name it) resumes
+            # one that finished: it reads nothing, so it keeps no line
+            # (dead letters are the batches' that follow).
+            again = key in self.replays[(op["db"], op["table"])]
             self.replays[(op["db"], op["table"])].add(key)
-            if op.get("dead_letters"):
+            if op.get("dead_letters") and not again:
                 self.dead_replays[(op["db"], op["dead_letters"])].add(key[:2] + (op["table"],))
             self.stats["time_replays"] += 1
             return
         if rc == 0 or (live and rc == 2 and len(refusal_lines(err)) == 1):
             if rc == 0:
                 key = (self.names[op["topic"]], tuple(sorted(rs)))
+                again = key in self.replays[(op["db"], op["table"])]
                 self.replays[(op["db"], op["table"])].add(key)
-                if op.get("dead_letters"):
+                if op.get("dead_letters") and not again:
                     self.dead_replays[(op["db"], op["dead_letters"])].add(key + (op["table"],))
             return
         raise Failure("replay:exit", "replay exited %d: %s\n%s" % (rc, shell_quote(args), err[-1500:]))
