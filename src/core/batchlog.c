@@ -130,7 +130,8 @@ kt_batch_log_failed (KtBatchLog *log, const char *cause, const char *message, do
   kt_log_event_string (e, "cause", cause);
   kt_log_event_double (e, "backoff", backoff, 3);
   /* Whether it landed is said by the next batch (kt_batch_log_unknown). */
-  kt_log_event_int (e, "lost_commit", log->lost_commit == log->batch_no);
+  kt_log_event_int (e, "lost_commit", log->lost_commit);
+  log->lost_commit = FALSE;
   kt_log_event_emit (e, G_LOG_LEVEL_WARNING, "job %s: %s; retrying in %g s", log->job, message,
                      backoff);
 }
@@ -180,6 +181,8 @@ kt_batch_log_fenced (KtBatchLog *log, const GArray *ranges, guint64 records,
   report_back (log);
   kt_log_event_int (e, "partition", partition);
   kt_log_event_int (e, "records", (gint64) records);
+  if (log->ahead_of > 0)
+    kt_log_event_int (e, "ahead_of", (gint64) log->ahead_of);
   kt_log_event_emit (e, G_LOG_LEVEL_MESSAGE, "job %s: fenced: %s/%d was moved by another "
                      "writer; rolled back, re-planning from the stored offsets", log->job,
                      log->topic, partition);
@@ -240,12 +243,20 @@ report_folded (KtBatchLog *log, const KtBatchSummary *summary, gint64 started)
   log->last_folded_at = started;
 }
 
+/* Seconds from @from to @to, 0 when either is unknown. */
+static double
+stage (gint64 from, gint64 to)
+{
+  return from > 0 && to >= from ? (double) (to - from) / G_USEC_PER_SEC : 0;
+}
+
 void
 kt_batch_log_committed (KtBatchLog *log, const KtKind *kind, gpointer batch,
                         const GArray *states, const GArray *ranges, const GArray *losses,
                         guint64 records, gint64 bytes, gint32 moved, gint64 audit_id,
-                        gint64 started)
+                        const KtBatchTimes *times)
 {
+  gint64 started = times->started;
   g_autoptr(GString) line = g_string_new (NULL);
   g_autoptr(KtLogEvent) e = batch_event (log, "batch");
   KtBatchSummary summary = { 0 };
@@ -286,6 +297,8 @@ kt_batch_log_committed (KtBatchLog *log, const KtKind *kind, gpointer batch,
     g_string_append_printf (line, " (so far %" G_GUINT64_FORMAT " fenced, %" G_GUINT64_FORMAT
                             " commits retried after a deadlock)", log->fenced, log->retried);
   kt_log_event_int (e, "batch", audit_id);
+  if (log->ahead_of > 0)
+    kt_log_event_int (e, "ahead_of", (gint64) log->ahead_of);
   kt_log_event_int (e, "partitions", ranges->len);
   kt_log_event_int (e, "records", (gint64) records);
   kt_log_event_int (e, "bytes", bytes);
@@ -300,6 +313,12 @@ kt_batch_log_committed (KtBatchLog *log, const KtKind *kind, gpointer batch,
       kt_log_event_int (e, "dead_letters_dropped", (gint64) summary.dropped);
     }
   kt_log_event_double (e, "duration", duration, 3);
+  /* The stages' shares of it (a structured log's fields only): planning,
+   * reading, waiting for the batch before to land, committing. */
+  kt_log_event_double (e, "plan", stage (times->started, times->planned), 3);
+  kt_log_event_double (e, "read", stage (times->planned, times->read), 3);
+  kt_log_event_double (e, "wait", stage (times->read, times->committing), 3);
+  kt_log_event_double (e, "commit", stage (times->committing, times->committed), 3);
   kt_log_event_int (e, "lag", lag);
   kt_log_event_emit (e, log->quiet ? G_LOG_LEVEL_DEBUG : G_LOG_LEVEL_MESSAGE, "%s", line->str);
   log->totals.records += records;

@@ -31,7 +31,10 @@ typedef struct
   gint64      outage_since;
   const char *outage_cause;
   guint       outage_failures;
-  guint64     lost_commit;      /* the batch whose COMMIT's answer was lost, or 0 */
+  gboolean    lost_commit;      /* the failure told next lost its COMMIT's answer */
+  /* The batch being told was planned while the one of this turn
+   * committed (its events' "ahead_of"), or 0: from the database. */
+  guint64     ahead_of;
 } KtBatchLog;
 
 /* The runner starts its batches: @partitions of @topics ("a,b") into
@@ -74,7 +77,19 @@ void kt_batch_log_fenced    (KtBatchLog *log, const GArray *ranges, guint64 reco
  * (with the kind's part, from @kind's summarise of @batch), its figures. @bytes:
  * the bytes of record values it read; @audit_id: the first ktally_batches
  * id it wrote (what `reset --to batch:ID` takes), which names it. */
+/* Where a committed batch's time went (monotonic microseconds): its plan
+ * began, its ranges were known, its last record was taken, its commit
+ * began (after the batch before it landed) and COMMIT returned. */
+typedef struct
+{
+  gint64 started;
+  gint64 planned;
+  gint64 read;
+  gint64 committing;
+  gint64 committed;
+} KtBatchTimes;
+
 void kt_batch_log_committed (KtBatchLog *log, const KtKind *kind, gpointer batch,
                              const GArray *states, const GArray *ranges,
                              const GArray *losses, guint64 records, gint64 bytes,
-                             gint32 moved, gint64 audit_id, gint64 started);
+                             gint32 moved, gint64 audit_id, const KtBatchTimes *times);

@@ -36,6 +36,11 @@ static gboolean
 turn (KtRunner *r)
 {
   kt_metrics_alive (r->metrics);
+  /* A reload sets the connection's credentials, and changes what the
+   * batch read meanwhile was planned with: it waits until the commit in
+   * flight landed (and the batch planned ahead of it is dropped). */
+  if (r->committer != NULL)
+    return FALSE;
   if (r->hooks == NULL || r->hooks->turn == NULL
       || !r->hooks->turn (r->hooks->data, &r->settings))
     return FALSE;
@@ -46,6 +51,8 @@ turn (KtRunner *r)
   kt_metrics_set_interval (r->metrics, r->settings.interval);
   return TRUE;
 }
+
+static void land (KtRunner *r);
 
 /* Waits between batches, reading ahead meanwhile: records that arrive
  * are pulled into each reader's carry (bounded like the pre-fetch queue),
@@ -64,6 +71,10 @@ rest (KtRunner *r, double seconds, gboolean interval)
       double was = r->settings.interval;
       gint64 left;
 
+      /* A commit that ended lands now (its line, the metrics), not at
+       * the next batch; what it failed with waits for that batch. */
+      if (r->committer != NULL && g_atomic_int_get (&r->commit_done))
+        land (r);
       if (turn (r) && interval)
         until += (gint64) ((r->settings.interval - was) * G_USEC_PER_SEC);
       if (r->member)
@@ -103,9 +114,9 @@ commit_once (KtRunner *r, KtCommitResult *result, KtFeed **fenced_feed, gint32 *
     {
       KtFeed *f = r->feeds->pdata[i];
 
-      if (f->ranges->len == 0)
+      if (f->flight.ranges->len == 0)
         continue;
-      if (!r->kind->write (f->batch, f->ranges, fenced, error))
+      if (!r->kind->write (f->flight.batch, f->flight.ranges, fenced, error))
         {
           kt_db_abort (r->db);
           return FALSE;
@@ -137,8 +148,6 @@ static gboolean
 commit (KtRunner *r, KtCommitResult *result, KtFeed **fenced_feed, gint32 *fenced,
         GError **error)
 {
-  KtFeed *first = r->feeds->pdata[0];
-
   for (guint attempt = 1;; attempt++)
     {
       g_autoptr(GError) local = NULL;
@@ -146,24 +155,17 @@ commit (KtRunner *r, KtCommitResult *result, KtFeed **fenced_feed, gint32 *fence
       *fenced = -1;
       if (commit_once (r, result, fenced_feed, fenced, &local))
         return TRUE;
+      /* What the scheduler's thread owns (the feeds' unknown_commit,
+       * their logs) is told once this thread was joined (land()). */
       if (*result == KT_COMMIT_UNKNOWN)
-        {
-          for (guint i = 0; i < r->feeds->len; i++)
-            {
-              KtFeed *f = r->feeds->pdata[i];
-              g_array_set_size (f->unknown_commit, 0);
-              g_array_append_vals (f->unknown_commit, f->ranges->data, f->ranges->len);
-            }
-          g_prefix_error (&local, "the answer to COMMIT was lost (the offsets will "
-                          "tell whether it landed): ");
-          first->log.lost_commit = first->log.batch_no;
-        }
+        g_prefix_error (&local, "the answer to COMMIT was lost (the offsets will "
+                        "tell whether it landed): ");
       if (!g_error_matches (local, KT_ERROR, KT_ERROR_CONFLICT) || attempt == 6)
         {
           g_propagate_error (error, g_steal_pointer (&local));
           return FALSE;
         }
-      kt_batch_log_commit_again (&first->log, local->message, attempt, 5);
+      g_ptr_array_add (r->commit_again, g_strdup (local->message));
       g_usleep ((gulong) g_random_int_range (5000, 20000) << attempt);
     }
 }
@@ -188,10 +190,12 @@ connected (KtRunner *r, GError **error)
 
 /* The batch's first stage: every topic's ranges, from where each
  * partition stands (kt_feed_plan: the stored offsets, the watermarks, the
- * kind's say). *@idle when none has anything to read. */
+ * kind's say). *@idle when none has anything to read. Uses the database:
+ * nothing may be in flight. */
 static gboolean
-plan_batch (KtRunner *r, gint64 started, gboolean *idle, GError **error)
+plan_batch (KtRunner *r, guint64 turn_no, gint64 started, gboolean *idle, GError **error)
 {
+  g_assert (r->committer == NULL);
   *idle = TRUE;
   for (guint i = 0; i < r->feeds->len; i++)
     {
@@ -201,80 +205,364 @@ plan_batch (KtRunner *r, gint64 started, gboolean *idle, GError **error)
                        && started - f->metadata_at >= kt_source_metadata_every_us (f->source);
 
       if (!kt_feed_plan (f, fresh, r->settings.max_per_partition, r->setup->run->on_data_loss,
-                         error))
+                         turn_no, started, error))
         return FALSE;
-      *idle &= f->ranges->len == 0;
+      *idle &= f->next.ranges->len == 0;
     }
   return TRUE;
+}
+
+/* The batch's first stage while the one before commits: every topic's
+ * ranges planned from that one's ends, as if it committed (kt_feed_plan_ahead:
+ * no database). FALSE when one topic cannot, or nothing is new, or the
+ * partition list is due: none is planned, and the caller waits for the
+ * commit and plans from the database. */
+static gboolean
+plan_ahead (KtRunner *r, guint64 turn_no, gint64 started)
+{
+  gboolean any = FALSE;
+
+  for (guint i = 0; i < r->feeds->len; i++)
+    {
+      KtFeed *f = r->feeds->pdata[i];
+
+      if (f->flight.ranges->len == 0)
+        continue;  /* nothing of it in flight: its plan is the database's */
+      if ((!r->fixed && started - f->metadata_at >= kt_source_metadata_every_us (f->source))
+          || !kt_feed_plan_ahead (f, r->settings.max_per_partition,
+                                  r->setup->run->on_data_loss, turn_no, started))
+        {
+          for (guint j = 0; j < r->feeds->len; j++)
+            kt_feed_drop (r->feeds->pdata[j]);
+          return FALSE;
+        }
+      any = TRUE;
+    }
+  /* A topic with nothing in flight is planned from the database, which
+   * the committer holds: only a job whose every topic is in flight goes
+   * ahead. */
+  for (guint i = 0; any && i < r->feeds->len; i++)
+    if (((KtFeed *) r->feeds->pdata[i])->flight.ranges->len == 0)
+      any = FALSE;
+  if (!any)
+    for (guint j = 0; j < r->feeds->len; j++)
+      kt_feed_drop (r->feeds->pdata[j]);
+  return any;
 }
 
 /* The second and third: every topic's ranges read, and every record taken
  * by the kind as it comes (kt_feed_read: kind->take). A cap that stopped
  * a read early moved some ranges' ends back, maybe to their start: those
- * commit nothing. */
+ * commit nothing. While a batch commits, what its kind still holds of its
+ * records (kind->held: the ledger's messages) counts against this read's
+ * byte cap: the two batches share it. */
 static gboolean
 read_batch (KtRunner *r, GError **error)
 {
   for (guint i = 0; i < r->feeds->len; i++)
-    if (!kt_feed_read (r->feeds->pdata[i], r->stop, STALL_MS, error))
-      return FALSE;
+    {
+      KtFeed *f = r->feeds->pdata[i];
+      gint64 held = 0, records = 0;
+      gboolean ok;
+
+      if (r->committer != NULL && f->flight.batch != NULL && r->kind->held != NULL)
+        r->kind->held (f->flight.batch, &held, &records);
+      if (held > 0 && r->settings.max_batch_bytes > 0)
+        kt_source_set_max_batch_bytes (f->source, MAX (1, r->settings.max_batch_bytes - held));
+      ok = kt_feed_read (f, r->stop, STALL_MS, error);
+      if (held > 0 && r->settings.max_batch_bytes > 0)
+        kt_source_set_max_batch_bytes (f->source, r->settings.max_batch_bytes);
+      if (!ok)
+        return FALSE;
+    }
   return TRUE;
 }
 
 /* The last, once the commit (commit()) has an outcome: what the kind
  * stores after the output (idempotent mode: the offsets), each topic's
- * line, where its partitions stand now, and the caller's progress. */
+ * line, where its partitions stand now, and the caller's progress.
+ * *@clean: committed, and no partition's offsets moved under it. */
 static gboolean
 settle_batch (KtRunner *r, KtCommitResult result, const KtFeed *fenced_feed, gint32 fenced,
-              gboolean idle, gint64 started, GError **error)
+              gboolean idle, gboolean *clean, GError **error)
 {
+  *clean = result == KT_COMMIT_DONE;
   for (guint i = 0; i < r->feeds->len; i++)
     {
       KtFeed *f = r->feeds->pdata[i];
+      KtFeedBatch *b = &f->flight;
+      guint64 now_no = f->log.batch_no;
       gint32 moved = -1;
 
-      if (f->ranges->len == 0)
-        kt_batch_log_idle (&f->log, f->states, started);
+      /* Its events carry the turn that planned it. */
+      f->log.batch_no = b->turn;
+      f->log.ahead_of = b->ahead_of;
+      if (b->ranges->len == 0)
+        kt_batch_log_idle (&f->log, b->states, b->times.started);
       else if (result == KT_COMMIT_FENCED)
         {
           /* Still where it was planned from: whoever moved it is said at
            * the next plan (a reset is news, another writer is not). */
           if (f == fenced_feed)
-            kt_batch_log_fenced (&f->log, f->ranges, f->records, fenced, started);
+            kt_batch_log_fenced (&f->log, b->ranges, b->records, fenced, b->times.started);
         }
       else
         {
           if (r->kind->after != NULL
-              && !r->kind->after (f->batch, f->ranges, &moved, error))
-            return FALSE;
-          kt_batch_log_committed (&f->log, r->kind, f->batch, f->states, f->ranges,
-                                  f->losses, f->records, kt_source_last_bytes (f->source),
-                                  moved, f->context.audit_id, started);
-          kt_plan_advance (f->states, f->ranges);
+              && !r->kind->after (b->batch, b->ranges, &moved, error))
+            {
+              f->log.batch_no = now_no;
+              f->log.ahead_of = 0;
+              *clean = FALSE;
+              return FALSE;
+            }
+          *clean &= moved < 0;
+          kt_batch_log_committed (&f->log, r->kind, b->batch, b->states, b->ranges,
+                                  b->losses, b->records, b->bytes,
+                                  moved, f->context.audit_id, &b->times);
+          /* Where this process left the offsets: past the batch, or,
+           * when its store found them moved (idempotent mode), where it
+           * planned from: the next plan says who moved them from there. */
+          if (moved < 0)
+            kt_plan_advance (b->states, b->ranges);
         }
+      f->log.batch_no = now_no;
+      f->log.ahead_of = 0;
       kt_feed_settled (f);
       if (r->hooks != NULL && r->hooks->progress != NULL && !idle)
-        r->hooks->progress (r->hooks->data, f->context.topic, f->states, &f->log.totals);
+        r->hooks->progress (r->hooks->data, f->context.topic, b->states, &f->log.totals);
     }
   return TRUE;
 }
 
-/* One micro-batch: plan, read (and take), commit, settle. Returns TRUE
- * when it ran to a known end (committed, fenced, or nothing to do:
- * *@idle), FALSE with the error otherwise. */
-static gboolean
-run_batch (KtRunner *r, gboolean *idle, GError **error)
+/* Between batches, with nothing in flight: --audit-keep folds old audit
+ * rows, once a minute. */
+static void
+compact (KtRunner *r)
 {
-  KtCommitResult result = KT_COMMIT_DONE;
-  KtFeed *fenced_feed = NULL;
-  gint32 fenced = -1;
-  gint64 started = g_get_monotonic_time ();
+  if (r->committer != NULL || r->setup->run->audit_keep <= 0
+      || g_get_monotonic_time () - r->compacted_at < COMPACT_EVERY_US)
+    return;
+  for (guint i = 0; i < r->feeds->len; i++)
+    {
+      g_autoptr(GError) error = NULL;
+      const char *topic = ((KtFeed *) r->feeds->pdata[i])->context.topic;
 
-  return connected (r, error)
-         && plan_batch (r, started, idle, error)
-         && read_batch (r, error)
-         && (*idle || commit (r, &result, &fenced_feed, &fenced, error))
-         && settle_batch (r, result, fenced_feed, fenced, *idle, started, error);
+      if (!kt_offsets_compact (r->db, r->setup->spec->name, topic,
+                               (gint64) r->setup->run->audit_keep, &error))
+        g_warning ("job %s: %s; trying again in a minute", r->setup->spec->name, error->message);
+    }
+  r->compacted_at = g_get_monotonic_time ();
+}
+
+/* The committer's thread: one batch's commit, holding the connection. */
+static gpointer
+committer (gpointer data)
+{
+  KtRunner *r = data;
+
+  g_mutex_lock (&r->db_lock);
+  r->commit_began = g_get_monotonic_time ();
+  r->commit_fenced_feed = NULL;
+  r->commit_ok = commit (r, &r->commit_result, &r->commit_fenced_feed, &r->commit_fenced,
+                         &r->commit_error);
+  r->commit_ended = g_get_monotonic_time ();
+  g_mutex_unlock (&r->db_lock);
+  kt_flight_end (&r->flight);
+  g_atomic_int_set (&r->commit_done, TRUE);
+  return NULL;
+}
+
+/* The next batch (read) goes to the committer. At most one commit is in
+ * flight: the one before must have landed. */
+static void
+launch (KtRunner *r)
+{
+  g_assert (r->committer == NULL);
+  for (guint i = 0; i < r->feeds->len; i++)
+    kt_feed_launch (r->feeds->pdata[i]);
+  g_clear_error (&r->commit_error);
+  g_ptr_array_set_size (r->commit_again, 0);
+  r->commit_ok = FALSE;
+  r->commit_result = KT_COMMIT_FAILED;
+  g_atomic_int_set (&r->commit_done, FALSE);
+  /* Before the thread exists: a rebalance served right after this waits
+   * for the commit even if the thread has not taken the connection yet. */
+  kt_flight_begin (&r->flight);
+  r->committer = g_thread_new ("ktally-commit", committer, r);
+}
+
+/* Waits for the commit in flight, if any, and settles it on this thread
+ * (the database is the scheduler's again): r->landed_clean says whether
+ * it committed with nothing moved under it, r->landed_error what it
+ * failed with. */
+static void
+land (KtRunner *r)
+{
+  KtFeed *first = r->feeds->pdata[0];
+  g_autoptr(GError) error = NULL;
+
+  if (r->committer == NULL)
+    return;
+  g_thread_join (g_steal_pointer (&r->committer));
+  r->landed_clean = FALSE;
+  for (guint i = 0; i < r->commit_again->len; i++)
+    {
+      guint64 now_no = first->log.batch_no;
+
+      first->log.batch_no = first->flight.turn;
+      kt_batch_log_commit_again (&first->log, r->commit_again->pdata[i], i + 1, 5);
+      first->log.batch_no = now_no;
+    }
+  if (!r->commit_ok)
+    {
+      if (r->commit_result == KT_COMMIT_UNKNOWN)
+        {
+          for (guint i = 0; i < r->feeds->len; i++)
+            {
+              KtFeed *f = r->feeds->pdata[i];
+
+              g_array_set_size (f->unknown_commit, 0);
+              g_array_append_vals (f->unknown_commit, f->flight.ranges->data,
+                                   f->flight.ranges->len);
+            }
+          /* Told by the failure logged next, whichever turn that is. */
+          first->log.lost_commit = TRUE;
+        }
+      error = g_steal_pointer (&r->commit_error);
+    }
+  else
+    {
+      for (guint i = 0; i < r->feeds->len; i++)
+        {
+          KtFeed *f = r->feeds->pdata[i];
+
+          f->flight.times.committing = r->commit_began;
+          f->flight.times.committed = r->commit_ended;
+        }
+      settle_batch (r, r->commit_result, r->commit_fenced_feed, r->commit_fenced, FALSE,
+                    &r->landed_clean, &error);
+    }
+  for (guint i = 0; i < r->feeds->len; i++)
+    kt_feed_landed (r->feeds->pdata[i]);
+  if (error != NULL && r->landed_error == NULL)
+    r->landed_error = g_steal_pointer (&error);
+  /* Back to back, nothing else finds the database free. */
+  if (r->landed_error == NULL)
+    compact (r);
+}
+
+/* The failure of the batch that landed last, once: FALSE with it. */
+static gboolean
+landed_ok (KtRunner *r, GError **error)
+{
+  if (r->landed_error == NULL)
+    return TRUE;
+  g_propagate_error (error, g_steal_pointer (&r->landed_error));
+  return FALSE;
+}
+
+static void
+drop_next (KtRunner *r)
+{
+  for (guint i = 0; i < r->feeds->len; i++)
+    kt_feed_drop (r->feeds->pdata[i]);
+}
+
+/* Whether a rebalance came since the next batch was planned: a partition
+ * of it may be another member's now, or assigned again (it starts from
+ * its stored offset), so none of it is written. */
+static gboolean
+rebalanced (KtRunner *r, GError **error)
+{
+  for (guint i = 0; i < r->feeds->len; i++)
+    {
+      KtFeed *f = r->feeds->pdata[i];
+
+      if (f->next.ranges->len > 0 && kt_source_rebalances (f->source) != f->next.rebalances)
+        {
+          drop_next (r);
+          g_set_error (error, KT_ERROR, KT_ERROR_REBALANCED,
+                       "the group rebalanced after the batch was read; it is abandoned "
+                       "(nothing was committed) and planned again");
+          return TRUE;
+        }
+    }
+  return FALSE;
+}
+
+/* One micro-batch, pipelined with the one before: plan and read it while
+ * the one before commits (if that one is still in flight, and its ends
+ * are all the plan needs), then let that one land, then hand this one to
+ * the committer. Returns TRUE when it ran to a known end (handed over,
+ * fenced, dropped, or nothing to do: *@idle), FALSE with the error
+ * otherwise; FALSE only with nothing in flight. */
+static gboolean
+run_batch (KtRunner *r, guint64 turn_no, gboolean *idle, GError **error)
+{
+  gint64 started = g_get_monotonic_time ();
+  gboolean ahead = FALSE;
+  g_autoptr(GError) read_error = NULL;
+
+  *idle = FALSE;
+  if (r->committer != NULL && g_atomic_int_get (&r->commit_done))
+    land (r);
+  if (!landed_ok (r, error))
+    return FALSE;
+  if (r->committer != NULL)
+    ahead = plan_ahead (r, turn_no, started);
+  if (!ahead)
+    {
+      land (r);
+      /* The loop's turn (the watchdog, a reload) waited for the commit:
+       * it comes now, before the plan, as it does after a batch planned
+       * ahead lands. Without it, back-to-back batches never turn. */
+      turn (r);
+      if (!landed_ok (r, error)
+          || !connected (r, error)
+          || !plan_batch (r, turn_no, started, idle, error))
+        return FALSE;
+    }
+  if (!read_batch (r, &read_error))
+    {
+      /* The one in flight read all its records before: it lands (its
+       * failure first); this one is dropped. */
+      land (r);
+      drop_next (r);
+      if (!landed_ok (r, error))
+        return FALSE;
+      g_propagate_error (error, g_steal_pointer (&read_error));
+      return FALSE;
+    }
+  if (ahead)
+    {
+      land (r);
+      /* Planned from the ends of a batch that did not commit (failed,
+       * lost, fenced, its offsets moved after it), or with settings a
+       * reload has since changed: dropped whole, and planned again from
+       * what the database holds. */
+      if (!r->landed_clean || turn (r))
+        {
+          drop_next (r);
+          return landed_ok (r, error);
+        }
+    }
+  if (*idle)
+    {
+      gboolean clean;
+
+      /* Nothing to commit: it lands now, through the same settling. */
+      for (guint i = 0; i < r->feeds->len; i++)
+        kt_feed_launch (r->feeds->pdata[i]);
+      settle_batch (r, KT_COMMIT_DONE, NULL, -1, TRUE, &clean, NULL);
+      for (guint i = 0; i < r->feeds->len; i++)
+        kt_feed_landed (r->feeds->pdata[i]);
+      return TRUE;
+    }
+  if (rebalanced (r, error))
+    return FALSE;
+  launch (r);
+  return TRUE;
 }
 
 /* The metrics' word for why a batch is tried again: a failure of the
@@ -339,25 +627,6 @@ after_failure (KtRunner *r, GError **failure, gint64 started, double *backoff, G
   return TRUE;
 }
 
-/* Between batches: --audit-keep folds old audit rows, once a minute. */
-static void
-compact (KtRunner *r, gint64 *compacted_at)
-{
-  if (r->setup->run->audit_keep <= 0
-      || g_get_monotonic_time () - *compacted_at < COMPACT_EVERY_US)
-    return;
-  for (guint i = 0; i < r->feeds->len; i++)
-    {
-      g_autoptr(GError) error = NULL;
-      const char *topic = ((KtFeed *) r->feeds->pdata[i])->context.topic;
-
-      if (!kt_offsets_compact (r->db, r->setup->spec->name, topic,
-                               (gint64) r->setup->run->audit_keep, &error))
-        g_warning ("job %s: %s; trying again in a minute", r->setup->spec->name, error->message);
-    }
-  *compacted_at = g_get_monotonic_time ();
-}
-
 /* Idle with --exit-when-idle (a group member only once it owns some). */
 static gboolean
 done_when_idle (KtRunner *r)
@@ -377,7 +646,6 @@ run_loop (KtRunner *r, GError **error)
   const KtJobSpec *spec = r->setup->spec;
   g_autofree char *topics = NULL;
   double backoff = 0;
-  gint64 compacted_at = 0;
   guint partitions = 0;
 
   if (r->hooks != NULL && r->hooks->check != NULL
@@ -407,7 +675,7 @@ run_loop (KtRunner *r, GError **error)
       turn (r);
       for (guint i = 0; i < r->feeds->len; i++)
         ((KtFeed *) r->feeds->pdata[i])->log.batch_no++;
-      if (!run_batch (r, &idle, &local))
+      if (!run_batch (r, ((KtFeed *) r->feeds->pdata[0])->log.batch_no, &idle, &local))
         {
           if (!after_failure (r, &local, started, &backoff, error))
             return FALSE;
@@ -416,7 +684,7 @@ run_loop (KtRunner *r, GError **error)
           continue;
         }
       backoff = 0;
-      compact (r, &compacted_at);
+      compact (r);
       if (idle && done_when_idle (r))
         {
           if (r->hooks == NULL || !r->hooks->quiet)
@@ -433,6 +701,21 @@ run_loop (KtRunner *r, GError **error)
         }
       rest (r, r->settings.interval - (double) (g_get_monotonic_time () - started)
                                           / G_USEC_PER_SEC, TRUE);
+    }
+  /* Asked to stop: the commit in flight ends first (its records were
+   * all read); a batch read meanwhile was dropped. What that commit
+   * failed with is told as any batch's failure is, and one that retrying
+   * cannot cure is the run's. */
+  land (r);
+  drop_next (r);
+  if (r->landed_error != NULL)
+    {
+      GError *failed = g_steal_pointer (&r->landed_error);
+      double backoff = 0;
+      gboolean ok = after_failure (r, &failed, g_get_monotonic_time (), &backoff, error);
+
+      g_clear_error (&failed);
+      return ok;
     }
   return TRUE;
 }

@@ -85,11 +85,23 @@ kt_runner_check (gpointer data, int timeout_ms, GError **error)
 void
 kt_runner_clear (KtRunner *r)
 {
+  /* Whatever is in flight ends before what it uses goes (run.c joins it
+   * first; this is for a path that did not). */
+  if (r->committer != NULL)
+    g_thread_join (g_steal_pointer (&r->committer));
+  g_clear_error (&r->commit_error);
+  g_clear_error (&r->landed_error);
+  g_clear_pointer (&r->commit_again, g_ptr_array_unref);
   /* The kinds' states first: they may hold statements of the connection. */
   g_clear_pointer (&r->feeds, g_ptr_array_unref);
   g_clear_pointer (&r->db, kt_db_free);
   g_clear_pointer (&r->member_name, g_free);
   kt_run_settings_clear (&r->settings);
+  if (r->setup != NULL)
+    {
+      g_mutex_clear (&r->db_lock);
+      kt_flight_clear (&r->flight);
+    }
 }
 
 gboolean
@@ -109,6 +121,9 @@ kt_runner_start (KtRunner *r, const KtRunSetup *setup, const KtRunHooks *hooks,
   kt_run_settings_init (&r->settings, setup->run, setup->db);
   r->member = spec->group != NULL;
   r->feeds = g_ptr_array_new_with_free_func ((GDestroyNotify) kt_feed_free);
+  g_mutex_init (&r->db_lock);
+  kt_flight_init (&r->flight);
+  r->commit_again = g_ptr_array_new_with_free_func (g_free);
   *stopped = FALSE;
   r->kind = kt_kind_lookup (spec->kind, kt_mode_names[spec->mode], error);
   if (r->kind == NULL)
@@ -121,6 +136,8 @@ kt_runner_start (KtRunner *r, const KtRunSetup *setup, const KtRunHooks *hooks,
                                hooks != NULL && hooks->quiet, stop, error);
       if (f == NULL)
         return FALSE;
+      f->db_lock = &r->db_lock;
+      f->flight_gate = &r->flight;
       g_ptr_array_add (r->feeds, f);
     }
 

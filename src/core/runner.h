@@ -27,6 +27,28 @@ typedef struct
                               * were checked on */
   KtRunSettings    settings; /* what a reload may change (run.h) */
   KtGroupWait      waiting;  /* --group: a member without partitions says why */
+  /* The commit in flight (run.c): at most one, on a thread of its own,
+   * which holds @db_lock (and so the connection) until it ends. NULL:
+   * none, and the scheduler's thread may use the database. */
+  GThread         *committer;
+  GMutex           db_lock;
+  KtFlight         flight;        /* whether it is (a rebalance waits for it) */
+  gint             commit_done;  /* atomic: the committer is about to end */
+  /* Its outcome, read once it was joined. */
+  gboolean         commit_ok;
+  KtCommitResult   commit_result;
+  GError          *commit_error;
+  KtFeed          *commit_fenced_feed;
+  gint32           commit_fenced;
+  GPtrArray       *commit_again;  /* char*: deadlocks met, logged once joined */
+  gint64           commit_began;  /* monotonic: it took the connection... */
+  gint64           commit_ended;  /* ...and COMMIT returned */
+  /* The batch that landed last: settled, and whether it committed with
+   * nothing moved under it (the batch planned ahead of it may commit), or
+   * what it failed with (owned; taken by the next batch). */
+  gboolean         landed_clean;
+  GError          *landed_error;
+  gint64           compacted_at; /* --audit-keep's last fold (monotonic) */
 } KtRunner;
 
 /* Creates the database, the kind, and a feed per topic, and waits for

@@ -18,6 +18,7 @@ struct _KtAssignment
   KtAssignmentStreams streams;
   gpointer            source;  /* borrowed */
   KtStartOffsetsFunc  start_offsets;
+  KtRebalancingFunc   rebalancing;
   gpointer            start_offsets_data;
   gboolean            assigned_once;
   gboolean            revoked;  /* a rebalance happened since last looked */
@@ -117,7 +118,8 @@ kt_assignment_decide (const GArray *held, KtRebalance event, gboolean cooperativ
 
 KtAssignment *
 kt_assignment_new (const char *topic, const KtAssignmentStreams *streams, gpointer source,
-                   KtStartOffsetsFunc start_offsets, gpointer start_offsets_data)
+                   KtStartOffsetsFunc start_offsets, KtRebalancingFunc rebalancing,
+                   gpointer user_data)
 {
   KtAssignment *self = g_new0 (KtAssignment, 1);
 
@@ -125,7 +127,8 @@ kt_assignment_new (const char *topic, const KtAssignmentStreams *streams, gpoint
   self->streams = *streams;
   self->source = source;
   self->start_offsets = start_offsets;
-  self->start_offsets_data = start_offsets_data;
+  self->rebalancing = rebalancing;
+  self->start_offsets_data = user_data;
   return self;
 }
 
@@ -215,6 +218,10 @@ kt_assignment_rebalance (KtAssignment *self, rd_kafka_t *rk, rd_kafka_resp_err_t
       ids[i] = parts->elems[i].partition;
       g_string_append_printf (list, "%s%d", i ? "," : "", parts->elems[i].partition);
     }
+  /* The owner of the partitions may still be writing what it read of
+   * them (a commit in flight): that ends first. */
+  if (self->rebalancing != NULL)
+    self->rebalancing (self->start_offsets_data);
   if (event == KT_REBALANCE_FAILED)
     g_warning ("group: rebalance error: %s; releasing every partition", rd_kafka_err2str (err));
   if (event == KT_REBALANCE_ASSIGN)
@@ -247,6 +254,15 @@ kt_assignment_take_revoked (KtAssignment *self)
     return FALSE;
   self->revoked = FALSE;
   return TRUE;
+}
+
+void
+kt_assignment_forget_caller (KtAssignment *self)
+{
+  if (self == NULL)
+    return;
+  self->start_offsets = NULL;
+  self->rebalancing = NULL;
 }
 
 gboolean

@@ -102,10 +102,14 @@ typedef struct
 typedef gboolean (*KtStartOffsetsFunc) (KtPartitionState *states, guint n,
                                         gpointer user_data, GError **error);
 
-/* For @topic's source @source (borrowed; @streams is copied). */
+/* Called as a rebalance begins, before any partition changes hands. */
+typedef void (*KtRebalancingFunc) (gpointer user_data);
+
+/* For @topic's source @source (borrowed; @streams is copied); @start_offsets
+ * and @rebalancing (either may be NULL) are called with @user_data. */
 KtAssignment *kt_assignment_new  (const char *topic, const KtAssignmentStreams *streams,
                                   gpointer source, KtStartOffsetsFunc start_offsets,
-                                  gpointer start_offsets_data);
+                                  KtRebalancingFunc rebalancing, gpointer user_data);
 void          kt_assignment_free (KtAssignment *self);  /* NULL is fine */
 
 /* The rebalance callback's work (rd_kafka_conf_set_rebalance_cb): decides,
@@ -118,6 +122,11 @@ void          kt_assignment_rebalance (KtAssignment *self, rd_kafka_t *rk,
 /* Whether a rebalance happened since the last call that answered TRUE
  * (a read in flight is then abandoned). NULL: FALSE. */
 gboolean      kt_assignment_take_revoked (KtAssignment *self);
+
+/* The caller's functions are not called again (it is going away; the
+ * consumer's close may still rebalance, on a thread of its own). NULL is
+ * fine. */
+void          kt_assignment_forget_caller (KtAssignment *self);
 
 /* Whether any assignment has arrived yet. NULL: FALSE. */
 gboolean      kt_assignment_assigned_once (KtAssignment *self);

@@ -103,6 +103,9 @@ struct _KtSource
   /* --group: partitions the group assigned since kt_source_take_assigned()
    * (gint32; written and read on the consuming thread). */
   GArray           *assigned;
+  /* --group: rebalances applied (assignments and revocations), on the
+   * consuming thread (kt_source_rebalances()). */
+  guint64           rebalances;
   /* How long a ListOffsets request waits before it is asked again
    * (list_offsets_on()), learnt from the brokers' answers. Atomic: the
    * two rounds of kt_source_watermarks() run at once. */
@@ -426,7 +429,7 @@ kt_source_new (const KtSourceConfig *config, GError **error)
       static const KtAssignmentStreams streams = { streams_held, streams_apply };
 
       self->assignment = kt_assignment_new (self->topic, &streams, self, config->start_offsets,
-                                            config->start_offsets_data);
+                                            config->rebalancing, config->start_offsets_data);
       rd_kafka_conf_set_rebalance_cb (conf, rebalance_cb);
     }
   self->probe_conf = rd_kafka_conf_dup (meta_conf);
@@ -535,6 +538,10 @@ kt_source_free (KtSource *self)
 
   if (self == NULL)
     return;
+  /* The close below revokes what the group gave, and may outlive the
+   * caller (it is left behind after a deadline): the caller's rebalance
+   * functions are not called from it. */
+  kt_assignment_forget_caller (self->assignment);
   /* librdkafka 2.0 can wait for ever in rd_kafka_destroy(): once a topic
    * was deleted under an assigned partition, it never drops a reference
    * to that partition (its issues 4486 and 4669: fixed in later
@@ -669,6 +676,12 @@ kt_source_take_assigned (KtSource *self, GArray *partitions)
 {
   g_array_append_vals (partitions, self->assigned->data, self->assigned->len);
   g_array_set_size (self->assigned, 0);
+}
+
+guint64
+kt_source_rebalances (KtSource *self)
+{
+  return self->rebalances;
 }
 
 gboolean
@@ -1820,6 +1833,7 @@ streams_apply (gpointer data, const KtAssignmentPlan *plan)
                             stream_new (a->partition, a->offset));
       g_array_append_val (self->assigned, a->partition);
     }
+  self->rebalances++;
 }
 
 /* --group: Kafka's group protocol gives and takes partitions here; what it

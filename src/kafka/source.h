@@ -35,6 +35,10 @@ typedef struct
   gboolean          (*start_offsets) (KtPartitionState *states, guint n,
                                       gpointer user_data, GError **error);
   gpointer            start_offsets_data;
+  /* --group: called on the consuming thread as a rebalance begins, before
+   * any partition changes hands (start_offsets_data is its argument), or
+   * NULL. */
+  void              (*rebalancing) (gpointer user_data);
   /* Set by SIGTERM/SIGINT: waits on Kafka give up early (KT_ERROR_CANCELLED). */
   const volatile int *stop;
 } KtSourceConfig;
@@ -159,6 +163,12 @@ gboolean  kt_source_is_refused (KtSource *self);
  * assigned to this instance since the last call (again, too: revoked and
  * assigned back), and forgets them. */
 void      kt_source_take_assigned (KtSource *self, GArray *partitions);
+
+/* --group: how many rebalances (assignments, revocations) this reader
+ * applied so far; 0 without a group. A batch planned under one count and
+ * committed under another may hold a partition another member now owns,
+ * or one that must start from its stored offset (on the reading thread). */
+guint64   kt_source_rebalances (KtSource *self);
 
 /* --group: "COOPERATIVE", "EAGER" or "NONE" (no assignment yet). */
 const char *kt_source_protocol (KtSource *self);

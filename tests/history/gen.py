@@ -248,7 +248,7 @@ class Gen:
                         j["share"] = "partitions"
                 elif s < 0.3:
                     j["share"] = "partitions"
-                elif s < 0.45 and j["start"] == "earliest":
+                elif s < (0.6 if self.focus == "pipeline" else 0.45) and j["start"] == "earliest":
                     j["share"] = "group"
             if kind == "count":
                 if not idem and self.chance(0.4):
@@ -335,6 +335,12 @@ class Gen:
             weights[kinds.index(boost)] = 25
         if self.focus == "transactions":
             weights[kinds.index("produce")] = 30
+        if self.focus == "pipeline":
+            # Batches read while the one before commits, and what may
+            # happen to the one committing: a second writer (fences), a
+            # rebalance (members come and go), MySQL going away, kill -9.
+            for k, w in (("start", 25), ("mysql", 10), ("kill9", 12), ("term", 8)):
+                weights[kinds.index(k)] = w
         if self.mysql == "galera":
             # What the target is for: a node fault in most histories.
             weights[kinds.index("mysql")] = 14 if self.focus == "failover" else 9
@@ -383,6 +389,14 @@ class Gen:
                 ops.append(self.start(jobs[j], inst, topics))
                 live[j].append(inst)
                 started.add(j)
+                if self.focus == "pipeline" and len(live[j]) < max_live(j) \
+                        and jobs[j]["share"] != "partitions":
+                    # A second writer at once, over the same backlog: one
+                    # fences the other while each reads ahead.
+                    n_inst += 1
+                    inst = "%s#%d" % (j, n_inst)
+                    ops.append(self.start(jobs[j], inst, topics))
+                    live[j].append(inst)
             elif kind == "wait":
                 ops.append({"op": "wait", "ms": r.choice([100, 300, 700, 1500, 2500])})
             elif kind in ("kill9", "term"):
@@ -656,6 +670,8 @@ class Gen:
     def produce(self, t, topic, produced):
         r = self.r
         n = r.choice([5, 20, 60, 150, 400])
+        if self.focus == "pipeline":
+            n *= 5  # a backlog: batches back to back, each read while one commits
         op = {"op": "produce", "topic": t, "n": n, "seed": r.randrange(1 << 30),
               "codec": r.choice(["none", "none", "gzip", "snappy", "lz4", "zstd"]),
               "spread": r.choice(["rr", "rr", "random", "one", "skew"]),
@@ -730,6 +746,11 @@ class Gen:
         # reads both streams as one log).
         if self.r_env.random() < 0.3:
             a["log_to"] = "stdout"
+        if self.focus == "pipeline":
+            # Back to back, in small batches, so that each is read while
+            # the one before commits; a log the checker reads (ahead_of).
+            a["interval"], a["max_per_partition"] = 0, r.choice([10, 25, 200])
+            a["log_format"] = r.choice(["json", "logfmt"])
         if job["kind"] == LEDGER:
             a["workers"] = r.choice([1, 2, 4])
             if self.focus == "ledger-two-writers":

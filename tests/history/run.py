@@ -103,6 +103,11 @@ class Services:
                             conn.close()
                             raise MySQLdb.OperationalError(2013, "%s:%d: wsrep not ready" % (
                                 host, port))
+                        # Causal reads: a node applies what another
+                        # certified a moment later, and the checker may
+                        # read from a node back in the cluster while the
+                        # writer is still on the one it moved to.
+                        cur.execute("SET SESSION wsrep_sync_wait = 1")
                     return conn
                 except MySQLdb.OperationalError as e:
                     last = e
@@ -282,6 +287,49 @@ class Services:
 TEXT_LINE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} ktally "
                        r"(debug|info|warning|BUG): .|ktally: .)")
 LOGFMT_PAIR = re.compile(r'([a-z_]+)=("(?:[^"\\]|\\.)*"|[^ "=]+)(?: |$)')
+
+
+def log_fields(fmt, line):
+    """The fields of one json or logfmt record (str values), or None."""
+    if fmt == "json":
+        try:
+            r = json.loads(line)
+        except ValueError:
+            return None
+        return {k: str(v) for k, v in r.items()} if isinstance(r, dict) else None
+    if fmt == "logfmt":
+        fields, pos = {}, 0
+        while pos < len(line):
+            m = LOGFMT_PAIR.match(line, pos)
+            if not m:
+                return None
+            v = m.group(2) if m.lastindex and m.lastindex >= 2 else ""
+            fields[m.group(1)] = v.strip('"') if v else ""
+            pos = m.end()
+        return fields
+    return None
+
+
+def pipeline_error(fmt, lines):
+    """Why the batches a process logged (LINES, str) break the pipeline's
+    rule, or None: a batch read while the one before it committed
+    (ahead_of, that one's turn) is written or fenced only after that one
+    committed in the same process (its "batch" event, same topic, logged
+    before). Also counts them: (error, batches planned ahead)."""
+    committed, ahead = set(), 0
+    for i, line in enumerate(lines):
+        f = log_fields(fmt, line)
+        if not f or f.get("event") not in ("batch", "fenced"):
+            continue
+        if f.get("ahead_of"):
+            ahead += 1
+            if (f.get("topic"), f["ahead_of"]) not in committed:
+                return ("line %d: %s of turn %s was planned ahead of turn %s, which did not "
+                        "commit before it:\n%s" % (i + 1, f["event"], f.get("turn"),
+                                                    f["ahead_of"], line[:400]), ahead)
+        if f["event"] == "batch":
+            committed.add((f.get("topic"), f.get("turn")))
+    return None, ahead
 
 
 def log_line_error(fmt, line):
@@ -677,6 +725,10 @@ class Runner:
                               "instance %s (%s), --log-format %s, line %d: %s:\n%r" % (
                                   inst.name, inst.job, inst.log_format or "(text)", i + 1, why,
                                   raw[:500]))
+        why, ahead = pipeline_error(inst.log_format, [l.decode(errors="replace") for l in lines])
+        self.stats["batches_ahead"] += ahead
+        if why:
+            raise Failure("pipeline:%s" % inst.job, "instance %s: %s" % (inst.name, why))
 
     def nap(self, seconds):
         end = time.monotonic() + seconds
@@ -1521,16 +1573,21 @@ class Runner:
                               % (named[1], first, rc, shell_quote(args), err[-1500:]))
         if rc == 0 and op.get("by_time"):
             key, rs = self.check_replay_time(op, args, err, lows, wm)
+            # The same replay again (its table and moments name it) resumes
+            # one that finished: it reads nothing, so it keeps no line
+            # (dead letters are the batches' that follow).
+            again = key in self.replays[(op["db"], op["table"])]
             self.replays[(op["db"], op["table"])].add(key)
-            if op.get("dead_letters"):
+            if op.get("dead_letters") and not again:
                 self.dead_replays[(op["db"], op["dead_letters"])].add(key[:2] + (op["table"],))
             self.stats["time_replays"] += 1
             return
         if rc == 0 or (live and rc == 2 and len(refusal_lines(err)) == 1):
             if rc == 0:
                 key = (self.names[op["topic"]], tuple(sorted(rs)))
+                again = key in self.replays[(op["db"], op["table"])]
                 self.replays[(op["db"], op["table"])].add(key)
-                if op.get("dead_letters"):
+                if op.get("dead_letters") and not again:
                     self.dead_replays[(op["db"], op["dead_letters"])].add(key + (op["table"],))
             return
         raise Failure("replay:exit", "replay exited %d: %s\n%s" % (rc, shell_quote(args), err[-1500:]))
@@ -2784,9 +2841,11 @@ def tail_bytes(data, n=15):
 
 def refusal_lines(err):
     """The lines of a refusal on stderr. With every Galera node in --db, a
-    node that is down is passed over with a line of its own before it:
-    not part of the refusal."""
-    return [l for l in err.strip().splitlines() if not l.endswith(": trying the next one")]
+    node that is down is passed over with a warning of its own before it,
+    and the server that took the connection instead may be named in
+    another (a db-identity warning): neither is part of the refusal."""
+    return [l for l in err.strip().splitlines()
+            if not l.endswith(": trying the next one") and " ktally warning: " not in l]
 
 
 def tail_text(text, n=15):

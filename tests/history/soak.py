@@ -108,7 +108,7 @@ class Soak:
                        "transactions": 0, "aborted": 0, "foreign_checked": 0,
                        "foreign_refusals": 0, "foreign_first": 0, "recreated_stopped": 0,
                        "time_replays": 0, "time_reruns": 0, "replay_resets": 0,
-                       "recounts_kept_skip": 0}
+                       "recounts_kept_skip": 0, "batches_ahead": 0}
         self.failures = []
 
     def sanitized(self):
@@ -285,6 +285,9 @@ class Soak:
             say("soak: systemd's side: %d instances' notifications checked in order, %d times "
                 "/livez and /readyz probed against their bounds" % (
                     t["notify_checked"], t["probes_checked"]))
+        if t["batches_ahead"]:
+            say("soak: the pipeline: %d batches read while the one before committed, each "
+                "written only after it (json and logfmt logs)" % t["batches_ahead"])
         for seed, sig, path in self.failures:
             say("soak: FAILED seed %s: %s: replay with: sh %s" % (seed, sig, os.path.relpath(path, REPO)))
         if getattr(self, "harness_errors", 0):

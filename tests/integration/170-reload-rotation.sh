@@ -102,8 +102,14 @@ produce 600 4 "2017-08-02 14:00:00"
 kt_wait_for 20 caught_up || fail "no batch after the reload of the limits"
 # 600 lines over 3 partitions: after the reload, no batch reads more than
 # 50 a partition (150 in all), and there were several of them.
-jq -Rn "[inputs | fromjson? | objects] | (map($applied) | index(true)) as \$i
-  | .[\$i:][] | select(.event == \"batch\") | .records" "$WORK/run.log" > "$WORK/sizes"
+# A batch's line follows its COMMIT (the offsets caught_up reads): wait
+# for the lines, not only for the offsets.
+sizes() {
+  jq -Rn "[inputs | fromjson? | objects] | (map($applied) | index(true)) as \$i
+    | .[\$i:][] | select(.event == \"batch\") | .records" "$WORK/run.log" > "$WORK/sizes"
+  [[ $(awk '{ s += $1 } END { print s + 0 }' "$WORK/sizes") -ge 600 ]]
+}
+kt_wait_for 10 sizes || true
 [[ $(wc -l < "$WORK/sizes") -ge 4 ]] && ! awk '$1 > 150 { bad = 1 } END { exit !bad }' "$WORK/sizes" \
   || fail "--max-per-partition 50 not applied: batches of $(tr '\n' ' ' < "$WORK/sizes")"
 sed -i "s/^topic = .*/topic = other_$RUN_ID/" "$WORK/ktally.conf"
