@@ -18,22 +18,8 @@ db_uri=$(kt_new_db notify); db=$(kt_db_name "$db_uri")
 topic=$(kt_new_topic notify 4)
 kt_gen "$topic" --lines 20000 --seed 17 --truth "$WORK/truth" > "$WORK/gen"
 
-# listen ADDRESS OUT: one line per datagram, its newlines as '|'.
-listen() {
-  /usr/bin/python3 - "$1" "$2" <<'PY' &
-import socket, sys
-addr, out = sys.argv[1], sys.argv[2]
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-s.bind("\0" + addr[1:] if addr.startswith("@") else addr)
-with open(out, "a", buffering=1) as f:
-    while True:
-        f.write(s.recv(4096).decode().replace("\n", "|") + "\n")
-PY
-  KT_CHILDREN+=($!)
-}
-
 sock=$WORK/notify.sock
-listen "$sock" "$WORK/heard"
+kt_notify_listen "$sock" "$WORK/heard"
 kt_wait_for 5 test -S "$sock" || fail "the listener did not start"
 
 # Under systemd with a watchdog of 0.4 s: pings every 0.1 s or so.
@@ -64,7 +50,7 @@ grep -qx "STOPPING=1" "$WORK/heard" || fail "no STOPPING=1 on SIGTERM"
 [[ $(grep -c "^READY=1$" "$WORK/heard") == 2 ]] || fail "READY=1 should come once at start and once after the reload"
 
 # An abstract socket; a watchdog that belongs to another process is not ours.
-listen "@kt-notify-$RUN_ID" "$WORK/heard2"
+kt_notify_listen "@kt-notify-$RUN_ID" "$WORK/heard2"
 kt_wait_for 5 grep -q "kt-notify-$RUN_ID" /proc/net/unix || fail "the abstract listener did not start"
 kt_gen "$topic" --lines 2000 --seed 18 --truth "$WORK/t2" > "$WORK/gen2"
 NOTIFY_SOCKET=@kt-notify-$RUN_ID WATCHDOG_USEC=100000 WATCHDOG_PID=1 "$KTALLY" run \
@@ -83,7 +69,7 @@ kt_sql "$db3" "SELECT GET_LOCK($lock, 0), SLEEP(12)" > /dev/null &
 KT_CHILDREN+=($!)
 kt_wait_for 10 bash -c "[[ \$(mariadb -h '$KT_MYSQL_HOST' -P '$KT_MYSQL_PORT' -u '$KT_MYSQL_USER' -p'$KT_MYSQL_PASSWORD' -N -B '$db3' -e \"SELECT IS_USED_LOCK($lock) IS NOT NULL\") == 1 ]]" \
   || fail "the session did not take the schema lock"
-listen "$WORK/notify3.sock" "$WORK/heard3"
+kt_notify_listen "$WORK/notify3.sock" "$WORK/heard3"
 kt_wait_for 5 test -S "$WORK/notify3.sock" || fail "the third listener did not start"
 NOTIFY_SOCKET=$WORK/notify3.sock "$KTALLY" run --brokers "$KT_BROKERS" --topic "$topic" \
   --db "$db3_uri" --interval 0 --exit-when-idle 2> "$WORK/run3.log" \

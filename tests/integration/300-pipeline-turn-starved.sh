@@ -16,20 +16,8 @@ busy=$(kt_new_topic pturn_busy 2)
 quiet=$(kt_new_topic pturn_quiet 1)
 kt_gen "$busy" --lines 40000 --seed 31 --truth "$WORK/truth" > "$WORK/gen"
 
-listen() {
-  /usr/bin/python3 - "$1" "$2" <<'PY' &
-import socket, sys
-addr, out = sys.argv[1], sys.argv[2]
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-s.bind(addr)
-with open(out, "a", buffering=1) as f:
-    while True:
-        f.write(s.recv(4096).decode().replace("\n", "|") + "\n")
-PY
-  KT_CHILDREN+=($!)
-}
 sock=$WORK/notify.sock
-listen "$sock" "$WORK/heard"
+kt_notify_listen "$sock" "$WORK/heard"
 kt_wait_for 5 test -S "$sock" || fail "the listener did not start"
 
 # Tiny batches: a long backlog of commits, one always in flight.

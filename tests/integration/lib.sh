@@ -205,6 +205,19 @@ kt_gen() {  # kt_gen TOPIC ARGS...: produces with kt-gen; prints its summary
   "$KT_GEN" --brokers "$KT_BROKERS" --topic "$topic" "$@"
 }
 
+kt_notify_listen() {  # kt_notify_listen ADDRESS OUT: a $NOTIFY_SOCKET listener, one line per datagram (its newlines as '|'); @NAME: abstract
+  /usr/bin/python3 - "$1" "$2" <<'PY' &
+import socket, sys
+addr, out = sys.argv[1], sys.argv[2]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind("\0" + addr[1:] if addr.startswith("@") else addr)
+with open(out, "a", buffering=1) as f:
+    while True:
+        f.write(s.recv(4096).decode().replace("\n", "|") + "\n")
+PY
+  KT_CHILDREN+=($!)
+}
+
 kt_sum_truths() {  # kt_sum_truths FILE...: adds per-minute truths together
   cat "$@" | awk -F'\t' '{ n[$1] += $2 } END { for (m in n) printf "%s\t%d\n", m, n[m] }' | sort
 }
